@@ -1,0 +1,61 @@
+// Contract between the browser environment and its users (local backend, server, runner, bench).
+import type { Action } from '../protocol/action.ts';
+import type { Observation, StepResult } from '../protocol/observation.ts';
+import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
+import type { Sandbox } from '../sandbox/types.ts';
+
+export interface StepOptions {
+  /** 'base64' (default) embeds the image; 'none' skips capture (e.g. a bare action batch). */
+  screenshot?: 'base64' | 'none';
+  /** Override the sandbox's SoM / accessibility setting for this observation. */
+  som?: boolean;
+  accessibility?: boolean;
+  /** Override settle for this step (bench uses settle off). */
+  settle?: boolean;
+}
+
+export interface DownloadInfo {
+  id: string;
+  filename: string;
+  size: number;
+  url: string;
+  created_at: string;
+  failure?: string;
+}
+
+export interface BrowserSandbox extends Sandbox {
+  readonly type: 'browser';
+  readonly options: BrowserCreateOptions;
+  /** Steps executed so far. */
+  readonly steps: number;
+  /** Executes one or more actions in order (stopping at the first error) and returns an observation. */
+  step(actions: Action[], opts?: StepOptions): Promise<StepResult>;
+  /** Observation of the current state without acting. */
+  observe(opts?: StepOptions): Promise<Observation>;
+  /** The current screenshot as image bytes in the sandbox's format (after resize). */
+  screenshot(): Promise<{ mime: string; bytes: Buffer; width: number; height: number }>;
+  downloads(): DownloadInfo[];
+  /** Absolute path of a saved download (kept inside the sandbox's own directory). */
+  downloadPath(id: string): string | undefined;
+}
+
+export interface BrowserEnvironmentConfig {
+  executablePath: string;
+  /** Chromium processes in the pool. */
+  processes: number;
+  /** A process is recycled after this many contexts. */
+  recycleAfter: number;
+  /** Ready contexts kept warm (default options only). */
+  warmPool: number;
+  /** Directory for downloads and per-process state; created if missing. */
+  dataDir: string;
+  headless: boolean;
+  extraArgs: string[];
+}
+
+/** Creates browser sandboxes; owns the Chromium pool and the network proxy. */
+export interface BrowserEnvironment {
+  create(id: string, options: BrowserCreateOptions): Promise<BrowserSandbox>;
+  shutdown(): Promise<void>;
+  stats(): Record<string, number>;
+}

@@ -1,0 +1,154 @@
+// The canonical action: one zod discriminated union on `action`.
+// Every policy format (vlm-client/formats) parses to and prints from this type; the browser
+// environment executes it; recordings store it. Types come only from z.infer.
+import { z } from 'zod';
+
+/**
+ * Coordinate spaces.
+ * - `rel1000`: a 0..divisor grid over the viewport (Qwen3-VL / Orchard-GUI). The divisor is 1000 by
+ *   default; a sandbox may select 999 (`rel_divisor`), and an action may override it.
+ * - `image_px`: pixels of the screenshot as returned to the policy, after any resize.
+ * - `css_px`: CSS pixels of the viewport.
+ */
+export const CoordinateSpace = z.enum(['rel1000', 'image_px', 'css_px']);
+export type CoordinateSpace = z.infer<typeof CoordinateSpace>;
+
+const coord = z.number().finite();
+
+/** Fields shared by every action that carries a point. `space` defaults to the sandbox's default space. */
+const pointFields = {
+  x: coord.describe('horizontal coordinate in `space`'),
+  y: coord.describe('vertical coordinate in `space`'),
+  space: CoordinateSpace.optional().describe('coordinate space; defaults to the sandbox default'),
+  rel_divisor: z.union([z.literal(1000), z.literal(999)]).optional().describe('grid divisor for rel1000'),
+};
+
+const Modifier = z.enum(['Alt', 'Control', 'Meta', 'Shift']);
+
+export const ClickAction = z.object({
+  action: z.literal('click'),
+  ...pointFields,
+  button: z.enum(['left', 'middle', 'right']).optional(),
+  modifiers: z.array(Modifier).max(4).optional(),
+});
+export const DoubleClickAction = z.object({ action: z.literal('double_click'), ...pointFields });
+export const TripleClickAction = z.object({ action: z.literal('triple_click'), ...pointFields });
+export const RightClickAction = z.object({ action: z.literal('right_click'), ...pointFields });
+export const HoverAction = z.object({ action: z.literal('hover'), ...pointFields });
+export const DragAction = z.object({
+  action: z.literal('drag'),
+  ...pointFields,
+  to_x: coord,
+  to_y: coord,
+  /** Optional intermediate points (same space) for a drawn path. */
+  path: z.array(z.object({ x: coord, y: coord })).max(64).optional(),
+});
+
+export const TypeAction = z.object({
+  action: z.literal('type'),
+  text: z.string().max(20_000),
+  /** Optional point to click first (focus). */
+  x: coord.optional(),
+  y: coord.optional(),
+  space: CoordinateSpace.optional(),
+  rel_divisor: z.union([z.literal(1000), z.literal(999)]).optional(),
+  /** Select-all and delete the focused field's content before typing. */
+  clear: z.boolean().optional(),
+  /** Press Enter after typing. */
+  submit: z.boolean().optional(),
+});
+
+/**
+ * Key press or combination, Playwright-style names joined with '+': "Enter", "Control+a",
+ * "Shift+Tab". Common aliases (ctrl, cmd, esc, return, pgdn…) are normalised by the executor.
+ * `keys` may hold several combos pressed in sequence.
+ */
+export const KeyAction = z.object({
+  action: z.literal('key'),
+  keys: z.union([z.string().min(1).max(100), z.array(z.string().min(1).max(100)).min(1).max(16)]),
+});
+
+export const ScrollAction = z.object({
+  action: z.literal('scroll'),
+  x: coord.optional(),
+  y: coord.optional(),
+  space: CoordinateSpace.optional(),
+  rel_divisor: z.union([z.literal(1000), z.literal(999)]).optional(),
+  /** Pixel deltas (CSS px). Either dx/dy or direction+amount. */
+  dx: coord.optional(),
+  dy: coord.optional(),
+  direction: z.enum(['up', 'down', 'left', 'right']).optional(),
+  /** Amount for `direction`, in wheel notches (1 notch = 100 CSS px) unless `unit` says pixels. */
+  amount: z.number().positive().max(10_000).optional(),
+  unit: z.enum(['notches', 'px']).optional(),
+});
+
+export const GotoAction = z.object({ action: z.literal('goto'), url: z.string().min(1).max(8192) });
+export const BackAction = z.object({ action: z.literal('back') });
+export const ForwardAction = z.object({ action: z.literal('forward') });
+export const ReloadAction = z.object({ action: z.literal('reload') });
+
+export const NewTabAction = z.object({ action: z.literal('new_tab'), url: z.string().max(8192).optional() });
+export const SwitchTabAction = z.object({ action: z.literal('switch_tab'), index: z.number().int().min(0) });
+export const CloseTabAction = z.object({ action: z.literal('close_tab'), index: z.number().int().min(0).optional() });
+
+export const WaitAction = z.object({
+  action: z.literal('wait'),
+  /** Milliseconds to wait; capped by the environment (default cap 10 s). */
+  ms: z.number().int().min(0).max(60_000).optional(),
+});
+
+/** Set-of-Mark label actions: labels come from the last observation's `som` list. */
+export const ClickLabelAction = z.object({ action: z.literal('click_label'), label: z.number().int().min(0) });
+export const TypeLabelAction = z.object({
+  action: z.literal('type_label'),
+  label: z.number().int().min(0),
+  text: z.string().max(20_000),
+  clear: z.boolean().optional(),
+  submit: z.boolean().optional(),
+});
+
+/** Terminal actions end the episode; the environment records them and does nothing to the page. */
+export const AnswerAction = z.object({ action: z.literal('answer'), text: z.string().max(100_000) });
+export const TerminateAction = z.object({
+  action: z.literal('terminate'),
+  status: z.enum(['success', 'failure']).optional(),
+  reason: z.string().max(10_000).optional(),
+});
+
+export const Action = z.discriminatedUnion('action', [
+  ClickAction,
+  DoubleClickAction,
+  TripleClickAction,
+  RightClickAction,
+  HoverAction,
+  DragAction,
+  TypeAction,
+  KeyAction,
+  ScrollAction,
+  GotoAction,
+  BackAction,
+  ForwardAction,
+  ReloadAction,
+  NewTabAction,
+  SwitchTabAction,
+  CloseTabAction,
+  WaitAction,
+  ClickLabelAction,
+  TypeLabelAction,
+  AnswerAction,
+  TerminateAction,
+]);
+export type Action = z.infer<typeof Action>;
+export type ActionName = Action['action'];
+export const ACTION_NAMES = Action.options.map((o) => o.shape.action.value) as ActionName[];
+
+export const POINTER_ACTIONS = ['click', 'double_click', 'triple_click', 'right_click', 'hover', 'drag'] as const;
+export const TERMINAL_ACTIONS = ['answer', 'terminate'] as const;
+
+export function isTerminal(a: Action): a is Extract<Action, { action: 'answer' | 'terminate' }> {
+  return a.action === 'answer' || a.action === 'terminate';
+}
+
+/** A step body carries one action or a short list (executed in order; stops at the first error). */
+export const ActionList = z.array(Action).min(1).max(16);

@@ -1,0 +1,66 @@
+// One error catalog: stable codes, HTTP status, a message a person can act on.
+// Library code throws GroveError; the server's single error handler maps it to a response.
+export const ERROR_CATALOG = {
+  // request / validation
+  invalid_request: { status: 400, message: 'The request body or parameters are invalid.' },
+  invalid_action: { status: 400, message: 'The action is not a valid canonical action.' },
+  unknown_format: { status: 400, message: 'Unknown policy output format.' },
+  unauthorized: { status: 401, message: 'Missing API key: send it in the X-API-Key header.' },
+  forbidden: { status: 403, message: 'Wrong API key.' },
+  not_found: { status: 404, message: 'No such resource.' },
+  sandbox_not_found: { status: 404, message: 'No sandbox with this id (it may have expired or been deleted).' },
+  download_not_found: { status: 404, message: 'No download with this id in the sandbox.' },
+  wrong_sandbox_type: { status: 409, message: 'This operation is not available for this sandbox type.' },
+  sandbox_not_ready: { status: 409, message: 'The sandbox is not ready yet; wait for it with GET /sandboxes/{id}/wait.' },
+  sandbox_busy: { status: 409, message: 'Another step is running in this sandbox; steps in one sandbox are sequential.' },
+  sandbox_closed: { status: 410, message: 'The sandbox was closed.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  unsupported_sandbox_type: { status: 400, message: 'Unsupported sandbox type.' },
+  capacity_exhausted: { status: 503, message: 'The maximum number of live sandboxes is reached; retry later.' },
+  shutting_down: { status: 503, message: 'The server is shutting down.' },
+  // environment (reported inside observations as last_action_error, or as 5xx when the sandbox is lost)
+  start_url_failed: { status: 502, message: 'The start URL could not be opened.' },
+  browser_crashed: { status: 500, message: 'The browser process crashed.' },
+  internal_error: { status: 500, message: 'Internal Server Error' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export class GroveError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details?: unknown;
+  /** Seconds, for 503 capacity answers. */
+  readonly retryAfter?: number;
+  constructor(code: ErrorCode, message?: string, opts: { details?: unknown; retryAfter?: number; cause?: unknown } = {}) {
+    super(message ?? ERROR_CATALOG[code].message, { cause: opts.cause });
+    this.name = 'GroveError';
+    this.code = code;
+    this.status = ERROR_CATALOG[code].status;
+    this.details = opts.details;
+    this.retryAfter = opts.retryAfter;
+  }
+}
+
+/**
+ * Codes reported as `last_action_error.code` in observations. An action error never fails the HTTP
+ * request: the step answers 200 with the error inside the observation.
+ */
+export const ACTION_ERROR_CODES = [
+  'invalid_coordinates', // outside the viewport / image
+  'label_not_found', // SoM label not in the last observation
+  'element_not_editable',
+  'no_such_tab',
+  'navigation_failed', // goto/back/forward failed (classified in message)
+  'dns_error',
+  'connection_refused',
+  'connection_reset',
+  'tls_error',
+  'http_error',
+  'timeout', // action exceeded its timeout (e.g. hung page)
+  'page_unresponsive', // JS busy loop: the page did not answer within the action timeout
+  'page_crashed', // renderer crashed; the page was reset
+  'network_blocked', // the network policy denied the URL
+  'action_failed', // any other Playwright failure
+] as const;
+export type ActionErrorCode = (typeof ACTION_ERROR_CODES)[number];

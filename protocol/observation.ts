@@ -1,0 +1,117 @@
+// Observation and step-result shapes returned by the browser environment and the REST API.
+import { z } from 'zod';
+import { Action, CoordinateSpace } from './action.ts';
+
+export const ImageFormat = z.enum(['jpeg', 'png', 'webp']);
+export type ImageFormat = z.infer<typeof ImageFormat>;
+
+export const Tab = z.object({
+  index: z.number().int(),
+  url: z.string(),
+  title: z.string(),
+  active: z.boolean(),
+});
+export type Tab = z.infer<typeof Tab>;
+
+/** Things that happened during a step, in order. */
+export const EnvEvent = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('dialog'),
+    dialog_type: z.enum(['alert', 'confirm', 'prompt', 'beforeunload']),
+    message: z.string(),
+    /** How the watchdog answered it. */
+    handled: z.enum(['accepted', 'dismissed']),
+    prompt_value: z.string().optional(),
+  }),
+  z.object({
+    type: z.literal('download'),
+    filename: z.string(),
+    size: z.number().int().nonnegative(),
+    id: z.string(),
+    url: z.string(),
+    failure: z.string().optional(),
+  }),
+  z.object({ type: z.literal('popup'), url: z.string(), tab_index: z.number().int(), switched: z.boolean() }),
+  z.object({ type: z.literal('navigation'), url: z.string() }),
+  z.object({ type: z.literal('tab_closed'), tab_index: z.number().int() }),
+  z.object({ type: z.literal('crash'), message: z.string(), recovered: z.boolean() }),
+  z.object({ type: z.literal('network_blocked'), url: z.string(), reason: z.string() }),
+]);
+export type EnvEvent = z.infer<typeof EnvEvent>;
+
+export const ActionError = z.object({ code: z.string(), message: z.string() });
+export type ActionError = z.infer<typeof ActionError>;
+
+export const Timings = z.object({
+  action: z.number(),
+  settle: z.number(),
+  capture: z.number(),
+  encode: z.number(),
+  total: z.number(),
+});
+export type Timings = z.infer<typeof Timings>;
+
+export const SomElement = z.object({
+  label: z.number().int(),
+  tag: z.string(),
+  role: z.string().optional(),
+  text: z.string(),
+  /** Bounding box in CSS px of the viewport. */
+  x: z.number(),
+  y: z.number(),
+  width: z.number(),
+  height: z.number(),
+});
+export type SomElement = z.infer<typeof SomElement>;
+
+export const Screenshot = z.object({
+  mime: z.string(),
+  /** Pixel size of the returned image (after any resize). */
+  width: z.number().int(),
+  height: z.number().int(),
+  /** Base64 image bytes (omitted when the client asked for `screenshot: "none"` or "url"). */
+  base64: z.string().optional(),
+  /** image_px per CSS px (width of image / viewport width); 1 when not resized. */
+  scale: z.number(),
+});
+export type Screenshot = z.infer<typeof Screenshot>;
+
+export const Observation = z.object({
+  step: z.number().int(),
+  url: z.string(),
+  title: z.string(),
+  tabs: z.array(Tab),
+  viewport: z.object({ width: z.number().int(), height: z.number().int() }),
+  screenshot: Screenshot.optional(),
+  last_action_error: ActionError.nullable(),
+  events: z.array(EnvEvent),
+  som: z.array(SomElement).optional(),
+  accessibility: z.string().optional(),
+  timings: Timings,
+});
+export type Observation = z.infer<typeof Observation>;
+
+/** What each executed action resolved to (raw and CSS coordinates), for recording and debugging. */
+export const ResolvedAction = z.object({
+  action: Action,
+  space: CoordinateSpace.optional(),
+  raw: z.object({ x: z.number(), y: z.number() }).optional(),
+  css: z.object({ x: z.number(), y: z.number() }).optional(),
+  to_css: z.object({ x: z.number(), y: z.number() }).optional(),
+  error: ActionError.nullable(),
+  ms: z.number(),
+});
+export type ResolvedAction = z.infer<typeof ResolvedAction>;
+
+export const StepResult = z.object({
+  observation: Observation,
+  actions: z.array(ResolvedAction),
+  /** Set when the step contained a terminal action (answer/terminate). */
+  done: z.boolean(),
+  answer: z.string().optional(),
+  /** Present when the step was given raw model text: the parse outcome. */
+  parse: z
+    .object({ ok: z.boolean(), format: z.string(), error: z.string().optional() })
+    .optional(),
+});
+export type StepResult = z.infer<typeof StepResult>;

@@ -1,0 +1,87 @@
+// Wire schemas for sandbox creation and listing (shared by server, client, backends).
+import { z } from 'zod';
+import { CoordinateSpace } from './action.ts';
+import { ImageFormat } from './observation.ts';
+
+export const NetworkRules = z.object({
+  /** Deny everything (the start URL too, unless it is allowed explicitly by `allow`). */
+  block_network: z.boolean().default(false),
+  /** Hosts or host:port that are opened even when they resolve to loopback/private addresses
+   * ("127.0.0.1:8123", "localhost:*", "*.example.com"). */
+  allow: z.array(z.string().min(1)).max(256).default([]),
+  /** If non-empty, only these domains (and subdomains) may be reached. */
+  allow_domains: z.array(z.string().min(1)).max(256).default([]),
+  /** These domains (and subdomains) are denied. */
+  deny_domains: z.array(z.string().min(1)).max(256).default([]),
+});
+export type NetworkRules = z.infer<typeof NetworkRules>;
+
+export const ResizeOptions = z.union([
+  z.object({ mode: z.literal('max_side'), max_side: z.number().int().min(64).max(8192) }),
+  /** Qwen2.5/3-VL smart resize: both sides multiples of `factor`, pixel count within [min_pixels, max_pixels]. */
+  z.object({
+    mode: z.literal('smart'),
+    factor: z.number().int().min(1).max(128).default(32),
+    min_pixels: z.number().int().min(1).default(64 * 32 * 32),
+    max_pixels: z.number().int().min(1).default(1280 * 32 * 32),
+  }),
+]);
+export type ResizeOptions = z.infer<typeof ResizeOptions>;
+
+export const BrowserCreateOptions = z.object({
+  type: z.literal('browser'),
+  viewport: z
+    .object({ width: z.number().int().min(200).max(3840), height: z.number().int().min(200).max(2160) })
+    .default({ width: 1280, height: 1000 }),
+  start_url: z.string().max(8192).optional(),
+  user_agent: z.string().max(1000).optional(),
+  locale: z.string().max(35).optional(),
+  timezone: z.string().max(64).optional(),
+  screenshot_format: ImageFormat.default('jpeg'),
+  screenshot_quality: z.number().int().min(1).max(100).default(80),
+  resize: ResizeOptions.optional(),
+  coordinate_space: CoordinateSpace.default('css_px'),
+  rel_divisor: z.union([z.literal(1000), z.literal(999)]).default(1000),
+  /** Settle after actions: adaptive wait for network/DOM/navigation quiet. */
+  settle: z.boolean().default(true),
+  settle_quiet_ms: z.number().int().min(0).max(5000).default(150),
+  settle_max_ms: z.number().int().min(0).max(30_000).default(3000),
+  action_timeout_ms: z.number().int().min(100).max(120_000).default(10_000),
+  som: z.boolean().default(false),
+  accessibility: z.boolean().default(false),
+  network: NetworkRules.default({ block_network: false, allow: [], allow_domains: [], deny_domains: [] }),
+  ttl_seconds: z.number().int().min(1).max(7 * 86400).optional(),
+  idle_timeout_seconds: z.number().int().min(1).max(86400).optional(),
+  /** Record the episode to a directory on the server (see recording). */
+  record: z.boolean().default(false),
+  labels: z.record(z.string(), z.string()).default({}),
+});
+export type BrowserCreateOptions = z.infer<typeof BrowserCreateOptions>;
+export type BrowserCreateInput = z.input<typeof BrowserCreateOptions>;
+
+export const ShellCreateOptions = z.object({
+  type: z.literal('shell'),
+  block_network: z.boolean().default(true),
+  ttl_seconds: z.number().int().min(1).max(7 * 86400).optional(),
+  idle_timeout_seconds: z.number().int().min(1).max(86400).optional(),
+  labels: z.record(z.string(), z.string()).default({}),
+});
+
+export const CreateSandboxBody = z.discriminatedUnion('type', [BrowserCreateOptions, ShellCreateOptions]);
+export type CreateSandboxBody = z.infer<typeof CreateSandboxBody>;
+
+export const SandboxStatus = z.enum(['creating', 'ready', 'busy', 'closing', 'closed', 'error']);
+export type SandboxStatus = z.infer<typeof SandboxStatus>;
+
+export const SandboxInfo = z.object({
+  sandbox_id: z.string(),
+  type: z.enum(['browser', 'shell']),
+  status: SandboxStatus,
+  created_at: z.string(),
+  last_used_at: z.string(),
+  expires_at: z.string().nullable(),
+  steps: z.number().int(),
+  labels: z.record(z.string(), z.string()),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+});
+export type SandboxInfo = z.infer<typeof SandboxInfo>;

@@ -1,0 +1,52 @@
+// One normalised Task type for every suite, and the episode termination reasons.
+import { z } from 'zod';
+
+export const Suite = z.enum(['webvoyager', 'online-mind2web', 'deepshop', 'swe-bench', 'claw', 'offline']);
+export type Suite = z.infer<typeof Suite>;
+
+export const Task = z.object({
+  /** Unique within the suite, e.g. "Allrecipes--0", an Online-Mind2Web task_id, "shop--3". */
+  id: z.string().min(1),
+  suite: Suite,
+  /** Site / website name (web_name, website host, repo for SWE-bench). */
+  site: z.string(),
+  /** The instruction given to the agent. */
+  question: z.string(),
+  /** Start URL (browser suites). */
+  start_url: z.string().optional(),
+  /** Difficulty: easy|medium|hard (Online-Mind2Web level, DeepShop difficulty), GAIA Level as a string. */
+  level: z.string().optional(),
+  /** Reference answer(s) where the suite has them (WebVoyager reference_answer.json). */
+  reference: z.object({ type: z.string(), answer: z.string() }).array().optional(),
+  /** Suite-specific fields kept verbatim (DeepShop attribute/filter/sort, SWE-bench fields, ...). */
+  extra: z.record(z.string(), z.unknown()).default({}),
+  /** Problems found while loading that did not make the row unusable (e.g. scrambled text). */
+  flags: z.array(z.string()).default([]),
+});
+export type Task = z.infer<typeof Task>;
+
+export const TERMINATION_REASONS = [
+  'task_completed',
+  'max_steps_exhausted',
+  'consecutive_parse_failures',
+  'env_error',
+  'website_error',
+  'generation_error',
+  'timeout',
+  'aborted',
+] as const;
+export const TerminationReason = z.enum(TERMINATION_REASONS);
+export type TerminationReason = z.infer<typeof TerminationReason>;
+
+export const Termination = z.object({ reason: TerminationReason, detail: z.string().optional() });
+export type Termination = z.infer<typeof Termination>;
+
+/** A judge verdict. `judge_error` is never a task failure: it is reported apart. */
+export const Verdict = z.object({
+  judge: z.string(),
+  outcome: z.enum(['success', 'failure', 'judge_error']),
+  score: z.number().min(0).max(1).optional(),
+  reasoning: z.string().optional(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+export type Verdict = z.infer<typeof Verdict>;

@@ -1,0 +1,26 @@
+// The sandbox core's contracts. Knows nothing of HTTP.
+import type { CreateSandboxBody, SandboxStatus } from '../protocol/sandbox.ts';
+
+/** A live environment instance owned by a backend. Browser/shell sandboxes extend this. */
+export interface Sandbox {
+  readonly id: string;
+  readonly type: 'browser' | 'shell';
+  /** Becomes true once the sandbox can take a step. */
+  readonly status: SandboxStatus;
+  /** Resolves when ready (or rejects with a GroveError when creation failed). */
+  ready(): Promise<void>;
+  /** Idempotent: closes the environment and frees its resources. */
+  close(): Promise<void>;
+}
+
+/** A backend creates sandboxes of the types it supports. `local` is the embedded default. */
+export interface Backend {
+  readonly name: string;
+  supports(type: CreateSandboxBody['type']): boolean;
+  /** Starts creating a sandbox; the returned sandbox may still be `creating`. */
+  create(id: string, spec: CreateSandboxBody): Promise<Sandbox>;
+  /** Closes everything this backend started (graceful shutdown). */
+  shutdown(): Promise<void>;
+  /** Backend-level gauges for /metrics (e.g. chromium processes, pool size). */
+  stats(): Record<string, number>;
+}
