@@ -1,0 +1,122 @@
+// The one sanctioned test double: a local OpenAI-compatible chat-completions server that speaks
+// the real wire format (JSON and SSE streaming). Tests script its replies; the real client code
+// talks to it over HTTP.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ChatRequestRecord {
+  headers: http.IncomingHttpHeaders;
+  body: any;
+}
+
+/** What a scripted reply may be. */
+export type ScriptedReply =
+  | string // assistant text content
+  | { content?: string | null; tool_calls?: { name: string; arguments: string; id?: string }[]; finish_reason?: string }
+  | { status: number; body?: unknown; headers?: Record<string, string> } // an HTTP error / odd response
+  | { delay_ms: number; reply: ScriptedReply } // answer late (timeouts)
+  | { raw: string; status?: number }; // raw body bytes (malformed JSON etc.)
+
+export interface OpenAITestServer {
+  url: string; // base URL ending in /v1
+  requests: ChatRequestRecord[];
+  close(): Promise<void>;
+}
+
+export async function startOpenAIServer(
+  reply: (req: ChatRequestRecord, index: number) => ScriptedReply | Promise<ScriptedReply>,
+): Promise<OpenAITestServer> {
+  const requests: ChatRequestRecord[] = [];
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    if (req.method === 'GET' && req.url?.endsWith('/models')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data: [{ id: 'test-model', object: 'model' }] }));
+      return;
+    }
+    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error' } }));
+      return;
+    }
+    let body: any;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'invalid JSON body', type: 'invalid_request_error' } }));
+      return;
+    }
+    const record = { headers: req.headers, body };
+    const index = requests.push(record) - 1;
+    let r = await reply(record, index);
+    while (typeof r === 'object' && r !== null && 'delay_ms' in r) {
+      const delayed: { delay_ms: number; reply: ScriptedReply } = r;
+      await new Promise((ok) => setTimeout(ok, delayed.delay_ms));
+      if (res.destroyed) return;
+      r = delayed.reply;
+    }
+    if (typeof r === 'object' && r !== null && 'raw' in r) {
+      res.writeHead(r.status ?? 200, { 'content-type': 'application/json' });
+      res.end(r.raw);
+      return;
+    }
+    if (typeof r === 'object' && r !== null && 'status' in r) {
+      res.writeHead(r.status, { 'content-type': 'application/json', ...(r.headers ?? {}) });
+      res.end(JSON.stringify(r.body ?? { error: { message: `status ${r.status}`, type: 'server_error' } }));
+      return;
+    }
+    const msg = typeof r === 'string' ? { content: r } : r;
+    const toolCalls = msg.tool_calls?.map((t, i) => ({
+      id: t.id ?? `call_${index}_${i}`,
+      type: 'function',
+      function: { name: t.name, arguments: t.arguments },
+    }));
+    const finish = msg.finish_reason ?? (toolCalls?.length ? 'tool_calls' : 'stop');
+    const usage = { prompt_tokens: 100 + index, completion_tokens: 10, total_tokens: 110 + index };
+    const created = Math.floor(Date.now() / 1000);
+    if (body.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      const base = { id: `chatcmpl-${index}`, object: 'chat.completion.chunk', created, model: body.model };
+      const send = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
+      send({ ...base, choices: [{ index: 0, delta: { role: 'assistant' }, finish_reason: null }] });
+      const text = msg.content ?? '';
+      for (let i = 0; i < text.length; i += 7) {
+        send({ ...base, choices: [{ index: 0, delta: { content: text.slice(i, i + 7) }, finish_reason: null }] });
+      }
+      toolCalls?.forEach((tc, i) => {
+        send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: i, id: tc.id, type: 'function', function: { name: tc.function.name, arguments: '' } }] }, finish_reason: null }] });
+        const a = tc.function.arguments;
+        for (let j = 0; j < a.length; j += 5) {
+          send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: i, function: { arguments: a.slice(j, j + 5) } }] }, finish_reason: null }] });
+        }
+      });
+      send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }], usage });
+      res.end('data: [DONE]\n\n');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        id: `chatcmpl-${index}`,
+        object: 'chat.completion',
+        created,
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: msg.content ?? null, tool_calls: toolCalls }, finish_reason: finish }],
+        usage,
+      }),
+    );
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    close: () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
+  };
+}
