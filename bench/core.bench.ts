@@ -1,0 +1,345 @@
+// Core benchmark (issue: foundation). Everything is measured in one run on the same fixture page and
+// printed as ratios against raw in-process Playwright/CDP doing the same work.
+//
+//   npm run bench            full run (1,000 churn cycles)
+//   GROVE_BENCH_QUICK=1 ...  smaller counts, for a smoke run
+//
+// The Grove server runs as a child process (`grove serve`), so its RSS is measured on its own; the raw
+// baseline runs Chromium from this process with the same flags. The two never run at the same time.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync, mkdirSync, writeFileSync, mkdtempSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Page, type CDPSession } from 'playwright-core';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const QUICK = process.argv.includes('--quick') || process.env.GROVE_BENCH_QUICK === '1';
+const N_STEPS = QUICK ? 60 : 300;
+const N_CREATE = QUICK ? 10 : 30;
+const N_CONC = 16;
+const CONC_STEPS = QUICK ? 10 : 30;
+const N_CHURN = QUICK ? 100 : 1000;
+const CHURN_PAR = 4;
+const VIEWPORT = { width: 1280, height: 720 };
+const CHROMIUM_ARGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--no-first-run', '--disable-quic',
+];
+
+// ---------- fixture ----------
+const FIXTURE = `<!doctype html><html><head><title>bench</title><style>
+body{margin:0;font:16px sans-serif} .grid{display:grid;grid-template-columns:repeat(8,1fr);gap:4px;padding:8px}
+button{height:60px} #log{padding:8px}</style></head><body>
+<div class="grid">${Array.from({ length: 48 }, (_, i) => `<button id="b${i}" onclick="document.getElementById('log').textContent='clicked ${i} '+(++window.n)">Button ${i}</button>`).join('')}</div>
+<div id="log">none</div><script>window.n=0</script>
+<p>${'Lorem ipsum dolor sit amet. '.repeat(80)}</p></body></html>`;
+
+async function startFixture(): Promise<{ url: string; hostPort: string; close(): Promise<void> }> {
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(FIXTURE);
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    hostPort: `127.0.0.1:${port}`,
+    close: () => new Promise<void>((ok) => { server.closeAllConnections(); server.close(() => ok()); }),
+  };
+}
+
+// ---------- stats helpers ----------
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+const now = () => performance.now();
+const r2 = (x: number) => Math.round(x * 100) / 100;
+
+// ---------- process accounting (Linux /proc) ----------
+function children(): Map<number, number[]> {
+  const m = new Map<number, number[]>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = m.get(ppid) ?? [];
+      list.push(Number(d));
+      m.set(ppid, list);
+    } catch { /* process gone */ }
+  }
+  return m;
+}
+function tree(root: number): number[] {
+  const kids = children();
+  const out: number[] = [];
+  const stack = [root];
+  while (stack.length) {
+    const p = stack.pop()!;
+    out.push(p);
+    stack.push(...(kids.get(p) ?? []));
+  }
+  return out;
+}
+function pssKb(pid: number): number {
+  try {
+    const m = /Pss:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch { return 0; }
+}
+function rssKb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch { return 0; }
+}
+function chromiumPidsUnder(root: number): number[] {
+  return tree(root).filter((p) => {
+    try { return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('chromium'); } catch { return false; }
+  });
+}
+function allChromiumPids(): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((p) => {
+    try { return readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('/usr/lib/chromium/chromium'); } catch { return false; }
+  });
+}
+
+// ---------- raw Playwright baseline ----------
+async function rawClickCapture(page: Page, cdp: CDPSession, i: number): Promise<void> {
+  const col = i % 8;
+  const x = 8 + (col + 0.5) * ((VIEWPORT.width - 16) / 8);
+  await page.mouse.click(x, 40);
+  await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: 80 });
+}
+
+async function rawBaseline(fixtureUrl: string) {
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  try {
+    const ctx = await browser.newContext({ viewport: VIEWPORT });
+    const page = await ctx.newPage();
+    await page.goto(fixtureUrl);
+    const cdp = await ctx.newCDPSession(page);
+    for (let i = 0; i < 10; i++) await rawClickCapture(page, cdp, i);
+    const lat: number[] = [];
+    for (let i = 0; i < N_STEPS; i++) {
+      const t = now();
+      await rawClickCapture(page, cdp, i);
+      lat.push(now() - t);
+    }
+    await ctx.close();
+    // 16 concurrent contexts
+    const pages = await Promise.all(Array.from({ length: N_CONC }, async () => {
+      const c = await browser.newContext({ viewport: VIEWPORT });
+      const p = await c.newPage();
+      await p.goto(fixtureUrl);
+      return { c, p, cdp: await c.newCDPSession(p) };
+    }));
+    const t0 = now();
+    await Promise.all(pages.map(async ({ p, cdp: s }) => { for (let i = 0; i < CONC_STEPS; i++) await rawClickCapture(p, s, i); }));
+    const throughput = (N_CONC * CONC_STEPS) / ((now() - t0) / 1000);
+    await Promise.all(pages.map(({ c }) => c.close()));
+    return { p50: pct(lat, 50), p99: pct(lat, 99), throughput };
+  } finally {
+    await browser.close();
+  }
+}
+
+// ---------- Grove server (child process) ----------
+interface Server { url: string; key: string; proc: ChildProcess; stop(): Promise<void> }
+
+async function freePort(): Promise<number> {
+  const s = http.createServer();
+  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((ok) => s.close(() => ok()));
+  return port;
+}
+
+async function startServer(extra: string[]): Promise<Server> {
+  const port = await freePort();
+  const key = 'bench-' + Math.random().toString(36).slice(2);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-bench-'));
+  const proc = spawn(process.execPath, [path.join(ROOT, 'bin/grove.mjs'), 'serve', '--port', String(port),
+    '--api-key', key, '--max-sandboxes', '64', '--data-dir', dataDir, ...extra], {
+    stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GROVE_LOG_LEVEL: 'warn' },
+  });
+  let stderr = '';
+  proc.stderr!.on('data', (d) => { stderr += d; });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try { if ((await fetch(`${url}/health`)).ok) break; } catch { /* not up yet */ }
+    if (i > 200 || proc.exitCode !== null) throw new Error(`grove serve did not start: ${stderr.slice(-2000)}`);
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  return {
+    url, key, proc,
+    stop: async () => {
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((ok) => proc.once('exit', ok));
+      proc.kill('SIGTERM');
+      await Promise.race([exited, new Promise((ok) => setTimeout(ok, 15_000))]);
+      if (proc.exitCode === null) proc.kill('SIGKILL');
+    },
+  };
+}
+
+async function api(s: Server, method: string, p: string, body?: unknown): Promise<any> {
+  const res = await fetch(s.url + p, {
+    method,
+    headers: { 'x-api-key': s.key, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${p} → ${res.status} ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+function createBody(fixture: { url: string; hostPort: string }, withStart = true) {
+  return {
+    type: 'browser', viewport: VIEWPORT, settle: false, screenshot_format: 'jpeg', screenshot_quality: 80,
+    ...(withStart ? { start_url: fixture.url } : {}),
+    network: { allow: [fixture.hostPort] },
+  };
+}
+
+async function createReady(s: Server, body: unknown): Promise<string> {
+  const c = await api(s, 'POST', '/sandboxes', body);
+  if (c.status !== 'ready') await api(s, 'GET', `/sandboxes/${c.sandbox_id}/wait?timeout=30`);
+  return c.sandbox_id;
+}
+
+const clickAction = (i: number) => ({
+  action: 'click', space: 'css_px', x: 8 + ((i % 8) + 0.5) * ((VIEWPORT.width - 16) / 8), y: 40,
+});
+
+async function groveSteps(s: Server, id: string, n: number): Promise<number[]> {
+  const lat: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = now();
+    const r = await api(s, 'POST', `/sandboxes/${id}/step`, { action: clickAction(i) });
+    if (r.observation.last_action_error) throw new Error(JSON.stringify(r.observation.last_action_error));
+    lat.push(now() - t);
+  }
+  return lat;
+}
+
+async function main() {
+  const fixture = await startFixture();
+  const results: Record<string, number> = {};
+  const lines: string[] = [];
+  try {
+    // 1. raw baseline
+    const raw = await rawBaseline(fixture.url);
+
+    // 2. Grove, no warm pool (Chromium already running)
+    let s = await startServer(['--warm-pool', '0']);
+    try {
+      const id = await createReady(s, createBody(fixture));
+      await groveSteps(s, id, 10);
+      const lat = await groveSteps(s, id, N_STEPS);
+      await api(s, 'DELETE', `/sandboxes/${id}`);
+      results.step_p50_ratio = r2(pct(lat, 50) / raw.p50);
+      results.step_p99_ratio = r2(pct(lat, 99) / raw.p99);
+      lines.push(`step p50          grove ${pct(lat, 50).toFixed(1)} ms   raw ${raw.p50.toFixed(1)} ms   ratio ${results.step_p50_ratio}  (target ≤ 1.15)`);
+      lines.push(`step p99          grove ${pct(lat, 99).toFixed(1)} ms   raw ${raw.p99.toFixed(1)} ms   ratio ${results.step_p99_ratio}`);
+
+      // create → ready, cold (no warm pool; Chromium running)
+      const cold: number[] = [];
+      for (let i = 0; i < N_CREATE; i++) {
+        const t = now();
+        const sid = await createReady(s, createBody(fixture, false));
+        cold.push(now() - t);
+        await api(s, 'DELETE', `/sandboxes/${sid}`);
+      }
+      results.create_cold_p50_ms = r2(pct(cold, 50));
+      lines.push(`create→ready cold p50 ${results.create_cold_p50_ms} ms (target ≤ 400)`);
+
+      // 16 concurrent sessions
+      const ids = await Promise.all(Array.from({ length: N_CONC }, () => createReady(s, createBody(fixture))));
+      const t0 = now();
+      await Promise.all(ids.map((sid) => groveSteps(s, sid, CONC_STEPS)));
+      const tput = (N_CONC * CONC_STEPS) / ((now() - t0) / 1000);
+      results.throughput_ratio_16 = r2(tput / raw.throughput);
+      lines.push(`steps/s @16       grove ${tput.toFixed(1)}   raw ${raw.throughput.toFixed(1)}   ratio ${results.throughput_ratio_16} (target ≥ 0.9)`);
+
+      // memory per idle session: PSS of the Chromium tree with 16 idle sessions vs none, per session
+      const pssWith = chromiumPidsUnder(s.proc.pid!).reduce((a, p) => a + pssKb(p), 0);
+      await Promise.all(ids.map((sid) => api(s, 'DELETE', `/sandboxes/${sid}`)));
+      await new Promise((ok) => setTimeout(ok, 1500)); // let renderers exit before sampling the empty tree
+      const pssWithout = chromiumPidsUnder(s.proc.pid!).reduce((a, p) => a + pssKb(p), 0);
+      results.mem_per_session_mb = r2((pssWith - pssWithout) / 1024 / N_CONC);
+      results.mem_tree_per_session_mb = r2(pssWith / 1024 / N_CONC);
+      lines.push(`memory/idle session ${results.mem_per_session_mb} MB marginal PSS (${results.mem_tree_per_session_mb} MB whole tree / ${N_CONC}) (target ≤ 100)`);
+
+      // churn: create/step/delete cycles, CHURN_PAR at a time
+      const chromBefore = chromiumPidsUnder(s.proc.pid!).length;
+      const rssBefore = rssKb(s.proc.pid!);
+      let next = 0;
+      await Promise.all(Array.from({ length: CHURN_PAR }, async () => {
+        while (next < N_CHURN) {
+          next++;
+          const sid = await createReady(s, createBody(fixture));
+          await groveSteps(s, sid, 1);
+          await api(s, 'DELETE', `/sandboxes/${sid}`);
+        }
+      }));
+      await new Promise((ok) => setTimeout(ok, 2000)); // recycled processes finish closing
+      const chromAfter = chromiumPidsUnder(s.proc.pid!).length;
+      const rssAfter = rssKb(s.proc.pid!);
+      results.churn_leaked_processes = Math.max(0, chromAfter - chromBefore);
+      results.churn_rss_growth_pct = r2(((rssAfter - rssBefore) / rssBefore) * 100);
+      lines.push(`churn ${N_CHURN} cycles   leaked chromium processes ${results.churn_leaked_processes} (${chromBefore}→${chromAfter}) (target 0)   server RSS ${(rssBefore / 1024).toFixed(0)}→${(rssAfter / 1024).toFixed(0)} MB, growth ${results.churn_rss_growth_pct} % (target ≤ 10)`);
+    } finally {
+      await s.stop();
+    }
+
+    // 3. warm pool hits
+    s = await startServer(['--warm-pool', '2']);
+    try {
+      await createReady(s, createBody(fixture, false)).then((sid) => api(s, 'DELETE', `/sandboxes/${sid}`));
+      const warm: number[] = [];
+      for (let i = 0; i < N_CREATE; i++) {
+        await new Promise((ok) => setTimeout(ok, 400)); // the pool refills between creates, as between episodes
+        const t = now();
+        const sid = await createReady(s, createBody(fixture, false));
+        warm.push(now() - t);
+        await api(s, 'DELETE', `/sandboxes/${sid}`);
+      }
+      results.create_warm_p50_ms = r2(pct(warm, 50));
+      lines.push(`create→ready warm p50 ${results.create_warm_p50_ms} ms (target ≤ 60)`);
+    } finally {
+      await s.stop();
+    }
+    const leftovers = allChromiumPids().length;
+    lines.push(`chromium processes left after the servers stopped: ${leftovers}`);
+  } finally {
+    await fixture.close();
+  }
+  const out = {
+    step_p50_ratio: results.step_p50_ratio,
+    step_p99_ratio: results.step_p99_ratio,
+    create_warm_p50_ms: results.create_warm_p50_ms,
+    create_cold_p50_ms: results.create_cold_p50_ms,
+    throughput_ratio_16: results.throughput_ratio_16,
+    mem_per_session_mb: results.mem_per_session_mb,
+    churn_leaked_processes: results.churn_leaked_processes,
+    churn_rss_growth_pct: results.churn_rss_growth_pct,
+    mem_tree_per_session_mb: results.mem_tree_per_session_mb,
+    quick: QUICK,
+    measured_at: new Date().toISOString(),
+  };
+  mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+  if (!QUICK) writeFileSync(path.join(ROOT, 'bench/results/core.json'), JSON.stringify(out, null, 2) + '\n');
+  process.stdout.write(`\nGrove core benchmark (${QUICK ? 'quick' : 'full'}; ${os.cpus().length} cores, viewport ${VIEWPORT.width}x${VIEWPORT.height})\n`);
+  for (const l of lines) process.stdout.write('  ' + l + '\n');
+  process.stdout.write('\n' + JSON.stringify(out) + '\n');
+}
+
+main().catch((e) => {
+  process.stderr.write(String(e?.stack ?? e) + '\n');
+  process.exitCode = 1;
+});
