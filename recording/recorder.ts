@@ -1,0 +1,276 @@
+// Writes one episode directory (protocol/recording.ts): episode.json, steps.jsonl, frames/NNNN.<ext>.
+//
+// Crash safety: each step's frame is written first, then its steps.jsonl line is appended and fsynced, so a
+// line never points at a missing frame and every finished step survives a kill. episode.json is replaced
+// atomically (tmp + fsync + rename). While the episode is open, `.writer.json` names the writing process
+// (pid + hostname); finish() removes it. Readers (reader.ts `effectiveStatus`) report a `running` episode as
+// `incomplete` when its writer is gone: on the same host by checking the pid, on another host when nothing
+// was written for `staleMs`.
+import { open, mkdir, rename, rm, stat, readFile, type FileHandle } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { EpisodeMeta, StepRecord } from '../protocol/recording.ts';
+import type { Screenshot, Tab } from '../protocol/observation.ts';
+import type { Termination, Verdict } from '../protocol/task.ts';
+import { silentLogger, type Logger } from '../sandbox/log.ts';
+import { changedShare, decodeSmall, expectsVisibleChange, NOOP_THRESHOLD, type RawFrame } from './diff.ts';
+
+export const EPISODE_FILE = 'episode.json';
+export const STEPS_FILE = 'steps.jsonl';
+export const WRITER_FILE = '.writer.json';
+/** Observation metadata of frame 0 (after reset), kept beside episode.json. */
+export const INITIAL_FILE = 'initial.json';
+
+export type FrameExt = 'jpg' | 'png' | 'webp';
+export interface Frame {
+  bytes: Buffer;
+  ext: FrameExt | string;
+}
+
+/** What the caller knows when an episode starts; the recorder fills status, steps, verdicts, started_at. */
+export type EpisodeStart = Pick<EpisodeMeta, 'episode_id'> &
+  Partial<Pick<EpisodeMeta, 'run_id' | 'task' | 'config' | 'versions' | 'started_at'>>;
+
+export interface InitialObservation {
+  url?: string;
+  title?: string;
+  tabs?: Tab[];
+  screenshot?: Omit<Screenshot, 'base64'>;
+}
+
+export interface RecorderOptions {
+  logger?: Logger;
+  /** Compute the visual diff per step (default true). */
+  diff?: boolean;
+  /** changed_share below which a step that should change the screen is flagged a no-op. */
+  noopThreshold?: number;
+}
+
+export interface EpisodeEnd {
+  termination: Termination;
+  answer?: string;
+  reward?: number;
+  verdicts?: Verdict[];
+}
+
+export const frameName = (step: number, ext: string) => `frames/${String(step).padStart(4, '0')}.${normaliseExt(ext)}`;
+
+function normaliseExt(ext: string): string {
+  const e = ext.replace(/^\./, '').replace(/^image\//, '').toLowerCase();
+  return e === 'jpeg' ? 'jpg' : e;
+}
+
+/** Writes `data` to `path` atomically: a reader sees the old file or the new one, never half of one. */
+export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  const fh = await open(tmp, 'w');
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
+}
+
+async function writeFileSynced(path: string, data: Buffer): Promise<void> {
+  const fh = await open(path, 'w');
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+export class EpisodeRecorder {
+  readonly dir: string;
+  private meta: EpisodeMeta;
+  private steps: FileHandle;
+  private readonly log: Logger;
+  private readonly diffOn: boolean;
+  private readonly noopThreshold: number;
+  private prev: RawFrame | undefined;
+  /** Serialises writes so callers that do not await still get ordered, complete lines. */
+  private chain: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(dir: string, meta: EpisodeMeta, steps: FileHandle, opts: RecorderOptions) {
+    this.dir = dir;
+    this.meta = meta;
+    this.steps = steps;
+    this.log = opts.logger ?? silentLogger;
+    this.diffOn = opts.diff ?? true;
+    this.noopThreshold = opts.noopThreshold ?? NOOP_THRESHOLD;
+  }
+
+  /** Creates the directory (which must not already hold an episode) and writes a `running` episode.json. */
+  static async create(dir: string, start: EpisodeStart, opts: RecorderOptions = {}): Promise<EpisodeRecorder> {
+    await mkdir(join(dir, 'frames'), { recursive: true });
+    const exists = await stat(join(dir, EPISODE_FILE)).then(
+      () => true,
+      () => false,
+    );
+    if (exists) throw new Error(`${dir} already holds an episode; record each episode into its own directory`);
+    const meta = EpisodeMeta.parse({
+      ...start,
+      started_at: start.started_at ?? new Date().toISOString(),
+      status: 'running',
+      steps: 0,
+      verdicts: [],
+    });
+    await writeFileAtomic(
+      join(dir, WRITER_FILE),
+      JSON.stringify({ pid: process.pid, hostname: hostname(), started_at: meta.started_at }),
+    );
+    await writeFileAtomic(join(dir, EPISODE_FILE), JSON.stringify(meta, null, 2));
+    const steps = await open(join(dir, STEPS_FILE), 'a');
+    return new EpisodeRecorder(dir, meta, steps, opts);
+  }
+
+  /** The episode metadata as last written. */
+  get episode(): Readonly<EpisodeMeta> {
+    return this.meta;
+  }
+
+  private enqueue<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.chain.then(fn);
+    // The chain must survive a failed write so later calls still run; the caller sees the failure via `p`.
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Frame 0: the observation after reset. */
+  recordInitial(frame?: Frame, obs?: InitialObservation): Promise<void> {
+    return this.enqueue(async () => {
+      this.assertOpen();
+      if (frame) {
+        const name = frameName(0, frame.ext);
+        await writeFileSynced(join(this.dir, name), frame.bytes);
+        this.meta = { ...this.meta, initial_frame: name };
+        if (this.diffOn) this.prev = await this.decode(frame.bytes);
+      }
+      if (obs) await writeFileAtomic(join(this.dir, INITIAL_FILE), JSON.stringify(obs, null, 2));
+      await this.writeMeta();
+    });
+  }
+
+  /** Appends one step (1-based `rec.step`); returns the record as written, with frame path and diff. */
+  recordStep(rec: Omit<StepRecord, 'frame' | 'diff'>, frame?: Frame): Promise<StepRecord> {
+    return this.enqueue(async () => {
+      this.assertOpen();
+      const out: StepRecord = StepRecord.parse(rec);
+      if (frame) {
+        out.frame = frameName(rec.step, frame.ext);
+        await writeFileSynced(join(this.dir, out.frame), frame.bytes);
+        if (this.diffOn) {
+          const cur = await this.decode(frame.bytes);
+          if (this.prev && cur) {
+            const share = changedShare(this.prev, cur);
+            out.diff = {
+              changed_share: Math.round(share * 1e5) / 1e5,
+              noop: share < this.noopThreshold && expectsVisibleChange(out.actions) && !out.parse_error,
+            };
+          }
+          this.prev = cur;
+        }
+      } else {
+        // Without a frame the next diff would compare across two steps; drop the baseline instead.
+        this.prev = undefined;
+      }
+      await this.steps.write(JSON.stringify(out) + '\n');
+      await this.steps.sync();
+      this.meta = { ...this.meta, steps: Math.max(this.meta.steps, rec.step) };
+      return out;
+    });
+  }
+
+  /** Stores judge verdicts (and a reward) now; may be called before or after finish(). */
+  setVerdicts(verdicts: Verdict[], reward?: number): Promise<void> {
+    return this.enqueue(async () => {
+      this.meta = { ...this.meta, verdicts, ...(reward === undefined ? {} : { reward }) };
+      await this.writeMeta();
+    });
+  }
+
+  /** Marks the episode complete, closes steps.jsonl and removes the writer marker. Idempotent. */
+  finish(end: EpisodeEnd): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.closed) return;
+      this.meta = {
+        ...this.meta,
+        status: 'complete',
+        finished_at: new Date().toISOString(),
+        termination: end.termination,
+        ...(end.answer === undefined ? {} : { answer: end.answer }),
+        ...(end.reward === undefined ? {} : { reward: end.reward }),
+        ...(end.verdicts === undefined ? {} : { verdicts: end.verdicts }),
+      };
+      this.closed = true;
+      await this.steps.close();
+      await this.writeMeta();
+      await rm(join(this.dir, WRITER_FILE), { force: true });
+      this.prev = undefined;
+    });
+  }
+
+  private assertOpen() {
+    if (this.closed) throw new Error(`episode ${this.meta.episode_id} is finished; no more steps can be recorded`);
+  }
+
+  private async decode(bytes: Buffer): Promise<RawFrame | undefined> {
+    try {
+      return await decodeSmall(bytes);
+    } catch (err) {
+      // A frame sharp cannot decode still gets recorded; it just gets no diff.
+      this.log.warn({ err, episode: this.meta.episode_id }, 'frame could not be decoded for the visual diff');
+      return undefined;
+    }
+  }
+
+  private writeMeta(): Promise<void> {
+    return writeFileAtomic(join(this.dir, EPISODE_FILE), JSON.stringify(this.meta, null, 2));
+  }
+}
+
+export interface WriterInfo {
+  pid: number;
+  hostname: string;
+  started_at?: string;
+}
+
+export async function readWriter(dir: string): Promise<WriterInfo | undefined> {
+  try {
+    return JSON.parse(await readFile(join(dir, WRITER_FILE), 'utf8')) as WriterInfo;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Default: an episode on another host with no write for this long is considered abandoned. */
+export const STALE_MS = 15 * 60_000;
+
+/**
+ * The status a reader should show: `running` only while the writer is plausibly alive, else `incomplete`.
+ * Same host: the writer pid must exist. Other host: the episode must have been written within `staleMs`.
+ */
+export async function effectiveStatus(dir: string, meta: Pick<EpisodeMeta, 'status'>, staleMs = STALE_MS): Promise<EpisodeMeta['status']> {
+  if (meta.status !== 'running') return meta.status;
+  const w = await readWriter(dir);
+  if (!w) return 'incomplete';
+  if (w.hostname === hostname()) return pidAlive(w.pid) ? 'running' : 'incomplete';
+  const mtimes = await Promise.all(
+    [STEPS_FILE, EPISODE_FILE].map((f) => stat(join(dir, f)).then((s) => s.mtimeMs, () => 0)),
+  );
+  return Date.now() - Math.max(...mtimes) < staleMs ? 'running' : 'incomplete';
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
