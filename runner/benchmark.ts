@@ -1,0 +1,335 @@
+// The benchmark runner: a worker pool of episodes over a task list, each recorded under
+// <out>/episodes/<task>/, judged, and aggregated into <out>/summary.json and <out>/report.html.
+// Resume skips tasks whose recording is complete; time and cost caps stop the run early.
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { BrowserCreateInput } from '../protocol/sandbox.ts';
+import { EpisodeMeta } from '../protocol/recording.ts';
+import type { Task, Verdict } from '../protocol/task.ts';
+import { EpisodeRecorder } from '../recording/recorder.ts';
+import { silentLogger, type Logger } from '../sandbox/log.ts';
+import type { Policy } from './policy.ts';
+import type { EnvClient } from './env-client.ts';
+import { runEpisode, type EpisodeOutcome, type LocalParser, type RetryPolicy } from './episode.ts';
+import { runPool } from './pool.ts';
+import { ProgressReporter, type ProgressStream } from './progress.ts';
+import { renderReport } from './report.ts';
+import { INFRA_REASONS, summarize } from './summary.ts';
+import { EpisodeResult, EpisodeRow, type RunSummary } from './types.ts';
+
+export interface BenchmarkJudgeInput {
+  task: Task;
+  outcome: EpisodeOutcome;
+  /** Session id the episode used (offline sites keep per-session state for rule judges). */
+  sessionId: string;
+  /** Recording directory of the episode (frames on disk). */
+  episodeDir: string;
+}
+
+/** A judge as the runner calls it; adapters wrap judges/ (LLM and rule judges). Throwing = judge_error. */
+export interface BenchmarkJudge {
+  name: string;
+  judge(input: BenchmarkJudgeInput): Promise<Verdict>;
+}
+
+export interface TokenPrice {
+  /** USD per million prompt tokens. */
+  inputPerMTok: number;
+  /** USD per million completion tokens. */
+  outputPerMTok: number;
+}
+
+export interface BenchmarkOptions {
+  suite: string;
+  tasks: Task[];
+  env: EnvClient;
+  /** A fresh policy per episode (policies keep per-episode history). */
+  policy: (task: Task) => Policy;
+  /** The first judge is primary: its verdict decides success. Without judges, success = task_completed. */
+  judges?: BenchmarkJudge[];
+  /** Judge episodes that did not end with an answer too (default: they are failures without a verdict). */
+  judgeAll?: boolean;
+  outDir: string;
+  concurrency: number;
+  maxSteps: number;
+  maxConsecutiveParseFailures?: number;
+  episodeTimeoutMs?: number;
+  /** Sandbox options for a task (viewport, som, network allow-list, …). */
+  sandbox?: (task: Task) => Omit<BrowserCreateInput, 'type'>;
+  /** Start URL for a task in a session (offline sites put the session in the URL); default task.start_url. */
+  startUrl?: (task: Task, sessionId: string) => string | undefined;
+  format?: string;
+  parse?: LocalParser;
+  retry?: Partial<RetryPolicy>;
+  resume?: boolean;
+  maxMinutes?: number;
+  maxCostUsd?: number;
+  price?: TokenPrice;
+  keepScreenshots?: boolean;
+  progress?: ProgressStream;
+  signal?: AbortSignal;
+  logger?: Logger;
+  runId?: string;
+  meta?: { model?: string; policy?: string; judge?: string };
+  /** Stored in each episode.json. */
+  config?: Record<string, unknown>;
+  versions?: Record<string, string>;
+}
+
+export interface BenchmarkResult {
+  summary: RunSummary;
+  summaryPath: string;
+  reportPath: string;
+}
+
+/** Directory-safe form of a task id (also used in links of the report). */
+export function episodeDirName(taskId: string): string {
+  const s = taskId.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
+  return s.slice(0, 120) || '_';
+}
+
+/** A session id accepted by the offline sites ([A-Za-z0-9_-]{1,64}), unique per attempt. */
+export function sessionIdFor(taskId: string): string {
+  return `${taskId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40)}_${randomBytes(6).toString('hex')}`;
+}
+
+export function costUsd(tokens: { prompt: number; completion: number }, price?: TokenPrice): number | undefined {
+  if (!price) return undefined;
+  return (tokens.prompt * price.inputPerMTok + tokens.completion * price.outputPerMTok) / 1e6;
+}
+
+const RESULTS_DIR = 'results';
+
+function rowFrom(task: Task, r: EpisodeResult, verdicts: Verdict[], success: boolean | null, dir: string, resumed: boolean): EpisodeRow {
+  const envMs = r.step_timings.filter((t) => t.env > 0).map((t) => t.env);
+  return {
+    task_id: task.id,
+    site: task.site,
+    level: task.level,
+    question: task.question,
+    termination: r.termination,
+    steps: r.steps,
+    answer: r.answer,
+    success,
+    verdicts,
+    attempts: r.attempts,
+    duration_ms: r.duration_ms,
+    mean_step_ms: envMs.length ? envMs.reduce((a, b) => a + b, 0) / envMs.length : undefined,
+    step_ms: envMs,
+    tokens: r.tokens,
+    dir,
+    resumed,
+  };
+}
+
+/**
+ * Success of one episode. Infra failures → null (never the model's fault). With judges, the primary (first)
+ * verdict decides and judge_error → null (reported apart); an episode that was not judged (no answer) is a
+ * failure. Without judges, ending with an answer/terminate counts as success.
+ */
+export function successFrom(verdicts: Verdict[], r: Pick<EpisodeResult, 'termination'>, haveJudges: boolean): boolean | null {
+  if (INFRA_REASONS.has(r.termination.reason)) return null;
+  if (!haveJudges) return r.termination.reason === 'task_completed';
+  const primary = verdicts[0];
+  if (!primary) return false;
+  if (primary.outcome === 'judge_error') return null;
+  return primary.outcome === 'success';
+}
+
+/** A finished earlier episode that resume may reuse, or undefined to (re)run it. */
+async function readFinished(outDir: string, task: Task, haveJudges: boolean): Promise<EpisodeRow | undefined> {
+  const rel = join('episodes', episodeDirName(task.id));
+  let meta: EpisodeMeta;
+  try {
+    meta = EpisodeMeta.parse(JSON.parse(await readFile(join(outDir, rel, 'episode.json'), 'utf8')));
+  } catch {
+    return undefined;
+  }
+  // Aborted episodes (time cap, Ctrl-C) are not finished work: run them again.
+  if (meta.status !== 'complete' || !meta.termination || meta.termination.reason === 'aborted') return undefined;
+  let r: EpisodeResult | undefined;
+  try {
+    r = EpisodeResult.parse(JSON.parse(await readFile(join(outDir, RESULTS_DIR, `${episodeDirName(task.id)}.json`), 'utf8')));
+  } catch {
+    r = undefined;
+  }
+  const verdicts = meta.verdicts;
+  const result: EpisodeResult = r ?? {
+    task_id: task.id,
+    episode_id: meta.episode_id,
+    termination: meta.termination,
+    steps: meta.steps,
+    answer: meta.answer,
+    attempts: 1,
+    attempt_failures: [],
+    parse_failures: 0,
+    started_at: meta.started_at,
+    duration_ms: meta.finished_at ? Date.parse(meta.finished_at) - Date.parse(meta.started_at) : 0,
+    reset_ms: 0,
+    step_timings: [],
+    tokens: { prompt: 0, completion: 0 },
+  };
+  return rowFrom(task, result, verdicts, successFrom(verdicts, result, haveJudges), rel, true);
+}
+
+export async function runBenchmark(opts: BenchmarkOptions): Promise<BenchmarkResult> {
+  const log = opts.logger ?? silentLogger;
+  const runId = opts.runId ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const startedAt = new Date();
+  const t0 = Date.now();
+  await mkdir(join(opts.outDir, 'episodes'), { recursive: true });
+  await mkdir(join(opts.outDir, RESULTS_DIR), { recursive: true });
+
+  // Duplicate ids would share a directory: keep the first.
+  const seen = new Set<string>();
+  const tasks = opts.tasks.filter((t) => {
+    const k = episodeDirName(t.id);
+    if (seen.has(k)) {
+      log.warn({ task: t.id }, 'duplicate task id skipped');
+      return false;
+    }
+    seen.add(k);
+    return true;
+  });
+
+  const rows = new Map<string, EpisodeRow>();
+  const todo: Task[] = [];
+  const progress = new ProgressReporter(opts.progress, tasks.length);
+  for (const t of tasks) {
+    const done = opts.resume ? await readFinished(opts.outDir, t, (opts.judges?.length ?? 0) > 0) : undefined;
+    if (done) {
+      rows.set(t.id, done);
+      progress.skipped();
+    } else todo.push(t);
+  }
+
+  const ctl = new AbortController();
+  const onAbort = () => ctl.abort(opts.signal?.reason ?? 'aborted');
+  if (opts.signal?.aborted) onAbort();
+  else opts.signal?.addEventListener('abort', onAbort, { once: true });
+  let stoppedEarly: string | undefined;
+  const capTimer =
+    opts.maxMinutes !== undefined
+      ? setTimeout(() => {
+          stoppedEarly = `time cap of ${opts.maxMinutes} min reached`;
+          ctl.abort(stoppedEarly);
+        }, opts.maxMinutes * 60_000)
+      : undefined;
+  capTimer?.unref();
+
+  const tokens = { prompt: 0, completion: 0 };
+  for (const r of rows.values()) {
+    tokens.prompt += r.tokens.prompt;
+    tokens.completion += r.tokens.completion;
+  }
+  const overBudget = () => {
+    const c = costUsd(tokens, opts.price);
+    return opts.maxCostUsd !== undefined && c !== undefined && c >= opts.maxCostUsd;
+  };
+
+  const runOne = async (task: Task): Promise<void> => {
+    const dirName = episodeDirName(task.id);
+    const rel = join('episodes', dirName);
+    const dir = join(opts.outDir, rel);
+    const sessions: string[] = [];
+    progress.episodeStarted();
+    const outcome = await runEpisode({
+      env: opts.env,
+      task,
+      policy: opts.policy(task),
+      maxSteps: opts.maxSteps,
+      maxConsecutiveParseFailures: opts.maxConsecutiveParseFailures,
+      timeoutMs: opts.episodeTimeoutMs,
+      sandbox: opts.sandbox?.(task),
+      startUrl: (attempt) => {
+        const s = sessionIdFor(task.id);
+        sessions[attempt] = s;
+        return opts.startUrl ? opts.startUrl(task, s) : task.start_url;
+      },
+      format: opts.format,
+      parse: opts.parse,
+      retry: opts.retry,
+      keepScreenshots: opts.keepScreenshots,
+      signal: ctl.signal,
+      logger: log,
+      onStep: () => progress.step(),
+      recorder: async () => {
+        // A restarted attempt replaces the failed attempt's recording.
+        await rm(dir, { recursive: true, force: true });
+        return EpisodeRecorder.create(dir, {
+          episode_id: `${runId}/${dirName}`,
+          run_id: runId,
+          task,
+          config: { suite: opts.suite, max_steps: opts.maxSteps, ...opts.config },
+          versions: opts.versions,
+        }, { logger: log });
+      },
+      finalize: async (o) => {
+        const judged = !INFRA_REASONS.has(o.result.termination.reason) && (o.result.termination.reason === 'task_completed' || !!opts.judgeAll);
+        const verdicts: Verdict[] = [];
+        if (judged) {
+          for (const j of opts.judges ?? []) {
+            try {
+              verdicts.push(await j.judge({ task, outcome: o, sessionId: sessions[o.result.attempts] ?? '', episodeDir: dir }));
+            } catch (err) {
+              verdicts.push({ judge: j.name, outcome: 'judge_error', reasoning: err instanceof Error ? err.message : String(err) });
+            }
+          }
+        }
+        const success = successFrom(verdicts, o.result, (opts.judges?.length ?? 0) > 0);
+        const reward = verdicts[0]?.score ?? (success === null ? undefined : success ? 1 : 0);
+        rows.set(task.id, rowFrom(task, o.result, verdicts, success, rel, false));
+        return { verdicts, reward };
+      },
+    });
+    const row = rows.get(task.id)!;
+    await writeFile(join(opts.outDir, RESULTS_DIR, `${dirName}.json`), JSON.stringify(outcome.result, null, 2));
+    tokens.prompt += outcome.result.tokens.prompt;
+    tokens.completion += outcome.result.tokens.completion;
+    progress.episodeFinished(row.success === true, `${task.id} ${row.termination.reason}${row.success === true ? ' ok' : ''}`);
+  };
+
+  try {
+    await runPool({
+      concurrency: opts.concurrency,
+      items: todo,
+      work: runOne,
+      shouldStop: () => {
+        if (ctl.signal.aborted) {
+          stoppedEarly ??= `aborted: ${String(ctl.signal.reason)}`;
+          return true;
+        }
+        if (overBudget()) {
+          stoppedEarly ??= `cost cap of $${opts.maxCostUsd} reached`;
+          return true;
+        }
+        return false;
+      },
+    });
+  } finally {
+    if (capTimer) clearTimeout(capTimer);
+    opts.signal?.removeEventListener('abort', onAbort);
+    progress.stop();
+  }
+
+  // Rows in task order.
+  const ordered = tasks.map((t) => rows.get(t.id)).filter((r): r is EpisodeRow => r !== undefined);
+  const finishedAt = new Date();
+  const summary = summarize(ordered, {
+    run_id: runId,
+    suite: opts.suite,
+    ...opts.meta,
+    started_at: startedAt.toISOString(),
+    finished_at: finishedAt.toISOString(),
+    duration_ms: Date.now() - t0,
+    total: tasks.length,
+    cost_usd: costUsd(tokens, opts.price),
+    stopped_early: stoppedEarly,
+  });
+  const summaryPath = join(opts.outDir, 'summary.json');
+  const reportPath = join(opts.outDir, 'report.html');
+  await writeFile(summaryPath, JSON.stringify(summary, null, 2));
+  await writeFile(reportPath, renderReport(summary));
+  return { summary, summaryPath, reportPath };
+}

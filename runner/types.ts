@@ -1,0 +1,109 @@
+// Result shapes of the runner: one episode's outcome, one row per task in a run, and summary.json.
+// zod is the source of truth; summary.json is validated against RunSummary when read back (resume, tests).
+import { z } from 'zod';
+import { Termination, TerminationReason, Verdict } from '../protocol/task.ts';
+
+export const AttemptFailure = z.object({
+  attempt: z.number().int(),
+  reason: TerminationReason,
+  detail: z.string().optional(),
+});
+export type AttemptFailure = z.infer<typeof AttemptFailure>;
+
+/** Per-step timings of one episode (ms), for latency charts and the runner-overhead bench. */
+export const StepTiming = z.object({
+  /** Whole loop iteration: policy + parse + env step + recording. */
+  wall: z.number(),
+  policy: z.number(),
+  /** Client-observed round trip of the step request. */
+  env: z.number(),
+  /** Server-reported `observation.timings.total`. */
+  server: z.number().optional(),
+});
+export type StepTiming = z.infer<typeof StepTiming>;
+
+export const EpisodeResult = z.object({
+  task_id: z.string(),
+  episode_id: z.string(),
+  termination: Termination,
+  /** Policy steps taken in the final attempt (parse failures included). */
+  steps: z.number().int(),
+  answer: z.string().optional(),
+  /** 1 + restarts after environment/website failures. */
+  attempts: z.number().int(),
+  attempt_failures: z.array(AttemptFailure),
+  parse_failures: z.number().int(),
+  final_url: z.string().optional(),
+  started_at: z.string(),
+  duration_ms: z.number(),
+  reset_ms: z.number(),
+  step_timings: z.array(StepTiming),
+  tokens: z.object({ prompt: z.number(), completion: z.number() }),
+});
+export type EpisodeResult = z.infer<typeof EpisodeResult>;
+
+/** One task's line in summary.json and report.html. */
+export const EpisodeRow = z.object({
+  task_id: z.string(),
+  site: z.string(),
+  level: z.string().optional(),
+  question: z.string().optional(),
+  termination: Termination,
+  steps: z.number().int(),
+  answer: z.string().optional(),
+  /** true/false from the primary judge; null when the judge errored or no judge ran. */
+  success: z.boolean().nullable(),
+  verdicts: z.array(Verdict),
+  attempts: z.number().int(),
+  duration_ms: z.number(),
+  /** Mean client-observed env step latency (ms). */
+  mean_step_ms: z.number().optional(),
+  step_ms: z.array(z.number()).default([]),
+  tokens: z.object({ prompt: z.number(), completion: z.number() }).default({ prompt: 0, completion: 0 }),
+  /** Episode directory relative to the run directory. */
+  dir: z.string(),
+  /** Taken from an existing recording (resume) rather than run now. */
+  resumed: z.boolean().default(false),
+});
+export type EpisodeRow = z.infer<typeof EpisodeRow>;
+
+export const Rate = z.object({ total: z.number().int(), succeeded: z.number().int(), success_rate: z.number() });
+export type Rate = z.infer<typeof Rate>;
+
+export const RunSummary = z.object({
+  run_id: z.string(),
+  suite: z.string(),
+  model: z.string().optional(),
+  policy: z.string().optional(),
+  judge: z.string().optional(),
+  started_at: z.string(),
+  finished_at: z.string(),
+  duration_ms: z.number(),
+  /** Tasks in the run (including those not started because a cap was hit). */
+  total: z.number().int(),
+  /** Episodes with a result (run now or resumed). */
+  finished: z.number().int(),
+  not_started: z.number().int(),
+  succeeded: z.number().int(),
+  /** Judged failures (the model failed). */
+  failed: z.number().int(),
+  judge_errors: z.number().int(),
+  /** Episodes lost to env_error/website_error/aborted after retries: not the model's fault. */
+  infra_failures: z.number().int(),
+  /** succeeded / (finished − judge_errors − infra_failures): judge and environment failures never count against the model. */
+  success_rate: z.number(),
+  /** succeeded / total: the strict figure. */
+  success_rate_all: z.number(),
+  by_site: z.record(z.string(), Rate),
+  by_level: z.record(z.string(), Rate),
+  termination_reasons: z.record(z.string(), z.number().int()),
+  steps: z.object({ mean: z.number(), median: z.number(), max: z.number(), histogram: z.record(z.string(), z.number().int()) }),
+  step_latency_ms: z.object({ mean: z.number(), p50: z.number(), p90: z.number(), p99: z.number() }),
+  tokens: z.object({ prompt: z.number(), completion: z.number() }),
+  cost_usd: z.number().optional(),
+  env_retries: z.number().int(),
+  /** Why the run stopped before all tasks were started (time/cost cap, abort). */
+  stopped_early: z.string().optional(),
+  episodes: z.array(EpisodeRow),
+});
+export type RunSummary = z.infer<typeof RunSummary>;
