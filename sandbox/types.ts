@@ -11,7 +11,17 @@ export interface Sandbox {
   ready(): Promise<void>;
   /** Idempotent: closes the environment and frees its resources. */
   close(): Promise<void>;
+  /** Optional: a problem met while starting (e.g. the start URL failed) that left the sandbox usable. */
+  readonly startError?: { code: string; message: string } | null;
+  /** Optional: steps executed so far (reported in SandboxInfo). */
+  readonly steps?: number;
 }
+
+/** Time source, injectable so expiry can be tested without waiting. Milliseconds since the epoch. */
+export interface Clock {
+  now(): number;
+}
+export const systemClock: Clock = { now: () => Date.now() };
 
 /** A backend creates sandboxes of the types it supports. `local` is the embedded default. */
 export interface Backend {

@@ -1,0 +1,88 @@
+// REST wire schemas that are not sandbox/observation shapes themselves: step request, listings, errors.
+// Shared by the server (validation + OpenAPI) and the typed client.
+import { z } from 'zod';
+import { Action, ActionList } from './action.ts';
+import { SandboxInfo } from './sandbox.ts';
+
+/** Observation options accepted by the step and observation endpoints. */
+const observationOptions = {
+  screenshot: z.enum(['base64', 'none']).optional().describe("'base64' (default) embeds the image; 'none' skips capture"),
+  som: z.boolean().optional().describe('override the sandbox Set-of-Mark setting for this observation'),
+  accessibility: z.boolean().optional().describe('override the sandbox accessibility-text setting'),
+};
+
+/**
+ * POST /sandboxes/{id}/step. Exactly one of `action`, `actions` or `model_output` (with `format`).
+ * Raw model text is parsed server-side; a parse failure answers 200 with `parse.ok = false`.
+ */
+export const StepRequest = z
+  .object({
+    action: Action.optional(),
+    actions: ActionList.optional(),
+    model_output: z.string().max(500_000).optional().describe('raw policy output (text or JSON of tool calls)'),
+    format: z.string().min(1).max(100).optional().describe('policy output format name for model_output'),
+    ...observationOptions,
+  })
+  .strict()
+  .superRefine((b, ctx) => {
+    const given = (['action', 'actions', 'model_output'] as const).filter((k) => b[k] !== undefined);
+    if (given.length !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: given.length ? [given[1] ?? given[0]] : [],
+        message: `give exactly one of "action", "actions" or "model_output" (got ${given.length ? given.join(' and ') : 'none'})`,
+      });
+    }
+    if (b.model_output !== undefined && b.format === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['format'], message: 'required with model_output (a policy output format name)' });
+    }
+    if (b.format !== undefined && b.model_output === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['format'], message: 'only allowed together with model_output' });
+    }
+  });
+export type StepRequest = z.infer<typeof StepRequest>;
+
+/** GET /sandboxes/{id}/observation query. Booleans come as "true"/"false"/"1"/"0". */
+const queryBool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+export const ObservationQuery = z.object({
+  screenshot: z.enum(['base64', 'none']).optional(),
+  som: queryBool.optional(),
+  accessibility: queryBool.optional(),
+});
+export type ObservationQuery = z.input<typeof ObservationQuery>;
+
+export const WaitQuery = z.object({
+  timeout: z.coerce.number().min(0).max(600).default(30).describe('seconds to wait at most'),
+});
+
+export const SandboxIdParams = z.object({ id: z.string().min(1).max(100) });
+export const DownloadParams = z.object({ id: z.string().min(1).max(100), download_id: z.string().min(1).max(200) });
+
+export const SandboxList = z.object({ sandboxes: z.array(SandboxInfo) });
+export type SandboxList = z.infer<typeof SandboxList>;
+
+export const DownloadInfo = z.object({
+  id: z.string(),
+  filename: z.string(),
+  size: z.number().int().nonnegative(),
+  url: z.string(),
+  created_at: z.string(),
+  failure: z.string().optional(),
+});
+export type DownloadInfo = z.infer<typeof DownloadInfo>;
+
+export const DownloadList = z.object({ downloads: z.array(DownloadInfo) });
+export type DownloadList = z.infer<typeof DownloadList>;
+
+export const ErrorBody = z.object({
+  error: z.object({ code: z.string(), message: z.string() }),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+export const Health = z.object({
+  status: z.enum(['ok', 'shutting_down']),
+  version: z.string(),
+  uptime_s: z.number(),
+  sandboxes: z.number().int(),
+});
+export type Health = z.infer<typeof Health>;

@@ -1,0 +1,200 @@
+// Layered configuration: defaults < JSON config file < GROVE_* environment < CLI flags.
+// This is the ONLY module that reads process.env; everything else receives a GroveConfig.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+export const GroveConfigSchema = z
+  .object({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(8321),
+    /** Required on every request (X-API-Key) unless auth is disabled. Generated at startup when absent. */
+    apiKey: z.string().min(8, 'apiKey must be at least 8 characters').optional(),
+    /** Only an explicit `--no-auth` / GROVE_AUTH_DISABLED=1 turns authentication off. */
+    authDisabled: z.boolean().default(false),
+    maxSandboxes: z.number().int().min(1).max(10_000).default(32),
+    defaultTtlSeconds: z.number().int().min(1).max(7 * 86400).default(3600),
+    idleTimeoutSeconds: z.number().int().min(1).max(86400).default(600),
+    reaperIntervalMs: z.number().int().min(10).max(3_600_000).default(5000),
+    chromiumPath: z.string().min(1).default('/usr/bin/chromium'),
+    browserProcesses: z.number().int().min(1).max(64).default(2),
+    recycleAfter: z.number().int().min(1).max(100_000).default(50),
+    warmPool: z.number().int().min(0).max(256).default(0),
+    dataDir: z.string().min(1).default('./.grove'),
+    /** Largest accepted request body, bytes. */
+    bodyLimit: z.number().int().min(1024).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
+    logLevel: z.enum(LOG_LEVELS).default('info'),
+    /** Where recorded episodes go; defaults to <dataDir>/recordings. */
+    recordingsDir: z.string().min(1).optional(),
+    /** Grace for in-flight requests and sandbox closing at shutdown. */
+    shutdownTimeoutMs: z.number().int().min(100).max(600_000).default(15_000),
+  })
+  .strict();
+
+export type GroveConfigInput = z.input<typeof GroveConfigSchema>;
+export type GroveConfig = Omit<z.output<typeof GroveConfigSchema>, 'recordingsDir'> & {
+  recordingsDir: string;
+  /** Where apiKey came from; 'generated' means the server must log it once at startup. */
+  apiKeySource: 'flag' | 'env' | 'file' | 'generated' | 'none';
+};
+
+export type ConfigKey = keyof GroveConfigInput;
+const KEYS = Object.keys(GroveConfigSchema.shape) as ConfigKey[];
+
+/** Bad configuration: the message names the setting and its source. */
+export class ConfigError extends Error {
+  readonly code = 'invalid_config';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** camelCase key → GROVE_UPPER_SNAKE environment variable. */
+export function envName(key: ConfigKey): string {
+  return 'GROVE_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
+}
+
+const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir']);
+const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled']);
+const NUMBER_KEYS = new Set<ConfigKey>(KEYS.filter((k) => !STRING_KEYS.has(k) && !BOOLEAN_KEYS.has(k)));
+
+function coerce(key: ConfigKey, raw: string, where: string): unknown {
+  if (BOOLEAN_KEYS.has(key)) {
+    if (/^(1|true|yes|on)$/i.test(raw)) return true;
+    if (/^(0|false|no|off|)$/i.test(raw)) return false;
+    throw new ConfigError(`${where}: expected a boolean (1/0/true/false), got "${raw}"`);
+  }
+  if (NUMBER_KEYS.has(key)) {
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n)) throw new ConfigError(`${where}: expected a number, got "${raw}"`);
+    return n;
+  }
+  return raw;
+}
+
+function describeIssues(error: z.ZodError, source: (key: string) => string): string {
+  return error.issues
+    .map((i) => {
+      if (i.code === 'unrecognized_keys') return `unknown setting(s) ${i.keys.map((k) => `"${k}"`).join(', ')} (known: ${KEYS.join(', ')})`;
+      const key = String(i.path[0] ?? '');
+      return `${key} (from ${source(key)}): ${i.message}`;
+    })
+    .join('; ');
+}
+
+export interface LoadConfigOptions {
+  /** Values from CLI flags (highest precedence). */
+  flags?: Partial<GroveConfigInput>;
+  /** Config file path (`--config`); falls back to GROVE_CONFIG. */
+  configFile?: string;
+  /** Environment to read; defaults to process.env. Tests pass their own. */
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * Resolves the configuration once at startup and checks option combinations.
+ * Throws ConfigError with a message that names the setting and where it came from.
+ */
+export function loadConfig(opts: LoadConfigOptions = {}): GroveConfig {
+  const env = opts.env ?? process.env;
+  const origin: Record<string, string> = {};
+
+  let fileValues: Record<string, unknown> = {};
+  const file = opts.configFile ?? env.GROVE_CONFIG;
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`config file ${file}: cannot be read (${(err as Error).message})`);
+    }
+    try {
+      fileValues = JSON.parse(text) as Record<string, unknown>;
+    } catch (err) {
+      throw new ConfigError(`config file ${file}: not valid JSON (${(err as Error).message})`);
+    }
+    if (typeof fileValues !== 'object' || fileValues === null || Array.isArray(fileValues)) {
+      throw new ConfigError(`config file ${file}: expected a JSON object of settings`);
+    }
+    for (const k of Object.keys(fileValues)) origin[k] = `config file ${file}`;
+  }
+
+  const envValues: Record<string, unknown> = {};
+  for (const key of KEYS) {
+    const name = envName(key);
+    const raw = env[name];
+    if (raw === undefined) continue;
+    envValues[key] = coerce(key, raw, name);
+    origin[key] = `environment ${name}`;
+  }
+
+  const flagValues: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(opts.flags ?? {})) {
+    if (v === undefined) continue;
+    flagValues[k] = v;
+    origin[k] = 'command-line flag';
+  }
+
+  const merged = { ...fileValues, ...envValues, ...flagValues };
+  const parsed = GroveConfigSchema.safeParse(merged);
+  if (!parsed.success) {
+    throw new ConfigError(`invalid configuration: ${describeIssues(parsed.error, (k) => origin[k] ?? 'defaults')}`);
+  }
+  const c = parsed.data;
+
+  // Option combinations, checked once here so the server never starts half-configured.
+  if (c.authDisabled && c.apiKey) {
+    throw new ConfigError(
+      `apiKey (from ${origin.apiKey}) and authDisabled (from ${origin.authDisabled}) contradict each other: drop one of them`,
+    );
+  }
+  if (c.warmPool > c.maxSandboxes) {
+    throw new ConfigError(`warmPool (${c.warmPool}) cannot exceed maxSandboxes (${c.maxSandboxes})`);
+  }
+  if (c.reaperIntervalMs > c.idleTimeoutSeconds * 1000) {
+    throw new ConfigError(
+      `reaperIntervalMs (${c.reaperIntervalMs}) is longer than idleTimeoutSeconds (${c.idleTimeoutSeconds}s): idle sandboxes would outlive their timeout`,
+    );
+  }
+
+  let apiKeySource: GroveConfig['apiKeySource'] = 'none';
+  let apiKey = c.apiKey;
+  if (apiKey) {
+    const o = origin.apiKey ?? '';
+    apiKeySource = o.startsWith('environment') ? 'env' : o.startsWith('config file') ? 'file' : 'flag';
+  } else if (!c.authDisabled) {
+    apiKey = generateApiKey();
+    apiKeySource = 'generated';
+  }
+  return {
+    ...c,
+    apiKey,
+    apiKeySource,
+    recordingsDir: c.recordingsDir ?? `${c.dataDir.replace(/\/+$/, '')}/recordings`,
+  };
+}
+
+export function generateApiKey(): string {
+  return 'grv_' + randomBytes(24).toString('base64url');
+}
+
+/** Human-readable list of the settings for `grove help serve`. */
+export function configHelp(): string {
+  return KEYS.map((k) => {
+    const s = GroveConfigSchema.shape[k];
+    const def = s.def.type === 'default' ? JSON.stringify((s.def as { defaultValue: unknown }).defaultValue) : '-';
+    return `  ${k.padEnd(20)} ${envName(k).padEnd(28)} default ${def}`;
+  }).join('\n');
+}
+
+/**
+ * A secret or setting that belongs to another component (e.g. a judge's model key), read here so that
+ * process.env stays in this one module. Returns undefined when unset or empty.
+ */
+export function readEnvSetting(name: string, env: Record<string, string | undefined> = process.env): string | undefined {
+  const v = env[name];
+  return v === undefined || v === '' ? undefined : v;
+}

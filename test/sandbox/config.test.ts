@@ -1,0 +1,77 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, envName, loadConfig } from '../../sandbox/config.ts';
+
+function tmpFile(content: string): string {
+  const f = path.join(mkdtempSync(path.join(os.tmpdir(), 'grove-cfg-')), 'grove.json');
+  writeFileSync(f, content);
+  return f;
+}
+
+describe('loadConfig', () => {
+  it('has documented defaults and generates an API key when none is given', () => {
+    const c = loadConfig({ env: {} });
+    expect(c).toMatchObject({
+      host: '127.0.0.1',
+      port: 8321,
+      authDisabled: false,
+      maxSandboxes: 32,
+      defaultTtlSeconds: 3600,
+      idleTimeoutSeconds: 600,
+      chromiumPath: '/usr/bin/chromium',
+      browserProcesses: 2,
+      recycleAfter: 50,
+      warmPool: 0,
+      dataDir: './.grove',
+      recordingsDir: './.grove/recordings',
+      apiKeySource: 'generated',
+    });
+    expect(c.apiKey).toMatch(/^grv_[A-Za-z0-9_-]{32}$/);
+    expect(loadConfig({ env: {} }).apiKey).not.toBe(c.apiKey);
+  });
+
+  it('layers defaults < file < environment < flags', () => {
+    const file = tmpFile(JSON.stringify({ port: 9000, maxSandboxes: 5, host: '0.0.0.0', logLevel: 'debug' }));
+    const c = loadConfig({
+      configFile: file,
+      env: { GROVE_PORT: '9100', GROVE_MAX_SANDBOXES: '7', GROVE_API_KEY: 'env-key-123456' },
+      flags: { port: 9200 },
+    });
+    expect(c.port).toBe(9200);
+    expect(c.maxSandboxes).toBe(7);
+    expect(c.host).toBe('0.0.0.0');
+    expect(c.logLevel).toBe('debug');
+    expect(c.apiKey).toBe('env-key-123456');
+    expect(c.apiKeySource).toBe('env');
+    // GROVE_CONFIG names the file when no --config is given.
+    expect(loadConfig({ env: { GROVE_CONFIG: file } }).port).toBe(9000);
+  });
+
+  it('maps camelCase keys to GROVE_ variables', () => {
+    expect(envName('idleTimeoutSeconds')).toBe('GROVE_IDLE_TIMEOUT_SECONDS');
+    expect(loadConfig({ env: { GROVE_IDLE_TIMEOUT_SECONDS: '120' } }).idleTimeoutSeconds).toBe(120);
+  });
+
+  it('disables auth only when asked, and then has no key', () => {
+    const c = loadConfig({ env: { GROVE_AUTH_DISABLED: '1' } });
+    expect(c.authDisabled).toBe(true);
+    expect(c.apiKey).toBeUndefined();
+    expect(c.apiKeySource).toBe('none');
+  });
+
+  it('names the setting and its source in errors', () => {
+    expect(() => loadConfig({ env: { GROVE_PORT: 'eighty' } })).toThrow('GROVE_PORT: expected a number, got "eighty"');
+    expect(() => loadConfig({ env: { GROVE_PORT: '70000' } })).toThrow(/port \(from environment GROVE_PORT\): Too big/);
+    expect(() => loadConfig({ env: {}, configFile: tmpFile('{"prot": 1}') })).toThrow(/unknown setting\(s\) "prot"/);
+    expect(() => loadConfig({ env: {}, configFile: tmpFile('{nope') })).toThrow(/not valid JSON/);
+    expect(() => loadConfig({ env: {}, configFile: '/nonexistent/grove.json' })).toThrow(/cannot be read/);
+  });
+
+  it('checks option combinations once', () => {
+    expect(() => loadConfig({ env: { GROVE_API_KEY: 'some-key-1234' }, flags: { authDisabled: true } })).toThrow(ConfigError);
+    expect(() => loadConfig({ env: {}, flags: { warmPool: 5, maxSandboxes: 2 } })).toThrow(/warmPool \(5\) cannot exceed maxSandboxes \(2\)/);
+    expect(() => loadConfig({ env: {}, flags: { idleTimeoutSeconds: 1, reaperIntervalMs: 5000 } })).toThrow(/reaperIntervalMs/);
+  });
+});
