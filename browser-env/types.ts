@@ -12,6 +12,8 @@ export interface StepOptions {
   accessibility?: boolean;
   /** Override settle for this step (bench uses settle off). */
   settle?: boolean;
+  /** Draw the SoM boxes and numbers onto the returned screenshot (needs SoM on). Default: unlabelled. */
+  som_overlay?: boolean;
 }
 
 export interface DownloadInfo {

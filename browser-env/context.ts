@@ -1,0 +1,83 @@
+// Context creation shared by the warm pool and fresh sandboxes: the same options, init script and first page,
+// so a warm context is indistinguishable from a fresh one.
+import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import type { NetworkRules } from '../protocol/sandbox.ts';
+import { SETTLE_INIT_SCRIPT } from './settle.ts';
+import { withTimeout } from './util.ts';
+
+/** The proxy settings the network gate hands out per sandbox (Playwright's `proxy` option). */
+export interface ProxySettings {
+  server: string;
+  bypass?: string;
+  username?: string;
+  password?: string;
+}
+
+/** Structural view of browser-env/network-gate.ts (kept here so this module does not depend on its internals). */
+export interface ProxyGate {
+  register(sandboxId: string, rules: NetworkRules, onBlocked?: (e: { url: string; reason: string }) => void): Promise<ProxySettings>;
+  update(sandboxId: string, rules: NetworkRules): Promise<void> | void;
+  unregister(sandboxId: string): Promise<void> | void;
+}
+
+/** Structural view of browser-env/pool.ts's PooledContext / ChromiumPool. */
+export interface PooledContextLike {
+  context: BrowserContext;
+  browserPid: number;
+  release(): Promise<void>;
+}
+export interface ContextSource {
+  newContext(options: BrowserContextOptions): Promise<PooledContextLike>;
+}
+
+export interface ContextLook {
+  viewport: { width: number; height: number };
+  user_agent?: string;
+  locale?: string;
+  timezone?: string;
+}
+
+export const DEFAULT_LOOK: ContextLook = { viewport: { width: 1280, height: 1000 } };
+
+/** Whether a sandbox with `look` may take a context created with DEFAULT_LOOK. */
+export function isDefaultLook(look: ContextLook): boolean {
+  return (
+    look.viewport.width === DEFAULT_LOOK.viewport.width &&
+    look.viewport.height === DEFAULT_LOOK.viewport.height &&
+    look.user_agent === undefined &&
+    look.locale === undefined &&
+    look.timezone === undefined
+  );
+}
+
+export function contextOptions(look: ContextLook, proxy: ProxySettings | undefined): BrowserContextOptions {
+  const o: BrowserContextOptions = {
+    viewport: { ...look.viewport },
+    deviceScaleFactor: 1,
+    acceptDownloads: true,
+    ignoreHTTPSErrors: false,
+  };
+  if (look.user_agent !== undefined) o.userAgent = look.user_agent;
+  if (look.locale !== undefined) o.locale = look.locale;
+  if (look.timezone !== undefined) o.timezoneId = look.timezone;
+  if (proxy) o.proxy = proxy;
+  return o;
+}
+
+export interface Prepared {
+  pooled: PooledContextLike;
+  page: Page;
+}
+
+/** New pooled context with the settle init script and one blank page. Releases the context on failure. */
+export async function prepareContext(source: ContextSource, options: BrowserContextOptions, timeoutMs: number): Promise<Prepared> {
+  const pooled = await withTimeout(source.newContext(options), timeoutMs, 'new browser context');
+  try {
+    await withTimeout(pooled.context.addInitScript(SETTLE_INIT_SCRIPT), timeoutMs, 'init script');
+    const page = await withTimeout(pooled.context.newPage(), timeoutMs, 'new page');
+    return { pooled, page };
+  } catch (e) {
+    await withTimeout(pooled.release(), timeoutMs, 'release').catch(() => {});
+    throw e;
+  }
+}

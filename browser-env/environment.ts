@@ -1,0 +1,154 @@
+// The browser environment: creates sandboxes on pooled contexts behind the network gate, and keeps a few
+// warm contexts (default look: 1280x1000, no UA/locale/timezone override) so a default create is instant.
+import type { NetworkRules } from '../protocol/sandbox.ts';
+import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
+import { GroveError } from '../protocol/errors.ts';
+import type { Logger } from '../sandbox/log.ts';
+import { contextOptions, DEFAULT_LOOK, isDefaultLook, prepareContext, type ContextSource, type Prepared, type ProxyGate, type ProxySettings } from './context.ts';
+import { ChromiumSandbox } from './sandbox.ts';
+import type { BrowserEnvironment, BrowserSandbox } from './types.ts';
+import { errMessage, quietly } from './util.ts';
+
+/** A warm context may not reach anything until it is claimed and given the sandbox's rules. */
+const WARM_RULES: NetworkRules = { block_network: true, allow: [], allow_domains: [], deny_domains: [] };
+
+interface WarmEntry {
+  prepared: Prepared;
+  gateKey: string;
+  proxy: ProxySettings;
+  sink: ((e: { url: string; reason: string }) => void) | null;
+}
+
+export interface EnvironmentParts {
+  source: ContextSource & { stats?(): Record<string, number>; shutdown?(): Promise<void> };
+  gate?: ProxyGate & { close?(): Promise<void> };
+  dataDir: string;
+  warmPool: number;
+  log: Logger;
+}
+
+export class LocalBrowserEnvironment implements BrowserEnvironment {
+  private warm: WarmEntry[] = [];
+  private filling = 0;
+  private fillFailures = 0;
+  private warmSeq = 0;
+  private live = new Set<ChromiumSandbox>();
+  private counters = { warm_hits_total: 0, warm_misses_total: 0, sandboxes_created_total: 0 };
+  private stopping = false;
+  private fills = new Set<Promise<void>>();
+
+  constructor(private readonly parts: EnvironmentParts) {}
+
+  /** Starts filling the warm pool (in the background). */
+  startWarm(): void {
+    this.refill();
+  }
+
+  async create(id: string, options: BrowserCreateOptions): Promise<BrowserSandbox> {
+    if (this.stopping) throw new GroveError('shutting_down');
+    this.counters.sandboxes_created_total++;
+    let warm: WarmEntry | undefined;
+    if (isDefaultLook(options) && this.parts.gate) {
+      warm = this.warm.shift();
+      if (warm) {
+        this.counters.warm_hits_total++;
+        try {
+          await this.parts.gate.update(warm.gateKey, options.network);
+        } catch (e) {
+          this.parts.log.warn({ err: errMessage(e) }, 'warm context claim failed; creating a fresh one');
+          await this.discard(warm);
+          warm = undefined;
+        }
+      } else this.counters.warm_misses_total++;
+      // A default create is a sign the warm pool is wanted: retry filling even after earlier failures.
+      this.fillFailures = 0;
+      this.refill();
+    }
+    const entry = warm;
+    const sb = new ChromiumSandbox(id, options, {
+      source: this.parts.source,
+      gate: this.parts.gate,
+      dataDir: this.parts.dataDir,
+      log: this.parts.log,
+      warm: entry && {
+        prepared: entry.prepared,
+        gateKey: entry.gateKey,
+        proxy: entry.proxy,
+        setBlockedSink: (fn) => {
+          entry.sink = fn;
+        },
+      },
+      onClose: () => this.live.delete(sb),
+    });
+    this.live.add(sb);
+    return sb;
+  }
+
+  private refill(): void {
+    const target = this.parts.warmPool;
+    if (!this.parts.gate || target <= 0) return;
+    // After repeated failures stop trying until a claim makes room again (no hot loop on a broken browser).
+    while (!this.stopping && this.warm.length + this.filling < target && this.fillFailures < 3) {
+      this.filling++;
+      const p = this.makeWarm()
+        .then((w) => {
+          this.fillFailures = 0;
+          if (this.stopping) return this.discard(w);
+          this.warm.push(w);
+        })
+        .catch((e) => {
+          this.fillFailures++;
+          this.parts.log.warn({ err: errMessage(e) }, 'warm context creation failed');
+        })
+        .finally(() => {
+          this.filling--;
+          this.fills.delete(p);
+          if (this.fillFailures > 0 && this.fillFailures < 3) this.refill();
+        });
+      this.fills.add(p);
+    }
+  }
+
+  private async makeWarm(): Promise<WarmEntry> {
+    const gate = this.parts.gate!;
+    const gateKey = `warm-${++this.warmSeq}-${Date.now().toString(36)}`;
+    const entry: Partial<WarmEntry> & { sink: WarmEntry['sink'] } = { sink: null };
+    const proxy = await gate.register(gateKey, WARM_RULES, (e) => entry.sink?.(e));
+    try {
+      const prepared = await prepareContext(this.parts.source, contextOptions(DEFAULT_LOOK, proxy), 30_000);
+      return Object.assign(entry, { prepared, gateKey, proxy });
+    } catch (e) {
+      await quietly(Promise.resolve(gate.unregister(gateKey)));
+      throw e;
+    }
+  }
+
+  private async discard(w: WarmEntry): Promise<void> {
+    await quietly(w.prepared.pooled.release());
+    await quietly(Promise.resolve(this.parts.gate?.unregister(w.gateKey)));
+  }
+
+  /** Waits until the warm pool is full (tests and benchmarks; never needed for correctness). */
+  async warmed(): Promise<void> {
+    while (this.fills.size) await Promise.allSettled([...this.fills]);
+  }
+
+  stats(): Record<string, number> {
+    return {
+      ...(this.parts.source.stats?.() ?? {}),
+      ...this.counters,
+      warm_ready: this.warm.length,
+      sandboxes_live: this.live.size,
+    };
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    await Promise.allSettled([...this.fills]);
+    await Promise.allSettled([...this.live].map((s) => s.close()));
+    await Promise.allSettled(this.warm.splice(0).map((w) => this.discard(w)));
+    await quietly(this.parts.source.shutdown?.());
+    await quietly(this.parts.gate?.close?.());
+  }
+}

@@ -1,0 +1,45 @@
+// Public entry of the browser environment: compose the Chromium pool, the network gate and the warm pool.
+import type { Logger } from '../sandbox/log.ts';
+import { silentLogger } from '../sandbox/log.ts';
+import { LocalBrowserEnvironment } from './environment.ts';
+import { startNetworkGate } from './network-gate.ts';
+import { ChromiumPool } from './pool.ts';
+import type { BrowserEnvironmentConfig } from './types.ts';
+
+export type { BrowserEnvironment, BrowserEnvironmentConfig, BrowserSandbox, DownloadInfo, StepOptions } from './types.ts';
+export { LocalBrowserEnvironment, type EnvironmentParts } from './environment.ts';
+export { ChromiumSandbox, type SandboxDeps } from './sandbox.ts';
+export { ACTIONS, ActionFailure, type ActionDef } from './actions.ts';
+export { resolvePoint, toSpace, type CoordContext, type PointInput, type ResolveResult } from './coords.ts';
+export { smartResize, maxSideResize, targetSize } from './resize.ts';
+export { normalizeKey, normalizeCombo, normalizeKeys } from './keys.ts';
+export { classifyNavError, classifyResponse, normalizeUrl } from './classify.ts';
+export { A11Y_MAX_CHARS } from './a11y.ts';
+
+/**
+ * Starts the pool (Chromium processes) and the network gate, and begins filling the warm pool.
+ * The returned environment owns both: `shutdown()` closes every sandbox, the pool and the gate.
+ */
+export async function createBrowserEnvironment(cfg: BrowserEnvironmentConfig & { log?: Logger }): Promise<LocalBrowserEnvironment> {
+  const log = cfg.log ?? silentLogger;
+  const pool = new ChromiumPool({
+    executablePath: cfg.executablePath,
+    processes: cfg.processes,
+    recycleAfter: cfg.recycleAfter,
+    dataDir: cfg.dataDir,
+    headless: cfg.headless,
+    extraArgs: cfg.extraArgs,
+    log,
+  });
+  await pool.start();
+  let gate;
+  try {
+    gate = await startNetworkGate({ log });
+  } catch (e) {
+    await pool.shutdown();
+    throw e;
+  }
+  const env = new LocalBrowserEnvironment({ source: pool, gate, dataDir: cfg.dataDir, warmPool: cfg.warmPool, log });
+  env.startWarm();
+  return env;
+}

@@ -1,0 +1,74 @@
+// Screenshot capture through CDP `Page.captureScreenshot` (never page.screenshot: it waits for web fonts
+// and can hang while the main resource loads), then an optional sharp resize / SoM overlay.
+import sharp from 'sharp';
+import type { CDPSession } from 'playwright-core';
+import type { ImageFormat, SomElement } from '../protocol/observation.ts';
+import type { ResizeOptions } from '../protocol/sandbox.ts';
+import type { Size } from './coords.ts';
+import { encode, MIME, targetSize } from './resize.ts';
+import { somOverlaySvg } from './som.ts';
+import { withTimeout } from './util.ts';
+
+export interface RawCapture {
+  bytes: Buffer;
+  format: ImageFormat;
+  ms: number;
+}
+
+/** One CDP capture of the viewport, bounded by `timeoutMs` (a hung renderer never answers). */
+export async function cdpCapture(cdp: CDPSession, format: ImageFormat, quality: number, timeoutMs: number): Promise<RawCapture> {
+  const t0 = Date.now();
+  const params: { format: ImageFormat; quality?: number; captureBeyondViewport: boolean; optimizeForSpeed: boolean } = {
+    format,
+    captureBeyondViewport: false,
+    optimizeForSpeed: true,
+  };
+  if (format !== 'png') params.quality = quality;
+  const res = await withTimeout(cdp.send('Page.captureScreenshot', params), timeoutMs, 'screenshot capture');
+  return { bytes: Buffer.from(res.data, 'base64'), format, ms: Date.now() - t0 };
+}
+
+export interface EncodedShot {
+  bytes: Buffer;
+  mime: string;
+  width: number;
+  height: number;
+  /** image px per CSS px (horizontal). */
+  scale: number;
+  ms: number;
+}
+
+export interface ShotSettings {
+  viewport: Size;
+  format: ImageFormat;
+  quality: number;
+  resize?: ResizeOptions;
+}
+
+/** Format to ask Chromium for: the final one when no post-processing is needed, else a near-lossless JPEG. */
+export function captureFormat(s: ShotSettings, labelled: boolean): { format: ImageFormat; quality: number } {
+  if (!s.resize && !labelled) return { format: s.format, quality: s.quality };
+  return { format: 'jpeg', quality: 95 };
+}
+
+/** Resizes / labels a capture when configured; otherwise returns it untouched. */
+export async function finishShot(raw: RawCapture, s: ShotSettings, som?: SomElement[]): Promise<EncodedShot> {
+  const t0 = Date.now();
+  const to = targetSize(s.viewport, s.resize);
+  const sx = to.width / s.viewport.width;
+  const sy = to.height / s.viewport.height;
+  if (!s.resize && !som && raw.format === s.format) {
+    return { bytes: raw.bytes, mime: MIME[s.format], width: to.width, height: to.height, scale: 1, ms: 0 };
+  }
+  let img = sharp(raw.bytes);
+  if (to.width !== s.viewport.width || to.height !== s.viewport.height) {
+    img = img.resize(to.width, to.height, { fit: 'fill' });
+  }
+  if (som) {
+    // Composite is applied after resize only when the resize is materialised first.
+    const base = await img.png({ compressionLevel: 0 }).toBuffer();
+    img = sharp(base).composite([{ input: somOverlaySvg(som, to.width, to.height, sx, sy), top: 0, left: 0 }]);
+  }
+  const bytes = await encode(img, s.format, s.quality);
+  return { bytes, mime: MIME[s.format], width: to.width, height: to.height, scale: sx, ms: Date.now() - t0 };
+}

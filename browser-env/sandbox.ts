@@ -1,0 +1,704 @@
+// One browser sandbox: a pooled BrowserContext, its tabs, the step loop (actions → settle → observation),
+// and the recovery paths (crashed or hung renderer, dead browser process).
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BrowserContext, CDPSession, Dialog, Download, Page } from 'playwright-core';
+import type { Action } from '../protocol/action.ts';
+import { GroveError } from '../protocol/errors.ts';
+import type { ActionError, EnvEvent, Observation, ResolvedAction, SomElement, StepResult, Tab } from '../protocol/observation.ts';
+import type { BrowserCreateOptions, SandboxStatus } from '../protocol/sandbox.ts';
+import type { Logger } from '../sandbox/log.ts';
+import { accessibilityText } from './a11y.ts';
+import { ActionFailure, type ActionHost, type ActionRecord, actionDef, NO_SETTLE } from './actions.ts';
+import { classifyNavError, classifyResponse, isRetryable, normalizeUrl, type ClassifiedError } from './classify.ts';
+import { contextOptions, prepareContext, type ContextSource, type Prepared, type ProxyGate, type ProxySettings } from './context.ts';
+import { resolvePoint, type CoordContext, type PointInput } from './coords.ts';
+import { captureFormat, cdpCapture, finishShot, type EncodedShot, type ShotSettings } from './observe.ts';
+import { targetSize } from './resize.ts';
+import { NetworkTracker, settle } from './settle.ts';
+import { collectSom } from './som.ts';
+import type { BrowserSandbox, DownloadInfo, StepOptions } from './types.ts';
+import { delay, errMessage, quietly, TimeoutError, withTimeout } from './util.ts';
+import { isBlankUrl, watchPage, type WatchdogHost } from './watchdogs.ts';
+
+export interface SandboxDeps {
+  source: ContextSource;
+  gate?: ProxyGate;
+  /** Downloads go to `<dataDir>/downloads/<sandboxId>/`. */
+  dataDir: string;
+  log: Logger;
+  /** A warm context already registered with the gate under `gateKey` (rules already updated). */
+  warm?: { prepared: Prepared; gateKey: string; proxy: ProxySettings; setBlockedSink(fn: (e: { url: string; reason: string }) => void): void };
+  /** Called once when the sandbox is closed (the environment forgets it). */
+  onClose?: () => void;
+}
+
+/** Upper bound for small page queries (title, focus checks, probes). */
+const PROBE_MS = 1000;
+/** Cap for `wait` actions. */
+const WAIT_CAP_MS = 10_000;
+const START_TRIES = 3;
+
+interface InternalDownload extends DownloadInfo {
+  path: string;
+}
+
+export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
+  readonly type = 'browser' as const;
+  readonly id: string;
+  readonly options: BrowserCreateOptions;
+  /** The start URL's failure (the sandbox still works), or null. */
+  startError: ActionError | null = null;
+
+  private _steps = 0;
+  private _status: SandboxStatus = 'creating';
+  private busy = false;
+  private closed = false;
+  private readyPromise: Promise<void>;
+
+  private pooled!: Prepared['pooled'];
+  private context!: BrowserContext;
+  /** Active tab. */
+  private page!: Page;
+  /** Tabs in opening order (tab index = position). */
+  private tabs: Page[] = [];
+  private cdp = new Map<Page, Promise<CDPSession>>();
+  private events: EnvEvent[] = [];
+  private pending = new Set<Promise<unknown>>();
+  private crashed = new WeakSet<Page>();
+  /** Pages we open or close ourselves (no popup / tab_closed events for them). */
+  private ownPageOps = 0;
+  private selfClosing = new WeakSet<Page>();
+  private contextLost = false;
+  private replacingContext = false;
+  private net = new NetworkTracker();
+  private lastSom: SomElement[] | null = null;
+  private lastGoodUrl: string | null = null;
+  private pendingError: ActionError | null = null;
+  private lastBlocked: { url: string; at: number } | null = null;
+  private dl = new Map<string, InternalDownload>();
+  private dlSeq = 0;
+  private gateKey: string | null = null;
+  private proxy: ProxySettings | undefined;
+  private readonly log: Logger;
+  private readonly T: number;
+
+  constructor(id: string, options: BrowserCreateOptions, private readonly deps: SandboxDeps) {
+    this.id = id;
+    this.options = options;
+    this.log = deps.log;
+    this.T = options.action_timeout_ms;
+    this.readyPromise = this.start();
+    // ready() hands the outcome to whoever asks; nobody asking must not be an unhandled rejection.
+    this.readyPromise.catch(() => {});
+  }
+
+  get status(): SandboxStatus {
+    if (this.closed) return 'closed';
+    if (this._status === 'ready' && this.busy) return 'busy';
+    return this._status;
+  }
+
+  get steps(): number {
+    return this._steps;
+  }
+
+  ready(): Promise<void> {
+    return this.readyPromise;
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  private async start(): Promise<void> {
+    try {
+      const w = this.deps.warm;
+      if (w) {
+        this.gateKey = w.gateKey;
+        this.proxy = w.proxy;
+        w.setBlockedSink((e) => this.onBlocked(e));
+        this.adopt(w.prepared);
+      } else {
+        if (this.deps.gate) {
+          this.gateKey = this.id;
+          this.proxy = await withTimeout(
+            this.deps.gate.register(this.id, this.options.network, (e) => this.onBlocked(e)),
+            this.T,
+            'network gate registration',
+          );
+        }
+        this.adopt(await prepareContext(this.deps.source, contextOptions(this.options, this.proxy), Math.max(this.T, 30_000)));
+      }
+      if (this.closed) throw new GroveError('sandbox_closed');
+      if (this.options.start_url) await this.openStartUrl(this.options.start_url);
+      this._status = 'ready';
+    } catch (e) {
+      this._status = 'error';
+      await this.releaseResources();
+      if (e instanceof GroveError) throw e;
+      this.log.error({ err: errMessage(e), sandbox: this.id }, 'browser sandbox creation failed');
+      throw new GroveError('internal_error', `Browser sandbox creation failed: ${errMessage(e)}`, { cause: e });
+    }
+  }
+
+  private async openStartUrl(url: string): Promise<void> {
+    const t0 = Date.now();
+    let last: ClassifiedError | null = null;
+    for (let i = 0; i < START_TRIES; i++) {
+      try {
+        await this.navigate('goto', url);
+        last = null;
+        break;
+      } catch (e) {
+        last = e instanceof ActionFailure ? { code: e.code, message: e.message } : { code: 'navigation_failed', message: errMessage(e) };
+        // Retries are for transient failures, and a slow site must not triple the creation time.
+        if (!isRetryable(last) || Date.now() - t0 > 2 * this.T) break;
+        await delay(200 * (i + 1));
+      }
+    }
+    if (last) {
+      this.startError = { code: last.code, message: `start URL ${url}: ${last.message}` };
+      this.pendingError = this.startError;
+      this.log.info({ sandbox: this.id, code: last.code }, 'start URL failed');
+    } else {
+      this.lastGoodUrl = this.page.url();
+    }
+  }
+
+  /** Takes over a prepared context: listeners, tab list. */
+  private adopt(p: Prepared): void {
+    this.pooled = p.pooled;
+    this.context = p.pooled.context;
+    this.contextLost = false;
+    this.tabs = [];
+    this.cdp.clear();
+    this.context.setDefaultTimeout(this.T);
+    this.context.setDefaultNavigationTimeout(this.T);
+    this.net = new NetworkTracker();
+    this.net.attach(this.context);
+    const ctx = this.context;
+    ctx.on('page', (pg) => this.onNewPage(pg));
+    ctx.on('close', () => {
+      if (ctx === this.context && !this.closed && !this.replacingContext) {
+        this.contextLost = true;
+        this.log.warn({ sandbox: this.id }, 'browser context closed unexpectedly');
+      }
+    });
+    for (const pg of ctx.pages()) this.registerPage(pg);
+    this.page = p.page;
+    if (!this.tabs.includes(p.page)) this.registerPage(p.page);
+  }
+
+  private registerPage(pg: Page): void {
+    if (this.tabs.includes(pg)) return;
+    this.tabs.push(pg);
+    pg.setDefaultTimeout(this.T);
+    watchPage(pg, this);
+  }
+
+  private onNewPage(pg: Page): void {
+    const known = this.tabs.includes(pg);
+    this.registerPage(pg);
+    if (known || this.ownPageOps > 0) return;
+    // A page opened by the page (window.open, target=_blank): follow it, as a user would see it.
+    this.page = pg;
+    const index = this.tabs.indexOf(pg);
+    this.track(
+      (async () => {
+        // The popup's URL is known once its first navigation commits (it starts as about:blank).
+        if (isBlankUrl(pg.url())) await quietly(pg.waitForURL((u) => !isBlankUrl(u.href), { waitUntil: 'commit', timeout: 2000 }));
+        this.events.push({ type: 'popup', url: pg.url(), tab_index: index, switched: true });
+      })(),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await quietly(this.readyPromise);
+    await this.releaseResources();
+    await quietly(rm(this.downloadDir(), { recursive: true, force: true }));
+    this.deps.onClose?.();
+  }
+
+  private async releaseResources(): Promise<void> {
+    const pooled = this.pooled;
+    if (pooled) await quietly(withTimeout(pooled.release(), 10_000, 'context release'));
+    if (this.gateKey && this.deps.gate) {
+      const key = this.gateKey;
+      this.gateKey = null;
+      await quietly(Promise.resolve(this.deps.gate.unregister(key)));
+    }
+  }
+
+  // ---------------------------------------------------------------- watchdog host
+
+  pushEvent(e: EnvEvent): void {
+    this.events.push(e);
+  }
+
+  track(p: Promise<unknown>): void {
+    const q = p.catch((e) => this.log.warn({ err: errMessage(e), sandbox: this.id }, 'watchdog task failed'));
+    this.pending.add(q);
+    void q.finally(() => this.pending.delete(q));
+  }
+
+  onCrash(pg: Page): void {
+    this.crashed.add(pg);
+    this.log.warn({ sandbox: this.id, url: pg.url() }, 'page crashed');
+  }
+
+  onPageClosed(pg: Page): void {
+    const index = this.tabs.indexOf(pg);
+    if (index < 0) return;
+    this.tabs.splice(index, 1);
+    const cdp = this.cdp.get(pg);
+    this.cdp.delete(pg);
+    if (cdp) void cdp.then((s) => s.detach()).catch(() => {});
+    if (this.selfClosing.has(pg) || this.closed) return;
+    this.events.push({ type: 'tab_closed', tab_index: index });
+    if (pg === this.page && this.tabs.length) this.page = this.tabs[Math.min(index, this.tabs.length - 1)];
+  }
+
+  async saveDownload(d: Download): Promise<void> {
+    const id = `dl${++this.dlSeq}`;
+    const filename = safeName(d.suggestedFilename()) || 'download';
+    const dir = this.downloadDir();
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, `${id}-${filename}`);
+    const info: InternalDownload = { id, filename, size: 0, url: d.url(), created_at: new Date().toISOString(), path };
+    try {
+      await withTimeout(d.saveAs(path), 120_000, 'download');
+      info.size = (await stat(path)).size;
+    } catch (e) {
+      info.failure = (await quietly(d.failure())) ?? errMessage(e);
+    }
+    this.dl.set(id, info);
+    const ev: EnvEvent = { type: 'download', filename, size: info.size, id, url: info.url };
+    if (info.failure) ev.failure = info.failure;
+    this.events.push(ev);
+  }
+
+  async answerDialog(dlg: Dialog): Promise<void> {
+    const type = dlg.type() as 'alert' | 'confirm' | 'prompt' | 'beforeunload';
+    const ev: EnvEvent = { type: 'dialog', dialog_type: type, message: dlg.message(), handled: 'accepted' };
+    if (type === 'prompt') {
+      ev.prompt_value = dlg.defaultValue();
+      await dlg.accept(dlg.defaultValue());
+    } else await dlg.accept();
+    this.events.push(ev);
+  }
+
+  private onBlocked(e: { url: string; reason: string }): void {
+    this.lastBlocked = { url: e.url, at: Date.now() };
+    this.events.push({ type: 'network_blocked', url: e.url, reason: e.reason });
+  }
+
+  private downloadDir(): string {
+    return join(this.deps.dataDir, 'downloads', this.id);
+  }
+
+  downloads(): DownloadInfo[] {
+    return [...this.dl.values()].map(({ path: _path, ...info }) => info);
+  }
+
+  downloadPath(id: string): string | undefined {
+    return this.dl.get(id)?.path;
+  }
+
+  // ---------------------------------------------------------------- recovery
+
+  /** Replaces the active page by a fresh one on the last good URL (after a crash or a hang). */
+  private async replacePage(reason: 'crash' | 'unresponsive'): Promise<boolean> {
+    const old = this.page;
+    const index = Math.max(0, this.tabs.indexOf(old));
+    this.selfClosing.add(old);
+    // Closing through the browser works even when the renderer is stuck in a busy loop.
+    await quietly(withTimeout(old.close({ runBeforeUnload: false }), 5000, 'close hung page'));
+    this.onPageClosed(old);
+    let recovered = false;
+    try {
+      this.ownPageOps++;
+      let fresh: Page;
+      try {
+        fresh = await withTimeout(this.context.newPage(), 10_000, 'new page');
+      } finally {
+        this.ownPageOps--;
+      }
+      this.tabs = this.tabs.filter((p) => p !== fresh);
+      this.tabs.splice(index, 0, fresh);
+      this.page = fresh;
+      if (this.lastGoodUrl) await quietly(fresh.goto(this.lastGoodUrl, { waitUntil: 'domcontentloaded', timeout: this.T }));
+      recovered = true;
+    } catch (e) {
+      this.log.error({ sandbox: this.id, err: errMessage(e) }, 'page replacement failed; replacing the context');
+      recovered = await this.replaceContext('page replacement failed');
+      return recovered;
+    }
+    this.events.push({
+      type: 'crash',
+      message: reason === 'crash' ? 'The page crashed and was reopened on its last URL.' : 'The page stopped responding; it was closed and reopened on its last URL.',
+      recovered,
+    });
+    return recovered;
+  }
+
+  /** After the browser process died (or the context broke): a fresh context from the pool. */
+  private async replaceContext(why: string): Promise<boolean> {
+    this.replacingContext = true;
+    let recovered = false;
+    try {
+      const old = this.pooled;
+      await quietly(withTimeout(old.release(), 5000, 'release dead context'));
+      this.adopt(await prepareContext(this.deps.source, contextOptions(this.options, this.proxy), Math.max(this.T, 30_000)));
+      if (this.lastGoodUrl) await quietly(this.page.goto(this.lastGoodUrl, { waitUntil: 'domcontentloaded', timeout: this.T }));
+      recovered = true;
+    } catch (e) {
+      this.log.error({ sandbox: this.id, err: errMessage(e) }, 'context replacement failed');
+    } finally {
+      this.replacingContext = false;
+    }
+    this.events.push({ type: 'crash', message: `The browser was lost (${why}); a fresh one was opened on the last URL.`, recovered });
+    return recovered;
+  }
+
+  /** Repairs crash damage noticed between steps; returns the error to report, if any. */
+  private async ensureHealthy(): Promise<ActionError | null> {
+    if (this.contextLost) {
+      const ok = await this.replaceContext('browser process exited');
+      return { code: 'page_crashed', message: `The browser process died; ${ok ? 'a fresh page was opened on the last URL' : 'recovery failed'}.` };
+    }
+    if (this.crashed.has(this.page) || this.page.isClosed()) {
+      if (this.page.isClosed() && !this.crashed.has(this.page) && this.tabs.length) {
+        this.page = this.tabs[this.tabs.length - 1];
+        return null;
+      }
+      await this.replacePage('crash');
+      return { code: 'page_crashed', message: 'The page crashed; it was reopened on its last URL.' };
+    }
+    return null;
+  }
+
+  /** Turns any action failure into an ActionError, recovering the page when it crashed or hung. */
+  private async classifyFailure(e: unknown): Promise<ActionError> {
+    if (e instanceof ActionFailure) return { code: e.code, message: e.message };
+    const msg = firstLine(errMessage(e));
+    if (this.contextLost) {
+      await this.replaceContext('browser process exited');
+      return { code: 'page_crashed', message: `The browser process died during the action: ${msg}` };
+    }
+    if (this.crashed.has(this.page) || /crash/i.test(msg)) {
+      await this.replacePage('crash');
+      return { code: 'page_crashed', message: `The page crashed during the action: ${msg}` };
+    }
+    const timedOut = e instanceof TimeoutError || (e instanceof Error && e.name === 'TimeoutError');
+    if (timedOut) {
+      if (!(await this.responsive(this.page))) {
+        await this.replacePage('unresponsive');
+        return { code: 'page_unresponsive', message: `The page did not respond within ${this.T} ms (busy script?); it was reopened.` };
+      }
+      return { code: 'timeout', message: msg };
+    }
+    return { code: 'action_failed', message: msg };
+  }
+
+  private async responsive(pg: Page): Promise<boolean> {
+    try {
+      await withTimeout(pg.evaluate('1'), Math.min(PROBE_MS, this.T / 4), 'responsiveness probe');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  // ---------------------------------------------------------------- action host
+
+  private coordContext(): CoordContext {
+    const v = this.options.viewport;
+    return {
+      viewport: v,
+      image: targetSize(v, this.options.resize),
+      defaultSpace: this.options.coordinate_space,
+      defaultDivisor: this.options.rel_divisor,
+    };
+  }
+
+  private host(): ActionHost {
+    const self = this;
+    return {
+      get page() {
+        return self.page;
+      },
+      viewport: this.options.viewport,
+      timeoutMs: this.T,
+      waitCapMs: WAIT_CAP_MS,
+      resolve: (p: PointInput) => {
+        const r = resolvePoint(p, this.coordContext());
+        if (!r.ok) throw new ActionFailure('invalid_coordinates', r.message);
+        return r;
+      },
+      somElement: (label: number) => (this.lastSom === null ? null : this.lastSom.find((e) => e.label === label)),
+      navigate: (kind, url) => this.navigate(kind, url),
+      newTab: (url) => this.newTab(url),
+      switchTab: (i) => this.switchTab(i),
+      closeTab: (i) => this.closeTab(i),
+    };
+  }
+
+  private async navigate(kind: 'goto' | 'back' | 'forward' | 'reload', url?: string): Promise<void> {
+    const pg = this.page;
+    const started = Date.now();
+    // Leave a little of the action budget so Playwright's own (classifiable) error wins the race.
+    const opts = { waitUntil: 'domcontentloaded' as const, timeout: Math.max(100, this.T - 300) };
+    const target = url === undefined ? undefined : normalizeUrl(url);
+    let resp;
+    try {
+      if (kind === 'goto') resp = await pg.goto(target ?? 'about:blank', opts);
+      else if (kind === 'back') resp = await pg.goBack(opts);
+      else if (kind === 'forward') resp = await pg.goForward(opts);
+      else resp = await pg.reload(opts);
+    } catch (e) {
+      const msg = firstLine(errMessage(e));
+      let code = classifyNavError(msg);
+      // A blocked HTTPS target shows up as a failed tunnel: the gate's callback tells us why.
+      if (this.lastBlocked && this.lastBlocked.at >= started - 50) code = 'network_blocked';
+      if (this.crashed.has(pg)) throw e;
+      throw new ActionFailure(code, `${kind} ${target ?? ''} failed: ${msg}`.replace(/\s+/g, ' '));
+    }
+    if (resp) {
+      const c = classifyResponse(resp.status(), resp.headers(), resp.url());
+      if (c) throw new ActionFailure(c.code, c.message);
+    }
+  }
+
+  private async newTab(url?: string): Promise<void> {
+    this.ownPageOps++;
+    let pg: Page;
+    try {
+      pg = await withTimeout(this.context.newPage(), this.T, 'new tab');
+    } finally {
+      this.ownPageOps--;
+    }
+    this.registerPage(pg);
+    this.page = pg;
+    await quietly(withTimeout(pg.bringToFront(), PROBE_MS, 'bring to front'));
+    if (url) await this.navigate('goto', url);
+  }
+
+  private async switchTab(index: number): Promise<void> {
+    const pg = this.tabs[index];
+    if (!pg) throw new ActionFailure('no_such_tab', `No tab ${index}; there are ${this.tabs.length} tab(s).`);
+    this.page = pg;
+    await quietly(withTimeout(pg.bringToFront(), PROBE_MS, 'bring to front'));
+  }
+
+  private async closeTab(index?: number): Promise<void> {
+    const i = index ?? this.tabs.indexOf(this.page);
+    const pg = this.tabs[i];
+    if (!pg) throw new ActionFailure('no_such_tab', `No tab ${index}; there are ${this.tabs.length} tab(s).`);
+    this.selfClosing.add(pg);
+    await quietly(withTimeout(pg.close({ runBeforeUnload: false }), this.T, 'close tab'));
+    this.onPageClosed(pg);
+    if (!this.tabs.length) await this.newTab();
+    else if (pg === this.page || !this.tabs.includes(this.page)) this.page = this.tabs[Math.min(i, this.tabs.length - 1)];
+  }
+
+  // ---------------------------------------------------------------- step / observe
+
+  private enter(): void {
+    if (this.closed) throw new GroveError('sandbox_closed');
+    if (this._status !== 'ready') throw new GroveError('sandbox_not_ready');
+    if (this.busy) throw new GroveError('sandbox_busy');
+    this.busy = true;
+  }
+
+  async step(actions: Action[], opts: StepOptions = {}): Promise<StepResult> {
+    this.enter();
+    try {
+      const t0 = Date.now();
+      this._steps++;
+      const resolved: ResolvedAction[] = [];
+      let error: ActionError | null = await this.ensureHealthy();
+      let done = false;
+      let answer: string | undefined;
+      let actionMs = 0;
+      let settleMs = 0;
+      const host = this.host();
+      const useSettle = opts.settle ?? this.options.settle;
+      // Budget: the action plus the responsiveness probe stay within action_timeout_ms.
+      const actionBudget = Math.max(this.T - Math.min(PROBE_MS, this.T / 4), this.T * 0.75);
+      for (const a of error ? [] : actions) {
+        const rec: ActionRecord = {};
+        const ta = Date.now();
+        const wantSettle = useSettle && !NO_SETTLE.has(a.action);
+        if (wantSettle) this.net.begin();
+        let err: ActionError | null = null;
+        try {
+          const r = await withTimeout(actionDef(a.action).run(host, a, rec), actionBudget, `action ${a.action}`);
+          if (r?.done) {
+            done = true;
+            answer = r.answer;
+          }
+        } catch (e) {
+          err = await this.classifyFailure(e);
+        }
+        const ms = Date.now() - ta;
+        actionMs += ms;
+        if (wantSettle && !err) settleMs += (await settle(this.page, this.net, this.options.settle_quiet_ms, this.options.settle_max_ms, ta)).ms;
+        else this.net.end();
+        resolved.push({ action: a, ...rec, error: err, ms });
+        if (err) {
+          error = err;
+          break;
+        }
+        if (done) break;
+      }
+      const observation = await this.buildObservation(opts, error, actionMs, settleMs, t0);
+      const result: StepResult = { observation, actions: resolved, done };
+      if (answer !== undefined) result.answer = answer;
+      return result;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async observe(opts: StepOptions = {}): Promise<Observation> {
+    this.enter();
+    try {
+      const t0 = Date.now();
+      const error = await this.ensureHealthy();
+      return await this.buildObservation(opts, error, 0, 0, t0);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async screenshot(): Promise<{ mime: string; bytes: Buffer; width: number; height: number }> {
+    if (this.closed) throw new GroveError('sandbox_closed');
+    await this.readyPromise;
+    const shot = await this.shoot(this.page, undefined);
+    return { mime: shot.mime, bytes: shot.bytes, width: shot.width, height: shot.height };
+  }
+
+  private shotSettings(): ShotSettings {
+    return {
+      viewport: this.options.viewport,
+      format: this.options.screenshot_format,
+      quality: this.options.screenshot_quality,
+      resize: this.options.resize,
+    };
+  }
+
+  private session(pg: Page): Promise<CDPSession> {
+    let s = this.cdp.get(pg);
+    if (!s) {
+      s = withTimeout(this.context.newCDPSession(pg), Math.min(this.T, 5000), 'CDP session');
+      s.catch(() => this.cdp.delete(pg));
+      this.cdp.set(pg, s);
+    }
+    return s;
+  }
+
+  private async shoot(pg: Page, som: SomElement[] | undefined): Promise<EncodedShot & { captureMs: number }> {
+    const s = this.shotSettings();
+    const f = captureFormat(s, som !== undefined);
+    const budget = Math.min(this.T, 5000);
+    const raw = await cdpCapture(await this.session(pg), f.format, f.quality, budget);
+    const shot = await finishShot(raw, s, som);
+    return { ...shot, captureMs: raw.ms };
+  }
+
+  private async buildObservation(opts: StepOptions, error: ActionError | null, actionMs: number, settleMs: number, t0: number): Promise<Observation> {
+    if (!error && this.pendingError) error = this.pendingError;
+    this.pendingError = null;
+    // Downloads being saved, dialogs being answered, popups committing: give them a moment to report.
+    if (this.pending.size) await quietly(withTimeout(Promise.all([...this.pending]), Math.min(this.T, 3000), 'watchdog tasks'));
+    const wantSom = opts.som ?? this.options.som;
+    const wantA11y = opts.accessibility ?? this.options.accessibility;
+    const wantShot = opts.screenshot !== 'none';
+
+    let som: SomElement[] | undefined;
+    let shot: (EncodedShot & { captureMs: number }) | undefined;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const pg = this.page;
+      try {
+        if (wantSom) {
+          som = await collectSom(pg, Math.min(this.T, 3000));
+          this.lastSom = som;
+        }
+        if (wantShot) shot = await this.shoot(pg, opts.som_overlay && som ? som : undefined);
+        break;
+      } catch (e) {
+        // A renderer that hangs or died after the action: reopen and observe the fresh page once.
+        if (attempt > 0 || this.closed) {
+          error ??= { code: 'action_failed', message: `observation failed: ${firstLine(errMessage(e))}` };
+          break;
+        }
+        const crashed = this.crashed.has(pg);
+        if (!crashed && (await this.responsive(pg))) {
+          error ??= { code: 'action_failed', message: `observation failed: ${firstLine(errMessage(e))}` };
+          break;
+        }
+        if (this.contextLost) await this.replaceContext('browser process exited');
+        else await this.replacePage(crashed ? 'crash' : 'unresponsive');
+        if (!error || error.code === 'timeout') {
+          error = crashed
+            ? { code: 'page_crashed', message: 'The page crashed; it was reopened on its last URL.' }
+            : { code: 'page_unresponsive', message: 'The page stopped responding; it was reopened on its last URL.' };
+        }
+      }
+    }
+
+    let accessibility: string | undefined;
+    if (wantA11y) accessibility = await quietly(accessibilityText(this.page, Math.min(this.T, 3000)));
+
+    const tabs = await this.tabList();
+    const url = this.page.url();
+    const active = tabs.find((t) => t.active);
+    if (!error && !isBlankUrl(url) && !url.startsWith('chrome-error:')) this.lastGoodUrl = url;
+    const events = this.events;
+    this.events = [];
+    const total = Date.now() - t0;
+    const obs: Observation = {
+      step: this._steps,
+      url,
+      title: active?.title ?? '',
+      tabs,
+      viewport: { ...this.options.viewport },
+      last_action_error: error,
+      events,
+      timings: {
+        action: actionMs,
+        settle: settleMs,
+        capture: shot?.captureMs ?? 0,
+        encode: shot?.ms ?? 0,
+        total,
+      },
+    };
+    if (shot) obs.screenshot = { mime: shot.mime, width: shot.width, height: shot.height, base64: shot.bytes.toString('base64'), scale: shot.scale };
+    if (som) obs.som = som;
+    if (accessibility !== undefined) obs.accessibility = accessibility;
+    obs.timings.total = Date.now() - t0;
+    return obs;
+  }
+
+  private async tabList(): Promise<Tab[]> {
+    return Promise.all(
+      this.tabs.map(async (pg, index) => ({
+        index,
+        url: pg.url(),
+        title: (await quietly(withTimeout(pg.title(), 500, 'title'))) ?? '',
+        active: pg === this.page,
+      })),
+    );
+  }
+}
+
+function firstLine(s: string): string {
+  const line = s.split('\n').find((l) => l.trim().length > 0) ?? s;
+  return line.trim().slice(0, 500);
+}
+
+/** A download's suggested name without path parts or leading dots. */
+function safeName(name: string): string {
+  return name.replace(/[/\\\0]/g, '_').replace(/^\.+/, '').slice(0, 200);
+}

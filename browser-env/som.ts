@@ -1,0 +1,122 @@
+// Set-of-Mark: find visible, uncovered interactive elements in the viewport, number them, and draw the
+// numbered boxes onto a screenshot (an SVG composited by sharp, so the page itself is never touched).
+import type { Page } from 'playwright-core';
+import type { SomElement } from '../protocol/observation.ts';
+import { withTimeout } from './util.ts';
+
+/** Runs in the page. Kept self-contained: Playwright serialises it. */
+function collectInteractive(max: number) {
+  const SELECTOR = [
+    'a[href]', 'button', 'input:not([type=hidden])', 'select', 'textarea', 'summary', 'label[for]',
+    '[role=button]', '[role=link]', '[role=checkbox]', '[role=tab]', '[role=menuitem]', '[role=option]',
+    '[onclick]', '[contenteditable=""]', '[contenteditable=true]', '[contenteditable=plaintext-only]',
+  ].join(',');
+  const vw = window.innerWidth;
+  const vh = window.innerHeight;
+  const implicitRole = (el: Element): string | undefined => {
+    const explicit = el.getAttribute('role');
+    if (explicit) return explicit;
+    const tag = el.tagName.toLowerCase();
+    if (tag === 'a') return 'link';
+    if (tag === 'button' || tag === 'summary') return 'button';
+    if (tag === 'select') return 'combobox';
+    if (tag === 'textarea') return 'textbox';
+    if (tag === 'input') {
+      const t = (el as HTMLInputElement).type;
+      if (t === 'checkbox' || t === 'radio') return t;
+      if (t === 'submit' || t === 'button' || t === 'reset' || t === 'image') return 'button';
+      return 'textbox';
+    }
+    return undefined;
+  };
+  const textOf = (el: Element): string => {
+    const h = el as HTMLElement & { value?: string; placeholder?: string };
+    const parts = [
+      el.getAttribute('aria-label'),
+      (h.innerText ?? '').trim(),
+      typeof h.value === 'string' && el.tagName !== 'SELECT' ? h.value : '',
+      h.placeholder,
+      el.getAttribute('title'),
+      el.querySelector('img[alt]')?.getAttribute('alt'),
+    ];
+    const t = parts.find((p) => p && p.trim().length > 0) ?? '';
+    return t.replace(/\s+/g, ' ').trim().slice(0, 100);
+  };
+  const kept: { el: Element; x: number; y: number; w: number; h: number }[] = [];
+  for (const el of Array.from(document.querySelectorAll(SELECTOR))) {
+    const r = el.getBoundingClientRect();
+    if (r.width < 2 || r.height < 2) continue;
+    const x0 = Math.max(0, r.left);
+    const y0 = Math.max(0, r.top);
+    const x1 = Math.min(vw, r.right);
+    const y1 = Math.min(vh, r.bottom);
+    if (x1 - x0 < 2 || y1 - y0 < 2) continue;
+    const cs = getComputedStyle(el);
+    if (cs.visibility === 'hidden' || cs.display === 'none' || Number(cs.opacity) === 0) continue;
+    if ((el as HTMLInputElement).disabled) continue;
+    // Covered check: some sample point of the visible box must hit the element or something inside it.
+    const samples: [number, number][] = [
+      [(x0 + x1) / 2, (y0 + y1) / 2],
+      [x0 + (x1 - x0) * 0.2, y0 + (y1 - y0) * 0.2],
+      [x0 + (x1 - x0) * 0.8, y0 + (y1 - y0) * 0.8],
+      [x0 + (x1 - x0) * 0.8, y0 + (y1 - y0) * 0.2],
+      [x0 + (x1 - x0) * 0.2, y0 + (y1 - y0) * 0.8],
+    ];
+    let hit = false;
+    for (const [sx, sy] of samples) {
+      const t = document.elementFromPoint(sx, sy);
+      if (t && (t === el || el.contains(t))) {
+        hit = true;
+        break;
+      }
+      // A label's click reaches its control: count hits on the label of this input.
+      if (t && t instanceof HTMLLabelElement && t.control === el) {
+        hit = true;
+        break;
+      }
+    }
+    if (!hit) continue;
+    kept.push({ el, x: x0, y: y0, w: x1 - x0, h: y1 - y0 });
+  }
+  // Keep the innermost of nested interactive elements (a <button> inside an <a> wins).
+  const inner = kept.filter((k) => !kept.some((o) => o !== k && k.el.contains(o.el)));
+  return inner.slice(0, max).map((k, i) => ({
+    label: i,
+    tag: k.el.tagName.toLowerCase(),
+    role: implicitRole(k.el),
+    text: textOf(k.el),
+    x: Math.round(k.x),
+    y: Math.round(k.y),
+    width: Math.round(k.w),
+    height: Math.round(k.h),
+  }));
+}
+
+/** SoM elements of the page's main frame, in document order, labelled from 0. */
+export async function collectSom(page: Page, timeoutMs: number, max = 300): Promise<SomElement[]> {
+  return withTimeout(page.evaluate(collectInteractive, max), timeoutMs, 'SoM collection');
+}
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const COLORS = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#008080', '#9a6324', '#800000', '#000075', '#e6007e'];
+
+/** An SVG of the numbered boxes at image size (`sx`, `sy` = image px per CSS px). */
+export function somOverlaySvg(elements: SomElement[], width: number, height: number, sx: number, sy: number): Buffer {
+  const fs = Math.max(10, Math.round(14 * Math.min(sx, sy)));
+  const parts = elements.map((e) => {
+    const c = COLORS[e.label % COLORS.length];
+    const x = e.x * sx;
+    const y = e.y * sy;
+    const w = e.width * sx;
+    const h = e.height * sy;
+    const label = String(e.label);
+    const tw = label.length * fs * 0.62 + 4;
+    const ty = y >= fs + 2 ? y - fs - 2 : y;
+    return (
+      `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${w.toFixed(1)}" height="${h.toFixed(1)}" fill="none" stroke="${c}" stroke-width="2"/>` +
+      `<rect x="${x.toFixed(1)}" y="${ty.toFixed(1)}" width="${tw.toFixed(1)}" height="${fs + 2}" fill="${c}"/>` +
+      `<text x="${(x + 2).toFixed(1)}" y="${(ty + fs - 1).toFixed(1)}" font-family="DejaVu Sans, sans-serif" font-size="${fs}" font-weight="bold" fill="#fff">${esc(label)}</text>`
+    );
+  });
+  return Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${parts.join('')}</svg>`);
+}

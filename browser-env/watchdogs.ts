@@ -1,0 +1,26 @@
+// Per-page watchdogs: dialogs are answered at once (a pending dialog blocks the page), downloads are
+// saved under the sandbox's own directory, crashes and closes are reported to the sandbox.
+import type { Dialog, Download, Page } from 'playwright-core';
+import type { EnvEvent } from '../protocol/observation.ts';
+
+export interface WatchdogHost {
+  pushEvent(e: EnvEvent): void;
+  /** Registers async watchdog work so the next observation can wait for it (bounded). */
+  track(p: Promise<unknown>): void;
+  answerDialog(d: Dialog): Promise<void>;
+  saveDownload(d: Download): Promise<void>;
+  onCrash(page: Page): void;
+  onPageClosed(page: Page): void;
+}
+
+export function watchPage(page: Page, host: WatchdogHost): void {
+  // alert/confirm/beforeunload are accepted, prompt is accepted with its default value.
+  page.on('dialog', (d) => host.track(host.answerDialog(d)));
+  page.on('download', (d) => host.track(host.saveDownload(d)));
+  page.on('crash', () => host.onCrash(page));
+  page.on('close', () => host.onPageClosed(page));
+}
+
+export function isBlankUrl(url: string): boolean {
+  return url === '' || url === 'about:blank' || url.startsWith('about:blank#');
+}
