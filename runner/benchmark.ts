@@ -9,6 +9,7 @@ import { EpisodeMeta } from '../protocol/recording.ts';
 import type { Task, Verdict } from '../protocol/task.ts';
 import { EpisodeRecorder } from '../recording/recorder.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
+import type { Judge, JudgeInput, ScreenshotRef } from '../judges/types.ts';
 import type { Policy } from './policy.ts';
 import type { EnvClient } from './env-client.ts';
 import { runEpisode, type EpisodeOutcome, type LocalParser, type RetryPolicy } from './episode.ts';
@@ -17,21 +18,6 @@ import { ProgressReporter, type ProgressStream } from './progress.ts';
 import { renderReport } from './report.ts';
 import { INFRA_REASONS, summarize } from './summary.ts';
 import { EpisodeResult, EpisodeRow, type RunSummary } from './types.ts';
-
-export interface BenchmarkJudgeInput {
-  task: Task;
-  outcome: EpisodeOutcome;
-  /** Session id the episode used (offline sites keep per-session state for rule judges). */
-  sessionId: string;
-  /** Recording directory of the episode (frames on disk). */
-  episodeDir: string;
-}
-
-/** A judge as the runner calls it; adapters wrap judges/ (LLM and rule judges). Throwing = judge_error. */
-export interface BenchmarkJudge {
-  name: string;
-  judge(input: BenchmarkJudgeInput): Promise<Verdict>;
-}
 
 export interface TokenPrice {
   /** USD per million prompt tokens. */
@@ -47,7 +33,9 @@ export interface BenchmarkOptions {
   /** A fresh policy per episode (policies keep per-episode history). */
   policy: (task: Task) => Policy;
   /** The first judge is primary: its verdict decides success. Without judges, success = task_completed. */
-  judges?: BenchmarkJudge[];
+  judges?: Judge[];
+  /** Final environment state for rule judges (offline sites: the session's state dump). */
+  judgeState?: (task: Task, sessionId: string) => Promise<unknown>;
   /** Judge episodes that did not end with an answer too (default: they are failures without a verdict). */
   judgeAll?: boolean;
   outDir: string;
@@ -135,6 +123,33 @@ export function successFrom(verdicts: Verdict[], r: Pick<EpisodeResult, 'termina
   if (!primary) return false;
   if (primary.outcome === 'judge_error') return null;
   return primary.outcome === 'success';
+}
+
+/** What judges see of an episode: answer, action history, screenshots (in memory or recorded), state. */
+export async function judgeInput(
+  task: Task,
+  o: EpisodeOutcome,
+  episodeDir: string,
+  sessionId: string,
+  state?: (task: Task, sessionId: string) => Promise<unknown>,
+): Promise<JudgeInput> {
+  const shot = (s: { mime: string; base64: string } | undefined, frame: string | undefined): ScreenshotRef | undefined =>
+    s ? { bytes: Buffer.from(s.base64, 'base64'), mime: s.mime } : frame ? { path: join(episodeDir, frame), mime: frame.endsWith('.png') ? 'image/png' : frame.endsWith('.webp') ? 'image/webp' : 'image/jpeg' } : undefined;
+  const screenshots = [shot(o.initial?.screenshot, o.initial?.frame), ...o.trajectory.map((t) => shot(t.screenshot, t.frame))].filter(
+    (x): x is ScreenshotRef => x !== undefined,
+  );
+  const actions = o.trajectory.map((t) =>
+    t.parse_error ? `(unparseable output: ${t.parse_error})` : t.actions.map((a) => JSON.stringify(a)).join('; ') || '(no action)',
+  );
+  return {
+    task,
+    answer: o.result.answer,
+    screenshots,
+    actions,
+    thoughts: o.trajectory.map((t) => t.thought ?? ''),
+    episodeDir,
+    state: state ? await state(task, sessionId) : undefined,
+  };
 }
 
 /** A finished earlier episode that resume may reuse, or undefined to (re)run it. */
@@ -268,10 +283,18 @@ export async function runBenchmark(opts: BenchmarkOptions): Promise<BenchmarkRes
       finalize: async (o) => {
         const judged = !INFRA_REASONS.has(o.result.termination.reason) && (o.result.termination.reason === 'task_completed' || !!opts.judgeAll);
         const verdicts: Verdict[] = [];
-        if (judged) {
-          for (const j of opts.judges ?? []) {
+        if (judged && opts.judges?.length) {
+          let input: JudgeInput | undefined;
+          let inputError = '';
+          try {
+            input = await judgeInput(task, o, dir, sessions[o.result.attempts] ?? '', opts.judgeState);
+          } catch (err) {
+            inputError = `could not gather the judge input: ${err instanceof Error ? err.message : String(err)}`;
+          }
+          for (const j of opts.judges) {
             try {
-              verdicts.push(await j.judge({ task, outcome: o, sessionId: sessions[o.result.attempts] ?? '', episodeDir: dir }));
+              if (!input) throw new Error(inputError);
+              verdicts.push(await j.judge(input));
             } catch (err) {
               verdicts.push({ judge: j.name, outcome: 'judge_error', reasoning: err instanceof Error ? err.message : String(err) });
             }

@@ -6,6 +6,7 @@ import type { Observation, StepResult } from '../protocol/observation.ts';
 import type { BrowserCreateInput } from '../protocol/sandbox.ts';
 import type { Task, Termination, TerminationReason, Verdict } from '../protocol/task.ts';
 import type { StepRecord } from '../protocol/recording.ts';
+import { frameName } from '../recording/recorder.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import type { Policy, PolicyDecision } from './policy.ts';
 import { clientErrorInfo, describeClientError, type EnvClient, type EnvStepBody } from './env-client.ts';
@@ -43,6 +44,8 @@ export interface TrajectoryStep {
   action_error?: string;
   /** Kept only with `keepScreenshots` (judges that look at screenshots). */
   screenshot?: { mime: string; base64: string };
+  /** Recorded frame of the observation after this step, relative to the episode directory. */
+  frame?: string;
 }
 
 export interface EpisodeOutcome {
@@ -50,6 +53,8 @@ export interface EpisodeOutcome {
   trajectory: TrajectoryStep[];
   /** The last observation seen (screenshot included when `keepScreenshots`). */
   finalObservation?: Observation;
+  /** Frame 0 (after reset): recorded path and, with `keepScreenshots`, the image. */
+  initial?: { frame?: string; screenshot?: { mime: string; base64: string } };
 }
 
 export interface EpisodeOptions {
@@ -192,12 +197,17 @@ export async function runEpisode(opts: EpisodeOptions): Promise<EpisodeOutcome> 
         started_at: startedAt.toISOString(),
         duration_ms: performance.now() - t0,
       };
-      const outcome: EpisodeOutcome = { result, trajectory: a.trajectory, finalObservation: a.finalObservation };
+      const outcome: EpisodeOutcome = { result, trajectory: a.trajectory, finalObservation: a.finalObservation, initial: a.initial };
       let verdicts: Verdict[] | undefined;
       let reward: number | undefined;
       if (opts.finalize) {
-        const f = await opts.finalize(outcome);
-        if (f) ({ verdicts, reward } = f);
+        try {
+          const f = await opts.finalize(outcome);
+          if (f) ({ verdicts, reward } = f);
+        } catch (err) {
+          // Judging trouble must not lose the episode: it is recorded without verdicts.
+          log.error({ err, task: opts.task.id }, 'finalizing the episode failed');
+        }
       }
       await a.recorder?.finish({ termination: result.termination, answer: result.answer, verdicts, reward });
       return outcome;
@@ -213,6 +223,7 @@ interface AttemptOutcome {
   retryable: boolean;
   trajectory: TrajectoryStep[];
   finalObservation?: Observation;
+  initial?: EpisodeOutcome['initial'];
   recorder?: EpisodeRecorderLike;
 }
 
@@ -237,6 +248,7 @@ async function runAttempt(
   let sandboxId: string | undefined;
   let recorder: EpisodeRecorderLike | undefined;
   let resetMs = 0;
+  let initial: EpisodeOutcome['initial'];
   const som = opts.sandbox?.som;
 
   const end = (termination: Termination, retryable = false): AttemptOutcome => ({
@@ -254,6 +266,7 @@ async function runAttempt(
     retryable,
     trajectory,
     finalObservation: obs,
+    initial,
     recorder,
   });
 
@@ -306,7 +319,12 @@ async function runAttempt(
     }
     resetMs = performance.now() - tr;
     if (!obs) throw new EpisodeEnd('env_error', 'no initial observation', true);
-    await recorder?.recordInitial(frameOf(obs), { url: obs.url, title: obs.title, tabs: obs.tabs });
+    const f0 = frameOf(obs);
+    await recorder?.recordInitial(f0, { url: obs.url, title: obs.title, tabs: obs.tabs });
+    initial = {
+      frame: recorder && f0 ? frameName(0, f0.ext) : undefined,
+      screenshot: opts.keepScreenshots && obs.screenshot?.base64 ? { mime: obs.screenshot.mime, base64: obs.screenshot.base64 } : undefined,
+    };
     await policy.start(task);
 
     // --- loop ----------------------------------------------------------------------------------------------
@@ -379,7 +397,8 @@ async function runAttempt(
         url: obs.url,
         title: obs.title,
         action_error: obs.last_action_error ? `${obs.last_action_error.code}: ${obs.last_action_error.message}` : undefined,
-        screenshot: opts.keepScreenshots && obs.screenshot?.base64 ? { mime: obs.screenshot.mime, base64: obs.screenshot.base64 } : undefined,
+        screenshot: result && opts.keepScreenshots && obs.screenshot?.base64 ? { mime: obs.screenshot.mime, base64: obs.screenshot.base64 } : undefined,
+        frame: recorder && result && obs.screenshot?.base64 ? frameName(steps, extOf(obs.screenshot.mime)) : undefined,
       });
       if (recorder) {
         await recorder.recordStep(

@@ -1,0 +1,180 @@
+// Argument parsing of `grove run` (pure: unit-tested).
+import { parseArgs } from 'node:util';
+
+export const RUN_SUITES = ['offline', 'webvoyager', 'online-mind2web', 'deepshop'] as const;
+export type RunSuite = (typeof RUN_SUITES)[number];
+export const RUN_JUDGES = ['rule', 'webvoyager', 'webjudge', 'deepshop', 'none'] as const;
+export type RunJudge = (typeof RUN_JUDGES)[number];
+
+export const RUN_USAGE = `grove run --suite offline|webvoyager|online-mind2web|deepshop [--tasks FILE]
+    --policy URL|scripted [--model NAME] [--format qwen3vl] [--policy-api-key KEY]
+    [--concurrency N] [--max-steps N] [--episode-timeout SEC]
+    [--judge rule|webvoyager|webjudge|deepshop|none] [--judge-url URL] [--judge-model NAME] [--judge-all]
+    [--server URL --api-key KEY | (embedded server)] [--browser-processes N]
+    --out DIR [--resume] [--max-cost-usd X --price-in USD_PER_MTOK --price-out USD_PER_MTOK] [--max-minutes N]
+    [--site S[,S]] [--level L[,L]] [--ids ID[,ID]] [--limit N] [--retries N]
+
+Runs every task as an episode (a worker pool of --concurrency), records each under DIR/episodes/<task>/,
+judges it and writes DIR/summary.json and DIR/report.html. Progress goes to stderr.
+--policy: an OpenAI-compatible base URL (…/v1) for a VLM policy, or "scripted" (offline suite only).
+--tasks: the suite's task file (not needed for offline: the offline sites bring their own tasks).
+--resume: skip tasks whose recording in DIR is complete.
+Without --server, a Grove server runs inside this process on a free loopback port.
+Exit code: 0 when the run finished (whatever the success rate), 1 on a crash, 2 on bad arguments.`;
+
+export interface RunArgs {
+  suite: RunSuite;
+  tasks?: string;
+  policy: string;
+  model?: string;
+  format?: string;
+  policyApiKey?: string;
+  concurrency: number;
+  maxSteps: number;
+  episodeTimeoutSec?: number;
+  judge: RunJudge;
+  judgeUrl?: string;
+  judgeModel?: string;
+  judgeAll: boolean;
+  server?: string;
+  apiKey?: string;
+  browserProcesses?: number;
+  out: string;
+  resume: boolean;
+  maxCostUsd?: number;
+  priceIn?: number;
+  priceOut?: number;
+  maxMinutes?: number;
+  site?: string[];
+  level?: string[];
+  ids?: string[];
+  limit?: number;
+  retries?: number;
+}
+
+export type ParsedRunArgs = { ok: true; args: RunArgs } | { ok: false; error: string; help?: boolean };
+
+const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+
+function num(name: string, v: string | undefined, { int = false, min = 0 } = {}): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < min || (int && !Number.isInteger(n))) {
+    throw new Error(`--${name} must be ${int ? 'an integer' : 'a number'} >= ${min} (got "${v}")`);
+  }
+  return n;
+}
+
+const DEFAULT_JUDGE: Record<RunSuite, RunJudge> = {
+  offline: 'rule',
+  webvoyager: 'webvoyager',
+  'online-mind2web': 'webjudge',
+  deepshop: 'deepshop',
+};
+
+export function parseRunArgs(argv: string[]): ParsedRunArgs {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        suite: { type: 'string' },
+        tasks: { type: 'string' },
+        policy: { type: 'string' },
+        model: { type: 'string' },
+        format: { type: 'string' },
+        'policy-api-key': { type: 'string' },
+        concurrency: { type: 'string' },
+        'max-steps': { type: 'string' },
+        'episode-timeout': { type: 'string' },
+        judge: { type: 'string' },
+        'judge-url': { type: 'string' },
+        'judge-model': { type: 'string' },
+        'judge-all': { type: 'boolean' },
+        server: { type: 'string' },
+        'api-key': { type: 'string' },
+        'browser-processes': { type: 'string' },
+        out: { type: 'string' },
+        resume: { type: 'boolean' },
+        'max-cost-usd': { type: 'string' },
+        'price-in': { type: 'string' },
+        'price-out': { type: 'string' },
+        'max-minutes': { type: 'string' },
+        site: { type: 'string' },
+        level: { type: 'string' },
+        ids: { type: 'string' },
+        limit: { type: 'string' },
+        retries: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+  if (values.help) return { ok: false, error: '', help: true };
+  const s = (k: string) => values[k] as string | undefined;
+  const suite = s('suite');
+  if (!suite || !(RUN_SUITES as readonly string[]).includes(suite)) return { ok: false, error: `--suite must be one of ${RUN_SUITES.join(', ')}` };
+  const st = suite as RunSuite;
+  if (st !== 'offline' && !s('tasks')) return { ok: false, error: `--tasks FILE is required for the ${st} suite` };
+  const policy = s('policy');
+  if (!policy) return { ok: false, error: '--policy URL|scripted is required' };
+  if (policy === 'scripted' && st !== 'offline') return { ok: false, error: '--policy scripted only knows the offline suite' };
+  if (policy !== 'scripted') {
+    if (!/^https?:\/\//.test(policy)) return { ok: false, error: `--policy must be an http(s) URL of an OpenAI-compatible API or "scripted" (got "${policy}")` };
+    if (!s('model')) return { ok: false, error: '--model NAME is required with a policy URL' };
+  }
+  const judge = (s('judge') ?? DEFAULT_JUDGE[st]) as RunJudge;
+  if (!(RUN_JUDGES as readonly string[]).includes(judge)) return { ok: false, error: `--judge must be one of ${RUN_JUDGES.join(', ')}` };
+  if (judge === 'rule' && st !== 'offline') return { ok: false, error: 'the rule judge only knows the offline sites; pick an LLM judge' };
+  if (judge !== 'rule' && judge !== 'none' && (!s('judge-url') || !s('judge-model'))) {
+    return { ok: false, error: `--judge ${judge} needs --judge-url and --judge-model (an OpenAI-compatible judge model)` };
+  }
+  const out = s('out');
+  if (!out) return { ok: false, error: '--out DIR is required' };
+  if (s('server') && !/^https?:\/\//.test(s('server')!)) return { ok: false, error: '--server must be an http(s) URL' };
+  try {
+    const maxCostUsd = num('max-cost-usd', s('max-cost-usd'));
+    const priceIn = num('price-in', s('price-in'));
+    const priceOut = num('price-out', s('price-out'));
+    if (maxCostUsd !== undefined && (priceIn === undefined || priceOut === undefined)) {
+      throw new Error('--max-cost-usd needs --price-in and --price-out (USD per million tokens) to compute the cost');
+    }
+    return {
+      ok: true,
+      args: {
+        suite: st,
+        tasks: s('tasks'),
+        policy,
+        model: s('model'),
+        format: s('format') ?? (policy === 'scripted' ? undefined : 'qwen3vl'),
+        policyApiKey: s('policy-api-key'),
+        concurrency: num('concurrency', s('concurrency'), { int: true, min: 1 }) ?? 2,
+        maxSteps: num('max-steps', s('max-steps'), { int: true, min: 1 }) ?? 30,
+        episodeTimeoutSec: num('episode-timeout', s('episode-timeout'), { min: 1 }),
+        judge,
+        judgeUrl: s('judge-url'),
+        judgeModel: s('judge-model'),
+        judgeAll: values['judge-all'] === true,
+        server: s('server'),
+        apiKey: s('api-key'),
+        browserProcesses: num('browser-processes', s('browser-processes'), { int: true, min: 1 }),
+        out,
+        resume: values.resume === true,
+        maxCostUsd,
+        priceIn,
+        priceOut,
+        maxMinutes: num('max-minutes', s('max-minutes'), { min: 0 }),
+        site: list(s('site')),
+        level: list(s('level')),
+        ids: list(s('ids')),
+        limit: num('limit', s('limit'), { int: true, min: 1 }),
+        retries: num('retries', s('retries'), { int: true, min: 0 }),
+      },
+    };
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}
