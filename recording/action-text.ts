@@ -23,6 +23,8 @@ export function parseWebVoyagerAction(text: string): Action | undefined {
   const t = text.trim();
   let m: RegExpExecArray | null;
   if ((m = /^click\s*\[?(\d+)\]?/i.exec(t))) return { action: 'click_label', label: Number(m[1]) };
+  // Grove's own readable form of a coordinate click (describeAction), as printed into WebVoyager exports.
+  if ((m = /^click\s*\((-?[\d.]+),\s*(-?[\d.]+)\)/i.exec(t))) return { action: 'click', x: Number(m[1]), y: Number(m[2]), space: 'css_px' };
   if ((m = /^type\s*\[?(\d+)\]?\s*[;,]\s*([\s\S]*)$/i.exec(t)))
     // WebVoyager clears the field and presses Enter after typing.
     return { action: 'type_label', label: Number(m[1]), text: m[2].trim(), clear: true, submit: true };

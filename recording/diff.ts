@@ -5,9 +5,9 @@ import sharp from 'sharp';
 import type { Action } from '../protocol/action.ts';
 
 /** Width frames are downscaled to before diffing; height keeps the aspect ratio. */
-export const DIFF_WIDTH = 320;
-/** Below this changed share a step is "visually unchanged" (a 320x240 thumbnail: < ~77 pixels). */
-export const NOOP_THRESHOLD = 0.001;
+export const DIFF_WIDTH = 400;
+/** Below this changed share a step is "visually unchanged" (at 400x250: fewer than ~30 pixels changed). */
+export const NOOP_THRESHOLD = 0.0003;
 
 export interface RawFrame {
   data: Buffer;

@@ -44,6 +44,8 @@ export interface RecorderOptions {
   diff?: boolean;
   /** changed_share below which a step that should change the screen is flagged a no-op. */
   noopThreshold?: number;
+  /** fsync every frame and step line (default true). Only bulk generators (bench fixtures) turn it off. */
+  durable?: boolean;
 }
 
 export interface EpisodeEnd {
@@ -73,11 +75,11 @@ export async function writeFileAtomic(path: string, data: string | Buffer): Prom
   await rename(tmp, path);
 }
 
-async function writeFileSynced(path: string, data: Buffer): Promise<void> {
+async function writeFileSynced(path: string, data: Buffer, durable = true): Promise<void> {
   const fh = await open(path, 'w');
   try {
     await fh.writeFile(data);
-    await fh.sync();
+    if (durable) await fh.sync();
   } finally {
     await fh.close();
   }
@@ -90,6 +92,7 @@ export class EpisodeRecorder {
   private readonly log: Logger;
   private readonly diffOn: boolean;
   private readonly noopThreshold: number;
+  private readonly durable: boolean;
   private prev: RawFrame | undefined;
   /** Serialises writes so callers that do not await still get ordered, complete lines. */
   private chain: Promise<unknown> = Promise.resolve();
@@ -102,6 +105,7 @@ export class EpisodeRecorder {
     this.log = opts.logger ?? silentLogger;
     this.diffOn = opts.diff ?? true;
     this.noopThreshold = opts.noopThreshold ?? NOOP_THRESHOLD;
+    this.durable = opts.durable ?? true;
   }
 
   /** Creates the directory (which must not already hold an episode) and writes a `running` episode.json. */
@@ -146,7 +150,7 @@ export class EpisodeRecorder {
       this.assertOpen();
       if (frame) {
         const name = frameName(0, frame.ext);
-        await writeFileSynced(join(this.dir, name), frame.bytes);
+        await writeFileSynced(join(this.dir, name), frame.bytes, this.durable);
         this.meta = { ...this.meta, initial_frame: name };
         if (this.diffOn) this.prev = await this.decode(frame.bytes);
       }
@@ -162,7 +166,7 @@ export class EpisodeRecorder {
       const out: StepRecord = StepRecord.parse(rec);
       if (frame) {
         out.frame = frameName(rec.step, frame.ext);
-        await writeFileSynced(join(this.dir, out.frame), frame.bytes);
+        await writeFileSynced(join(this.dir, out.frame), frame.bytes, this.durable);
         if (this.diffOn) {
           const cur = await this.decode(frame.bytes);
           if (this.prev && cur) {
@@ -179,7 +183,7 @@ export class EpisodeRecorder {
         this.prev = undefined;
       }
       await this.steps.write(JSON.stringify(out) + '\n');
-      await this.steps.sync();
+      if (this.durable) await this.steps.sync();
       this.meta = { ...this.meta, steps: Math.max(this.meta.steps, rec.step) };
       return out;
     });
