@@ -29,7 +29,7 @@ export const StepRequest = z
     if (given.length !== 1) {
       ctx.addIssue({
         code: 'custom',
-        path: given.length ? [given[1] ?? given[0]] : [],
+        path: [],
         message: `give exactly one of "action", "actions" or "model_output" (got ${given.length ? given.join(' and ') : 'none'})`,
       });
     }

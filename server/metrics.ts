@@ -1,0 +1,110 @@
+// Prometheus text exposition, written by hand (a few counters, gauges and one histogram).
+import type { Backend } from '../sandbox/types.ts';
+import type { RegistryEvent, SandboxRegistry } from '../sandbox/registry.ts';
+
+const STEP_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+type Labels = Record<string, string>;
+
+function key(labels: Labels): string {
+  return Object.entries(labels)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`)
+    .join(',');
+}
+
+class Counter {
+  private readonly values = new Map<string, { labels: Labels; value: number }>();
+  inc(labels: Labels, by = 1): void {
+    const k = key(labels);
+    const row = this.values.get(k) ?? { labels, value: 0 };
+    row.value += by;
+    this.values.set(k, row);
+  }
+  get(labels: Labels): number {
+    return this.values.get(key(labels))?.value ?? 0;
+  }
+  rows(): Array<[Labels, number]> {
+    return [...this.values.values()].map((r) => [r.labels, r.value]);
+  }
+}
+
+export class Metrics {
+  readonly created = new Counter();
+  readonly closed = new Counter();
+  readonly createFailed = new Counter();
+  readonly steps = new Counter();
+  readonly errors = new Counter();
+  readonly requests = new Counter();
+  private readonly stepBuckets = new Array<number>(STEP_BUCKETS.length).fill(0);
+  private stepSum = 0;
+  private stepCount = 0;
+
+  /** Counts sandbox lifecycle events from the registry. */
+  attach(registry: SandboxRegistry): void {
+    registry.onEvent((e: RegistryEvent) => {
+      if (e.type === 'created') this.created.inc({ type: e.sandboxType });
+      else if (e.type === 'failed') this.createFailed.inc({ type: e.sandboxType, code: e.code });
+      else if (e.type === 'closed') this.closed.inc({ type: e.sandboxType, reason: e.reason });
+    });
+  }
+
+  observeStep(type: string, seconds: number, outcome: 'ok' | 'error' | 'parse_error'): void {
+    this.steps.inc({ type, outcome });
+    this.stepSum += seconds;
+    this.stepCount++;
+    for (let i = 0; i < STEP_BUCKETS.length; i++) if (seconds <= STEP_BUCKETS[i]) this.stepBuckets[i]++;
+  }
+
+  error(code: string): void {
+    this.errors.inc({ code });
+  }
+
+  render(registry: SandboxRegistry, backend: Backend): string {
+    const out: string[] = [];
+    const family = (name: string, type: string, help: string, rows: Array<[Labels, number]>) => {
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+      for (const [labels, v] of rows) {
+        const k = key(labels);
+        out.push(k ? `${name}{${k}} ${v}` : `${name} ${v}`);
+      }
+    };
+    const fromCounter = (c: Counter) => c.rows();
+
+    family(
+      'grove_sandboxes_live',
+      'gauge',
+      'Sandboxes not yet closed, by type and status.',
+      registry.counts().map((c) => [{ type: c.type, status: c.status }, c.count]),
+    );
+    family('grove_sandboxes_created_total', 'counter', 'Sandboxes created.', fromCounter(this.created));
+    family('grove_sandboxes_failed_total', 'counter', 'Sandboxes whose creation failed, by error code.', fromCounter(this.createFailed));
+    family(
+      'grove_sandboxes_deleted_total',
+      'counter',
+      'Sandboxes closed by a client delete.',
+      fromCounter(this.closed).filter(([l]) => l.reason === 'deleted').map(([l, v]) => [{ type: l.type }, v]),
+    );
+    family(
+      'grove_sandboxes_expired_total',
+      'counter',
+      'Sandboxes closed by the reaper (TTL or idle timeout).',
+      fromCounter(this.closed).filter(([l]) => l.reason?.startsWith('expired')).map(([l, v]) => [{ type: l.type, reason: l.reason }, v]),
+    );
+    family('grove_steps_total', 'counter', 'Steps executed, by sandbox type and outcome.', fromCounter(this.steps));
+    out.push('# HELP grove_step_duration_seconds Step latency (action, settle and observation).', '# TYPE grove_step_duration_seconds histogram');
+    STEP_BUCKETS.forEach((b, i) => out.push(`grove_step_duration_seconds_bucket{le="${b}"} ${this.stepBuckets[i]}`));
+    out.push(`grove_step_duration_seconds_bucket{le="+Inf"} ${this.stepCount}`);
+    out.push(`grove_step_duration_seconds_sum ${this.stepSum}`, `grove_step_duration_seconds_count ${this.stepCount}`);
+    family('grove_errors_total', 'counter', 'Error responses, by error code.', fromCounter(this.errors));
+    family('grove_http_requests_total', 'counter', 'HTTP requests, by route and status.', fromCounter(this.requests));
+    const stats = backend.stats();
+    family(
+      'grove_backend',
+      'gauge',
+      `Backend gauges of the ${backend.name} backend.`,
+      Object.entries(stats).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [{ backend: backend.name, stat: k }, v]),
+    );
+    return out.join('\n') + '\n';
+  }
+}

@@ -1,0 +1,144 @@
+// Browser sandbox routes: step (canonical actions or raw model output), observation, screenshot, downloads.
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { DownloadList, DownloadParams, ObservationQuery, SandboxIdParams, StepRequest } from '../../protocol/api.ts';
+import type { Action } from '../../protocol/action.ts';
+import { GroveError } from '../../protocol/errors.ts';
+import { Observation, StepResult } from '../../protocol/observation.ts';
+import type { StepOptions } from '../../browser-env/types.ts';
+import { FORMAT_NAMES, parseModelOutput } from '../../vlm-client/formats/index.ts';
+import { defineRoute } from '../route.ts';
+import { browserSandbox, errorResponses } from './common.ts';
+
+export const step = defineRoute({
+  id: 'step',
+  method: 'POST',
+  url: '/sandboxes/:id/step',
+  summary: 'Execute actions and return the observation',
+  description:
+    'Give exactly one of `action`, `actions` (run in order, stopping at the first error) or `model_output` + `format` ' +
+    '(raw policy output parsed on the server). An action that fails answers 200 with `observation.last_action_error`; ' +
+    'unparseable model output answers 200 with `parse.ok = false` and an observation, and executes nothing. ' +
+    'Steps in one sandbox are sequential: an overlapping step answers 409 sandbox_busy.',
+  tags: ['browser'],
+  params: SandboxIdParams,
+  body: StepRequest,
+  bodyErrorCode: (path) => (path[0] === 'action' || path[0] === 'actions' ? 'invalid_action' : 'invalid_request'),
+  responses: { 200: { description: 'Step result', schema: StepResult }, ...errorResponses(400, 401, 403, 404, 409, 410) },
+  async handler({ params, body, ctx }) {
+    if (body.model_output !== undefined && !FORMAT_NAMES.includes(body.format ?? '')) {
+      throw new GroveError('unknown_format', `Unknown policy output format "${body.format}"; known formats: ${FORMAT_NAMES.join(', ') || '(none)'}.`);
+    }
+    const sb = browserSandbox(ctx, params.id);
+    const opts: StepOptions = { screenshot: body.screenshot, som: body.som, accessibility: body.accessibility };
+    const started = performance.now();
+    let actions: Action[];
+    let parse: StepResult['parse'];
+    if (body.model_output !== undefined) {
+      const format = body.format as string;
+      const parsed = parseModelOutput(format, body.model_output);
+      if (!parsed.ok) {
+        const observation = await sb.observe(opts);
+        ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, 'parse_error');
+        return { observation, actions: [], done: false, parse: { ok: false, format, error: parsed.error } } satisfies StepResult;
+      }
+      actions = parsed.actions;
+      parse = { ok: true, format };
+    } else {
+      actions = body.actions ?? [body.action as Action];
+    }
+    try {
+      // A model may legitimately answer with no action (e.g. only a thought): observe, execute nothing.
+      const result: StepResult =
+        actions.length === 0 ? { observation: await sb.observe(opts), actions: [], done: false } : await sb.step(actions, opts);
+      const failed = result.actions.some((a) => a.error !== null);
+      ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, failed ? 'error' : 'ok');
+      return parse ? { ...result, parse } : result;
+    } finally {
+      ctx.registry.touch(params.id);
+    }
+  },
+});
+
+export const observation = defineRoute({
+  id: 'observation',
+  method: 'GET',
+  url: '/sandboxes/:id/observation',
+  summary: 'Observe the current state without acting',
+  tags: ['browser'],
+  params: SandboxIdParams,
+  query: ObservationQuery,
+  responses: { 200: { description: 'Observation', schema: Observation }, ...errorResponses(400, 401, 403, 404, 409, 410) },
+  async handler({ params, query, ctx }) {
+    const sb = browserSandbox(ctx, params.id);
+    return sb.observe({ screenshot: query.screenshot, som: query.som, accessibility: query.accessibility });
+  },
+});
+
+export const screenshot = defineRoute({
+  id: 'screenshot',
+  method: 'GET',
+  url: '/sandboxes/:id/screenshot',
+  summary: 'The current screenshot as image bytes (sandbox format, after resize)',
+  tags: ['browser'],
+  params: SandboxIdParams,
+  responses: {
+    200: { description: 'Image bytes; X-Image-Width / X-Image-Height give its size', contentType: 'image/*' },
+    ...errorResponses(401, 403, 404, 409, 410),
+  },
+  async handler({ params, reply, ctx }) {
+    const sb = browserSandbox(ctx, params.id);
+    const shot = await sb.screenshot();
+    reply.header('content-type', shot.mime).header('x-image-width', String(shot.width)).header('x-image-height', String(shot.height));
+    return reply.send(shot.bytes);
+  },
+});
+
+export const listDownloads = defineRoute({
+  id: 'listDownloads',
+  method: 'GET',
+  url: '/sandboxes/:id/downloads',
+  summary: 'Files the page downloaded',
+  tags: ['browser'],
+  params: SandboxIdParams,
+  responses: { 200: { description: 'Downloads', schema: DownloadList }, ...errorResponses(401, 403, 404, 409, 410) },
+  async handler({ params, ctx }) {
+    return { downloads: browserSandbox(ctx, params.id).downloads() };
+  },
+});
+
+/** RFC 6266 Content-Disposition with an ASCII fallback and the UTF-8 name. */
+function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+export const getDownload = defineRoute({
+  id: 'getDownload',
+  method: 'GET',
+  url: '/sandboxes/:id/downloads/:download_id',
+  summary: 'The bytes of one downloaded file',
+  tags: ['browser'],
+  params: DownloadParams,
+  responses: {
+    200: { description: 'File bytes', contentType: 'application/octet-stream' },
+    ...errorResponses(401, 403, 404, 409, 410),
+  },
+  async handler({ params, reply, ctx }) {
+    const sb = browserSandbox(ctx, params.id);
+    const info = sb.downloads().find((d) => d.id === params.download_id);
+    const file = info ? sb.downloadPath(info.id) : undefined;
+    if (!info || !file) throw new GroveError('download_not_found', `No download "${params.download_id}" in sandbox ${params.id}.`);
+    const st = await stat(file).catch(() => null);
+    if (!st?.isFile()) {
+      throw new GroveError('download_not_found', `Download "${params.download_id}" has no saved file${info.failure ? ` (${info.failure})` : ''}.`);
+    }
+    reply
+      .header('content-type', 'application/octet-stream')
+      .header('content-length', String(st.size))
+      .header('content-disposition', contentDisposition(info.filename));
+    return reply.send(createReadStream(file));
+  },
+});
+
+export const browserRoutes = [step, observation, screenshot, listDownloads, getDownload];

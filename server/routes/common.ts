@@ -1,0 +1,29 @@
+// Shared pieces of route definitions.
+import { ErrorBody } from '../../protocol/api.ts';
+import { GroveError } from '../../protocol/errors.ts';
+import type { BrowserSandbox } from '../../browser-env/types.ts';
+import type { RouteContext, RouteResponse } from '../route.ts';
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request (code invalid_request, invalid_action, unknown_format, unsupported_sandbox_type)',
+  401: 'Missing API key (unauthorized)',
+  403: 'Wrong API key (forbidden)',
+  404: 'Unknown sandbox or resource',
+  409: 'Sandbox not ready, busy, or of the wrong type',
+  410: 'Sandbox closed',
+  413: 'Body too large',
+  503: 'Capacity exhausted or shutting down (Retry-After header)',
+};
+
+export function errorResponses(...statuses: number[]): Record<number, RouteResponse> {
+  return Object.fromEntries(statuses.map((s) => [s, { description: DESCRIPTIONS[s] ?? 'Error', schema: ErrorBody }]));
+}
+
+/** The ready browser sandbox with this id (marks it used). */
+export function browserSandbox(ctx: RouteContext, id: string): BrowserSandbox {
+  const sb = ctx.registry.use(id);
+  if (sb.type !== 'browser') {
+    throw new GroveError('wrong_sandbox_type', `Sandbox ${id} is a ${sb.type} sandbox; this operation needs a browser sandbox.`);
+  }
+  return sb as BrowserSandbox;
+}

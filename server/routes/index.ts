@@ -1,0 +1,7 @@
+// Every route of the API, in documentation order.
+import type { AnyRoute } from '../route.ts';
+import { browserRoutes } from './browser.ts';
+import { metaRoutes } from './meta.ts';
+import { sandboxRoutes } from './sandboxes.ts';
+
+export const ROUTES: AnyRoute[] = [...sandboxRoutes, ...browserRoutes, ...metaRoutes];

@@ -1,0 +1,96 @@
+// Sandbox lifecycle routes: create, list, info, wait, heartbeat, delete.
+import { SandboxIdParams, SandboxList, WaitQuery } from '../../protocol/api.ts';
+import { CreateSandboxBody, SandboxInfo } from '../../protocol/sandbox.ts';
+import { errorResponses } from './common.ts';
+import { defineRoute } from '../route.ts';
+
+export const createSandbox = defineRoute({
+  id: 'createSandbox',
+  method: 'POST',
+  url: '/sandboxes',
+  summary: 'Create a sandbox',
+  description:
+    'Starts creating a sandbox in the background and answers at once (status `creating`, or `ready` when a warm one was ' +
+    'taken). Wait for it with GET /sandboxes/{id}/wait. Over the live-sandbox limit: 503 capacity_exhausted with Retry-After.',
+  tags: ['sandboxes'],
+  body: CreateSandboxBody,
+  responses: { 201: { description: 'Sandbox accepted', schema: SandboxInfo }, ...errorResponses(400, 401, 403, 503) },
+  async handler({ body, reply, ctx }) {
+    const info = ctx.registry.create(body);
+    reply.code(201);
+    return info;
+  },
+});
+
+export const listSandboxes = defineRoute({
+  id: 'listSandboxes',
+  method: 'GET',
+  url: '/sandboxes',
+  summary: 'List sandboxes that are not closed',
+  tags: ['sandboxes'],
+  responses: { 200: { description: 'Sandboxes', schema: SandboxList }, ...errorResponses(401, 403) },
+  async handler({ ctx }) {
+    return { sandboxes: ctx.registry.list() };
+  },
+});
+
+export const getSandbox = defineRoute({
+  id: 'getSandbox',
+  method: 'GET',
+  url: '/sandboxes/:id',
+  summary: 'Sandbox info (also for recently closed sandboxes, with status `closed`)',
+  tags: ['sandboxes'],
+  params: SandboxIdParams,
+  responses: { 200: { description: 'Sandbox info', schema: SandboxInfo }, ...errorResponses(401, 403, 404) },
+  async handler({ params, ctx }) {
+    return ctx.registry.info(params.id);
+  },
+});
+
+export const waitSandbox = defineRoute({
+  id: 'waitSandbox',
+  method: 'GET',
+  url: '/sandboxes/:id/wait',
+  summary: 'Wait until the sandbox is ready or failed',
+  description: 'Answers when the sandbox leaves `creating`, or after `timeout` seconds with the status it has then.',
+  tags: ['sandboxes'],
+  params: SandboxIdParams,
+  query: WaitQuery,
+  responses: { 200: { description: 'Sandbox info', schema: SandboxInfo }, ...errorResponses(400, 401, 403, 404) },
+  async handler({ params, query, ctx }) {
+    return ctx.registry.wait(params.id, query.timeout * 1000);
+  },
+});
+
+export const heartbeat = defineRoute({
+  id: 'heartbeat',
+  method: 'POST',
+  url: '/sandboxes/:id/heartbeat',
+  summary: 'Keep an idle sandbox alive (extends the idle deadline, not the TTL)',
+  tags: ['sandboxes'],
+  params: SandboxIdParams,
+  responses: { 200: { description: 'Sandbox info', schema: SandboxInfo }, ...errorResponses(401, 403, 404, 410) },
+  async handler({ params, ctx }) {
+    return ctx.registry.heartbeat(params.id);
+  },
+});
+
+export const deleteSandbox = defineRoute({
+  id: 'deleteSandbox',
+  method: 'DELETE',
+  url: '/sandboxes/:id',
+  summary: 'Close a sandbox (idempotent)',
+  description:
+    'Closes the sandbox and frees its resources; answers 204 also when it was already closed (deleted or expired). ' +
+    'An id this server never issued (or forgot) answers 404 sandbox_not_found.',
+  tags: ['sandboxes'],
+  params: SandboxIdParams,
+  responses: { 204: { description: 'Closed' }, ...errorResponses(401, 403, 404) },
+  async handler({ params, reply, ctx }) {
+    await ctx.registry.delete(params.id);
+    reply.code(204);
+    return undefined;
+  },
+});
+
+export const sandboxRoutes = [createSandbox, listSandboxes, getSandbox, waitSandbox, heartbeat, deleteSandbox];

@@ -1,0 +1,130 @@
+// Boots the service: builds the browser environment and the app, listens, and shuts down gracefully
+// (closes every sandbox and the Chromium pool) on SIGINT/SIGTERM. Nothing else lives here.
+import { mkdirSync } from 'node:fs';
+import { access, constants } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { createBrowserEnvironment } from '../browser-env/index.ts';
+import { ConfigError, type GroveConfig } from '../sandbox/config.ts';
+import type { LocalEnvironments } from '../sandbox/local-backend.ts';
+import type { Logger } from '../sandbox/log.ts';
+import { buildApp } from './app.ts';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  /** http://host:port actually bound (port 0 resolved). */
+  url: string;
+  /** Graceful stop: refuses new work, closes sandboxes and the browser pool. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface StartServerOptions {
+  /** Replace the environments (default: a browser environment built from the config). */
+  environments?: LocalEnvironments;
+}
+
+export async function startServer(config: GroveConfig, opts: StartServerOptions = {}): Promise<RunningServer> {
+  try {
+    await access(config.chromiumPath, constants.X_OK);
+  } catch {
+    throw new ConfigError(`chromiumPath ${config.chromiumPath} is not an executable file; set --chromium-path or GROVE_CHROMIUM_PATH`);
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+
+  let environments = opts.environments;
+  // The app's logger (pino) is created by fastify; the environment is built before it, so it gets a
+  // child logger after buildApp through this indirection.
+  const envLog: Logger = {
+    debug: (o, m) => app?.log.debug(o, m),
+    info: (o, m) => app?.log.info(o, m),
+    warn: (o, m) => app?.log.warn(o, m),
+    error: (o, m) => app?.log.error(o, m),
+  };
+  let app: FastifyInstance | undefined;
+  if (!environments) {
+    const browser = await createBrowserEnvironment({
+      executablePath: config.chromiumPath,
+      processes: config.browserProcesses,
+      recycleAfter: config.recycleAfter,
+      warmPool: config.warmPool,
+      dataDir: path.resolve(config.dataDir, 'browser'),
+      headless: true,
+      extraArgs: [],
+      log: envLog,
+    });
+    environments = { browser };
+  }
+  try {
+    app = await buildApp({ config, environments, logger: true });
+  } catch (err) {
+    await Promise.allSettled(Object.values(environments).map((e) => e?.shutdown()));
+    throw err;
+  }
+  const started = app;
+  // Long-polls (/wait up to 600 s) must not be cut by the default request timeout.
+  started.server.requestTimeout = 0;
+  started.server.keepAliveTimeout = 65_000;
+  started.server.headersTimeout = 66_000;
+
+  if (config.authDisabled) {
+    started.log.warn({ host: config.host }, 'authentication is DISABLED (--no-auth): anyone who can reach this port controls the sandboxes');
+  } else if (config.apiKeySource === 'generated') {
+    // Logged once: it is the only way to learn a generated key.
+    started.log.warn({ api_key: config.apiKey }, 'no API key configured; generated one for this run (send it as X-API-Key)');
+  }
+
+  try {
+    await started.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await started.close();
+    throw err;
+  }
+  const addr = started.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      const timer = setTimeout(() => {
+        started.log.error({ timeout_ms: config.shutdownTimeoutMs }, 'graceful shutdown is taking too long; closing connections');
+        started.server.closeAllConnections();
+      }, config.shutdownTimeoutMs);
+      try {
+        await started.close();
+      } finally {
+        clearTimeout(timer);
+      }
+    })());
+  return { app: started, url: `http://${host}:${port}`, close };
+}
+
+/**
+ * Resolves after the first SIGINT/SIGTERM once the server is closed. A second signal during the
+ * shutdown is reported back (exit code 130) so the caller can exit at once.
+ */
+export function closeOnSignal(server: RunningServer, signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM']): Promise<{ signal: NodeJS.Signals; forced: boolean }> {
+  return new Promise((resolve, reject) => {
+    let received: NodeJS.Signals | null = null;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (received) {
+        server.app.log.warn({ signal }, 'second signal: exiting without waiting');
+        resolve({ signal, forced: true });
+        return;
+      }
+      received = signal;
+      server.app.log.info({ signal }, 'shutting down');
+      server.close().then(
+        () => {
+          for (const s of signals) process.off(s, onSignal);
+          resolve({ signal, forced: false });
+        },
+        (err: unknown) => {
+          for (const s of signals) process.off(s, onSignal);
+          reject(err);
+        },
+      );
+    };
+    for (const s of signals) process.on(s, onSignal);
+  });
+}
