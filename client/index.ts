@@ -1,0 +1,196 @@
+// Typed client for the Grove REST API. Imports only protocol/ (and zod types), so it can ship alone.
+// Non-2xx answers throw GroveApiError with the server's stable error code.
+import type { DownloadInfo, Health, ObservationQuery, SandboxList } from '../protocol/api.ts';
+import type { StepRequest } from '../protocol/api.ts';
+import type { Observation, StepResult } from '../protocol/observation.ts';
+import type { BrowserCreateInput, CreateSandboxBody, SandboxInfo } from '../protocol/sandbox.ts';
+import type { z } from 'zod';
+import type { ShellCreateOptions } from '../protocol/sandbox.ts';
+
+export type ShellCreateInput = z.input<typeof ShellCreateOptions>;
+export type CreateSandboxInput = BrowserCreateInput | ShellCreateInput;
+export type StepInput = z.input<typeof StepRequest>;
+export type { DownloadInfo, Health, Observation, SandboxInfo, StepResult, CreateSandboxBody };
+
+export class GroveApiError extends Error {
+  /** HTTP status (0 when the request never got an answer). */
+  readonly status: number;
+  /** Server error code (protocol/errors.ts), or `network_error` / `bad_response` / creation error codes. */
+  readonly code: string;
+  /** Seconds, from a 503's Retry-After header. */
+  readonly retryAfter?: number;
+  constructor(status: number, code: string, message: string, opts: { retryAfter?: number; cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+    this.name = 'GroveApiError';
+    this.status = status;
+    this.code = code;
+    this.retryAfter = opts.retryAfter;
+  }
+}
+
+export interface GroveClientOptions {
+  /** e.g. http://127.0.0.1:8321 */
+  baseUrl: string;
+  apiKey?: string;
+  /** Injectable fetch (tests, proxies); global fetch by default. */
+  fetch?: typeof fetch;
+  /** Per-request timeout in ms (long-polls add their own wait time). Default 120 s. */
+  timeoutMs?: number;
+}
+
+type Method = 'GET' | 'POST' | 'DELETE';
+
+export class GroveClient {
+  private readonly baseUrl: string;
+  private readonly apiKey?: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly timeoutMs: number;
+
+  constructor(opts: GroveClientOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.apiKey = opts.apiKey;
+    this.fetchImpl = opts.fetch ?? fetch;
+    this.timeoutMs = opts.timeoutMs ?? 120_000;
+  }
+
+  /** Low-level call: returns the raw Response of a 2xx, throws GroveApiError otherwise. */
+  async request(method: Method, path: string, body?: unknown, extraTimeoutMs = 0): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (this.apiKey) headers['x-api-key'] = this.apiKey;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await this.fetchImpl(this.baseUrl + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs + extraTimeoutMs),
+      });
+    } catch (err) {
+      const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+      throw new GroveApiError(0, timedOut ? 'timeout' : 'network_error', `${method} ${path}: ${(err as Error).message}`, { cause: err });
+    }
+    if (res.ok) return res;
+    const text = await res.text();
+    let code = 'http_error';
+    let message = text.slice(0, 500) || res.statusText;
+    try {
+      const parsed = JSON.parse(text) as { error?: { code?: string; message?: string } };
+      if (parsed.error?.code) code = parsed.error.code;
+      if (parsed.error?.message) message = parsed.error.message;
+    } catch {
+      // not JSON (a proxy in between): keep the text
+    }
+    const ra = res.headers.get('retry-after');
+    throw new GroveApiError(res.status, code, message, { retryAfter: ra && /^\d+$/.test(ra) ? Number(ra) : undefined });
+  }
+
+  private async json<T>(method: Method, path: string, body?: unknown, extraTimeoutMs = 0): Promise<T> {
+    const res = await this.request(method, path, body, extraTimeoutMs);
+    const text = await res.text();
+    try {
+      return JSON.parse(text) as T;
+    } catch (err) {
+      throw new GroveApiError(res.status, 'bad_response', `${method} ${path}: response is not JSON`, { cause: err });
+    }
+  }
+
+  private static id(id: string): string {
+    return encodeURIComponent(id);
+  }
+
+  health(): Promise<Health> {
+    return this.json('GET', '/health');
+  }
+
+  /** Starts creating a sandbox (status `creating`); see waitSandbox / createAndWait. */
+  createSandbox(body: CreateSandboxInput): Promise<SandboxInfo> {
+    return this.json('POST', '/sandboxes', body);
+  }
+
+  async listSandboxes(): Promise<SandboxInfo[]> {
+    return (await this.json<SandboxList>('GET', '/sandboxes')).sandboxes;
+  }
+
+  getSandbox(id: string): Promise<SandboxInfo> {
+    return this.json('GET', `/sandboxes/${GroveClient.id(id)}`);
+  }
+
+  /** The raw long-poll: info after the sandbox left `creating` or `timeoutSec` passed (no status check). */
+  waitSandboxInfo(id: string, timeoutSec = 30): Promise<SandboxInfo> {
+    return this.json('GET', `/sandboxes/${GroveClient.id(id)}/wait?timeout=${timeoutSec}`, undefined, timeoutSec * 1000);
+  }
+
+  /**
+   * Resolves with the info once the sandbox is ready; throws GroveApiError with the creation error's code
+   * when it failed, or code `timeout` when it is still creating after `timeoutSec`.
+   */
+  async waitSandbox(id: string, timeoutSec = 30): Promise<SandboxInfo> {
+    const info = await this.waitSandboxInfo(id, timeoutSec);
+    if (info.status === 'ready' || info.status === 'busy') return info;
+    if (info.status === 'creating') throw new GroveApiError(0, 'timeout', `Sandbox ${id} is still creating after ${timeoutSec} s.`);
+    if (info.error) throw new GroveApiError(0, info.error.code, `Sandbox ${id} failed to start: ${info.error.message}`);
+    throw new GroveApiError(0, 'sandbox_closed', `Sandbox ${id} is ${info.status}.`);
+  }
+
+  /** create + waitSandbox; deletes the sandbox when it did not become ready. */
+  async createAndWait(body: CreateSandboxInput, timeoutSec = 60): Promise<SandboxInfo> {
+    const created = await this.createSandbox(body);
+    if (created.status === 'ready') return created;
+    try {
+      return await this.waitSandbox(created.sandbox_id, timeoutSec);
+    } catch (err) {
+      await this.deleteSandbox(created.sandbox_id).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Idempotent on the server: an already-closed sandbox answers 204 too. */
+  async deleteSandbox(id: string): Promise<void> {
+    await this.request('DELETE', `/sandboxes/${GroveClient.id(id)}`);
+  }
+
+  heartbeat(id: string): Promise<SandboxInfo> {
+    return this.json('POST', `/sandboxes/${GroveClient.id(id)}/heartbeat`);
+  }
+
+  /** One of `action`, `actions` or `model_output` + `format`. */
+  step(id: string, body: StepInput): Promise<StepResult> {
+    return this.json('POST', `/sandboxes/${GroveClient.id(id)}/step`, body);
+  }
+
+  observation(id: string, opts: ObservationQuery = {}): Promise<Observation> {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(opts)) if (v !== undefined) q.set(k, String(v));
+    const qs = q.toString();
+    return this.json('GET', `/sandboxes/${GroveClient.id(id)}/observation${qs ? `?${qs}` : ''}`);
+  }
+
+  /** Current screenshot bytes in the sandbox's image format. */
+  async screenshot(id: string): Promise<{ mime: string; bytes: Uint8Array; width: number; height: number }> {
+    const res = await this.request('GET', `/sandboxes/${GroveClient.id(id)}/screenshot`);
+    return {
+      mime: res.headers.get('content-type') ?? 'application/octet-stream',
+      bytes: new Uint8Array(await res.arrayBuffer()),
+      width: Number(res.headers.get('x-image-width') ?? 0),
+      height: Number(res.headers.get('x-image-height') ?? 0),
+    };
+  }
+
+  async downloads(id: string): Promise<DownloadInfo[]> {
+    return (await this.json<{ downloads: DownloadInfo[] }>('GET', `/sandboxes/${GroveClient.id(id)}/downloads`)).downloads;
+  }
+
+  async download(id: string, downloadId: string): Promise<Uint8Array> {
+    const res = await this.request('GET', `/sandboxes/${GroveClient.id(id)}/downloads/${encodeURIComponent(downloadId)}`);
+    return new Uint8Array(await res.arrayBuffer());
+  }
+
+  async metrics(): Promise<string> {
+    return (await this.request('GET', '/metrics')).text();
+  }
+
+  openapi(): Promise<Record<string, unknown>> {
+    return this.json('GET', '/openapi.json');
+  }
+}

@@ -1,0 +1,94 @@
+// GroveClient against the real app through an injected fetch that calls app.inject() (no port opened).
+import type { FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GroveApiError, GroveClient } from '../../client/index.ts';
+import { GroveError } from '../../protocol/errors.ts';
+import { loadConfig } from '../../sandbox/config.ts';
+import { buildApp } from '../../server/app.ts';
+import { MemoryBackend } from '../sandbox/memory-backend.ts';
+
+const KEY = 'client-test-key-42';
+const apps: FastifyInstance[] = [];
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.close()));
+});
+
+function injectFetch(app: FastifyInstance): typeof fetch {
+  return (async (input: string | URL | Request, init: RequestInit = {}) => {
+    const url = new URL(String(input));
+    const res = await app.inject({
+      method: (init.method ?? 'GET') as 'GET',
+      url: url.pathname + url.search,
+      headers: init.headers as Record<string, string>,
+      payload: init.body as string | undefined,
+    });
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, String(v));
+    return new Response(res.statusCode === 204 ? null : new Uint8Array(res.rawPayload), { status: res.statusCode, headers });
+  }) as typeof fetch;
+}
+
+async function setup(max = 4, apiKey = KEY) {
+  const backend = new MemoryBackend();
+  const app = await buildApp({ config: loadConfig({ env: {}, flags: { apiKey: KEY, maxSandboxes: max } }), backend });
+  apps.push(app);
+  return { backend, client: new GroveClient({ baseUrl: 'http://grove.test/', apiKey, fetch: injectFetch(app) }) };
+}
+
+describe('GroveClient', () => {
+  it('drives the sandbox lifecycle', async () => {
+    const { client, backend } = await setup();
+    expect((await client.health()).status).toBe('ok');
+    const info = await client.createAndWait({ type: 'shell', labels: { run: 'x' } }, 5);
+    expect(info.status).toBe('ready');
+    expect((await client.listSandboxes()).map((s) => s.sandbox_id)).toEqual([info.sandbox_id]);
+    expect((await client.getSandbox(info.sandbox_id)).labels).toEqual({ run: 'x' });
+    expect((await client.heartbeat(info.sandbox_id)).sandbox_id).toBe(info.sandbox_id);
+    await client.deleteSandbox(info.sandbox_id);
+    await client.deleteSandbox(info.sandbox_id);
+    expect(backend.made[0].closeCalls).toBe(1);
+    expect(await client.metrics()).toContain('grove_sandboxes_deleted_total{type="shell"} 1');
+    expect((await client.openapi()).openapi).toBe('3.1.0');
+  });
+
+  it('throws GroveApiError with status, code, message and Retry-After', async () => {
+    const { client } = await setup(1);
+    await client.createSandbox({ type: 'shell' });
+    const err = await client.createSandbox({ type: 'shell' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GroveApiError);
+    expect(err).toMatchObject({ status: 503, code: 'capacity_exhausted' });
+    expect((err as GroveApiError).retryAfter).toBeGreaterThanOrEqual(1);
+    await expect(client.getSandbox('sb_nope')).rejects.toMatchObject({ status: 404, code: 'sandbox_not_found' });
+    await expect(client.step('sb_nope', { action: { action: 'click', x: 1 } as never })).rejects.toMatchObject({
+      status: 400,
+      code: 'invalid_action',
+    });
+  });
+
+  it('a wrong key is forbidden', async () => {
+    const { client } = await setup(4, 'wrong-key-000000');
+    await expect(client.listSandboxes()).rejects.toMatchObject({ status: 403, code: 'forbidden' });
+  });
+
+  it('waitSandbox rejects with the creation error code, or timeout while still creating', async () => {
+    const { client, backend } = await setup();
+    backend.autoReady = false;
+    const a = await client.createSandbox({ type: 'shell' });
+    await expect(client.waitSandbox(a.sandbox_id, 0)).rejects.toMatchObject({ code: 'timeout' });
+    backend.made[0].fail(new GroveError('start_url_failed', 'no such host'));
+    await expect(client.waitSandbox(a.sandbox_id, 5)).rejects.toMatchObject({
+      code: 'start_url_failed',
+      message: `Sandbox ${a.sandbox_id} failed to start: no such host`,
+    });
+  });
+
+  it('reports a transport failure as network_error', async () => {
+    const client = new GroveClient({
+      baseUrl: 'http://grove.test',
+      fetch: (async () => {
+        throw new TypeError('fetch failed');
+      }) as typeof fetch,
+    });
+    await expect(client.health()).rejects.toMatchObject({ status: 0, code: 'network_error' });
+  });
+});
