@@ -1,6 +1,7 @@
 // The shape every policy output format implements: a prompt, optional tool definitions, a parser from model
 // output to canonical actions, and a printer back (for SFT export and round-trip tests).
 import type { Action, CoordinateSpace } from '../../protocol/action.ts';
+import type { SomElement } from '../../protocol/observation.ts';
 import type { ToolDef } from '../client.ts';
 
 /** A tool call as the model emitted it; `arguments` is JSON text (or an already-parsed object). */
@@ -34,6 +35,12 @@ export interface FormatOptions {
   rel_divisor?: 1000 | 999;
   /** Language for free-text thoughts (UI-TARS convention). */
   language?: string;
+  /** Tools are passed through the API (`tools`), so the system prompt need not describe them. */
+  native_tools?: boolean;
+  /** Set-of-Mark elements of the observation the output answers (WebVoyager `Scroll [n]` needs their boxes). */
+  som?: SomElement[];
+  /** Format-specific print variant (UI-TARS: 'point' (default, UI-TARS-1.5) or 'box' (UI-TARS 1.0)). */
+  variant?: string;
 }
 
 export interface PolicyFormat {

@@ -1,0 +1,311 @@
+// UI-TARS text actions. Based on the public bytedance/UI-TARS prompt conventions: the model writes
+// `Thought: ...` then `Action: name(arg='value', ...)` with actions click / left_double / right_single / drag /
+// hotkey / type / scroll / wait / finished / call_user. Points are written either UI-TARS 1.0 style,
+// `start_box='<|box_start|>(x1,y1)<|box_end|>'` (a box `(x1,y1,x2,y2)` is reduced to its centre), or UI-TARS-1.5
+// style, `point='<point>x y</point>'`; both are parsed, `print` writes the 1.5 style unless `variant: 'box'`.
+// Coordinates: UI-TARS 1.0 predicts on a 0..1000 grid, which is what this format uses (`rel1000`). UI-TARS-1.5
+// was trained on absolute pixels of its resized input; to run it, resize screenshots so that the grid matches,
+// or rescale — this parser treats every number as rel1000 and rejects values beyond the grid.
+// `type(content='…\n')`: a trailing newline means "submit" (press Enter), per the UI-TARS convention.
+// Several calls after `Action:` (one per line) are accepted and run in order, as UI-TARS' own parser allows.
+// `wait()` is a 5 s pause (the documented UI-TARS meaning); `finished(content='…')` with content is an answer,
+// without content a successful termination; `call_user()` ends the episode as a failure (no human in the loop).
+import type { Action } from '../../protocol/action.ts';
+import {
+  assertSpace,
+  canonicalCombo,
+  cleanThought,
+  combosOf,
+  decodeOutput,
+  fail,
+  parseWith,
+  relPoint,
+  splitCombo,
+  styledKey,
+} from './common.ts';
+import { UnsupportedActionError, type FormatOptions, type ModelOutput, type ParseResult, type PolicyFormat } from './types.ts';
+
+const NAME = 'uitars';
+const WAIT_MS = 5000;
+const KNOWN = ['click', 'left_single', 'left_double', 'right_single', 'hover', 'mouse_move', 'drag', 'select', 'hotkey', 'press', 'type', 'scroll', 'wait', 'finished', 'call_user'];
+
+interface Call {
+  name: string;
+  args: Record<string, string>;
+}
+
+/** Reads `name(k='v', k2="v2", k3=bare)` calls one after another. Quoted values use Python escapes. */
+export function readCalls(src: string): Call[] {
+  const calls: Call[] = [];
+  let i = 0;
+  const ws = () => {
+    while (i < src.length && /\s/.test(src[i])) i++;
+  };
+  for (;;) {
+    ws();
+    if (i >= src.length) break;
+    const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
+    if (!m) fail(`Expected an action call at ${JSON.stringify(src.slice(i, i + 40))}.`);
+    const name = m[0];
+    i += name.length;
+    ws();
+    if (src[i] !== '(') fail(`Expected "(" after ${name}.`);
+    i++;
+    const args: Record<string, string> = {};
+    for (;;) {
+      ws();
+      if (i >= src.length) fail(`Truncated action: ${name}( is not closed.`);
+      if (src[i] === ')') {
+        i++;
+        break;
+      }
+      const k = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
+      if (!k) fail(`Expected an argument name in ${name}(…) at ${JSON.stringify(src.slice(i, i + 30))}.`);
+      i += k[0].length;
+      ws();
+      if (src[i] !== '=') fail(`Expected "=" after argument ${k[0]} of ${name}.`);
+      i++;
+      ws();
+      let value = '';
+      const q = src[i];
+      if (q === "'" || q === '"') {
+        i++;
+        let closed = false;
+        while (i < src.length) {
+          const c = src[i];
+          if (c === '\\' && i + 1 < src.length) {
+            const n = src[i + 1];
+            value += n === 'n' ? '\n' : n === 't' ? '\t' : n === 'r' ? '\r' : n;
+            i += 2;
+            continue;
+          }
+          if (c === q) {
+            closed = true;
+            i++;
+            break;
+          }
+          value += c;
+          i++;
+        }
+        if (!closed) fail(`Truncated action: the ${k[0]} value of ${name} has no closing quote.`);
+      } else {
+        const b = /^[^,)]*/.exec(src.slice(i))![0];
+        value = b.trim();
+        i += b.length;
+      }
+      args[k[0]] = value;
+      ws();
+      if (src[i] === ',') i++;
+    }
+    calls.push({ name, args });
+  }
+  return calls;
+}
+
+/** A point from any UI-TARS spelling: <point>x y</point>, <|box_start|>(x,y)<|box_end|>, (x1,y1,x2,y2), [x1, y1, x2, y2]. */
+function pointOf(v: string, ctx: string, opts?: FormatOptions) {
+  const nums = (v.match(/-?\d+(?:\.\d+)?/g) ?? []).map(Number);
+  let x: number;
+  let y: number;
+  if (nums.length === 2) [x, y] = nums;
+  else if (nums.length === 4) [x, y] = [(nums[0] + nums[2]) / 2, (nums[1] + nums[3]) / 2];
+  else fail(`${ctx}: cannot read a point from ${JSON.stringify(v)} (expected 2 or 4 numbers).`);
+  return relPoint(x, y, ctx, opts);
+}
+
+function pick(args: Record<string, string>, keys: string[]): string | undefined {
+  for (const k of keys) if (args[k] !== undefined) return args[k];
+  return undefined;
+}
+
+function toAction(c: Call, n: number, opts?: FormatOptions): Action {
+  const ctx = `${c.name} (action ${n})`;
+  const start = () => {
+    const v = pick(c.args, ['start_box', 'point', 'start_point']);
+    if (v === undefined) fail(`${ctx}: missing start_box / point.`);
+    return pointOf(v, ctx, opts);
+  };
+  switch (c.name) {
+    case 'click':
+    case 'left_single':
+      return { action: 'click', ...start() };
+    case 'left_double':
+      return { action: 'double_click', ...start() };
+    case 'right_single':
+      return { action: 'right_click', ...start() };
+    case 'hover':
+    case 'mouse_move':
+      return { action: 'hover', ...start() };
+    case 'drag':
+    case 'select': {
+      const from = start();
+      const endV = pick(c.args, ['end_box', 'end_point']);
+      if (endV === undefined) fail(`${ctx}: missing end_box / end_point.`);
+      const to = pointOf(endV, ctx, opts);
+      return { action: 'drag', ...from, to_x: to.x, to_y: to.y };
+    }
+    case 'hotkey':
+    case 'press': {
+      const k = pick(c.args, ['key', 'keys', 'hotkey']);
+      if (!k?.trim()) fail(`${ctx}: missing key.`);
+      return { action: 'key', keys: canonicalCombo(k.trim().split(/[\s+]+/)) };
+    }
+    case 'type': {
+      const content = c.args.content;
+      if (content === undefined) fail(`${ctx}: missing content.`);
+      if (content.endsWith('\n')) return { action: 'type', text: content.slice(0, -1), submit: true };
+      return { action: 'type', text: content };
+    }
+    case 'scroll': {
+      const dir = (c.args.direction ?? '').trim().toLowerCase();
+      if (!['up', 'down', 'left', 'right'].includes(dir)) fail(`${ctx}: direction must be up, down, left or right, got ${JSON.stringify(c.args.direction ?? '')}.`);
+      const pos = pick(c.args, ['start_box', 'point', 'start_point']);
+      return { action: 'scroll', ...(pos !== undefined ? pointOf(pos, ctx, opts) : {}), direction: dir as 'up' };
+    }
+    case 'wait':
+      return { action: 'wait', ms: WAIT_MS };
+    case 'finished': {
+      const content = c.args.content ?? '';
+      return content.trim() ? { action: 'answer', text: content } : { action: 'terminate', status: 'success' };
+    }
+    case 'call_user':
+      return { action: 'terminate', status: 'failure' };
+    default:
+      fail(`Unknown UI-TARS action "${c.name}"; known: ${KNOWN.join(', ')}.`);
+  }
+}
+
+/** Splits "Thought: … Action: …" (labels may be bold or absent). */
+function sections(text: string): { thought?: string; action: string } {
+  const m = /(?:^|\n)\s*\**\s*Action\s*\**\s*:/i.exec(text);
+  if (!m) return { action: text.trim() };
+  const before = text.slice(0, m.index);
+  const t = /\**\s*Thought\s*\**\s*:/i.exec(before);
+  const thought = cleanThought((t ? before.slice(t.index + t[0].length) : before).replace(/^\s*Reflection\s*:.*$/im, ''));
+  return { thought, action: text.slice(m.index + m[0].length).trim() };
+}
+
+function parse(output: ModelOutput, opts?: FormatOptions): ParseResult {
+  let thought: string | undefined;
+  return parseWith(
+    () => {
+      const d = decodeOutput(output);
+      const text = d.content;
+      if (!text.trim()) fail('Empty output: expected "Thought: … Action: …".');
+      const s = sections(text);
+      thought = s.thought;
+      if (!s.action) fail('The output has an "Action:" label but no action after it.');
+      // Stray backticks from markdown fences are not part of the call syntax.
+      const calls = readCalls(s.action.replace(/```[a-z]*|```/g, '\n'));
+      return { actions: calls.map((c, i) => toAction(c, i + 1, opts)), thought };
+    },
+    () => thought,
+  );
+}
+
+function q(s: string): string {
+  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\t/g, '\\t').replace(/\r/g, '\\r')}'`;
+}
+
+function fmt(n: number): string {
+  return String(Math.round(n * 100) / 100);
+}
+
+function printAction(a: Action, opts?: FormatOptions): string[] {
+  const box = opts?.variant === 'box';
+  const pt = (x: number, y: number) =>
+    box ? `start_box='<|box_start|>(${fmt(x)},${fmt(y)})<|box_end|>'` : `point='<point>${fmt(x)} ${fmt(y)}</point>'`;
+  const dragPt = (x: number, y: number, key: 'start' | 'end') =>
+    box ? `${key}_box='<|box_start|>(${fmt(x)},${fmt(y)})<|box_end|>'` : `${key}_point='<point>${fmt(x)} ${fmt(y)}</point>'`;
+  switch (a.action) {
+    case 'click':
+      assertSpace(a, 'rel1000', NAME);
+      if (a.modifiers?.length) throw new UnsupportedActionError(NAME, 'click', 'modifier keys cannot be held');
+      if (a.button === 'middle') throw new UnsupportedActionError(NAME, 'click', 'no middle button');
+      return [`${a.button === 'right' ? 'right_single' : 'click'}(${pt(a.x, a.y)})`];
+    case 'double_click':
+      assertSpace(a, 'rel1000', NAME);
+      return [`left_double(${pt(a.x, a.y)})`];
+    case 'right_click':
+      assertSpace(a, 'rel1000', NAME);
+      return [`right_single(${pt(a.x, a.y)})`];
+    case 'hover':
+      assertSpace(a, 'rel1000', NAME);
+      return [`hover(${pt(a.x, a.y)})`];
+    case 'drag':
+      assertSpace(a, 'rel1000', NAME);
+      if (a.path?.length) throw new UnsupportedActionError(NAME, 'drag', 'intermediate path points are not expressible');
+      return [`drag(${dragPt(a.x, a.y, 'start')}, ${dragPt(a.to_x, a.to_y, 'end')})`];
+    case 'key':
+      return combosOf(a.keys).map((combo) => `hotkey(key=${q(splitCombo(combo).map((k) => styledKey(k, 'lower')).join(' '))})`);
+    case 'type': {
+      const out: string[] = [];
+      if (a.x !== undefined && a.y !== undefined) {
+        assertSpace(a, 'rel1000', NAME);
+        out.push(`click(${pt(a.x, a.y)})`);
+      }
+      if (a.clear) out.push(`hotkey(key='ctrl a')`);
+      out.push(`type(content=${q(a.text + (a.submit ? '\n' : ''))})`);
+      return out;
+    }
+    case 'scroll': {
+      let dir = a.direction;
+      if (!dir) dir = a.dy ? (a.dy > 0 ? 'down' : 'up') : a.dx ? (a.dx > 0 ? 'right' : 'left') : 'down';
+      if (a.x !== undefined && a.y !== undefined) {
+        assertSpace(a, 'rel1000', NAME);
+        return [`scroll(${pt(a.x, a.y)}, direction='${dir}')`];
+      }
+      return [`scroll(direction='${dir}')`];
+    }
+    case 'wait':
+      return ['wait()'];
+    case 'answer':
+      return [`finished(content=${q(a.text)})`];
+    case 'terminate':
+      return [a.status === 'failure' ? 'call_user()' : 'finished()'];
+    default:
+      throw new UnsupportedActionError(NAME, a.action, 'UI-TARS has no such action');
+  }
+}
+
+function print(actions: Action[], opts?: FormatOptions & { thought?: string }): string {
+  const lines = actions.flatMap((a) => printAction(a, opts));
+  return `Thought: ${opts?.thought?.trim() || '…'}\nAction: ${lines.join('\n\n')}`;
+}
+
+function systemPrompt(opts?: FormatOptions): string {
+  const d = opts?.rel_divisor ?? 1000;
+  return [
+    'You are a GUI agent operating a web browser. You receive the task, your previous actions and the current screenshot, and you decide the single next step.',
+    '',
+    '## Reply format',
+    'Thought: <what you see, a short plan, and the next step with its target element>',
+    'Action: <one action from the list below>',
+    '',
+    '## Actions',
+    "click(point='<point>x y</point>')",
+    "left_double(point='<point>x y</point>')",
+    "right_single(point='<point>x y</point>')",
+    "drag(start_point='<point>x1 y1</point>', end_point='<point>x2 y2</point>')",
+    "hotkey(key='ctrl c')  # lowercase key names separated by spaces, at most 3 keys",
+    "type(content='text')  # escape ' \" and newlines with a backslash; end with \\n to submit",
+    "scroll(point='<point>x y</point>', direction='down')  # up, down, left or right",
+    'wait()  # pause 5 seconds, then look again',
+    "finished(content='answer')  # the task is done; put the requested answer in content",
+    'call_user()  # the task cannot be completed',
+    '',
+    '## Notes',
+    `- x and y are on a 0..${d} grid over the screenshot ((0, 0) top-left, (${d}, ${d}) bottom-right).`,
+    `- Write the Thought in ${opts?.language ?? 'English'}.`,
+  ].join('\n');
+}
+
+export const uitars: PolicyFormat = {
+  name: NAME,
+  description: 'UI-TARS "Thought: … Action: click(point=…)" text actions (1.0 box and 1.5 point syntax), rel1000 coordinates.',
+  space: 'rel1000',
+  actions: ['click', 'double_click', 'right_click', 'hover', 'drag', 'type', 'key', 'scroll', 'wait', 'answer', 'terminate'],
+  systemPrompt,
+  parse,
+  print,
+};
