@@ -1,0 +1,42 @@
+// The embedded Grove server of `grove run` / `grove demo` / the runner bench: the real server (startServer)
+// on a free loopback port with a generated API key, inside this process.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateApiKey, loadConfig, type GroveConfigInput } from '../../sandbox/config.ts';
+import { startServer } from '../../server/server.ts';
+
+export interface EmbeddedGrove {
+  url: string;
+  apiKey: string;
+  close(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  browserProcesses?: number;
+  maxSandboxes?: number;
+  /** Server data dir (downloads, browser profiles); a fresh temp dir by default. */
+  dataDir?: string;
+  logLevel?: GroveConfigInput['logLevel'];
+  /** Environment for the layered config (GROVE_CHROMIUM_PATH, …); process.env when omitted. */
+  env?: Record<string, string | undefined>;
+}
+
+export async function startEmbeddedGrove(opts: EmbeddedOptions = {}): Promise<EmbeddedGrove> {
+  const apiKey = generateApiKey();
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'grove-embedded-')));
+  const config = loadConfig({
+    env: opts.env,
+    flags: {
+      host: '127.0.0.1',
+      port: 0,
+      apiKey,
+      dataDir,
+      logLevel: opts.logLevel ?? 'error',
+      ...(opts.browserProcesses !== undefined ? { browserProcesses: opts.browserProcesses } : {}),
+      ...(opts.maxSandboxes !== undefined ? { maxSandboxes: opts.maxSandboxes } : {}),
+    },
+  });
+  const server = await startServer(config);
+  return { url: server.url, apiKey, close: () => server.close() };
+}
