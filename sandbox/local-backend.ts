@@ -48,12 +48,14 @@ export class LocalBackend implements Backend {
     if (failed) throw failed.reason;
   }
 
-  /** Environment gauges, prefixed with the sandbox type ("browser_processes"). */
+  /** Environment gauges, prefixed with the sandbox type unless they already are ("browser_processes"). */
   stats(): Record<string, number> {
     const out: Record<string, number> = {};
     for (const [type, env] of Object.entries(this.envs)) {
       if (!env) continue;
-      for (const [k, v] of Object.entries((env as EnvironmentFactory<never>).stats())) out[`${type}_${k}`] = v;
+      for (const [k, v] of Object.entries((env as EnvironmentFactory<never>).stats())) {
+        out[k.startsWith(`${type}_`) ? k : `${type}_${k}`] = v;
+      }
     }
     return out;
   }

@@ -1,0 +1,108 @@
+// `grove serve`: run the REST service until SIGINT/SIGTERM. Flags map onto the layered config.
+import { parseArgs } from 'node:util';
+import { ConfigError, configHelp, loadConfig, type GroveConfig, type GroveConfigInput } from '../../sandbox/config.ts';
+import { closeOnSignal, startServer } from '../../server/server.ts';
+import type { Command } from '../command.ts';
+
+/** Flag → config key. Numbers are parsed here so a bad value names the flag. */
+const FLAGS: Record<string, { key: keyof GroveConfigInput; kind: 'string' | 'number' }> = {
+  host: { key: 'host', kind: 'string' },
+  port: { key: 'port', kind: 'number' },
+  'api-key': { key: 'apiKey', kind: 'string' },
+  'max-sandboxes': { key: 'maxSandboxes', kind: 'number' },
+  'default-ttl': { key: 'defaultTtlSeconds', kind: 'number' },
+  'idle-timeout': { key: 'idleTimeoutSeconds', kind: 'number' },
+  'reaper-interval-ms': { key: 'reaperIntervalMs', kind: 'number' },
+  'chromium-path': { key: 'chromiumPath', kind: 'string' },
+  'browser-processes': { key: 'browserProcesses', kind: 'number' },
+  'recycle-after': { key: 'recycleAfter', kind: 'number' },
+  'warm-pool': { key: 'warmPool', kind: 'number' },
+  'data-dir': { key: 'dataDir', kind: 'string' },
+  'body-limit': { key: 'bodyLimit', kind: 'number' },
+  'log-level': { key: 'logLevel', kind: 'string' },
+  'recordings-dir': { key: 'recordingsDir', kind: 'string' },
+  'shutdown-timeout-ms': { key: 'shutdownTimeoutMs', kind: 'number' },
+};
+
+const usage = `grove serve [options]
+
+Runs the Grove REST service (browser sandboxes on a local Chromium pool) until SIGINT/SIGTERM, then closes
+every sandbox and browser and exits 0.
+
+Options (precedence: flags > GROVE_* environment > --config file > defaults):
+  --config FILE              JSON file of settings (camelCase keys below); also GROVE_CONFIG
+  --host H                   bind address (default 127.0.0.1)
+  --port N                   port (default 8321; 0 = any free port)
+  --api-key KEY              required X-API-Key (default: GROVE_API_KEY, else generated and logged once)
+  --no-auth                  disable authentication (explicit only; logs a warning)
+  --max-sandboxes N          live sandbox limit (503 capacity_exhausted beyond it)
+  --warm-pool N              ready browser contexts kept warm
+  --default-ttl S            sandbox lifetime in seconds      --idle-timeout S   idle expiry in seconds
+  --browser-processes N      Chromium processes               --recycle-after N  contexts per process
+  --chromium-path PATH       --data-dir DIR    --recordings-dir DIR    --log-level LEVEL
+  --body-limit BYTES         --reaper-interval-ms MS          --shutdown-timeout-ms MS
+
+Settings and their environment variables:
+${configHelp()}
+
+Exit codes: 0 after a clean shutdown, 1 when the server failed, 2 on bad options, 130 on a forced stop.`;
+
+export interface ServeArgs {
+  flags: Partial<GroveConfigInput>;
+  configFile?: string;
+}
+
+/** Parses serve's argv into config flags; throws ConfigError naming the flag on bad input. */
+export function parseServeArgs(argv: string[]): ServeArgs {
+  const options: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' }, 'no-auth': { type: 'boolean' } };
+  for (const name of Object.keys(FLAGS)) options[name] = { type: 'string' };
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ args: argv, options, allowPositionals: false, strict: true }));
+  } catch (err) {
+    throw new ConfigError(`${(err as Error).message} (see grove help serve)`);
+  }
+  const flags: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(FLAGS)) {
+    const v = values[name];
+    if (typeof v !== 'string') continue;
+    if (spec.kind === 'number') {
+      const n = Number(v);
+      if (v.trim() === '' || !Number.isFinite(n)) throw new ConfigError(`--${name}: expected a number, got "${v}"`);
+      flags[spec.key] = n;
+    } else {
+      flags[spec.key] = v;
+    }
+  }
+  if (values['no-auth'] === true) flags.authDisabled = true;
+  return { flags: flags as Partial<GroveConfigInput>, configFile: typeof values.config === 'string' ? values.config : undefined };
+}
+
+export const serve: Command = {
+  name: 'serve',
+  summary: 'Run the REST service (browser sandboxes) until SIGINT/SIGTERM',
+  usage,
+  async run(argv) {
+    let config: GroveConfig;
+    try {
+      const args = parseServeArgs(argv);
+      config = loadConfig({ flags: args.flags, configFile: args.configFile });
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        process.stderr.write(`grove serve: ${err.message}\n`);
+        return 2;
+      }
+      throw err;
+    }
+    let server;
+    try {
+      server = await startServer(config);
+    } catch (err) {
+      process.stderr.write(`grove serve: could not start: ${(err as Error).message}\n`);
+      return err instanceof ConfigError ? 2 : 1;
+    }
+    process.stderr.write(`grove serve: listening on ${server.url} (auth ${config.authDisabled ? 'DISABLED' : `key from ${config.apiKeySource}`})\n`);
+    const { forced } = await closeOnSignal(server);
+    return forced ? 130 : 0;
+  },
+};

@@ -1,0 +1,82 @@
+// `grove` entry point: dispatches to the command registry (cli/commands/index.ts). The CLI is the one place
+// that prints to the console and sets the exit code.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from './command.ts';
+import { COMMANDS } from './commands/index.ts';
+
+export interface CliIO {
+  out(s: string): void;
+  err(s: string): void;
+}
+const stdio: CliIO = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+export function generalHelp(commands: Command[] = COMMANDS): string {
+  const width = Math.max(...commands.map((c) => c.name.length), 4) + 2;
+  return [
+    `grove ${VERSION}: sandboxes and benchmarks for computer-use agents`,
+    '',
+    'usage: grove <command> [options]',
+    '',
+    'commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    `  ${'help'.padEnd(width)}Show help for a command: grove help <command>`,
+    '',
+    'Run `grove help <command>` (or `grove <command> --help`) for its options.',
+    '',
+  ].join('\n');
+}
+
+function findCommand(name: string, commands: Command[]): Command | undefined {
+  return commands.find((c) => c.name === name);
+}
+
+function unknown(name: string, commands: Command[], io: CliIO): number {
+  const close = commands.filter((c) => c.name.startsWith(name.slice(0, 2))).map((c) => c.name);
+  io.err(`grove: unknown command "${name}"${close.length ? ` (did you mean ${close.join(', ')}?)` : ''}\n\n${generalHelp(commands)}`);
+  return 2;
+}
+
+/** Runs the CLI with argv (without node and script); resolves to the exit code. */
+export async function main(argv: string[], io: CliIO = stdio, commands: Command[] = COMMANDS): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === '--help' || first === '-h') {
+    io.out(generalHelp(commands));
+    return 0;
+  }
+  if (first === '--version' || first === '-v') {
+    io.out(`${VERSION}\n`);
+    return 0;
+  }
+  if (first === 'help') {
+    if (!rest[0]) {
+      io.out(generalHelp(commands));
+      return 0;
+    }
+    const cmd = findCommand(rest[0], commands);
+    if (!cmd) return unknown(rest[0], commands, io);
+    io.out(`${cmd.usage}\n`);
+    return 0;
+  }
+  const cmd = findCommand(first, commands);
+  if (!cmd) return unknown(first, commands, io);
+  if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h')) {
+    io.out(`${cmd.usage}\n`);
+    return 0;
+  }
+  return cmd.run(rest);
+}
+
+// Run when executed directly (`node --import tsx cli/main.ts ...`); bin/grove.mjs calls main() itself.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`grove: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
