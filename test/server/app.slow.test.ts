@@ -1,0 +1,163 @@
+// The REST API with real Chromium (createBrowserEnvironment) against a local fixture page, through the
+// typed client over a real port.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBrowserEnvironment } from '../../browser-env/index.ts';
+import { GroveApiError, GroveClient } from '../../client/index.ts';
+import type { BrowserCreateInput } from '../../protocol/sandbox.ts';
+import { loadConfig } from '../../sandbox/config.ts';
+import { buildApp } from '../../server/app.ts';
+
+const KEY = 'slow-test-key-123456';
+const FILE_TEXT = 'grove download fixture\n';
+const PAGE = `<!doctype html><html><head><title>clicks 0</title><style>
+  body{margin:0} #b{position:absolute;left:0;top:0;width:200px;height:100px}
+  #d{position:absolute;left:0;top:200px;width:200px;height:100px;display:block;background:#cde}
+</style></head><body>
+<button id="b" onclick="document.title='clicks '+(++window.n)">click me</button>
+<a id="d" href="/file.txt" download="report.txt">download</a>
+<script>window.n=0</script></body></html>`;
+
+let fixture: http.Server;
+let fixtureUrl: string;
+let hostPort: string;
+let app: FastifyInstance;
+let client: GroveClient;
+
+const body = (extra: Partial<BrowserCreateInput> = {}): BrowserCreateInput => ({
+  type: 'browser',
+  viewport: { width: 800, height: 600 },
+  start_url: fixtureUrl,
+  network: { allow: [hostPort] },
+  ...extra,
+});
+
+beforeAll(async () => {
+  fixture = http.createServer((req, res) => {
+    if (req.url === '/file.txt') {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-disposition': 'attachment; filename="report.txt"' });
+      res.end(FILE_TEXT);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(PAGE);
+  });
+  await new Promise<void>((ok) => fixture.listen(0, '127.0.0.1', ok));
+  const { port } = fixture.address() as AddressInfo;
+  hostPort = `127.0.0.1:${port}`;
+  fixtureUrl = `http://${hostPort}/`;
+
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-app-slow-'));
+  const config = loadConfig({
+    env: {},
+    flags: { apiKey: KEY, maxSandboxes: 2, browserProcesses: 1, dataDir, reaperIntervalMs: 100, port: 0 },
+  });
+  const browser = await createBrowserEnvironment({
+    executablePath: config.chromiumPath,
+    processes: 1,
+    recycleAfter: 50,
+    warmPool: 0,
+    dataDir: path.join(dataDir, 'browser'),
+    headless: true,
+    extraArgs: [],
+  });
+  app = await buildApp({ config, environments: { browser } });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  client = new GroveClient({ baseUrl: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, apiKey: KEY });
+});
+
+afterAll(async () => {
+  // Closing the app closes the sandboxes and the Chromium pool.
+  await app?.close();
+  await new Promise<void>((ok) => (fixture ? fixture.close(() => ok()) : ok()));
+});
+
+describe('browser sandboxes over HTTP', () => {
+  it('create → wait → step click → screenshot → download → delete', async () => {
+    const created = await client.createSandbox(body());
+    expect(['creating', 'ready']).toContain(created.status);
+    const ready = await client.waitSandbox(created.sandbox_id, 60);
+    expect(ready.status).toBe('ready');
+    expect(ready.error).toBeNull();
+    const id = ready.sandbox_id;
+
+    const r1 = await client.step(id, { action: { action: 'click', x: 100, y: 50 }, screenshot: 'none' });
+    expect(r1.observation.title).toBe('clicks 1');
+    expect(r1.actions).toHaveLength(1);
+    expect(r1.actions[0].error).toBeNull();
+    expect(r1.observation.screenshot?.base64).toBeUndefined();
+    const r2 = await client.step(id, { actions: [{ action: 'click', x: 100, y: 50 }, { action: 'click', x: 100, y: 50 }] });
+    expect(r2.observation.title).toBe('clicks 3');
+    expect(r2.observation.screenshot?.base64?.length).toBeGreaterThan(1000);
+
+    const shot = await client.screenshot(id);
+    expect(shot.mime).toBe('image/jpeg');
+    expect([...shot.bytes.subarray(0, 3)]).toEqual([0xff, 0xd8, 0xff]);
+    expect([shot.width, shot.height]).toEqual([800, 600]);
+
+    const r3 = await client.step(id, { action: { action: 'click', x: 100, y: 250 }, screenshot: 'none' });
+    const dlEvent = r3.observation.events.find((e) => e.type === 'download');
+    expect(dlEvent).toMatchObject({ filename: 'report.txt' });
+    const downloads = await client.downloads(id);
+    expect(downloads.map((d) => d.filename)).toEqual(['report.txt']);
+    expect(new TextDecoder().decode(await client.download(id, downloads[0].id))).toBe(FILE_TEXT);
+    await expect(client.download(id, 'nope')).rejects.toMatchObject({ status: 404, code: 'download_not_found' });
+
+    expect((await client.getSandbox(id)).steps).toBe(3);
+    await client.deleteSandbox(id);
+    expect((await client.getSandbox(id)).status).toBe('closed');
+    await expect(client.step(id, { action: { action: 'reload' } })).rejects.toMatchObject({ status: 410, code: 'sandbox_closed' });
+  });
+
+  it('raw model output that does not parse answers 200 with parse.ok=false and an observation', async () => {
+    const { sandbox_id: id } = await client.createAndWait(body());
+    const r = await client.step(id, { model_output: 'I am not sure what to do here.', format: 'qwen3vl', screenshot: 'none' });
+    expect(r.parse).toMatchObject({ ok: false, format: 'qwen3vl' });
+    expect(r.parse?.error).toBeTruthy();
+    expect(r.actions).toEqual([]);
+    expect(r.observation.title).toBe('clicks 0');
+    await client.deleteSandbox(id);
+  });
+
+  it('overlapping steps in one sandbox: the second answers 409 sandbox_busy', async () => {
+    const { sandbox_id: id } = await client.createAndWait(body());
+    const slow = client.step(id, { action: { action: 'wait', ms: 1500 }, screenshot: 'none' });
+    // The first request is in flight once the sandbox reports busy.
+    for (let i = 0; i < 100 && (await client.getSandbox(id)).status !== 'busy'; i++) await new Promise((r) => setTimeout(r, 20));
+    const err = await client.step(id, { action: { action: 'reload' } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GroveApiError);
+    expect(err).toMatchObject({ status: 409, code: 'sandbox_busy' });
+    expect((await slow).actions[0].error).toBeNull();
+    await client.deleteSandbox(id);
+  });
+
+  it('503 capacity_exhausted with Retry-After over the limit', async () => {
+    const a = await client.createSandbox(body());
+    const b = await client.createSandbox(body());
+    const err = await client.createSandbox(body()).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 503, code: 'capacity_exhausted' });
+    expect((err as GroveApiError).retryAfter).toBeGreaterThanOrEqual(1);
+    await Promise.all([client.deleteSandbox(a.sandbox_id), client.deleteSandbox(b.sandbox_id)]);
+  });
+
+  it('TTL expiry closes the browser context', async () => {
+    const stats = () => app.grove.registry.backend.stats();
+    const openBefore = stats().browser_contexts_open;
+    const closed = new Promise<string>((resolve) =>
+      app.grove.registry.onEvent((e) => {
+        if (e.type === 'closed' && e.reason === 'expired_ttl') resolve(e.id);
+      }),
+    );
+    const { sandbox_id: id } = await client.createAndWait(body({ ttl_seconds: 3 }));
+    expect(stats().browser_contexts_open).toBe(openBefore + 1);
+    expect(await closed).toBe(id);
+    expect(stats().browser_contexts_open).toBe(openBefore);
+    expect((await client.getSandbox(id)).status).toBe('closed');
+    await expect(client.observation(id)).rejects.toMatchObject({ status: 410, code: 'sandbox_closed' });
+  });
+});
