@@ -1,0 +1,167 @@
+// `grove judge`: score recorded episodes (Grove, WebVoyager or Online-Mind2Web layout) with a benchmark judge,
+// resuming where an earlier run stopped; prints success rates overall / by site / by level / by dimension,
+// judge_error apart, and the agreement with rule ground truth when episodes carry it.
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Suite, type Task } from '../../protocol/task.ts';
+import { createJudge, defaultJudgeFor, fileCache, formatAgreement, formatReport, JUDGES, JudgeModel } from '../../judges/index.ts';
+import { judgeEpisodes } from '../../judges/run.ts';
+import { loadTasks, TaskFileError } from '../../tasks/index.ts';
+import type { CommandIO } from './tasks.ts';
+
+const usage = `grove judge --suite <webvoyager|online-mind2web|deepshop> --episodes DIR
+    --judge-base-url URL --judge-model NAME [--judge-api-key KEY]
+    [--judge ${JUDGES.map((j) => j.name).join('|')}] [--tasks FILE] [--out DIR] [--cache DIR | --no-cache]
+    [--k N] [--score-threshold N] [--concurrency N] [--retries N] [--timeout-ms N] [--episode-concurrency N]
+    [--truth PREFIX] [--json]
+
+Judges every episode folder under DIR (Grove recordings, WebVoyager task<id>/ folders, Online-Mind2Web
+<task_id>/ folders). Episodes already judged in <out>/<judge>_results.jsonl are skipped (judge errors are retried).
+--tasks joins the suite's task file by id (references, level, DeepShop dimensions). --k: screenshots for the
+webvoyager/deepshop judges (default 15; Orchard-GUI's reward uses 3). --score-threshold: WebJudge (default 3).
+Records (full inputs, raw outputs) go to <episode>/judge/ for Grove episodes, <out>/records/<episode>/ otherwise.
+--truth: episodes with a recorded verdict from a judge named PREFIX* (default "rule") feed an agreement report.`;
+
+const stdio: CommandIO = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
+
+function intFlag(v: string | undefined, name: string, min: number): number | undefined | Error {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) return new Error(`--${name} must be an integer >= ${min}`);
+  return n;
+}
+
+export async function runJudge(argv: string[], io: CommandIO = stdio, opts: { fetch?: typeof fetch } = {}): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        suite: { type: 'string' },
+        episodes: { type: 'string' },
+        judge: { type: 'string' },
+        tasks: { type: 'string' },
+        out: { type: 'string' },
+        cache: { type: 'string' },
+        'no-cache': { type: 'boolean' },
+        'judge-base-url': { type: 'string' },
+        'judge-model': { type: 'string' },
+        'judge-api-key': { type: 'string' },
+        k: { type: 'string' },
+        'score-threshold': { type: 'string' },
+        concurrency: { type: 'string' },
+        retries: { type: 'string' },
+        'timeout-ms': { type: 'string' },
+        'episode-concurrency': { type: 'string' },
+        truth: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    io.err(`${(err as Error).message}\nusage: ${usage}\n`);
+    return 2;
+  }
+  if (values.help) {
+    io.out(`${usage}\n`);
+    return 0;
+  }
+  const bad = (msg: string) => {
+    io.err(`${msg}\nusage: ${usage}\n`);
+    return 2;
+  };
+  const suite = Suite.safeParse(values.suite);
+  if (!suite.success) return bad('--suite is required: webvoyager, online-mind2web or deepshop');
+  const judgeName = values.judge ?? defaultJudgeFor(suite.data);
+  if (!judgeName || !JUDGES.some((j) => j.name === judgeName)) {
+    return bad(`--judge must be one of ${JUDGES.map((j) => j.name).join(', ')} (no default for suite ${suite.data})`);
+  }
+  if (!values.episodes) return bad('--episodes DIR is required');
+  if (!values['judge-base-url'] || !values['judge-model']) {
+    return bad('the judge model is configured on its own: --judge-base-url URL and --judge-model NAME are required');
+  }
+  const nums: Record<string, number | undefined> = {};
+  for (const [flag, min] of [['k', 1], ['score-threshold', 1], ['concurrency', 1], ['retries', 0], ['timeout-ms', 1], ['episode-concurrency', 1]] as const) {
+    const v = intFlag(values[flag], flag, min);
+    if (v instanceof Error) return bad(v.message);
+    nums[flag] = v;
+  }
+  if (nums['score-threshold'] !== undefined && nums['score-threshold'] > 5) return bad('--score-threshold must be between 1 and 5');
+  if (!existsSync(values.episodes) || !statSync(values.episodes).isDirectory()) {
+    io.err(`error: --episodes ${values.episodes}: no such directory\n`);
+    return 1;
+  }
+
+  let tasks: Map<string, Task> | undefined;
+  if (values.tasks) {
+    try {
+      const res = await loadTasks(suite.data, values.tasks);
+      tasks = new Map(res.tasks.map((t) => [t.id, t]));
+      if (res.issues.length) io.err(`${values.tasks}: ${res.issues.length} unusable rows ignored\n`);
+    } catch (err) {
+      if (err instanceof TaskFileError) {
+        io.err(`error: ${err.message} [${err.code}]\n`);
+        return 1;
+      }
+      throw err;
+    }
+  }
+
+  const outDir = values.out ?? values.episodes;
+  const cache = values['no-cache'] ? undefined : fileCache(values.cache ?? join(outDir, '.judge-cache'));
+  let model: JudgeModel;
+  try {
+    model = new JudgeModel(
+      {
+        baseURL: values['judge-base-url'],
+        model: values['judge-model'],
+        apiKey: values['judge-api-key'],
+        concurrency: nums.concurrency,
+        retries: nums.retries,
+        timeoutMs: nums['timeout-ms'],
+      },
+      { cache, fetch: opts.fetch },
+    );
+  } catch (err) {
+    return bad(`invalid judge model settings: ${(err as Error).message}`);
+  }
+  const judge = createJudge(judgeName, { model, k: nums.k, scoreThreshold: nums['score-threshold'], cache });
+
+  let done = 0;
+  const res = await judgeEpisodes({
+    judge,
+    suite: suite.data,
+    episodesDir: values.episodes,
+    outDir,
+    recordsBesideGrove: values.out === undefined,
+    tasks,
+    concurrency: nums['episode-concurrency'],
+    truthPrefix: values.truth,
+    onResult: (l) => {
+      done++;
+      io.err(`[${done}] ${l.episode}: ${l.outcome}${l.outcome === 'judge_error' ? ` (${l.error_kind ?? 'error'}: ${l.reasoning ?? ''})` : ''}\n`);
+    },
+  });
+  for (const u of res.unreadable) io.err(`${u.id}: not judged: ${u.error}\n`);
+  if (res.lines.length === 0 && res.unreadable.length === 0) {
+    io.err(`error: no episodes found under ${values.episodes} (expected episode.json, task<id>/interact_messages.json or <task_id>/result.json + trajectory/)\n`);
+    return 1;
+  }
+  if (values.json) {
+    io.out(`${JSON.stringify({ report: res.report, agreement: res.agreement, results: res.resultsFile, judged: res.judged.length, resumed: res.resumed })}\n`);
+  } else {
+    io.out(`${formatReport(res.report)}\n`);
+    if (res.agreement) io.out(`\n${formatAgreement(judge.name, `${values.truth ?? 'rule'}* verdicts`, res.agreement)}\n`);
+    io.out(`\njudged ${res.judged.length}, resumed ${res.resumed}; results: ${res.resultsFile}\n`);
+  }
+  return 0;
+}
+
+export const judgeCommand = {
+  name: 'judge',
+  summary: 'Score recorded episodes with a benchmark judge (WebVoyager, WebJudge, DeepShop); resumable',
+  usage,
+  run: (argv: string[]) => runJudge(argv),
+};

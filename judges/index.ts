@@ -1,0 +1,76 @@
+// Judge registry: one definition per judge (name, description, default suite, factory), plus re-exports.
+import type { Suite } from '../protocol/task.ts';
+import type { Logger } from '../sandbox/log.ts';
+import type { JudgeCache } from './cache.ts';
+import { createDeepShopJudge } from './deepshop.ts';
+import { JudgeModel } from './model.ts';
+import type { Judge, JudgeModelConfigInput } from './types.ts';
+import { createAutonomousJudge, createWebJudge } from './webjudge.ts';
+import { createWebVoyagerJudge } from './webvoyager.ts';
+
+export * from './types.ts';
+export { JudgeModel, type CallRecord } from './model.ts';
+export { memoryCache, fileCache, hashOf, type JudgeCache } from './cache.ts';
+export { parseSuccessVerdict, parseStatusVerdict, parseKeyPoints, parseImageScore } from './parse.ts';
+export { createWebVoyagerJudge } from './webvoyager.ts';
+export { createWebJudge, createAutonomousJudge } from './webjudge.ts';
+export { createDeepShopJudge } from './deepshop.ts';
+export { buildReport, formatReport, type JudgeReport, type JudgeResultLine } from './report.ts';
+export { computeAgreement, formatAgreement, type AgreementReport } from './agreement.ts';
+
+export interface CreateJudgeOptions {
+  /** The judge's own endpoint (a JudgeModel, or its config). */
+  model: JudgeModel | JudgeModelConfigInput;
+  /** Screenshots sent by WebVoyager-style judges (webvoyager, deepshop): default 15. */
+  k?: number;
+  /** WebJudge screenshot threshold (1-5): default 3. */
+  scoreThreshold?: number;
+  cache?: JudgeCache;
+  fetch?: typeof fetch;
+  log?: Logger;
+}
+
+export interface JudgeDef {
+  name: string;
+  description: string;
+  /** Suite whose default judge this is. */
+  defaultFor?: Suite;
+  create(model: JudgeModel, opts: CreateJudgeOptions): Judge;
+}
+
+export const JUDGES: JudgeDef[] = [
+  {
+    name: 'webvoyager',
+    description: 'WebVoyager auto-eval: task + answer + last k screenshots → SUCCESS / NOT SUCCESS',
+    defaultFor: 'webvoyager',
+    create: (model, o) => createWebVoyagerJudge({ model, k: o.k, cache: o.cache }),
+  },
+  {
+    name: 'webjudge',
+    description: 'Online-Mind2Web WebJudge: key points, per-screenshot scores, outcome',
+    defaultFor: 'online-mind2web',
+    create: (model, o) => createWebJudge({ model, scoreThreshold: o.scoreThreshold, cache: o.cache }),
+  },
+  {
+    name: 'autonomous',
+    description: 'Online-Mind2Web autonomous eval: task + action history + last screenshot',
+    create: (model, o) => createAutonomousJudge({ model, cache: o.cache }),
+  },
+  {
+    name: 'deepshop',
+    description: 'DeepShop: one judgement per present dimension (attribute, filter, sort)',
+    defaultFor: 'deepshop',
+    create: (model, o) => createDeepShopJudge({ model, k: o.k, cache: o.cache }),
+  },
+];
+
+export function defaultJudgeFor(suite: string): string | undefined {
+  return JUDGES.find((j) => j.defaultFor === suite)?.name;
+}
+
+export function createJudge(name: string, opts: CreateJudgeOptions): Judge {
+  const def = JUDGES.find((j) => j.name === name);
+  if (!def) throw new Error(`unknown judge "${name}" (known: ${JUDGES.map((j) => j.name).join(', ')})`);
+  const model = opts.model instanceof JudgeModel ? opts.model : new JudgeModel(opts.model, { cache: opts.cache, fetch: opts.fetch, log: opts.log });
+  return def.create(model, opts);
+}
