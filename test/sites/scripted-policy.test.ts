@@ -1,0 +1,76 @@
+// ScriptedPolicy decisions on hand-built observations: popup first, target resolution, typing, tabs,
+// late content (wait, then bounded scrolling, then giving up).
+import { describe, expect, it } from 'vitest';
+import type { Observation, SomElement } from '../../protocol/observation.ts';
+import type { Task } from '../../protocol/task.ts';
+import { ScriptedPolicy, findTarget } from '../../runner/scripted-policy.ts';
+
+const el = (label: number, tag: string, text: string, x = 100, y = 100, width = 80, height = 20): SomElement => ({ label, tag, text, x, y, width, height });
+const obs = (som: SomElement[], tabs = 1): Observation => ({
+  step: 0,
+  url: 'http://x/',
+  title: 't',
+  tabs: Array.from({ length: tabs }, (_, i) => ({ index: i, url: 'http://x/', title: 't', active: i === 0 })),
+  viewport: { width: 1280, height: 1000 },
+  last_action_error: null,
+  events: [],
+  som,
+  timings: { action: 0, settle: 0, capture: 0, encode: 0, total: 0 },
+});
+const task = (plan: unknown[]): Task => ({ id: 't', suite: 'offline', site: 'Shop', question: 'q', extra: { plan }, flags: [] });
+const ctx = { task: task([]), step: 0 };
+
+describe('findTarget', () => {
+  const som = [el(0, 'a', 'Sonora Pulse Wireless Headphones'), el(1, 'a', 'Sonora'), el(2, 'input', 'Email me updates'), el(3, 'input', 'Email'), el(4, 'label', 'Email')];
+  it('prefers exact matches, then prefixes, then substrings, with tag filters', () => {
+    expect(findTarget(som, { text: 'sonora' })?.label).toBe(1);
+    expect(findTarget(som, { text: 'Sonora Pulse' })?.label).toBe(0);
+    expect(findTarget(som, { text: 'Email' }, ['input'])?.label).toBe(3);
+    expect(findTarget(som, { text: 'Pulse Wireless', exact: true })).toBeUndefined();
+    expect(findTarget(som, { text: 'Email', tag: ['input'], nth: 0 })?.label).toBe(3);
+  });
+});
+
+describe('ScriptedPolicy', () => {
+  it('closes a popup first, then clicks and types at element centres, then answers', async () => {
+    const p = new ScriptedPolicy();
+    p.start(task([{ type: { text: 'Search products', value: 'lamp', submit: true, clear: true } }, { click: { text: 'Add to cart' } }, { answer: '$22.00' }]));
+    const d0 = await p.next(obs([el(0, 'button', 'Reject optional'), el(1, 'button', 'Accept all cookies', 600, 500, 100, 40)]), ctx);
+    expect(d0.actions).toEqual([{ action: 'click', x: 650, y: 520, space: 'css_px' }]);
+    expect(d0.output).toContain('"name":"computer_use"');
+    const d1 = await p.next(obs([el(0, 'button', 'Search'), el(1, 'input', 'Search products', 10, 20, 400, 30)]), ctx);
+    expect(d1.actions).toEqual([{ action: 'type', text: 'lamp', x: 210, y: 35, space: 'css_px', clear: true, submit: true }]);
+    const d2 = await p.next(obs([el(5, 'button', 'Add to cart', 300, 400, 100, 30)]), ctx);
+    expect(d2.actions).toEqual([{ action: 'click', x: 350, y: 415, space: 'css_px' }]);
+    const d3 = await p.next(obs([]), ctx);
+    expect(d3.actions).toEqual([{ action: 'answer', text: '$22.00' }]);
+    expect(p.progress).toEqual({ done: 3, total: 3 });
+  });
+
+  it('waits, scrolls a bounded number of times, returns to the top, then gives up', async () => {
+    const p = new ScriptedPolicy({ maxScrolls: 2, waitMs: 100 });
+    p.start(task([{ click: { text: 'Next ›' } }, { answer: 'x' }]));
+    const kinds: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const a = (await p.next(obs([el(0, 'a', 'Home')]), ctx)).actions![0];
+      kinds.push(a.action === 'scroll' ? `scroll ${a.dy}` : a.action === 'wait' ? `wait ${a.ms}` : a.action);
+    }
+    expect(kinds).toEqual(['wait 100', 'scroll 600', 'scroll 600', 'scroll -100000', 'wait 300', 'terminate']);
+  });
+
+  it('finds a target after a miss and switches to the newest tab', async () => {
+    const p = new ScriptedPolicy();
+    p.start(task([{ click: { text: 'Specifications sheet' } }, { switch_tab: 'last' }, { close_tab: true }, { answer: '31 hours' }]));
+    expect((await p.next(obs([]), ctx)).actions![0].action).toBe('wait');
+    expect((await p.next(obs([el(3, 'a', 'Specifications sheet ↗')]), ctx)).actions![0]).toMatchObject({ action: 'click' });
+    expect((await p.next(obs([], 2), ctx)).actions).toEqual([{ action: 'switch_tab', index: 1 }]);
+    expect((await p.next(obs([], 2), ctx)).actions).toEqual([{ action: 'close_tab', index: 0 }]);
+  });
+
+  it('refuses tasks without a plan and observations without SoM', async () => {
+    const p = new ScriptedPolicy();
+    expect(() => p.start(task([]))).toThrow(/no valid plan/);
+    p.start(task([{ answer: 'a' }]));
+    await expect(p.next({ ...obs([]), som: undefined }, ctx)).rejects.toThrow(/som: true/);
+  });
+});
