@@ -461,6 +461,9 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       let code = classifyNavError(msg);
       // A blocked HTTPS target shows up as a failed tunnel: the gate's callback tells us why.
       if (this.lastBlocked && this.lastBlocked.at >= started - 50) code = 'network_blocked';
+      // A navigation that killed the renderer (chrome://crash, OOM) can report ERR_ABORTED before the crash
+      // event: a probe settles which it was.
+      if (code === 'navigation_failed' && !this.crashed.has(pg)) await this.responsive(pg);
       if (this.crashed.has(pg)) throw e;
       throw new ActionFailure(code, `${kind} ${target ?? ''} failed: ${msg}`.replace(/\s+/g, ' '));
     }
@@ -543,8 +546,14 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
         }
         const ms = Date.now() - ta;
         actionMs += ms;
-        if (wantSettle && !err) settleMs += (await settle(this.page, this.net, this.options.settle_quiet_ms, this.options.settle_max_ms, ta)).ms;
-        else this.net.end();
+        if (wantSettle && !err) {
+          const st = await settle(this.page, this.net, this.options.settle_quiet_ms, this.options.settle_max_ms, ta);
+          settleMs += st.ms;
+          // Settling to the cap may mean a busy page (the input was acknowledged before the script spun).
+          if (!st.quiet && !(await this.responsive(this.page))) {
+            err = await this.classifyFailure(new TimeoutError(`settle after ${a.action}`, this.options.settle_max_ms));
+          }
+        } else this.net.end();
         resolved.push({ action: a, ...rec, error: err, ms });
         if (err) {
           error = err;
@@ -686,7 +695,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       this.tabs.map(async (pg, index) => ({
         index,
         url: pg.url(),
-        title: (await quietly(withTimeout(pg.title(), 500, 'title'))) ?? '',
+        title: (await quietly(withTimeout(pg.title(), 1500, 'title'))) ?? '',
         active: pg === this.page,
       })),
     );
