@@ -1,7 +1,15 @@
 // Every `grove` command. To add one: a file in this folder exporting a Command, and one line here.
 import type { Command } from '../command.ts';
 import { serve } from './serve.ts';
+import { run } from './run.ts';
+import { demo } from './demo.ts';
+import { tasksCommand } from './tasks.ts';
+import { judgeCommand } from './judge.ts';
 
 export const COMMANDS: Command[] = [
   serve,
+  run,
+  demo,
+  tasksCommand,
+  judgeCommand,
 ];

@@ -4,6 +4,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Command } from '../command.ts';
 import { Suite, type Task } from '../../protocol/task.ts';
 import { createJudge, defaultJudgeFor, fileCache, formatAgreement, formatReport, JUDGES, JudgeModel } from '../../judges/index.ts';
 import { judgeEpisodes } from '../../judges/run.ts';
@@ -159,7 +160,7 @@ export async function runJudge(argv: string[], io: CommandIO = stdio, opts: { fe
   return 0;
 }
 
-export const judgeCommand = {
+export const judgeCommand: Command = {
   name: 'judge',
   summary: 'Score recorded episodes with a benchmark judge (WebVoyager, WebJudge, DeepShop); resumable',
   usage,

@@ -1,5 +1,6 @@
 // `grove tasks list`: print normalised tasks of a suite file, one JSON per line, problems on stderr.
 import { parseArgs } from 'node:util';
+import type { Command } from '../command.ts';
 import { Suite } from '../../protocol/task.ts';
 import { LOADERS, loadTasks, TaskFileError, type TaskFilter } from '../../tasks/index.ts';
 
@@ -92,7 +93,7 @@ export async function runTasks(argv: string[], io: CommandIO = stdio): Promise<n
   return 0;
 }
 
-export const tasksCommand = {
+export const tasksCommand: Command = {
   name: 'tasks',
   summary: 'List normalised benchmark tasks (WebVoyager, Online-Mind2Web, DeepShop, SWE-bench, Claw)',
   usage,
