@@ -50,7 +50,8 @@ function itemsOf(json: unknown): Item[] {
     const o = json as Item;
     if (Array.isArray(o.output)) return itemsOf(o.output);
     if (o.type === 'computer_call' || o.type === 'message' || o.type === 'reasoning' || o.type === 'function_call') return [o];
-    if (typeof o.type === 'string' && ACTION_TYPES.includes(o.type)) return [{ type: 'computer_call', action: o }];
+    // Any other typed object is taken as a bare action, so an unknown type gets a precise error.
+    if (typeof o.type === 'string') return [{ type: 'computer_call', action: o }];
   }
   fail(`Unrecognised JSON output: ${clip(JSON.stringify(json), 120)}.`);
 }

@@ -178,7 +178,11 @@ function toAction(c: Call, n: number, opts?: FormatOptions): Action {
 /** Splits "Thought: … Action: …" (labels may be bold or absent). */
 function sections(text: string): { thought?: string; action: string } {
   const m = /(?:^|\n)\s*\**\s*Action\s*\**\s*:/i.exec(text);
-  if (!m) return { action: text.trim() };
+  if (!m) {
+    // Grounding-only prompts make UI-TARS answer with the bare call.
+    if (/^[A-Za-z_]+\s*\(/.test(text.trim())) return { action: text.trim() };
+    fail('No "Action:" in the output.');
+  }
   const before = text.slice(0, m.index);
   const t = /\**\s*Thought\s*\**\s*:/i.exec(before);
   const thought = cleanThought((t ? before.slice(t.index + t[0].length) : before).replace(/^\s*Reflection\s*:.*$/im, ''));
