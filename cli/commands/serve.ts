@@ -1,7 +1,6 @@
 // `grove serve`: run the REST service until SIGINT/SIGTERM. Flags map onto the layered config.
 import { parseArgs } from 'node:util';
 import { ConfigError, configHelp, loadConfig, type GroveConfig, type GroveConfigInput } from '../../sandbox/config.ts';
-import { closeOnSignal, startServer } from '../../server/server.ts';
 import type { Command } from '../command.ts';
 
 /** Flag → config key. Numbers are parsed here so a bad value names the flag. */
@@ -94,6 +93,8 @@ export const serve: Command = {
       }
       throw err;
     }
+    // Loaded here so `grove --help` and option errors do not pay for fastify and Playwright.
+    const { closeOnSignal, startServer } = await import('../../server/server.ts');
     let server;
     try {
       server = await startServer(config);
