@@ -5,6 +5,8 @@ import { run } from './run.ts';
 import { demo } from './demo.ts';
 import { tasksCommand } from './tasks.ts';
 import { judgeCommand } from './judge.ts';
+import { viewCommand } from './view.ts';
+import { exportCommand } from './export.ts';
 
 export const COMMANDS: Command[] = [
   serve,
@@ -12,4 +14,6 @@ export const COMMANDS: Command[] = [
   demo,
   tasksCommand,
   judgeCommand,
+  viewCommand,
+  exportCommand,
 ];

@@ -1,0 +1,71 @@
+// `grove view DIR`: serve the visual debugger over a directory of recorded runs until SIGINT/SIGTERM.
+import { parseArgs } from 'node:util';
+import { stat } from 'node:fs/promises';
+import type { Command } from '../command.ts';
+import { startViewer } from '../../viewer/server.ts';
+
+const usage = `grove view DIR [--port N] [--host H]
+
+Serves the Grove viewer for every episode found under DIR (Grove recordings, WebVoyager result folders
+task<id>/interact_messages.json, Online-Mind2Web result folders <task_id>/result.json + trajectory/).
+Works offline: no CDN. Prints the URL; stops on Ctrl-C.
+  --port N   port (default 8780; 0 = any free port)
+  --host H   bind address (default 127.0.0.1)
+Exit codes: 0 after Ctrl-C, 1 when DIR cannot be read or the port is taken, 2 on bad options.`;
+
+export async function runView(argv: string[], io = { out: (s: string) => process.stdout.write(s), err: (s: string) => process.stderr.write(s) }): Promise<number> {
+  let values: { port?: string; host?: string; help?: boolean };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      options: { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    }));
+  } catch (err) {
+    io.err(`${(err as Error).message}\nusage: ${usage}\n`);
+    return 2;
+  }
+  if (values.help) {
+    io.out(`${usage}\n`);
+    return 0;
+  }
+  const dir = positionals[0];
+  const port = values.port === undefined ? 8780 : Number(values.port);
+  if (!dir || positionals.length > 1 || !Number.isInteger(port) || port < 0 || port > 65535) {
+    io.err(`${!dir ? 'DIR is required' : positionals.length > 1 ? 'only one DIR' : `--port: expected 0..65535, got "${values.port}"`}\nusage: ${usage}\n`);
+    return 2;
+  }
+  const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
+  if (!isDir) {
+    io.err(`${dir} is not a readable directory\n`);
+    return 1;
+  }
+  let viewer;
+  try {
+    viewer = await startViewer({ root: dir, port, host: values.host });
+  } catch (err) {
+    io.err(`could not start the viewer: ${(err as Error).message}\n`);
+    return 1;
+  }
+  io.out(`Grove viewer: ${viewer.app.index.size} episodes under ${viewer.app.index.root}\n${viewer.url}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await viewer.close();
+  return 0;
+}
+
+export const viewCommand: Command = {
+  name: 'view',
+  summary: 'Browse recorded episodes (and WebVoyager / Online-Mind2Web result folders) in a local web viewer',
+  usage,
+  run: (argv) => runView(argv),
+};
