@@ -43,7 +43,7 @@ export function observationText(obs: Observation, opts: { som?: boolean; parseEr
   }
   if (obs.last_action_error) lines.push(`The last action failed (${obs.last_action_error.code}): ${obs.last_action_error.message}`);
   for (const e of obs.events) {
-    if (e.type === 'dialog') lines.push(`A ${e.dialog_type} dialog said "${e.message}" and was ${e.handled}.`);
+    if (e.type === 'dialog') lines.push(`${e.dialog_type === 'alert' ? 'An' : 'A'} ${e.dialog_type} dialog said "${e.message}" and was ${e.handled}.`);
     else if (e.type === 'download') lines.push(`Downloaded ${e.filename} (${e.size} bytes).`);
     else if (e.type === 'popup') lines.push(`A new tab opened: ${e.url}${e.switched ? ' (now active)' : ''}.`);
     else if (e.type === 'network_blocked') lines.push(`Blocked by policy: ${e.url}.`);
