@@ -270,7 +270,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       await withTimeout(d.saveAs(path), 120_000, 'download');
       info.size = (await stat(path)).size;
     } catch (e) {
-      info.failure = (await quietly(d.failure())) ?? errMessage(e);
+      info.failure = (await quietly(withTimeout(d.failure(), PROBE_MS, 'download failure'))) ?? errMessage(e);
     }
     this.dl.set(id, info);
     const ev: EnvEvent = { type: 'download', filename, size: info.size, id, url: info.url };
@@ -281,10 +281,8 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   async answerDialog(dlg: Dialog): Promise<void> {
     const type = dlg.type() as 'alert' | 'confirm' | 'prompt' | 'beforeunload';
     const ev: EnvEvent = { type: 'dialog', dialog_type: type, message: dlg.message(), handled: 'accepted' };
-    if (type === 'prompt') {
-      ev.prompt_value = dlg.defaultValue();
-      await dlg.accept(dlg.defaultValue());
-    } else await dlg.accept();
+    if (type === 'prompt') ev.prompt_value = dlg.defaultValue();
+    await withTimeout(type === 'prompt' ? dlg.accept(dlg.defaultValue()) : dlg.accept(), PROBE_MS * 5, 'dialog answer');
     this.events.push(ev);
   }
 
@@ -367,11 +365,13 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       const ok = await this.replaceContext('browser process exited');
       return { code: 'page_crashed', message: `The browser process died; ${ok ? 'a fresh page was opened on the last URL' : 'recovery failed'}.` };
     }
-    if (this.crashed.has(this.page) || this.page.isClosed()) {
-      if (this.page.isClosed() && !this.crashed.has(this.page) && this.tabs.length) {
-        this.page = this.tabs[this.tabs.length - 1];
-        return null;
-      }
+    if (this.page.isClosed() && !this.crashed.has(this.page)) {
+      // The active tab went away between steps (closed by its own script): show a neighbour or a blank tab.
+      if (this.tabs.length) this.page = this.tabs[this.tabs.length - 1];
+      else await this.newTab();
+      return null;
+    }
+    if (this.crashed.has(this.page)) {
       await this.replacePage('crash');
       return { code: 'page_crashed', message: 'The page crashed; it was reopened on its last URL.' };
     }
@@ -649,7 +649,8 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
         }
         if (this.contextLost) await this.replaceContext('browser process exited');
         else await this.replacePage(crashed ? 'crash' : 'unresponsive');
-        if (!error || error.code === 'timeout') {
+        // The crash/hang is what the policy must learn about, whatever the action reported before it.
+        if (!error || crashed || error.code !== 'page_crashed') {
           error = crashed
             ? { code: 'page_crashed', message: 'The page crashed; it was reopened on its last URL.' }
             : { code: 'page_unresponsive', message: 'The page stopped responding; it was reopened on its last URL.' };
@@ -695,7 +696,8 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       this.tabs.map(async (pg, index) => ({
         index,
         url: pg.url(),
-        title: (await quietly(withTimeout(pg.title(), 1500, 'title'))) ?? '',
+        // The active page has been probed by now: give it time on a loaded machine; background tabs get less.
+        title: (await quietly(withTimeout(pg.title(), pg === this.page ? Math.min(this.T, 5000) : 1500, 'title'))) ?? '',
         active: pg === this.page,
       })),
     );

@@ -129,6 +129,8 @@ describe('coordinate spaces hit the right element', () => {
       expect(obs.screenshot).toMatchObject({ width: image.width, height: image.height, mime: 'image/jpeg' });
       const meta = await sharp(Buffer.from(obs.screenshot!.base64!, 'base64')).metadata();
       expect([meta.width, meta.height]).toEqual([image.width, image.height]);
+      const png = await sb.screenshot();
+      expect([png.mime, png.width, png.height]).toEqual(['image/jpeg', image.width, image.height]);
       const ctx = { viewport: c.viewport, image, defaultSpace: 'css_px' as const, defaultDivisor: 1000 as const };
       const cellW = c.viewport.width / 8;
       const cellH = c.viewport.height / 5;
@@ -189,13 +191,14 @@ describe('pointer, keyboard and scroll actions', () => {
     r = await sb.step(
       [
         { action: 'click', x: 100, y: 120 },
-        { action: 'key', keys: ['esc', 'ctrl+a', 'pgdn', 'shift+Tab'] },
-        { action: 'key', keys: 'space' },
+        { action: 'key', keys: ['esc', 'ctrl+a', 'pgdn', 'space'] },
+        // Last: Shift+Tab moves the focus out of the textarea.
+        { action: 'key', keys: 'shift+Tab' },
       ],
       { screenshot: 'none' },
     );
     expect(r.observation.last_action_error).toBeNull();
-    expect(r.observation.title).toBe('keys:Escape,Control+a,PageDown,Shift+Tab, ');
+    expect(r.observation.title).toBe('keys:Escape,Control+a,PageDown, ,Shift+Tab');
     r = await sb.step([{ action: 'key', keys: 'NoSuchKeyName' }], { screenshot: 'none' });
     expect(r.observation.last_action_error?.code).toBe('action_failed');
     await sb.close();

@@ -155,14 +155,28 @@ describe('crash and hang recovery', () => {
   it('recovers from a renderer crash on the last good URL', async () => {
     const sb = await te.create({ start_url: fx.url('/ok'), network: net() });
     await sb.observe();
+    // chrome://crash commits in a new renderer that then dies: depending on timing the crash is seen by the
+    // action, by its observation, or (if it lands after the capture) by the next observation.
     const r = await sb.step([{ action: 'goto', url: 'chrome://crash' }]);
-    expect(r.observation.last_action_error?.code).toBe('page_crashed');
-    expect(r.observation.events).toContainEqual(expect.objectContaining({ type: 'crash', recovered: true }));
-    expect(r.observation.url).toBe(fx.url('/ok'));
-    expect(r.observation.screenshot?.width).toBe(1280);
+    const seen = r.observation.last_action_error?.code === 'page_crashed' ? r.observation : await sb.observe();
+    expect(seen.last_action_error?.code).toBe('page_crashed');
+    expect([...r.observation.events, ...seen.events]).toContainEqual(expect.objectContaining({ type: 'crash', recovered: true }));
+    expect(seen.url).toBe(fx.url('/ok'));
+    expect(seen.screenshot?.width).toBe(1280);
     const r2 = await sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
     expect(r2.observation.last_action_error).toBeNull();
     expect(r2.observation.title).toMatch(/^clicked /);
+    // A crash between steps (CDP Page.crash on the live page) is repaired and reported by the next observation.
+    const internals = sb as unknown as { page: import('playwright-core').Page; context: import('playwright-core').BrowserContext };
+    const cdp = await internals.context.newCDPSession(internals.page);
+    const crashed = new Promise<void>((resolve) => internals.page.once('crash', () => resolve()));
+    await cdp.send('Page.crash').catch(() => {});
+    await crashed;
+    const o = await sb.observe();
+    expect(o.last_action_error?.code).toBe('page_crashed');
+    expect(o.events).toContainEqual(expect.objectContaining({ type: 'crash', recovered: true }));
+    expect(o.url).toBe(fx.url('/ok'));
+    expect(o.title).toBe('ok page');
     await sb.close();
   });
 
@@ -188,9 +202,9 @@ describe('crash and hang recovery', () => {
     const elapsed = Date.now() - t0;
     expect(r.observation.last_action_error?.code).toBe('page_unresponsive');
     expect(r.actions[0].error?.code).toBe('page_unresponsive');
-    // Action budget (4 s) plus closing and reopening the page; generous for a loaded 2-core machine.
+    // Action budget (4 s) plus closing and reopening the page (~1 s idle; much more on a loaded 2-core machine).
     expect(elapsed).toBeGreaterThanOrEqual(3000);
-    expect(elapsed).toBeLessThan(4000 + 6000);
+    expect(elapsed).toBeLessThan(4000 + 12000);
     expect(r.observation.events).toContainEqual(expect.objectContaining({ type: 'crash', recovered: true }));
     expect(r.observation.url).toBe(fx.url('/hang'));
     expect(r.observation.screenshot?.base64?.length).toBeGreaterThan(100);
