@@ -366,11 +366,16 @@ export class SandboxRegistry {
     return Math.min(300, Math.max(1, Math.ceil((earliest - now) / 1000)));
   }
 
-  /** Stops the reaper, refuses new sandboxes and closes every sandbox. Idempotent. */
-  async shutdown(): Promise<void> {
+  /** First phase of a shutdown: refuse new sandboxes (503 shutting_down) and stop the reaper. */
+  beginShutdown(): void {
     this.shuttingDown = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  /** Stops the reaper, refuses new sandboxes and closes every sandbox. Idempotent. */
+  async shutdown(): Promise<void> {
+    this.beginShutdown();
     await Promise.all([...this.entries.values()].map((e) => this.closeEntry(e, 'shutdown')));
   }
 

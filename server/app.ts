@@ -137,6 +137,10 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   app.addHook('onReady', async () => {
     registry.start();
   });
+  // While in-flight requests drain, refuse new sandboxes and report shutting_down on /health.
+  app.addHook('preClose', async () => {
+    registry.beginShutdown();
+  });
   // Closing the app closes every sandbox, then the environments (browser pool).
   app.addHook('onClose', async () => {
     await registry.shutdown();
