@@ -240,18 +240,27 @@ describe('ChatClient', () => {
     expect(s).toMatchObject({ calls: 2, succeeded: 2, failed: 0, attempts: 2, retries: 0, prompt_tokens: 201, completion_tokens: 20, total_tokens: 221 });
     expect(s.latency_ms_total).toBeGreaterThanOrEqual(a.latency_ms + b.latency_ms - 1);
   });
+});
 
-  it('uses an injected fetch', async () => {
-    const calls: string[] = [];
-    const fakeFetch: typeof fetch = async (input) => {
-      calls.push(String(input));
-      return new Response(JSON.stringify({ choices: [{ message: { content: 'injected' }, finish_reason: 'stop' }] }), { headers: { 'content-type': 'application/json' } });
-    };
-    const client = new ChatClient({ baseURL: 'http://model.invalid/v1', model: 'm', fetch: fakeFetch });
-    const res = await client.complete({ messages: user('x') });
-    expect(res.text).toBe('injected');
-    expect(res.usage).toBeNull();
-    expect(calls).toEqual(['http://model.invalid/v1/chat/completions']);
+describe('ChatClient body edge cases', () => {
+  it('collects reasoning_content apart from the text', async () => {
+    const { client } = await setup(() => ({ raw: JSON.stringify({ choices: [{ message: { content: 'a', reasoning_content: 'r' }, finish_reason: 'stop' }] }) }));
+    expect(await client.complete({ messages: user('x') })).toMatchObject({ text: 'a', reasoning: 'r', usage: null });
+  });
+
+  it('reports an error object inside a 200 answer', async () => {
+    const { client } = await setup(() => ({ raw: JSON.stringify({ error: { message: 'model overloaded', code: 'overloaded' } }) }));
+    const err = await client.complete({ messages: user('x') }).catch((e) => e);
+    expect(err).toBeInstanceOf(APIError);
+    expect(err.code).toBe('overloaded');
+    expect(err.message).toBe('200 model overloaded');
+  });
+
+  it('keeps a non-JSON error body as text in the message', async () => {
+    const { client } = await setup(() => ({ raw: '<html>Bad Gateway</html>', status: 502 }), { maxRetries: 0 });
+    const err = await client.complete({ messages: user('x') }).catch((e) => e);
+    expect(err).toBeInstanceOf(InternalServerError);
+    expect(err.message).toBe('502 <html>Bad Gateway</html>');
   });
 });
 
