@@ -12,7 +12,7 @@ import { lastK, runProtocol } from './base.ts';
 import type { JudgeCache } from './cache.ts';
 import type { JudgeModel } from './model.ts';
 import { parseSuccessVerdict } from './parse.ts';
-import { JudgeError, type Judge, type JudgeInput } from './types.ts';
+import { JudgeError, judgeErrorVerdict, type Judge, type JudgeInput } from './types.ts';
 import { successPromptMessages } from './webvoyager.ts';
 
 export const DEEPSHOP_SYSTEM = `You are judging one requirement of an online-shopping task performed by a web agent. The requirement concerns either product attributes (e.g. brand, colour, size, features), search filters (e.g. price range, customer rating, shipping, release date) or a sorting preference (e.g. lowest price, newest arrivals, best sellers).
@@ -35,6 +35,12 @@ export function createDeepShopJudge(opts: { model: JudgeModel; k?: number; cache
   return {
     name,
     judge(input: JudgeInput): Promise<Verdict> {
+      if (!['attribute', 'filter', 'sort'].some((d) => d in input.task.extra)) {
+        // Without the task row's dimensions the vacuous "all present pass" would score success: refuse instead.
+        return Promise.resolve(
+          judgeErrorVerdict(name, new JudgeError('bad_input', `task ${input.task.id} has no DeepShop attribute/filter/sort fields (load it from the DeepShop task file, e.g. grove judge --tasks)`)),
+        );
+      }
       const present = presentDimensions(input.task);
       const dimensions: Record<DeepShopDimension, DimensionResult> = { attribute: null, filter: null, sort: null };
       const answer = input.answer?.trim() ? input.answer : undefined;

@@ -339,4 +339,12 @@ describe('DeepShop', () => {
     const v = await judge.judge(input({ task: ds({}) }));
     expect(v).toMatchObject({ outcome: 'judge_error', details: { dimensions: { attribute: 1, filter: 'judge_error', sort: null }, error_kind: 'missing_verdict' } });
   });
+
+  it('a task without DeepShop fields is a judge_error (bad_input), not a vacuous success', async () => {
+    const judge = createDeepShopJudge({ model: new JudgeModel(cfg()) });
+    const { value: v, reqs } = await during(() => judge.judge(input()));
+    expect(reqs).toHaveLength(0);
+    expect(v).toMatchObject({ outcome: 'judge_error', details: { error_kind: 'bad_input' } });
+    expect(v.reasoning).toMatch(/--tasks/);
+  });
 });
