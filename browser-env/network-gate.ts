@@ -1,0 +1,481 @@
+// The network gate: an in-process filtering HTTP proxy on 127.0.0.1 that every browser context uses
+// (Playwright's per-context `proxy` option). A proxy rather than `context.route`, because routes do not
+// see WebSockets; the proxy sees plain HTTP, CONNECT (TLS, wss) and ws upgrades alike.
+//
+// Each sandbox gets its own listening port, so the port identifies the sandbox. (Proxy credentials would
+// also work, but Playwright answers 407 challenges by intercepting every request with the Fetch domain,
+// which costs latency on the step path.)
+//
+// The gate resolves DNS itself, checks every address with sandbox/netpolicy.ts and connects to the
+// checked addresses: no second lookup, so no DNS-rebinding window. A redirect is a new request and is
+// checked again.
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http from 'node:http';
+import net from 'node:net';
+import type { LookupAddress } from 'node:dns';
+import type { NetworkRules } from '../protocol/sandbox.ts';
+import { evaluate, parseHost, precheck, splitHostPort } from '../sandbox/netpolicy.ts';
+import { silentLogger, type Logger } from '../sandbox/log.ts';
+
+export type UpstreamError = 'dns_error' | 'connection_refused' | 'connection_reset' | 'timeout';
+
+export interface BlockedEvent {
+  url: string;
+  reason: string;
+}
+
+export interface GateRegistration {
+  /** Proxy server for Playwright's `proxy.server`. */
+  server: string;
+  /** Proxy bypass list for Playwright's `proxy.bypass` ("<-loopback>": loopback goes through the proxy too). */
+  bypass?: string;
+  username?: string;
+  password?: string;
+}
+
+export interface NetworkGate {
+  register(sandboxId: string, rules: NetworkRules, onBlocked?: (e: BlockedEvent) => void): Promise<GateRegistration>;
+  update(sandboxId: string, rules: NetworkRules): void;
+  unregister(sandboxId: string): void;
+  close(): Promise<void>;
+  stats(): Record<string, number>;
+}
+
+export interface NetworkGateOptions {
+  log?: Logger;
+  /** Resolves a host name to addresses (default: the system resolver, all addresses). */
+  lookup?: (host: string) => Promise<string[]>;
+  /** Upstream connect timeout (ms). */
+  connectTimeoutMs?: number;
+}
+
+const HEADER_BLOCKED = 'x-grove-blocked';
+const HEADER_ERROR = 'x-grove-error';
+
+// Hop-by-hop headers (RFC 9110 §7.6.1) and proxy credentials never cross the proxy.
+const HOP_BY_HOP = new Set([
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+function filterHeaders(raw: string[], keepUpgrade = false): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    if (HOP_BY_HOP.has(name) && !(keepUpgrade && (name === 'connection' || name === 'upgrade'))) continue;
+    out.push(raw[i], raw[i + 1]);
+  }
+  return out;
+}
+
+export function classifyUpstreamError(err: unknown): UpstreamError {
+  const e = err as { code?: string; errors?: Array<{ code?: string }> };
+  const code = e?.code ?? e?.errors?.[0]?.code;
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+    case 'EAI_NODATA':
+    case 'ENODATA':
+    case 'ESERVFAIL':
+      return 'dns_error';
+    case 'ECONNREFUSED':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'EADDRNOTAVAIL':
+      return 'connection_refused';
+    case 'ETIMEDOUT':
+    case 'ESOCKETTIMEDOUT':
+      return 'timeout';
+    default:
+      return 'connection_reset';
+  }
+}
+
+const BLOCKED_HTML = (reason: string) =>
+  `<!doctype html><title>Blocked</title><p>The Grove network policy blocked this request (${reason}).</p>\n`;
+
+interface Sandbox {
+  id: string;
+  rules: NetworkRules;
+  onBlocked?: (e: BlockedEvent) => void;
+  server: http.Server;
+  port: number;
+  agent: http.Agent;
+  /** Raw sockets handed over by CONNECT / upgrade (the http server no longer tracks them). */
+  tunnels: Set<net.Socket>;
+}
+
+type Decision =
+  | { kind: 'allow'; host: string; addresses: string[] }
+  | { kind: 'blocked'; reason: string }
+  | { kind: 'error'; error: UpstreamError };
+
+const escapeHeader = (s: string) => s.replace(/[^\x20-\x7e]/g, '?');
+
+export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<NetworkGate> {
+  const log = opts.log ?? silentLogger;
+  const connectTimeoutMs = opts.connectTimeoutMs ?? 10_000;
+  const resolve =
+    opts.lookup ??
+    (async (host: string) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address));
+  const sandboxes = new Map<string, Sandbox>();
+  const ports = new Set<number>();
+  const counters = {
+    requests_total: 0,
+    tunnels_total: 0,
+    upgrades_total: 0,
+    blocked_total: 0,
+    upstream_errors_total: 0,
+  };
+  let openTunnels = 0;
+
+  async function decide(sb: Sandbox, hostInput: string, port: number): Promise<Decision> {
+    const rules = sb.rules;
+    const pre = precheck(rules, hostInput, port);
+    if (!pre.allowed) return { kind: 'blocked', reason: pre.reason };
+    const parsed = parseHost(hostInput)!;
+    let addresses: string[];
+    if (parsed.kind === 'ip') {
+      addresses = [parsed.address];
+    } else {
+      try {
+        addresses = await resolve(parsed.name);
+      } catch (err) {
+        log.debug({ err, host: parsed.name }, 'gate dns lookup failed');
+        return { kind: 'error', error: 'dns_error' };
+      }
+      if (addresses.length === 0) return { kind: 'error', error: 'dns_error' };
+    }
+    if (!pre.explicit) {
+      const v = evaluate(rules, { host: hostInput, port, addresses });
+      if (!v.allowed) return { kind: 'blocked', reason: v.reason };
+    }
+    // Even an explicit allow must not loop back into the gate itself.
+    for (const a of addresses) {
+      if (ports.has(port) && (a === '::1' || a.startsWith('127.') || a === '0.0.0.0' || a === '::')) {
+        return { kind: 'blocked', reason: 'proxy_loop' };
+      }
+    }
+    return { kind: 'allow', host: parsed.kind === 'ip' ? parsed.address : parsed.name, addresses };
+  }
+
+  function blocked(sb: Sandbox, url: string, reason: string): void {
+    counters.blocked_total++;
+    log.debug({ sandbox: sb.id, url, reason }, 'network gate blocked a request');
+    try {
+      sb.onBlocked?.({ url, reason });
+    } catch (err) {
+      log.error({ err }, 'onBlocked callback threw');
+    }
+  }
+
+  /** Connects to the first address that answers (the addresses were checked already). */
+  function connectAny(addresses: string[], port: number): Promise<net.Socket> {
+    return new Promise((resolveSocket, reject) => {
+      let i = 0;
+      const attempt = () => {
+        const socket = net.connect({ host: addresses[i], port });
+        const timer = setTimeout(() => socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })), connectTimeoutMs);
+        socket.once('connect', () => {
+          clearTimeout(timer);
+          socket.removeAllListeners('error');
+          resolveSocket(socket);
+        });
+        socket.once('error', (err) => {
+          clearTimeout(timer);
+          if (++i < addresses.length) attempt();
+          else reject(err);
+        });
+      };
+      attempt();
+    });
+  }
+
+  function rawResponse(status: number, text: string, headers: Record<string, string>): string {
+    const lines = Object.entries(headers).map(([k, v]) => `${k}: ${escapeHeader(v)}\r\n`);
+    return `HTTP/1.1 ${status} ${text}\r\n${lines.join('')}Content-Length: 0\r\nConnection: close\r\n\r\n`;
+  }
+
+  function splice(sb: Sandbox, client: net.Socket, upstream: net.Socket): void {
+    openTunnels++;
+    sb.tunnels.add(client);
+    sb.tunnels.add(upstream);
+    client.setNoDelay(true);
+    upstream.setNoDelay(true);
+    const done = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    let closed = 0;
+    const onClose = () => {
+      sb.tunnels.delete(client);
+      sb.tunnels.delete(upstream);
+      if (++closed === 2) openTunnels--;
+      done();
+    };
+    client.on('error', done);
+    upstream.on('error', done);
+    // Half-close is passed on by pipe(); a peer that never finishes its half must not pin the tunnel forever.
+    const onEnd = () => {
+      if (client.readableEnded && upstream.readableEnded) done();
+      else setTimeout(done, 10_000).unref();
+    };
+    client.once('end', onEnd);
+    upstream.once('end', onEnd);
+    client.once('close', onClose);
+    upstream.once('close', onClose);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  }
+
+  function onRequest(sb: Sandbox, req: http.IncomingMessage, res: http.ServerResponse): void {
+    counters.requests_total++;
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '');
+    } catch {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('This is the Grove network gate: a forward proxy.\n');
+      return;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'ws:') {
+      blocked(sb, url.href, 'unsupported_scheme');
+      res.writeHead(403, { [HEADER_BLOCKED]: 'unsupported_scheme', 'content-type': 'text/html' }).end(BLOCKED_HTML('unsupported_scheme'));
+      return;
+    }
+    const port = url.port ? Number(url.port) : 80;
+    decide(sb, url.hostname, port).then(
+      (d) => {
+        if (d.kind === 'blocked') {
+          blocked(sb, url.href, d.reason);
+          res
+            .writeHead(403, { [HEADER_BLOCKED]: d.reason, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+            .end(BLOCKED_HTML(d.reason));
+          return;
+        }
+        if (d.kind === 'error') {
+          counters.upstream_errors_total++;
+          res.writeHead(502, { [HEADER_ERROR]: d.error, 'content-type': 'text/plain' }).end(`${d.error}\n`);
+          return;
+        }
+        forward(sb, req, res, url, port, d);
+      },
+      (err: unknown) => {
+        log.error({ err }, 'network gate decision failed');
+        res.writeHead(500).end();
+      },
+    );
+  }
+
+  function forward(
+    sb: Sandbox,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    url: URL,
+    port: number,
+    d: Extract<Decision, { kind: 'allow' }>,
+  ): void {
+    const family = (a: string) => (a.includes(':') ? 6 : 4);
+    const upReq = http.request({
+      host: d.host,
+      port,
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers: filterHeaders(req.rawHeaders) as unknown as http.OutgoingHttpHeaders,
+      agent: sb.agent,
+      setHost: false,
+      // Connect only to the addresses that were checked: never a second DNS lookup.
+      lookup: ((_h: string, o: { all?: boolean }, cb: (...args: unknown[]) => void) => {
+        if (o?.all) cb(null, d.addresses.map((address): LookupAddress => ({ address, family: family(address) })));
+        else cb(null, d.addresses[0], family(d.addresses[0]));
+      }) as unknown as net.LookupFunction,
+    });
+    upReq.on('socket', (socket) => {
+      if (!socket.connecting) return;
+      socket.setTimeout(connectTimeoutMs, () => socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })));
+      socket.once('connect', () => socket.setTimeout(0));
+    });
+    upReq.on('response', (upRes) => {
+      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, filterHeaders(upRes.rawHeaders) as unknown as http.OutgoingHttpHeaders);
+      upRes.pipe(res);
+      upRes.on('error', () => res.destroy());
+    });
+    upReq.on('error', (err) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      counters.upstream_errors_total++;
+      const code = classifyUpstreamError(err);
+      res.writeHead(502, { [HEADER_ERROR]: code, 'content-type': 'text/plain' }).end(`${code}\n`);
+    });
+    // The browser gave up (navigation, tab closed): stop the upstream work too.
+    res.on('close', () => {
+      if (!res.writableFinished) upReq.destroy();
+    });
+    req.pipe(upReq);
+  }
+
+  function onConnect(sb: Sandbox, req: http.IncomingMessage, client: net.Socket, head: Buffer): void {
+    counters.tunnels_total++;
+    client.on('error', () => client.destroy());
+    const target = splitHostPort(req.url ?? '', 443);
+    if (!target) {
+      blocked(sb, req.url ?? '', 'invalid_host');
+      client.end(rawResponse(403, 'Forbidden', { [HEADER_BLOCKED]: 'invalid_host' }));
+      return;
+    }
+    const label = `${target.port === 443 ? 'https' : 'tunnel'}://${req.url}`;
+    decide(sb, target.host, target.port)
+      .then(async (d) => {
+        if (d.kind === 'blocked') {
+          blocked(sb, label, d.reason);
+          client.end(rawResponse(403, 'Forbidden', { [HEADER_BLOCKED]: d.reason }));
+          return;
+        }
+        if (d.kind === 'error') {
+          counters.upstream_errors_total++;
+          client.end(rawResponse(502, 'Bad Gateway', { [HEADER_ERROR]: d.error }));
+          return;
+        }
+        let upstream: net.Socket;
+        try {
+          upstream = await connectAny(d.addresses, target.port);
+        } catch (err) {
+          counters.upstream_errors_total++;
+          client.end(rawResponse(502, 'Bad Gateway', { [HEADER_ERROR]: classifyUpstreamError(err) }));
+          return;
+        }
+        if (client.destroyed) {
+          upstream.destroy();
+          return;
+        }
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        if (head.length > 0) upstream.write(head);
+        splice(sb, client, upstream);
+      })
+      .catch((err: unknown) => {
+        log.error({ err }, 'network gate CONNECT failed');
+        client.destroy();
+      });
+  }
+
+  function onUpgrade(sb: Sandbox, req: http.IncomingMessage, client: net.Socket, head: Buffer): void {
+    counters.upgrades_total++;
+    client.on('error', () => client.destroy());
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '');
+    } catch {
+      client.end(rawResponse(400, 'Bad Request', {}));
+      return;
+    }
+    const port = url.port ? Number(url.port) : 80;
+    decide(sb, url.hostname, port)
+      .then(async (d) => {
+        if (d.kind === 'blocked') {
+          blocked(sb, url.href, d.reason);
+          client.end(rawResponse(403, 'Forbidden', { [HEADER_BLOCKED]: d.reason }));
+          return;
+        }
+        if (d.kind === 'error') {
+          counters.upstream_errors_total++;
+          client.end(rawResponse(502, 'Bad Gateway', { [HEADER_ERROR]: d.error }));
+          return;
+        }
+        let upstream: net.Socket;
+        try {
+          upstream = await connectAny(d.addresses, port);
+        } catch (err) {
+          counters.upstream_errors_total++;
+          client.end(rawResponse(502, 'Bad Gateway', { [HEADER_ERROR]: classifyUpstreamError(err) }));
+          return;
+        }
+        const headers = filterHeaders(req.rawHeaders, true);
+        let head0 = `${req.method} ${url.pathname}${url.search} HTTP/1.1\r\n`;
+        for (let i = 0; i < headers.length; i += 2) head0 += `${headers[i]}: ${headers[i + 1]}\r\n`;
+        upstream.write(`${head0}\r\n`);
+        if (head.length > 0) upstream.write(head);
+        splice(sb, client, upstream);
+      })
+      .catch((err: unknown) => {
+        log.error({ err }, 'network gate upgrade failed');
+        client.destroy();
+      });
+  }
+
+  function destroySandbox(sb: Sandbox): Promise<void> {
+    ports.delete(sb.port);
+    sb.agent.destroy();
+    for (const s of sb.tunnels) s.destroy();
+    const closed = new Promise<void>((done) => sb.server.close(() => done()));
+    sb.server.closeAllConnections();
+    return closed;
+  }
+
+  return {
+    async register(sandboxId, rules, onBlocked) {
+      if (sandboxes.has(sandboxId)) throw new Error(`network gate: sandbox ${sandboxId} is already registered`);
+      const server = http.createServer({ keepAlive: true });
+      const sb: Sandbox = {
+        id: sandboxId,
+        rules,
+        onBlocked,
+        server,
+        port: 0,
+        agent: new http.Agent({ keepAlive: true }),
+        tunnels: new Set(),
+      };
+      server.on('request', (req, res) => onRequest(sb, req, res));
+      server.on('connect', (req, socket, head) => onConnect(sb, req, socket as net.Socket, head));
+      server.on('upgrade', (req, socket, head) => onUpgrade(sb, req, socket as net.Socket, head));
+      server.on('clientError', (_err, socket) => socket.destroy());
+      await new Promise<void>((done, fail) => {
+        server.once('error', fail);
+        server.listen(0, '127.0.0.1', () => done());
+      });
+      sb.port = (server.address() as net.AddressInfo).port;
+      ports.add(sb.port);
+      sandboxes.set(sandboxId, sb);
+      // "<-loopback>" removes Chromium's implicit loopback bypass: 127.0.0.1 and localhost go through the gate too.
+      return { server: `http://127.0.0.1:${sb.port}`, bypass: '<-loopback>' };
+    },
+
+    update(sandboxId, rules) {
+      const sb = sandboxes.get(sandboxId);
+      if (!sb) return;
+      sb.rules = rules;
+      // Pooled upstream connections were checked under the old rules.
+      sb.agent.destroy();
+      sb.agent = new http.Agent({ keepAlive: true });
+    },
+
+    unregister(sandboxId) {
+      const sb = sandboxes.get(sandboxId);
+      if (!sb) return;
+      sandboxes.delete(sandboxId);
+      destroySandbox(sb).catch((err: unknown) => log.error({ err }, 'network gate: closing a sandbox listener failed'));
+    },
+
+    async close() {
+      const all = [...sandboxes.values()];
+      sandboxes.clear();
+      await Promise.all(all.map(destroySandbox));
+    },
+
+    stats() {
+      return { gate_sandboxes: sandboxes.size, gate_open_tunnels: openTunnels, ...prefixed(counters) };
+    },
+  };
+}
+
+function prefixed(c: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(c).map(([k, v]) => [`gate_${k}`, v]));
+}
