@@ -19,8 +19,11 @@ export interface BuildAppOptions {
   config: GroveConfig;
   /** A ready-made backend (e.g. kubernetes). Takes precedence over `environments`. */
   backend?: Backend;
-  /** Environment factories composed into a LocalBackend ({ browser: await createBrowserEnvironment(...) }). */
-  environments?: LocalEnvironments;
+  /**
+   * Environment factories composed into a LocalBackend ({ browser: await createBrowserEnvironment(...) }), or a
+   * function building them with the app's logger (called once, after the fastify instance exists).
+   */
+  environments?: LocalEnvironments | ((log: Logger) => Promise<LocalEnvironments>);
   /** Library logger; defaults to fastify's logger when `logger` is on, else silent. */
   log?: Logger;
   /** Turn on fastify's (pino) request logging at config.logLevel. Off by default (tests). */
@@ -62,7 +65,10 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     requestIdHeader: false,
   });
   const log: Logger = opts.log ?? (opts.logger ? app.log : silentLogger);
-  const backend = opts.backend ?? new LocalBackend(opts.environments ?? {});
+  let backend: Backend;
+  if (opts.backend) backend = opts.backend;
+  else if (typeof opts.environments === 'function') backend = new LocalBackend(await opts.environments(log));
+  else backend = new LocalBackend(opts.environments ?? {});
   const registry = new SandboxRegistry({
     backend,
     maxSandboxes: config.maxSandboxes,

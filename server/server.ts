@@ -31,55 +31,41 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
   }
   mkdirSync(config.dataDir, { recursive: true });
 
-  let environments = opts.environments;
-  // The app's logger (pino) is created by fastify; the environment is built before it, so it gets a
-  // child logger after buildApp through this indirection.
-  const envLog: Logger = {
-    debug: (o, m) => app?.log.debug(o, m),
-    info: (o, m) => app?.log.info(o, m),
-    warn: (o, m) => app?.log.warn(o, m),
-    error: (o, m) => app?.log.error(o, m),
-  };
-  let app: FastifyInstance | undefined;
-  if (!environments) {
-    const browser = await createBrowserEnvironment({
-      executablePath: config.chromiumPath,
-      processes: config.browserProcesses,
-      recycleAfter: config.recycleAfter,
-      warmPool: config.warmPool,
-      dataDir: path.resolve(config.dataDir, 'browser'),
-      headless: true,
-      extraArgs: [],
-      log: envLog,
-    });
-    environments = { browser };
-  }
-  try {
-    app = await buildApp({ config, environments, logger: true });
-  } catch (err) {
-    await Promise.allSettled(Object.values(environments).map((e) => e?.shutdown()));
-    throw err;
-  }
-  const started = app;
+  // The environment logs through the app's (pino) logger, so it is built inside buildApp.
+  const environments =
+    opts.environments ??
+    (async (log: Logger): Promise<LocalEnvironments> => ({
+      browser: await createBrowserEnvironment({
+        executablePath: config.chromiumPath,
+        processes: config.browserProcesses,
+        recycleAfter: config.recycleAfter,
+        warmPool: config.warmPool,
+        dataDir: path.resolve(config.dataDir, 'browser'),
+        headless: true,
+        extraArgs: [],
+        log,
+      }),
+    }));
+  const app = await buildApp({ config, environments, logger: true });
   // Long-polls (/wait up to 600 s) must not be cut by the default request timeout.
-  started.server.requestTimeout = 0;
-  started.server.keepAliveTimeout = 65_000;
-  started.server.headersTimeout = 66_000;
+  app.server.requestTimeout = 0;
+  app.server.keepAliveTimeout = 65_000;
+  app.server.headersTimeout = 66_000;
 
   if (config.authDisabled) {
-    started.log.warn({ host: config.host }, 'authentication is DISABLED (--no-auth): anyone who can reach this port controls the sandboxes');
+    app.log.warn({ host: config.host }, 'authentication is DISABLED (--no-auth): anyone who can reach this port controls the sandboxes');
   } else if (config.apiKeySource === 'generated') {
     // Logged once: it is the only way to learn a generated key.
-    started.log.warn({ api_key: config.apiKey }, 'no API key configured; generated one for this run (send it as X-API-Key)');
+    app.log.warn({ api_key: config.apiKey }, 'no API key configured; generated one for this run (send it as X-API-Key)');
   }
 
   try {
-    await started.listen({ host: config.host, port: config.port });
+    await app.listen({ host: config.host, port: config.port });
   } catch (err) {
-    await started.close();
+    await app.close();
     throw err;
   }
-  const addr = started.server.address();
+  const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
@@ -87,16 +73,16 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
   const close = () =>
     (closing ??= (async () => {
       const timer = setTimeout(() => {
-        started.log.error({ timeout_ms: config.shutdownTimeoutMs }, 'graceful shutdown is taking too long; closing connections');
-        started.server.closeAllConnections();
+        app.log.error({ timeout_ms: config.shutdownTimeoutMs }, 'graceful shutdown is taking too long; closing connections');
+        app.server.closeAllConnections();
       }, config.shutdownTimeoutMs);
       try {
-        await started.close();
+        await app.close();
       } finally {
         clearTimeout(timer);
       }
     })());
-  return { app: started, url: `http://${host}:${port}`, close };
+  return { app: app, url: `http://${host}:${port}`, close };
 }
 
 /**

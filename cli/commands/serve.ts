@@ -102,7 +102,12 @@ export const serve: Command = {
       process.stderr.write(`grove serve: could not start: ${(err as Error).message}\n`);
       return err instanceof ConfigError ? 2 : 1;
     }
-    process.stderr.write(`grove serve: listening on ${server.url} (auth ${config.authDisabled ? 'DISABLED' : `key from ${config.apiKeySource}`})\n`);
+    const auth = config.authDisabled
+      ? 'auth DISABLED'
+      : config.apiKeySource === 'generated'
+        ? `generated API key: ${config.apiKey}`
+        : `API key from ${config.apiKeySource}`;
+    process.stderr.write(`grove serve: listening on ${server.url} (${auth})\n`);
     const { forced } = await closeOnSignal(server);
     return forced ? 130 : 0;
   },

@@ -9,7 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrowserEnvironment } from '../../browser-env/index.ts';
 import { GroveApiError, GroveClient } from '../../client/index.ts';
-import type { BrowserCreateInput } from '../../protocol/sandbox.ts';
+import { Observation, StepResult } from '../../protocol/observation.ts';
+import { SandboxInfo, type BrowserCreateInput } from '../../protocol/sandbox.ts';
 import { loadConfig } from '../../sandbox/config.ts';
 import { buildApp } from '../../server/app.ts';
 
@@ -94,6 +95,10 @@ describe('browser sandboxes over HTTP', () => {
     const r2 = await client.step(id, { actions: [{ action: 'click', x: 100, y: 50 }, { action: 'click', x: 100, y: 50 }] });
     expect(r2.observation.title).toBe('clicks 3');
     expect(r2.observation.screenshot?.base64?.length).toBeGreaterThan(1000);
+    // What the environment answers is what the OpenAPI document promises.
+    expect(StepResult.strict().safeParse(r2).error).toBeUndefined();
+    expect(SandboxInfo.safeParse(ready).error).toBeUndefined();
+    expect(Observation.safeParse(await client.observation(id, { screenshot: 'none', som: true })).error).toBeUndefined();
 
     const shot = await client.screenshot(id);
     expect(shot.mime).toBe('image/jpeg');
