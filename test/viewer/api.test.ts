@@ -1,0 +1,110 @@
+// The viewer's JSON API over a directory holding Grove runs and WebVoyager result folders (fastify inject, no port).
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import sharp from 'sharp';
+import { buildViewer } from '../../viewer/server.ts';
+import { writeSyntheticEpisode, writeSyntheticRun } from '../../recording/synthetic.ts';
+
+const WV_EXAMPLES = join(import.meta.dirname, '..', '..', '..', 'shared', 'datasets', 'webvoyager', 'examples');
+
+let root: string;
+let app: Awaited<ReturnType<typeof buildViewer>>;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'grove-viewer-'));
+  await writeSyntheticRun(root, { count: 12, steps: 3, runId: 'r1', durable: false });
+  await writeSyntheticEpisode(join(root, 'r2', 'live'), { episodeId: 'live', runId: 'r2', taskId: 'shop--0', site: 'shop', steps: 2, unfinished: true, durable: false });
+  await cp(WV_EXAMPLES, join(root, 'wv'), { recursive: true });
+  app = await buildViewer({ root });
+});
+afterAll(async () => {
+  await app?.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+const get = async (url: string) => {
+  const r = await app.inject({ method: 'GET', url });
+  return { status: r.statusCode, json: () => r.json(), body: r.rawPayload, headers: r.headers };
+};
+
+describe('viewer API', () => {
+  it('serves the page and its static files, nothing else', async () => {
+    const page = await get('/');
+    expect(page.status).toBe(200);
+    expect(page.body.toString()).toContain('/static/app.js');
+    expect(page.body.toString()).not.toMatch(/https?:\/\//); // no CDN
+    expect((await get('/static/app.js')).status).toBe(200);
+    expect((await get('/static/..%2Fserver.ts')).status).toBe(404);
+  });
+
+  it('lists every episode with facets, filters, search and pagination', async () => {
+    const f = (await get('/api/facets')).json();
+    expect(f.total).toBe(12 + 1 + 3);
+    expect(f.facets.layout).toEqual({ grove: 13, webvoyager: 3 });
+    expect(f.facets.status).toMatchObject({ complete: 15, running: 1 }); // this process is the live writer
+    const all = (await get('/api/episodes?limit=5')).json();
+    expect(all.total).toBe(16);
+    expect(all.items).toHaveLength(5);
+    const page2 = (await get('/api/episodes?limit=5&offset=5')).json();
+    expect(page2.items.map((i: { id: string }) => i.id)).not.toContain(all.items[0].id);
+    const ok = (await get('/api/episodes?success=true&limit=100')).json();
+    expect(ok.total).toBe(8); // i % 3 != 0 of 12
+    expect(ok.items.every((i: { success: boolean }) => i.success === true)).toBe(true);
+    const shop = (await get('/api/episodes?site=shop&level=easy&limit=100')).json();
+    expect(shop.items.length).toBeGreaterThan(0);
+    expect(shop.items.every((i: { site: string; level: string }) => i.site === 'shop' && i.level === 'easy')).toBe(true);
+    const timeout = (await get('/api/episodes?termination=timeout')).json();
+    expect(timeout.items.every((i: { termination: string }) => i.termination === 'timeout')).toBe(true);
+    const verdict = (await get('/api/episodes?verdict=judge_error')).json();
+    expect(verdict.total).toBeGreaterThan(0);
+    const q = (await get(`/api/episodes?q=${encodeURIComponent('climate change data')}`)).json();
+    expect(q.items.map((i: { id: string }) => i.id)).toEqual(['wv/taskGitHub--0']);
+    expect((await get('/api/episodes?success=maybe')).status).toBe(400);
+  });
+
+  it('returns an episode with siblings, neighbours in a filtered list, frames, thumbnails and diffs', async () => {
+    const id = 'r1/ep-00005';
+    const ep = (await get(`/api/episode?id=${encodeURIComponent(id)}`)).json();
+    expect(ep.layout).toBe('grove');
+    expect(ep.steps).toHaveLength(4);
+    expect(ep.steps[2].diff.noop).toBe(true);
+    expect(ep.siblings.map((s: { id: string }) => s.id)).toEqual([]);
+    const nb = (await get(`/api/neighbours?id=${encodeURIComponent(id)}&run=r1`)).json();
+    expect(nb).toMatchObject({ index: 5, total: 12, prev: 'r1/ep-00004', next: 'r1/ep-00006' });
+    const frame = await get(`/api/file?id=${encodeURIComponent(id)}&path=${encodeURIComponent(ep.steps[0].frame)}`);
+    expect(frame.status).toBe(200);
+    expect(frame.headers['content-type']).toBe('image/jpeg');
+    const thumb = await get(`/api/thumb?id=${encodeURIComponent(id)}&path=frames/0001.jpg&w=100`);
+    expect((await sharp(thumb.body).metadata()).width).toBe(100);
+    const diff = await get(`/api/diff?id=${encodeURIComponent(id)}&step=1`);
+    expect(diff.headers['content-type']).toBe('image/png');
+    expect(Number(diff.headers['x-changed-share'])).toBeGreaterThan(0.01);
+    const same = await get(`/api/diff?id=${encodeURIComponent(id)}&step=3`);
+    expect(Number(same.headers['x-changed-share'])).toBe(0);
+  });
+
+  it('finds siblings of the same task across runs and layouts, and opens WebVoyager folders', async () => {
+    const ep = (await get(`/api/episode?id=${encodeURIComponent('r1/ep-00000')}`)).json();
+    expect(ep.task.id).toBe('shop--0');
+    expect(ep.siblings.map((s: { id: string }) => s.id)).toEqual(['r2/live']);
+    const wv = (await get(`/api/episode?id=${encodeURIComponent('wv/taskArXiv--11')}`)).json();
+    expect(wv.layout).toBe('webvoyager');
+    expect(wv.steps).toHaveLength(7);
+    expect((await get(`/api/file?id=${encodeURIComponent('wv/taskArXiv--11')}&path=screenshot7.png`)).status).toBe(200);
+  });
+
+  it('refuses paths outside an episode and unknown episodes with clear errors', async () => {
+    const id = encodeURIComponent('r1/ep-00001');
+    for (const p of ['../ep-00002/episode.json', '/etc/passwd', 'frames/../../ep-00002/frames/0001.jpg']) {
+      const r = await get(`/api/file?id=${id}&path=${encodeURIComponent(p)}`);
+      expect(r.status, p).toBe(400);
+      expect(r.json().error.code).toBe('bad_path');
+    }
+    expect((await get(`/api/file?id=${id}&path=steps.jsonl`)).json().error.code).toBe('bad_path');
+    const missing = await get('/api/episode?id=nope');
+    expect(missing.status).toBe(404);
+    expect(missing.json().error.code).toBe('episode_not_found');
+    expect((await get('/api/episode')).status).toBe(400);
+  });
+});
