@@ -7,7 +7,7 @@ import type { Logger } from '../sandbox/log.ts';
 import { silentLogger } from '../sandbox/log.ts';
 import type { ChatClient, ChatResult } from './client.ts';
 import { ContextManager, type BuiltContext, type ContextOptions, type ImageRef } from './context.ts';
-import { getFormat, FORMAT_NAMES, somText, type FormatOptions, type PolicyFormat } from './formats/index.ts';
+import { getFormat, FORMAT_NAMES, parseModelOutput, somText, type FormatOptions, type PolicyFormat } from './formats/index.ts';
 
 export interface VlmPolicyOptions {
   client: ChatClient;
@@ -124,7 +124,8 @@ export class VlmPolicy implements Policy {
       extra: this.opts.extra,
     });
     const output = outputString(res);
-    const parsed = this.format.parse(output, fopts);
+    // Parsed here only for the thought and the history text; the runner does the authoritative parse.
+    const parsed = parseModelOutput(this.format.name, output, fopts);
     const thought = parsed.thought;
     this.ctx.record({
       step: step.step,

@@ -215,6 +215,8 @@ describe('thoughts', () => {
     expect(r).toEqual({ ok: true, thought: 'Click the blue button.', actions: [{ action: 'click', x: 200, y: 300, space: 'rel1000' }] });
     const r2 = parseModelOutput('uitars', "Action: left_double(start_box='[10, 20, 30, 40]')");
     expect(r2).toEqual({ ok: true, actions: [{ action: 'double_click', x: 20, y: 30, space: 'rel1000' }] });
+    const r4 = parseModelOutput('uitars', "**Thought:** Go.\n**Action:** click(point='<point>10 20</point>')");
+    expect(r4).toEqual({ ok: true, thought: 'Go.', actions: [{ action: 'click', x: 10, y: 20, space: 'rel1000' }] });
     const r3 = parseModelOutput('uitars', "click(point='<point>10 20</point>')");
     expect(r3).toEqual({ ok: true, actions: [{ action: 'click', x: 10, y: 20, space: 'rel1000' }] });
   });

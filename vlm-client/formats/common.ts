@@ -357,6 +357,7 @@ export function assertSpace(a: { space?: string; action: string }, space: 'rel10
 /** Thought text without reasoning tags (Qwen3 "thinking" models wrap it in <think>…</think>). */
 export function cleanThought(t: string | undefined): string | undefined {
   if (t === undefined) return undefined;
-  const s = t.replace(/<\/?think>/g, '').trim();
+  // Also drops the closing `**` of a markdown-bold label ("**Thought:** …").
+  const s = t.replace(/<\/?think>/g, '').replace(/^[\s*]+/, '').trim();
   return s || undefined;
 }

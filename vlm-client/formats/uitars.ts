@@ -186,7 +186,8 @@ function sections(text: string): { thought?: string; action: string } {
   const before = text.slice(0, m.index);
   const t = /\**\s*Thought\s*\**\s*:/i.exec(before);
   const thought = cleanThought((t ? before.slice(t.index + t[0].length) : before).replace(/^\s*Reflection\s*:.*$/im, ''));
-  return { thought, action: text.slice(m.index + m[0].length).trim() };
+  // `**Action:**` (markdown bold) leaves stray asterisks before the call.
+  return { thought, action: text.slice(m.index + m[0].length).replace(/^[\s*]+/, '').trim() };
 }
 
 function parse(output: ModelOutput, opts?: FormatOptions): ParseResult {
