@@ -13,7 +13,7 @@ import type { JudgeCache } from './cache.ts';
 import type { JudgeModel } from './model.ts';
 import { parseSuccessVerdict } from './parse.ts';
 import { JudgeError, judgeErrorVerdict, type Judge, type JudgeInput } from './types.ts';
-import { successPromptMessages } from './webvoyager.ts';
+import { successPromptMessages, WEBVOYAGER_SEED } from './webvoyager.ts';
 
 export const DEEPSHOP_SYSTEM = `You are judging one requirement of an online-shopping task performed by a web agent. The requirement concerns either product attributes (e.g. brand, colour, size, features), search filters (e.g. price range, customer rating, shipping, release date) or a sorting preference (e.g. lowest price, newest arrivals, best sellers).
 
@@ -74,6 +74,7 @@ export function createDeepShopJudge(opts: { model: JudgeModel; k?: number; cache
                   messages: successPromptMessages(DEEPSHOP_SYSTEM, d.text, answer, images),
                   parse: parseSuccessVerdict,
                   transcript,
+                  extra: { seed: WEBVOYAGER_SEED },
                 });
                 dimensions[d.dimension] = r.value;
                 responses[d.dimension] = r.text;

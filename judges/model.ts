@@ -9,7 +9,7 @@ import { JudgeError, JudgeModelConfig, type JudgeModelConfigInput } from './type
 /** One model call as recorded beside the episode (images replaced by their hash and size). */
 export interface CallRecord {
   purpose: string;
-  request: { model: string; temperature: number; max_tokens: number; messages: unknown[] };
+  request: { model: string; temperature: number; max_tokens: number; extra?: Record<string, unknown>; messages: unknown[] };
   /** Raw reply text of the accepted attempt (or of the last failed one). */
   response?: string;
   /** Every attempt's raw reply or error, in order. */
@@ -27,6 +27,10 @@ export interface CallOptions<T> {
   parse: (text: string) => T | null;
   /** Where to append the call record. */
   transcript?: CallRecord[];
+  /** Overrides config.maxTokens for this call (WebJudge's key-point and image stages allow 2048). */
+  maxTokens?: number;
+  /** Extra body fields (e.g. the seed the WebVoyager evaluation fixes). */
+  extra?: Record<string, unknown>;
 }
 
 class Semaphore {
@@ -96,15 +100,18 @@ export class JudgeModel {
    * Throws JudgeError (timeout | api_error | missing_verdict) when every attempt failed.
    */
   async call<T>(opts: CallOptions<T>): Promise<{ value: T; text: string }> {
-    const { model, temperature, maxTokens } = this.config;
+    const { model, temperature } = this.config;
+    const maxTokens = opts.maxTokens ?? this.config.maxTokens;
     const record: CallRecord = {
       purpose: opts.purpose,
-      request: { model, temperature, max_tokens: maxTokens, messages: redactImages(opts.messages) },
+      request: { model, temperature, max_tokens: maxTokens, ...(opts.extra ? { extra: opts.extra } : {}), messages: redactImages(opts.messages) },
       attempts: [],
       cached: false,
     };
     opts.transcript?.push(record);
-    const key = this.cache ? hashOf({ kind: 'call', ...this.identity(), messages: opts.messages }) : '';
+    const key = this.cache
+      ? hashOf({ kind: 'call', ...this.identity(), max_tokens: maxTokens, extra: opts.extra ?? null, messages: opts.messages })
+      : '';
     if (this.cache) {
       const hit = (await this.cache.get(key)) as { text?: unknown } | undefined;
       if (hit && typeof hit.text === 'string') {
@@ -121,7 +128,7 @@ export class JudgeModel {
       const t0 = performance.now();
       try {
         const res = await this.sem.run(() =>
-          this.client.complete({ messages: opts.messages, temperature, max_tokens: maxTokens }),
+          this.client.complete({ messages: opts.messages, temperature, max_tokens: maxTokens, extra: opts.extra }),
         );
         record.attempts.push({ response: res.text, latency_ms: Math.round(performance.now() - t0) });
         record.response = res.text;

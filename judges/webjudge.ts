@@ -21,6 +21,8 @@ import { parseImageScore, parseKeyPoints, parseStatusVerdict, type ImageScore } 
 import { JudgeError, type Judge, type JudgeInput } from './types.ts';
 
 export const WEBJUDGE_MAX_IMAGES = 50;
+/** The original allows 2048 new tokens for the key-point and screenshot stages (the outcome uses the default). */
+const STAGE_MAX_TOKENS = 2048;
 
 export const KEY_POINTS_SYSTEM = `You analyse a task given to a web agent and list its key points: the requirements the task states explicitly.
 
@@ -111,6 +113,7 @@ export function createWebJudge(opts: WebJudgeOptions): Judge {
               return k === '' ? null : k;
             },
             transcript,
+            maxTokens: STAGE_MAX_TOKENS,
           });
           const keyPoints = kp.value;
 
@@ -132,6 +135,7 @@ export function createWebJudge(opts: WebJudgeOptions): Judge {
                   ],
                   parse: parseImageScore,
                   transcript,
+                  maxTokens: STAGE_MAX_TOKENS,
                 });
                 return { Response: r.text, Score: r.value.score, index: img.index, path: img.path, kept: r.value.score >= threshold, reason: r.value.reason };
               } catch (err) {

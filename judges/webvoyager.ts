@@ -5,7 +5,7 @@
 // - k = 15 in the published evaluation runs (--max_attached_imgs), 3 in Orchard-GUI's reward; configurable;
 // - an episode without an answer scores 0 without calling the model;
 // - the reply: "NOT SUCCESS" → 0, "SUCCESS" → 1, neither → no verdict (judge_error here, retried first);
-// - temperature 0, max_tokens 1000 in the original.
+// - temperature 0, seed 42, max_tokens 1000 in the original (max_tokens here: the judge config, default 1024).
 import type { Verdict } from '../protocol/task.ts';
 import type { ChatMessage } from '../vlm-client/client.ts';
 import { imagePart, lastK, runProtocol, type LoadedImage } from './base.ts';
@@ -13,6 +13,9 @@ import type { JudgeCache } from './cache.ts';
 import type { JudgeModel } from './model.ts';
 import { parseSuccessVerdict } from './parse.ts';
 import type { Judge, JudgeInput } from './types.ts';
+
+/** auto_eval.py calls with seed 42 and temperature 0. */
+export const WEBVOYAGER_SEED = 42;
 
 export const WEBVOYAGER_SYSTEM = `You are judging whether a web-browsing agent completed a task. You receive:
 1. the task instruction, in natural language;
@@ -76,6 +79,7 @@ export function createWebVoyagerJudge(opts: WebVoyagerJudgeOptions): Judge {
             messages: successPromptMessages(WEBVOYAGER_SYSTEM, input.task.question, answer, images),
             parse: parseSuccessVerdict,
             transcript,
+            extra: { seed: WEBVOYAGER_SEED },
           });
           return {
             judge: name,

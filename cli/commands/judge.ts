@@ -6,13 +6,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
 import { Suite, type Task } from '../../protocol/task.ts';
+import { readEnvSetting } from '../../sandbox/config.ts';
 import { createJudge, defaultJudgeFor, fileCache, formatAgreement, formatReport, JUDGES, JudgeModel } from '../../judges/index.ts';
 import { judgeEpisodes } from '../../judges/run.ts';
 import { loadTasks, TaskFileError } from '../../tasks/index.ts';
 import type { CommandIO } from './tasks.ts';
 
 const usage = `grove judge --suite <webvoyager|online-mind2web|deepshop> --episodes DIR
-    --judge-base-url URL --judge-model NAME [--judge-api-key KEY]
+    --judge-base-url URL --judge-model NAME [--judge-api-key KEY (default: $GROVE_JUDGE_API_KEY, $OPENAI_API_KEY)]
     [--judge ${JUDGES.map((j) => j.name).join('|')}] [--tasks FILE] [--out DIR] [--cache DIR | --no-cache]
     [--k N] [--score-threshold N] [--concurrency N] [--retries N] [--timeout-ms N] [--episode-concurrency N]
     [--truth PREFIX] [--json]
@@ -118,7 +119,8 @@ export async function runJudge(argv: string[], io: CommandIO = stdio, opts: { fe
       {
         baseURL: values['judge-base-url'],
         model: values['judge-model'],
-        apiKey: values['judge-api-key'],
+        // Keys stay out of argv when possible: the environment is read through sandbox/config.ts.
+        apiKey: values['judge-api-key'] ?? readEnvSetting('GROVE_JUDGE_API_KEY') ?? readEnvSetting('OPENAI_API_KEY'),
         concurrency: nums.concurrency,
         retries: nums.retries,
         timeoutMs: nums['timeout-ms'],

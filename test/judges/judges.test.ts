@@ -86,6 +86,8 @@ describe('WebVoyager auto-eval protocol', () => {
     const r = reqs[0];
     expect(r.body.model).toBe('judge-model');
     expect(r.body.temperature).toBe(0);
+    expect(r.body.seed).toBe(42);
+    expect(r.body.max_tokens).toBe(1024);
     expect(r.body.messages.map((m: { role: string }) => m.role)).toEqual(['system', 'user']);
     expect(system(r)).toMatch(/SUCCESS or NOT SUCCESS/);
     expect(userParts(r).map((p) => p.type)).toEqual(['text', 'image_url', 'image_url', 'image_url', 'text']);
@@ -219,6 +221,7 @@ describe('Online-Mind2Web WebJudge', () => {
     const img = reqs.filter((r) => system(r) === IMAGE_SYSTEM);
     const out = reqs.filter((r) => system(r) === OUTCOME_SYSTEM);
     expect([kp.length, img.length, out.length]).toEqual([1, 4, 1]);
+    expect([kp[0].body.max_tokens, img[0].body.max_tokens, out[0].body.max_tokens]).toEqual([2048, 2048, 1024]);
     // Stage 1: the task alone, no image.
     expect(texts(kp[0])).toEqual(['Task: Find the cheapest red kettle']);
     expect(images(kp[0])).toEqual([]);
