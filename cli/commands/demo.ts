@@ -1,0 +1,86 @@
+// `grove demo` (npm run demo): the whole offline suite with the scripted policy against an embedded Grove
+// server and the offline sites, judged by the rule judges. Exit 0 only when every episode succeeded.
+import { parseArgs } from 'node:util';
+import type { Command } from '../command.ts';
+import { executeRun, printRunResult } from './run.ts';
+import type { RunArgs } from './run-args.ts';
+
+const usage = `grove demo [--out DIR] [--concurrency N] [--ids ID[,ID]] [--site S[,S]]
+
+Starts a Grove server in this process (loopback, generated API key) and the offline sites (shop, recipes,
+forms), runs every offline task with the scripted policy, judges each episode with the rule judges, and
+prints the summary table and where the report (report.html) and the recordings are.
+Exit code 0 when every episode succeeded, 1 otherwise. Default --out: runs/demo-<time>.`;
+
+export const demo: Command = {
+  name: 'demo',
+  summary: 'Run the offline suite with the scripted policy, judged, with a report (the quick tour)',
+  usage,
+  async run(argv) {
+    let values;
+    try {
+      ({ values } = parseArgs({
+        args: argv,
+        options: {
+          out: { type: 'string' },
+          concurrency: { type: 'string' },
+          ids: { type: 'string' },
+          site: { type: 'string' },
+          help: { type: 'boolean', short: 'h' },
+        },
+        strict: true,
+      }));
+    } catch (err) {
+      process.stderr.write(`grove demo: ${(err as Error).message}\nusage: ${usage}\n`);
+      return 2;
+    }
+    if (values.help) {
+      process.stdout.write(`usage: ${usage}\n`);
+      return 0;
+    }
+    const concurrency = values.concurrency === undefined ? 4 : Number(values.concurrency);
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      process.stderr.write(`grove demo: --concurrency must be an integer >= 1\n`);
+      return 2;
+    }
+    const split = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+    const args: RunArgs = {
+      suite: 'offline',
+      policy: 'scripted',
+      judge: 'rule',
+      judgeAll: true,
+      concurrency,
+      maxSteps: 40,
+      episodeTimeoutSec: 180,
+      out: values.out ?? `runs/demo-${new Date().toISOString().replace(/[:.]/g, '-').replace(/Z$/, '')}`,
+      resume: false,
+      ids: split(values.ids),
+      site: split(values.site),
+    };
+    const ctl = new AbortController();
+    const onSig = () => ctl.abort('interrupted (SIGINT)');
+    process.once('SIGINT', onSig);
+    const t0 = Date.now();
+    try {
+      process.stderr.write(`grove demo: offline suite, scripted policy, rule judges, concurrency ${concurrency}\n`);
+      const r = await executeRun(args, { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), progress: process.stderr }, { signal: ctl.signal });
+      printRunResult(r, { out: (s) => process.stdout.write(s) });
+      const s = r.summary;
+      const bad = s.episodes.filter((e) => e.success !== true);
+      process.stdout.write(`demo finished in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${s.succeeded}/${s.total} episodes succeeded\n`);
+      if (bad.length || s.finished !== s.total) {
+        for (const e of bad) {
+          const v = e.verdicts[0];
+          process.stdout.write(`  NOT OK ${e.task_id}: ${e.termination.reason}${e.termination.detail ? ` (${e.termination.detail})` : ''}${v ? `; ${v.judge}: ${v.outcome}${v.reasoning ? ` — ${v.reasoning}` : ''}` : ''}\n`);
+        }
+        return 1;
+      }
+      return 0;
+    } catch (err) {
+      process.stderr.write(`grove demo: ${(err as Error).stack ?? String(err)}\n`);
+      return 1;
+    } finally {
+      process.off('SIGINT', onSig);
+    }
+  },
+};

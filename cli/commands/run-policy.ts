@@ -1,0 +1,22 @@
+// The policy of `grove run --policy`: a VLM behind an OpenAI-compatible URL, or the offline scripted plans.
+import type { Task } from '../../protocol/task.ts';
+import { readEnvSetting } from '../../sandbox/config.ts';
+import type { Logger } from '../../sandbox/log.ts';
+import type { Policy } from '../../runner/policy.ts';
+import { ScriptedPolicy } from '../../runner/scripted-policy.ts';
+import { ChatClient } from '../../vlm-client/client.ts';
+import { VlmPolicy } from '../../vlm-client/policy.ts';
+import type { RunArgs } from './run-args.ts';
+
+/** A fresh policy per episode (VLM policies keep the episode's history). */
+export function makePolicyFactory(args: Pick<RunArgs, 'policy' | 'model' | 'format' | 'policyApiKey'>, log?: Logger): (task: Task) => Policy {
+  if (args.policy === 'scripted') return () => new ScriptedPolicy();
+  // One HTTP client shared by all episodes; its retries cover 429/5xx before a generation_error.
+  const client = new ChatClient({
+    baseURL: args.policy,
+    model: args.model!,
+    apiKey: args.policyApiKey ?? readEnvSetting('GROVE_POLICY_API_KEY'),
+    log,
+  });
+  return () => new VlmPolicy({ client, format: args.format ?? 'qwen3vl', log });
+}

@@ -1,0 +1,179 @@
+// `grove run`: a benchmark suite end to end — tasks, a Grove server (remote or embedded), a policy, judges —
+// through the runner; prints the summary table and where summary.json, report.html and the recordings are.
+import { resolve } from 'node:path';
+import type { Command } from '../command.ts';
+import { GroveClient } from '../../client/index.ts';
+import type { Task } from '../../protocol/task.ts';
+import { readEnvSetting } from '../../sandbox/config.ts';
+import type { Logger } from '../../sandbox/log.ts';
+import { startSites, type SitesServer } from '../../sites/server.ts';
+import { loadOfflineTasks, startUrlFor } from '../../sites/tasks.ts';
+import { loadTasks, matches, type TaskFilter } from '../../tasks/index.ts';
+import { JudgeModel } from '../../judges/model.ts';
+import { createWebVoyagerJudge } from '../../judges/webvoyager.ts';
+import { createWebJudge } from '../../judges/webjudge.ts';
+import { createDeepShopJudge } from '../../judges/deepshop.ts';
+import { fetchOfflineState, offlineRuleJudge } from '../../judges/rules/offline.ts';
+import type { Judge } from '../../judges/types.ts';
+import { runBenchmark, type BenchmarkOptions, type BenchmarkResult } from '../../runner/benchmark.ts';
+import type { Policy } from '../../runner/policy.ts';
+import type { ProgressStream } from '../../runner/progress.ts';
+import { summaryTable } from '../../runner/summary.ts';
+import { makePolicyFactory } from './run-policy.ts';
+import { parseRunArgs, RUN_USAGE, type RunArgs } from './run-args.ts';
+import { startEmbeddedGrove } from './run-embedded.ts';
+
+export interface RunIO {
+  out(s: string): void;
+  err(s: string): void;
+  /** Where the progress bar goes (stderr). */
+  progress?: ProgressStream;
+  logger?: Logger;
+}
+
+export interface RunHooks {
+  /** Replaces the policy built from --policy (tests, the demo). */
+  policy?: (task: Task) => Policy;
+  /** Extra runner options (e.g. retry policy). */
+  benchmark?: Partial<BenchmarkOptions>;
+  signal?: AbortSignal;
+}
+
+const stdio: RunIO = {
+  out: (s) => process.stdout.write(s),
+  err: (s) => process.stderr.write(s),
+  progress: process.stderr,
+};
+
+function judgesFor(args: RunArgs, sites: SitesServer | undefined, log?: Logger): Judge[] {
+  if (args.judge === 'none') return [];
+  if (args.judge === 'rule') {
+    if (!sites) throw new Error('the rule judge needs the offline sites');
+    return [offlineRuleJudge(sites.url)];
+  }
+  const model = new JudgeModel(
+    { baseURL: args.judgeUrl!, model: args.judgeModel!, apiKey: readEnvSetting('GROVE_JUDGE_API_KEY') ?? readEnvSetting('OPENAI_API_KEY') },
+    { log },
+  );
+  if (args.judge === 'webvoyager') return [createWebVoyagerJudge({ model })];
+  if (args.judge === 'webjudge') return [createWebJudge({ model })];
+  return [createDeepShopJudge({ model })];
+}
+
+/** Runs the benchmark described by `args`; everything it started is stopped before it returns. */
+export async function executeRun(args: RunArgs, io: RunIO = stdio, hooks: RunHooks = {}): Promise<BenchmarkResult> {
+  const closers: (() => Promise<void>)[] = [];
+  try {
+    const filter: TaskFilter = { site: args.site, level: args.level, ids: args.ids, limit: args.limit };
+    let sites: SitesServer | undefined;
+    let tasks: Task[];
+    if (args.suite === 'offline') {
+      sites = await startSites({ log: io.logger });
+      const s = sites;
+      closers.push(() => s.close());
+      tasks = loadOfflineTasks(sites.url).filter((t) => matches(t, filter));
+      if (args.limit !== undefined) tasks = tasks.slice(0, args.limit);
+    } else {
+      const loaded = await loadTasks(args.suite, args.tasks!, { filter });
+      for (const i of loaded.issues.slice(0, 20)) io.err(`skipped task row (${i.where}${i.id ? `, ${i.id}` : ''}): ${i.reason}\n`);
+      if (loaded.issues.length > 20) io.err(`… and ${loaded.issues.length - 20} more unusable rows\n`);
+      tasks = loaded.tasks;
+    }
+    if (tasks.length === 0) throw new Error('no tasks to run (check --tasks and the filters)');
+
+    let baseUrl = args.server;
+    let apiKey = args.apiKey ?? readEnvSetting('GROVE_API_KEY');
+    if (!baseUrl) {
+      const g = await startEmbeddedGrove({
+        browserProcesses: args.browserProcesses,
+        maxSandboxes: Math.max(32, args.concurrency * 2),
+      });
+      closers.push(() => g.close());
+      baseUrl = g.url;
+      apiKey = g.apiKey;
+      io.err(`embedded Grove server on ${g.url}\n`);
+    }
+    const env = new GroveClient({ baseUrl, apiKey });
+
+    const judges = judgesFor(args, sites, io.logger);
+    const sitesUrl = sites?.url;
+    const sitesHost = sites ? new URL(sites.url).host : undefined;
+    const policy = hooks.policy ?? makePolicyFactory(args, io.logger);
+    const out = resolve(args.out);
+    return await runBenchmark({
+      suite: args.suite,
+      tasks,
+      env,
+      policy,
+      judges,
+      judgeAll: args.judgeAll,
+      judgeState: sitesUrl ? (_t, sessionId) => fetchOfflineState(sitesUrl, sessionId) : undefined,
+      outDir: out,
+      concurrency: args.concurrency,
+      maxSteps: args.maxSteps,
+      episodeTimeoutMs: args.episodeTimeoutSec !== undefined ? args.episodeTimeoutSec * 1000 : undefined,
+      // Offline sites live on loopback, which sandboxes block unless allowed; SoM labels drive the scripted plans.
+      sandbox: sitesHost ? () => ({ som: true, network: { allow: [sitesHost] } }) : undefined,
+      startUrl: sites ? (t, sessionId) => startUrlFor(t, sessionId) : undefined,
+      format: args.format,
+      retry: args.retries !== undefined ? { maxRestarts: args.retries } : undefined,
+      resume: args.resume,
+      maxMinutes: args.maxMinutes,
+      maxCostUsd: args.maxCostUsd,
+      price: args.priceIn !== undefined && args.priceOut !== undefined ? { inputPerMTok: args.priceIn, outputPerMTok: args.priceOut } : undefined,
+      // LLM judges look at screenshots; the recorded frames on disk serve them, so nothing is kept in memory.
+      keepScreenshots: false,
+      progress: io.progress,
+      logger: io.logger,
+      signal: hooks.signal,
+      meta: { model: args.model, policy: args.policy === 'scripted' ? 'scripted' : `${args.policy} (${args.format})`, judge: judges.map((j) => j.name).join(', ') || 'none' },
+      config: { policy: args.policy, model: args.model, format: args.format, judge: args.judge },
+      ...hooks.benchmark,
+    });
+  } finally {
+    for (const c of closers.reverse()) {
+      try {
+        await c();
+      } catch (err) {
+        io.err(`warning: shutdown step failed: ${(err as Error).message}\n`);
+      }
+    }
+  }
+}
+
+/** Prints what a finished run produced. */
+export function printRunResult(r: BenchmarkResult, io: Pick<RunIO, 'out'>): void {
+  io.out(`${summaryTable(r.summary)}\n`);
+  io.out(`summary:    ${r.summaryPath}\nreport:     ${r.reportPath}\nrecordings: ${resolve(r.summaryPath, '..', 'episodes')}\n`);
+}
+
+export const run: Command = {
+  name: 'run',
+  summary: 'Run a benchmark suite (offline, WebVoyager, Online-Mind2Web, DeepShop) with a policy and judges',
+  usage: RUN_USAGE,
+  async run(argv) {
+    const parsed = parseRunArgs(argv);
+    if (!parsed.ok) {
+      if (parsed.help) {
+        process.stdout.write(`usage: ${RUN_USAGE}\n`);
+        return 0;
+      }
+      process.stderr.write(`grove run: ${parsed.error}\nusage: ${RUN_USAGE}\n`);
+      return 2;
+    }
+    // Ctrl-C: stop starting episodes, abort the running ones, still write the summary (resume picks up later).
+    const ctl = new AbortController();
+    const onSig = () => ctl.abort('interrupted (SIGINT)');
+    process.once('SIGINT', onSig);
+    try {
+      const r = await executeRun(parsed.args, stdio, { signal: ctl.signal });
+      printRunResult(r, stdio);
+      return ctl.signal.aborted ? 130 : 0;
+    } catch (err) {
+      process.stderr.write(`grove run: ${(err as Error).stack ?? String(err)}\n`);
+      return 1;
+    } finally {
+      process.off('SIGINT', onSig);
+    }
+  },
+};
