@@ -193,7 +193,7 @@ export function registerRecipes(app: FastifyInstance, ctx: SiteContext): void {
   app.get(`${P}/favourites`, async (req, reply) => {
     countView(req, 'recipes');
     const favs = req.groveSession.recipes.favourites.map((s) => recipeBySlug(s)).filter((r): r is Recipe => !!r);
-    return sendHtml(reply, layout(req, 'Favourites', html`<h1>Your favourites</h1>${favs.length ? html`<div class="rgrid">${favs.map(card)}</div>` : html`<p class="card">No favourites yet.</p>`}`));
+    return sendHtml(reply, layout(req, 'Favourites', html`${searchBar()}<h1>Your favourites</h1>${favs.length ? html`<div class="rgrid">${favs.map(card)}</div>` : html`<p class="card">No favourites yet.</p>`}`));
   });
   app.post(`${P}/shopping-list/add`, async (req, reply) => {
     const b = formBody(req);
@@ -214,7 +214,7 @@ export function registerRecipes(app: FastifyInstance, ctx: SiteContext): void {
   app.get(`${P}/shopping-list`, async (req, reply) => {
     countView(req, 'recipes');
     const list = req.groveSession.recipes.shopping_list;
-    const body = html`<h1>Shopping list</h1>${list.length === 0 ? html`<p class="card">Your shopping list is empty.</p>` : html`
+    const body = html`${searchBar()}<h1>Shopping list</h1>${list.length === 0 ? html`<p class="card">Your shopping list is empty.</p>` : html`
 ${list.map((e) => html`<div class="card"><h2>${recipeBySlug(e.recipe_id)?.name ?? e.recipe_id} <span class="muted">(${e.servings} servings)</span></h2><ul>${e.items.map((i) => html`<li>${i}</li>`)}</ul></div>`)}
 <form method="post" action="${P}/shopping-list/clear" onsubmit="return confirm('Clear your whole shopping list?')"><button type="submit" class="secondary">Clear list</button></form>`}`;
     return sendHtml(reply, layout(req, 'Shopping list', body));
