@@ -24,6 +24,11 @@ export interface BlockedEvent {
   reason: string;
 }
 
+export interface UpstreamErrorEvent {
+  url: string;
+  error: UpstreamError;
+}
+
 export interface GateRegistration {
   /** Proxy server for Playwright's `proxy.server`. */
   server: string;
@@ -34,7 +39,14 @@ export interface GateRegistration {
 }
 
 export interface NetworkGate {
-  register(sandboxId: string, rules: NetworkRules, onBlocked?: (e: BlockedEvent) => void): Promise<GateRegistration>;
+  /** Opens a listener for the sandbox. `onUpstreamError` reports 502s (the only trace of a failed HTTPS
+   * tunnel: Chromium shows every CONNECT failure as ERR_TUNNEL_CONNECTION_FAILED). */
+  register(
+    sandboxId: string,
+    rules: NetworkRules,
+    onBlocked?: (e: BlockedEvent) => void,
+    onUpstreamError?: (e: UpstreamErrorEvent) => void,
+  ): Promise<GateRegistration>;
   update(sandboxId: string, rules: NetworkRules): void;
   unregister(sandboxId: string): void;
   close(): Promise<void>;
@@ -106,6 +118,7 @@ interface Sandbox {
   id: string;
   rules: NetworkRules;
   onBlocked?: (e: BlockedEvent) => void;
+  onUpstreamError?: (e: UpstreamErrorEvent) => void;
   server: http.Server;
   port: number;
   agent: http.Agent;
@@ -174,6 +187,16 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
       sb.onBlocked?.({ url, reason });
     } catch (err) {
       log.error({ err }, 'onBlocked callback threw');
+    }
+  }
+
+  function upstreamFailed(sb: Sandbox, url: string, error: UpstreamError): void {
+    counters.upstream_errors_total++;
+    log.debug({ sandbox: sb.id, url, error }, 'network gate upstream error');
+    try {
+      sb.onUpstreamError?.({ url, error });
+    } catch (err) {
+      log.error({ err }, 'onUpstreamError callback threw');
     }
   }
 
@@ -261,7 +284,7 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
           return;
         }
         if (d.kind === 'error') {
-          counters.upstream_errors_total++;
+          upstreamFailed(sb, url.href, d.error);
           res.writeHead(502, { [HEADER_ERROR]: d.error, 'content-type': 'text/plain' }).end(`${d.error}\n`);
           return;
         }
@@ -312,8 +335,8 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
         res.destroy();
         return;
       }
-      counters.upstream_errors_total++;
       const code = classifyUpstreamError(err);
+      upstreamFailed(sb, url.href, code);
       res.writeHead(502, { [HEADER_ERROR]: code, 'content-type': 'text/plain' }).end(`${code}\n`);
     });
     // The browser gave up (navigation, tab closed): stop the upstream work too.
@@ -341,7 +364,7 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
           return;
         }
         if (d.kind === 'error') {
-          counters.upstream_errors_total++;
+          upstreamFailed(sb, label, d.error);
           client.end(rawResponse(502, 'Bad Gateway', { [HEADER_ERROR]: d.error }));
           return;
         }
@@ -349,8 +372,9 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
         try {
           upstream = await connectAny(d.addresses, target.port);
         } catch (err) {
-          counters.upstream_errors_total++;
-          client.end(rawResponse(502, 'Bad Gateway', { [HEADER_ERROR]: classifyUpstreamError(err) }));
+          const code = classifyUpstreamError(err);
+          upstreamFailed(sb, label, code);
+          client.end(rawResponse(502, 'Bad Gateway', { [HEADER_ERROR]: code }));
           return;
         }
         if (client.destroyed) {
@@ -386,7 +410,7 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
           return;
         }
         if (d.kind === 'error') {
-          counters.upstream_errors_total++;
+          upstreamFailed(sb, url.href, d.error);
           client.end(rawResponse(502, 'Bad Gateway', { [HEADER_ERROR]: d.error }));
           return;
         }
@@ -394,8 +418,9 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
         try {
           upstream = await connectAny(d.addresses, port);
         } catch (err) {
-          counters.upstream_errors_total++;
-          client.end(rawResponse(502, 'Bad Gateway', { [HEADER_ERROR]: classifyUpstreamError(err) }));
+          const code = classifyUpstreamError(err);
+          upstreamFailed(sb, url.href, code);
+          client.end(rawResponse(502, 'Bad Gateway', { [HEADER_ERROR]: code }));
           return;
         }
         const headers = filterHeaders(req.rawHeaders, true);
@@ -421,13 +446,14 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
   }
 
   return {
-    async register(sandboxId, rules, onBlocked) {
+    async register(sandboxId, rules, onBlocked, onUpstreamError) {
       if (sandboxes.has(sandboxId)) throw new Error(`network gate: sandbox ${sandboxId} is already registered`);
       const server = http.createServer({ keepAlive: true });
       const sb: Sandbox = {
         id: sandboxId,
         rules,
         onBlocked,
+        onUpstreamError,
         server,
         port: 0,
         agent: new http.Agent({ keepAlive: true }),

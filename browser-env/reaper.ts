@@ -74,10 +74,12 @@ export function isAlive(pid: number, start: number): boolean {
   return !!s && s.start === start && s.state !== 'Z';
 }
 
-/** Finds the live process whose command line carries exactly this argument. */
+/** Finds the live process whose command line carries exactly this argument (our children first: cheap). */
 export function findProcessByArg(arg: string): ProcStat | null {
-  for (const p of listProcesses()) {
-    if (p.state !== 'Z' && readCmdline(p.pid).includes(arg)) return p;
+  const all = listProcesses().filter((p) => p.state !== 'Z');
+  const children = all.filter((p) => p.ppid === process.pid);
+  for (const p of [...children, ...all]) {
+    if (readCmdline(p.pid).includes(arg)) return p;
   }
   return null;
 }

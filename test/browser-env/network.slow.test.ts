@@ -7,7 +7,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NetworkRules } from '../../protocol/sandbox.ts';
 import { CHROMIUM_FLAGS } from '../../browser-env/pool.ts';
-import { startNetworkGate, type BlockedEvent, type NetworkGate } from '../../browser-env/network-gate.ts';
+import { startNetworkGate, type BlockedEvent, type NetworkGate, type UpstreamErrorEvent } from '../../browser-env/network-gate.ts';
 
 interface Seen {
   host: string;
@@ -109,16 +109,24 @@ function require_sha1(s: string): string {
   return createHash('sha1').update(s).digest('base64');
 }
 
-async function sandbox(rules: Partial<NetworkRules> = {}): Promise<{ page: Page; blocked: BlockedEvent[]; id: string }> {
+async function sandbox(
+  rules: Partial<NetworkRules> = {},
+): Promise<{ page: Page; blocked: BlockedEvent[]; errors: UpstreamErrorEvent[]; id: string }> {
   const id = `sb${++n}`;
   const blocked: BlockedEvent[] = [];
-  const proxy = await gate.register(id, NetworkRules.parse(rules), (e) => {
-    if (!e.url.endsWith('/favicon.ico')) blocked.push(e);
-  });
+  const errors: UpstreamErrorEvent[] = [];
+  const proxy = await gate.register(
+    id,
+    NetworkRules.parse(rules),
+    (e) => {
+      if (!e.url.endsWith('/favicon.ico')) blocked.push(e);
+    },
+    (e) => errors.push(e),
+  );
   const context = await browser.newContext({ proxy });
   contexts.push(context);
   const page = await context.newPage();
-  return { page, blocked, id };
+  return { page, blocked, errors, id };
 }
 
 describe('network gate with Chromium', () => {
@@ -216,6 +224,8 @@ describe('network gate with Chromium', () => {
       port,
     );
     expect(ws).toBe('open');
+    const st = gate.stats();
+    expect(st.gate_tunnels_total + st.gate_upgrades_total).toBeGreaterThan(0);
     expect(seen.some((s) => s.upgrade && s.path === '/ws')).toBe(true);
     expect((await page.goto(`http://localhost:${port}/page`))?.status()).toBe(403);
     expect((await page.goto(`http://[::1]:${port}/page`))?.status()).toBe(403);
@@ -254,12 +264,19 @@ describe('network gate with Chromium', () => {
   });
 
   it('answers upstream failures with 502 and an error class', async () => {
-    const { page } = await sandbox({ allow: [`127.0.0.1:${closedPort}`, 'nowhere.test:*'] });
+    const { page, errors } = await sandbox({ allow: [`127.0.0.1:${closedPort}`, 'nowhere.test:*'] });
     let res = await page.goto(`http://127.0.0.1:${closedPort}/`);
     expect(res?.status()).toBe(502);
     expect(res?.headers()['x-grove-error']).toBe('connection_refused');
     res = await page.goto('http://nowhere.test/');
     expect(res?.headers()['x-grove-error']).toBe('dns_error');
+    // HTTPS: Chromium only says "tunnel failed"; the callback carries the class.
+    await expect(page.goto(`https://127.0.0.1:${closedPort}/`)).rejects.toThrow(/ERR_TUNNEL_CONNECTION_FAILED/);
+    expect(errors.filter((e) => !e.url.endsWith('/favicon.ico'))).toEqual([
+      { url: `http://127.0.0.1:${closedPort}/`, error: 'connection_refused' },
+      { url: 'http://nowhere.test/', error: 'dns_error' },
+      { url: `tunnel://127.0.0.1:${closedPort}`, error: 'connection_refused' },
+    ]);
   });
 
   it('update() changes the rules of a live sandbox; unregister() closes its listener', async () => {
