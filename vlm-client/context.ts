@@ -1,7 +1,7 @@
 // Conversation/context management for VLM policies: which screenshots the model still sees, how the history of
 // thoughts and actions is written, and keeping the prompt within a token budget. `buildContext` is pure; the
 // `ContextManager` class only stores the episode's history between steps.
-import type { ChatMessage, ContentPart } from './client.ts';
+import type { ChatMessage, ContentPart, WireToolCall } from './client.ts';
 
 export interface ImageRef {
   /** Data URL (or http URL) of the screenshot. */
@@ -18,6 +18,11 @@ export interface HistoryStep {
   image?: ImageRef;
   /** The model's raw output, replayed verbatim as the assistant turn. */
   output: string;
+  /**
+   * Native tool calls of that turn. When set, the assistant turn is replayed as `{content, tool_calls}` followed by
+   * one `tool` message per call (servers' chat templates expect a tool result after each call); `output` is unused.
+   */
+  tool_calls?: { turn_text: string | null; calls: WireToolCall[] };
   thought?: string;
   /** Short text of the action(s) taken, for the summary history ("click (500, 300)"). */
   action?: string;
@@ -107,6 +112,9 @@ function messageTokens(m: ChatMessage, opts: ContextOptions, images: WeakMap<obj
       else n += imageCost(images.get(p) ?? { url: p.image_url.url }, opts);
     }
   }
+  if (m.role === 'assistant' && m.tool_calls) {
+    for (const c of m.tool_calls) n += estimateTextTokens(c.function.name + c.function.arguments, cpt);
+  }
   return n;
 }
 
@@ -169,7 +177,10 @@ export function buildContext(input: ContextInput, opts: ContextOptions = {}): Bu
         const show = showPast(i) && !!h.image;
         if (show) count++;
         messages.push(userTurn(`Step ${h.step} observation:`, h.observation, h.image, show, h.step, images));
-        messages.push({ role: 'assistant', content: h.output });
+        if (h.tool_calls?.calls.length) {
+          messages.push({ role: 'assistant', content: h.tool_calls.turn_text, tool_calls: h.tool_calls.calls });
+          for (const c of h.tool_calls.calls) messages.push({ role: 'tool', tool_call_id: c.id, content: 'Executed; see the next observation.' });
+        } else messages.push({ role: 'assistant', content: h.output });
         if (h.feedback) messages.push({ role: 'user', content: `Feedback on step ${h.step}: ${h.feedback}` });
       });
     }

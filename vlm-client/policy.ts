@@ -134,6 +134,14 @@ export class VlmPolicy implements Policy {
       output,
       thought,
       action: parsed.ok ? parsed.actions.map((a) => JSON.stringify(a)).join('; ') : undefined,
+      ...(res.tool_calls.length
+        ? {
+            tool_calls: {
+              turn_text: res.text || null,
+              calls: res.tool_calls.map((t) => ({ id: t.id, type: 'function' as const, function: { name: t.name, arguments: t.arguments } })),
+            },
+          }
+        : {}),
       // A parse failure is reported to the model by the runner's next `lastParseError` (see observationText).
     });
     const decision: PolicyDecision = { output, format: this.format.name, latency_ms: res.latency_ms };

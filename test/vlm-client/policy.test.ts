@@ -96,6 +96,13 @@ describe('VlmPolicy', () => {
     expect(JSON.parse(d.output)).toEqual({ content: 'Typing the query.', tool_calls: [{ id: 'c1', name: 'computer_use', arguments: '{"action":"type","text":"red shoes"}' }] });
     expect(d.thought).toBe('Typing the query.');
     expect(parseModelOutput('qwen3vl', d.output)).toMatchObject({ ok: true, actions: [{ action: 'type', text: 'red shoes' }] });
+    // The next request replays the call as a tool call with a tool result, then the new observation.
+    await policy.next(obs(2), { task, step: 2 });
+    const msgs = server.requests[1].body.messages;
+    const i = msgs.findIndex((m: any) => m.role === 'assistant');
+    expect(msgs[i]).toEqual({ role: 'assistant', content: 'Typing the query.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'computer_use', arguments: '{"action":"type","text":"red shoes"}' } }] });
+    expect(msgs[i + 1]).toEqual({ role: 'tool', tool_call_id: 'c1', content: 'Executed; see the next observation.' });
+    expect(msgs[i + 2].role).toBe('user');
   });
 
   it('webvoyager: sends the SoM element list', async () => {
