@@ -20,6 +20,8 @@ export interface JudgeResultLine {
   key_points?: string;
   image_judge_record?: unknown;
   evaluation_details?: unknown;
+  input_text?: string;
+  system_msg?: string;
   dimensions?: Record<string, 0 | 1 | null | 'judge_error'>;
   record?: string;
   /** Ground-truth outcome recorded in the episode (rule judge), for the agreement report. */
@@ -45,6 +47,8 @@ export function resultLine(
   if (typeof d.key_points === 'string') line.key_points = d.key_points;
   if (d.image_judge_record) line.image_judge_record = d.image_judge_record;
   if (d.evaluation_details) line.evaluation_details = d.evaluation_details;
+  if (typeof d.input_text === 'string') line.input_text = d.input_text;
+  if (typeof d.system_msg === 'string') line.system_msg = d.system_msg;
   if (d.dimensions) line.dimensions = d.dimensions as JudgeResultLine['dimensions'];
   if (typeof d.record === 'string') line.record = d.record;
   return line;

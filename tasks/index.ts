@@ -57,7 +57,9 @@ export interface TaskFilter {
 }
 
 export function matches(task: Task, f: TaskFilter): boolean {
-  if (f.site?.length && !f.site.some((s) => s.toLowerCase() === task.site.toLowerCase())) return false;
+  // Sites compare case-insensitively and without a leading "www." (Online-Mind2Web sites are host names).
+  const bare = (s: string) => s.toLowerCase().replace(/^www\./, '');
+  if (f.site?.length && !f.site.some((s) => bare(s) === bare(task.site))) return false;
   if (f.level?.length && !f.level.some((l) => l.toLowerCase() === (task.level ?? '').toLowerCase())) return false;
   if (f.ids?.length && !f.ids.includes(task.id)) return false;
   return true;

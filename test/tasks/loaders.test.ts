@@ -81,7 +81,8 @@ describe.skipIf(!haveData)('real benchmark files', () => {
       loadTasks('online-mind2web', join(DATA, 'online-mind2web/Online_Mind2Web.json')),
       loadTasks('deepshop', join(DATA, 'deepshop/deepshop_test.jsonl')),
     ]);
-    expect(performance.now() - t0).toBeLessThan(500);
+    // ~40 ms on an idle machine; the bound leaves room for a loaded CI box.
+    expect(performance.now() - t0).toBeLessThan(1000);
   });
 });
 
@@ -167,6 +168,12 @@ describe('edge cases', () => {
       ['b', 'Do B', 'b.example', 'hard'],
     ]);
     expect(arr.issues).toEqual([{ where: 'index 2', id: 'c', reason: 'confirmed_task (or task_description): missing' }]);
+    // A BOM and CRLF line ends in a JSON array, and the --site filter on a host name.
+    const bom = await loadTasks('online-mind2web', await file('om2w-bom.json', `\uFEFF${JSON.stringify(rows.slice(0, 2), null, 2).replace(/\n/g, '\r\n')}`), {
+      filter: { site: ['WWW.B.example'] },
+    });
+    expect(bom.tasks.map((t) => t.id)).toEqual(['b']);
+    expect(bom.usable).toBe(2);
     const jsonl = await loadTasks('online-mind2web', await file('om2w.jsonl', rows.slice(0, 2).map((r) => JSON.stringify(r)).join('\n')));
     expect(jsonl.tasks).toHaveLength(2);
   });
