@@ -28,6 +28,10 @@ export const SETTLE_INIT_SCRIPT = `(() => {
     return id;
   };
   window.clearTimeout = function (id) { g.pending.delete(id); return origClear.call(window, id); };
+  // Look native to scripts that inspect timer functions.
+  const nativeSet = origSet.toString(), nativeClear = origClear.toString();
+  window.setTimeout.toString = () => nativeSet;
+  window.clearTimeout.toString = () => nativeClear;
   const start = () => {
     try {
       new MutationObserver(() => { g.lastMutation = Date.now(); })

@@ -160,6 +160,30 @@ describe('coordinate spaces hit the right element', () => {
   }
 });
 
+describe('screenshot formats', () => {
+  it('returns png and webp (resized) as configured', async () => {
+    const png = await te.create({ start_url: fx.url('/grid'), network: net(), screenshot_format: 'png' });
+    const o1 = await png.observe();
+    expect(o1.screenshot).toMatchObject({ mime: 'image/png', width: 1280, height: 1000, scale: 1 });
+    expect((await sharp(Buffer.from(o1.screenshot!.base64!, 'base64')).metadata()).format).toBe('png');
+    const webp = await te.create({
+      start_url: fx.url('/grid'),
+      network: net(),
+      screenshot_format: 'webp',
+      screenshot_quality: 50,
+      resize: { mode: 'max_side', max_side: 640 },
+    });
+    const o2 = await webp.observe();
+    expect(o2.screenshot).toMatchObject({ mime: 'image/webp', width: 640, height: 500, scale: 0.5 });
+    const meta = await sharp(Buffer.from(o2.screenshot!.base64!, 'base64')).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['webp', 640, 500]);
+    expect(o2.timings.encode).toBeGreaterThan(0);
+    const none = await webp.observe({ screenshot: 'none' });
+    expect(none.screenshot).toBeUndefined();
+    await Promise.all([png.close(), webp.close()]);
+  });
+});
+
 describe('pointer, keyboard and scroll actions', () => {
   it('click variants, hover and drag', async () => {
     const sb = await te.create({ start_url: fx.url('/grid'), network: net(), coordinate_space: 'css_px' });
