@@ -1,6 +1,6 @@
 // Typed client for the Grove REST API. Imports only protocol/ (and zod types), so it can ship alone.
 // Non-2xx answers throw GroveApiError with the server's stable error code.
-import type { DownloadInfo, Health, ObservationQuery, SandboxList } from '../protocol/api.ts';
+import type { DownloadInfo, Health, SandboxList } from '../protocol/api.ts';
 import type { StepRequest } from '../protocol/api.ts';
 import type { Observation, StepResult } from '../protocol/observation.ts';
 import type { BrowserCreateInput, CreateSandboxBody, SandboxInfo } from '../protocol/sandbox.ts';
@@ -10,6 +10,11 @@ import type { ShellCreateOptions } from '../protocol/sandbox.ts';
 export type ShellCreateInput = z.input<typeof ShellCreateOptions>;
 export type CreateSandboxInput = BrowserCreateInput | ShellCreateInput;
 export type StepInput = z.input<typeof StepRequest>;
+export interface ObservationOptions {
+  screenshot?: 'base64' | 'none';
+  som?: boolean;
+  accessibility?: boolean;
+}
 export type { DownloadInfo, Health, Observation, SandboxInfo, StepResult, CreateSandboxBody };
 
 export class GroveApiError extends Error {
@@ -159,7 +164,7 @@ export class GroveClient {
     return this.json('POST', `/sandboxes/${GroveClient.id(id)}/step`, body);
   }
 
-  observation(id: string, opts: ObservationQuery = {}): Promise<Observation> {
+  observation(id: string, opts: ObservationOptions = {}): Promise<Observation> {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(opts)) if (v !== undefined) q.set(k, String(v));
     const qs = q.toString();
