@@ -354,9 +354,20 @@ describe('decisions on several calls', () => {
     expect(parseModelOutput('webvoyager', 'Action: Click [1]\nAction: Click [2]').ok).toBe(false);
   });
 
+  it('qwen3vl reads key variants', () => {
+    expect(parseModelOutput('qwen3vl', tc({ action: 'key', keys: ['ctrl+shift', 't'] }))).toEqual({ ok: true, actions: [{ action: 'key', keys: 'Control+Shift+t' }] });
+    expect(parseModelOutput('qwen3vl', tc({ action: 'key', keys: ['Return'] }))).toEqual({ ok: true, actions: [{ action: 'key', keys: 'Enter' }] });
+    expect(parseModelOutput('qwen3vl', tc({ action: 'key', keys: ['+'] }))).toEqual({ ok: true, actions: [{ action: 'key', keys: '+' }] });
+  });
+
   it('a mouse_move before left_click_drag is the drag start (qwen3vl and anthropic)', () => {
     const out = `${tc({ action: 'mouse_move', coordinate: [1, 2] })}${tc({ action: 'left_click_drag', coordinate: [3, 4] })}`;
     expect(parseModelOutput('qwen3vl', out)).toEqual({ ok: true, actions: [{ action: 'drag', x: 1, y: 2, to_x: 3, to_y: 4, space: 'rel1000' }] });
+    const claude = JSON.stringify([
+      { type: 'tool_use', id: 'a', name: 'computer', input: { action: 'mouse_move', coordinate: [1, 2] } },
+      { type: 'tool_use', id: 'b', name: 'computer', input: { action: 'left_click_drag', coordinate: [3, 4] } },
+    ]);
+    expect(parseModelOutput('anthropic', claude)).toEqual({ ok: true, actions: [{ action: 'drag', x: 1, y: 2, to_x: 3, to_y: 4, space: 'image_px' }] });
   });
 });
 

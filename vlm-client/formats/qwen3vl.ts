@@ -176,7 +176,10 @@ function toActions(calls: DecodedToolCall[], opts?: FormatOptions): Action[] {
       case 'key': {
         const keys = c.args.keys;
         let parts: string[];
-        if (Array.isArray(keys) && keys.length && keys.every((k) => typeof k === 'string')) parts = keys as string[];
+        // ["ctrl", "c"] is the convention; ["ctrl+c"] is a frequent variant.
+        if (Array.isArray(keys) && keys.length && keys.every((k) => typeof k === 'string')) {
+          parts = (keys as string[]).flatMap((k) => (k.length > 1 && k.includes('+') ? k.split('+') : [k]));
+        }
         else if (typeof keys === 'string' && keys.trim()) parts = keys.split(/[+\s]+/);
         else fail(`${ctx}: "keys" must be a non-empty array of key names, got ${describe(keys)}.`);
         out.push({ action: 'key', keys: canonicalCombo(parts) });
