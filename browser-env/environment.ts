@@ -50,6 +50,11 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
     let warm: WarmEntry | undefined;
     if (isDefaultLook(options) && this.parts.gate) {
       warm = this.warm.shift();
+      // A warm context whose browser died while waiting is useless: drop it (its close handler may not have run yet).
+      while (warm && warm.prepared.page.isClosed()) {
+        void this.discard(warm);
+        warm = this.warm.shift();
+      }
       if (warm) {
         this.counters.warm_hits_total++;
         try {
@@ -116,7 +121,16 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
     const proxy = await gate.register(gateKey, WARM_RULES, (e) => entry.sink?.(e));
     try {
       const prepared = await prepareContext(this.parts.source, contextOptions(DEFAULT_LOOK, proxy), 30_000);
-      return Object.assign(entry, { prepared, gateKey, proxy });
+      const w = Object.assign(entry, { prepared, gateKey, proxy });
+      prepared.pooled.context.on('close', () => {
+        const i = this.warm.indexOf(w);
+        if (i >= 0) {
+          this.warm.splice(i, 1);
+          void this.discard(w);
+          this.refill();
+        }
+      });
+      return w;
     } catch (e) {
       await quietly(Promise.resolve(gate.unregister(gateKey)));
       throw e;

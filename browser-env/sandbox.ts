@@ -629,11 +629,12 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     let shot: (EncodedShot & { captureMs: number }) | undefined;
     for (let attempt = 0; attempt < 2; attempt++) {
       const pg = this.page;
+      if (wantSom) {
+        // A failed collection leaves an empty list: label actions must not act on a stale one.
+        som = (await quietly(collectSom(pg, Math.min(this.T, 3000)))) ?? [];
+        this.lastSom = som;
+      }
       try {
-        if (wantSom) {
-          som = await collectSom(pg, Math.min(this.T, 3000));
-          this.lastSom = som;
-        }
         if (wantShot) shot = await this.shoot(pg, opts.som_overlay && som ? som : undefined);
         break;
       } catch (e) {
