@@ -99,44 +99,51 @@ function packageName(spec) {
   return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
 
-const violations = [];
-let files = 0;
-for (const top of readdirSync(ROOT)) {
-  const dir = path.join(ROOT, top);
-  if (SKIP_DIRS.has(top) || top.startsWith('.') || !statSync(dir).isDirectory()) continue;
-  for (const file of walk(dir)) {
-    files++;
-    const rel = path.relative(ROOT, file);
-    for (const { spec, line } of importsOf(readFileSync(file, 'utf8'))) {
-      if (spec.startsWith('.')) {
-        const target = path.relative(ROOT, path.resolve(path.dirname(file), spec));
-        if (target.startsWith('..')) {
-          violations.push(`${rel}:${line}: imports "${spec}" from outside the repository`);
-          continue;
-        }
-        const to = target.split(path.sep)[0];
-        if (!allowed(top, to, target)) {
-          const deps = DEPS[top];
-          const list = Array.isArray(deps) ? deps.filter((d) => d !== '*').join(', ') || 'nothing internal' : 'anything but test/, bench/';
-          violations.push(`${rel}:${line}: ${top}/ may not import ${to}/ ("${spec}"); ${top}/ may import: ${list}`);
-        }
-      } else {
-        const pkg = packageName(spec);
-        const pkgs = PACKAGES[top];
-        if (pkg && pkgs && !pkgs.includes(pkg)) {
-          violations.push(`${rel}:${line}: ${top}/ may not use the package "${pkg}"; allowed: ${pkgs.join(', ')} and node: builtins`);
+/** Checks every source file under root; returns { files, violations: ["file:line: ..."] }. */
+export function checkImports(root = ROOT) {
+  const violations = [];
+  let files = 0;
+  for (const top of readdirSync(root)) {
+    const dir = path.join(root, top);
+    if (SKIP_DIRS.has(top) || top.startsWith('.') || !statSync(dir).isDirectory()) continue;
+    for (const file of walk(dir)) {
+      files++;
+      const rel = path.relative(root, file);
+      for (const { spec, line } of importsOf(readFileSync(file, 'utf8'))) {
+        if (spec.startsWith('.')) {
+          const target = path.relative(root, path.resolve(path.dirname(file), spec));
+          if (target.startsWith('..')) {
+            violations.push(`${rel}:${line}: imports "${spec}" from outside the repository`);
+            continue;
+          }
+          const to = target.split(path.sep)[0];
+          if (!allowed(top, to, target)) {
+            const deps = DEPS[top];
+            const list = Array.isArray(deps) ? deps.filter((d) => d !== '*').join(', ') || 'nothing internal' : 'anything but test/, bench/';
+            violations.push(`${rel}:${line}: ${top}/ may not import ${to}/ ("${spec}"); ${top}/ may import: ${list}`);
+          }
+        } else {
+          const pkg = packageName(spec);
+          const pkgs = PACKAGES[top];
+          if (pkg && pkgs && !pkgs.includes(pkg)) {
+            violations.push(`${rel}:${line}: ${top}/ may not use the package "${pkg}"; allowed: ${pkgs.join(', ')} and node: builtins`);
+          }
         }
       }
     }
   }
+  return { files, violations };
 }
 
-if (process.argv.includes('--list')) {
-  for (const [k, v] of Object.entries(DEPS)) console.log(`${k.padEnd(12)} → ${Array.isArray(v) ? v.join(', ') || '(nothing)' : v}`);
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  if (process.argv.includes('--list')) {
+    for (const [k, v] of Object.entries(DEPS)) console.log(`${k.padEnd(12)} → ${Array.isArray(v) ? v.join(', ') || '(nothing)' : v}`);
+  }
+  const { files, violations } = checkImports();
+  if (violations.length) {
+    console.error(violations.join('\n'));
+    console.error(`\n${violations.length} import-boundary violation(s) in ${files} files (rules: scripts/check-imports.mjs DEPS).`);
+    process.exit(1);
+  }
+  console.log(`import boundaries ok (${files} files)`);
 }
-if (violations.length) {
-  console.error(violations.join('\n'));
-  console.error(`\n${violations.length} import-boundary violation(s) in ${files} files (rules: scripts/check-imports.mjs DEPS).`);
-  process.exit(1);
-}
-console.log(`import boundaries ok (${files} files)`);
