@@ -2,7 +2,6 @@
 // server and the offline sites, judged by the rule judges. Exit 0 only when every episode succeeded.
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
-import { executeRun, printRunResult } from './run.ts';
 import type { RunArgs } from './run-args.ts';
 
 const usage = `grove demo [--out DIR] [--concurrency N] [--ids ID[,ID]] [--site S[,S]]
@@ -57,6 +56,7 @@ export const demo: Command = {
       ids: split(values.ids),
       site: split(values.site),
     };
+    const { executeRun, printRunResult } = await import('./run-exec.ts');
     const ctl = new AbortController();
     const onSig = () => ctl.abort('interrupted (SIGINT)');
     process.once('SIGINT', onSig);

@@ -1,7 +1,6 @@
-// `grove run`: a benchmark suite end to end — tasks, a Grove server (remote or embedded), a policy, judges —
+// The implementation of `grove run` (loaded on demand by run.ts): a benchmark suite end to end — tasks, a Grove server (remote or embedded), a policy, judges —
 // through the runner; prints the summary table and where summary.json, report.html and the recordings are.
 import { resolve } from 'node:path';
-import type { Command } from '../command.ts';
 import { GroveClient } from '../../client/index.ts';
 import type { Task } from '../../protocol/task.ts';
 import { readEnvSetting } from '../../sandbox/config.ts';
@@ -20,7 +19,7 @@ import type { Policy } from '../../runner/policy.ts';
 import type { ProgressStream } from '../../runner/progress.ts';
 import { summaryTable } from '../../runner/summary.ts';
 import { makePolicyFactory } from './run-policy.ts';
-import { parseRunArgs, RUN_USAGE, type RunArgs } from './run-args.ts';
+import type { RunArgs } from './run-args.ts';
 import { startEmbeddedGrove } from './run-embedded.ts';
 
 export interface RunIO {
@@ -39,7 +38,7 @@ export interface RunHooks {
   signal?: AbortSignal;
 }
 
-const stdio: RunIO = {
+export const stdio: RunIO = {
   out: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s),
   progress: process.stderr,
@@ -146,34 +145,3 @@ export function printRunResult(r: BenchmarkResult, io: Pick<RunIO, 'out'>): void
   io.out(`${summaryTable(r.summary)}\n`);
   io.out(`summary:    ${r.summaryPath}\nreport:     ${r.reportPath}\nrecordings: ${resolve(r.summaryPath, '..', 'episodes')}\n`);
 }
-
-export const run: Command = {
-  name: 'run',
-  summary: 'Run a benchmark suite (offline, WebVoyager, Online-Mind2Web, DeepShop) with a policy and judges',
-  usage: RUN_USAGE,
-  async run(argv) {
-    const parsed = parseRunArgs(argv);
-    if (!parsed.ok) {
-      if (parsed.help) {
-        process.stdout.write(`usage: ${RUN_USAGE}\n`);
-        return 0;
-      }
-      process.stderr.write(`grove run: ${parsed.error}\nusage: ${RUN_USAGE}\n`);
-      return 2;
-    }
-    // Ctrl-C: stop starting episodes, abort the running ones, still write the summary (resume picks up later).
-    const ctl = new AbortController();
-    const onSig = () => ctl.abort('interrupted (SIGINT)');
-    process.once('SIGINT', onSig);
-    try {
-      const r = await executeRun(parsed.args, stdio, { signal: ctl.signal });
-      printRunResult(r, stdio);
-      return ctl.signal.aborted ? 130 : 0;
-    } catch (err) {
-      process.stderr.write(`grove run: ${(err as Error).stack ?? String(err)}\n`);
-      return 1;
-    } finally {
-      process.off('SIGINT', onSig);
-    }
-  },
-};

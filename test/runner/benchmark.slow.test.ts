@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { executeRun, type RunIO } from '../../cli/commands/run.ts';
+import { executeRun, type RunIO } from '../../cli/commands/run-exec.ts';
 import type { RunArgs } from '../../cli/commands/run-args.ts';
 import { ScriptedPolicy } from '../../runner/scripted-policy.ts';
 import { RunSummary } from '../../runner/types.ts';
