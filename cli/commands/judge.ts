@@ -1,7 +1,8 @@
 // `grove judge`: score recorded episodes (Grove, WebVoyager or Online-Mind2Web layout) with a benchmark judge,
 // resuming where an earlier run stopped; prints success rates overall / by site / by level / by dimension,
 // judge_error apart, and the agreement with rule ground truth when episodes carry it.
-import { existsSync, statSync } from 'node:fs';
+import { constants, existsSync, statSync } from 'node:fs';
+import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
@@ -9,6 +10,7 @@ import { Suite, type Task } from '../../protocol/task.ts';
 import { readEnvSetting } from '../../sandbox/config.ts';
 import { createJudge, defaultJudgeFor, fileCache, formatAgreement, formatReport, JUDGES, JudgeModel } from '../../judges/index.ts';
 import { judgeEpisodes } from '../../judges/run.ts';
+import { findEpisodes } from '../../recording/reader.ts';
 import { loadTasks, TaskFileError } from '../../tasks/index.ts';
 import type { CommandIO } from './tasks.ts';
 
@@ -22,6 +24,7 @@ Judges every episode folder under DIR (Grove recordings, WebVoyager task<id>/ fo
 <task_id>/ folders). Episodes already judged in <out>/<judge>_results.jsonl are skipped (judge errors are retried).
 --tasks joins the suite's task file by id (references, level, DeepShop dimensions). --k: screenshots for the
 webvoyager/deepshop judges (default 15; Orchard-GUI's reward uses 3). --score-threshold: WebJudge (default 3).
+--out defaults to DIR for Grove recordings and is required for WebVoyager / Online-Mind2Web result folders.
 Records (full inputs, raw outputs) go to <episode>/judge/ for Grove episodes, <out>/records/<episode>/ otherwise.
 --truth: episodes with a recorded verdict from a judge named PREFIX* (default "rule") feed an agreement report.`;
 
@@ -111,7 +114,21 @@ export async function runJudge(argv: string[], io: CommandIO = stdio, opts: { fe
     }
   }
 
+  if (values.out === undefined) {
+    // Results go beside Grove recordings (our own run folders); foreign result folders are not ours to write into.
+    const foreign = (await findEpisodes(values.episodes)).filter((e) => e.layout !== 'grove');
+    if (foreign.length) {
+      return bad(`--out DIR is required for ${foreign[0].layout}-layout result folders (e.g. ${foreign[0].id}): results are not written into them`);
+    }
+  }
   const outDir = values.out ?? values.episodes;
+  try {
+    await mkdir(outDir, { recursive: true });
+    await access(outDir, constants.W_OK);
+  } catch {
+    io.err(`error: cannot write results to ${outDir}${values.out ? '' : ' (the episodes folder); choose a writable --out DIR'}\n`);
+    return 1;
+  }
   const cache = values['no-cache'] ? undefined : fileCache(values.cache ?? join(outDir, '.judge-cache'));
   let model: JudgeModel;
   try {

@@ -179,6 +179,13 @@ describe('Grove recordings and agreement with rule ground truth', () => {
     expect((await judge('--suite', 'webvoyager')).code).toBe(2);
     expect((await judge('--suite', 'webvoyager', '--episodes', dir, '--score-threshold', '9')).code).toBe(2);
     expect((await judge('--suite', 'swe-bench', '--episodes', dir)).code).toBe(2);
+    if (haveData) {
+      // Foreign result folders are read-only input: no --out, no run.
+      const noOut = await judge('--suite', 'webvoyager', '--episodes', EXAMPLES);
+      expect(noOut.code).toBe(2);
+      expect(noOut.err).toMatch(/--out DIR is required for webvoyager-layout result folders/);
+      expect(noOut.reqs).toHaveLength(0);
+    }
     const missing = await judge('--suite', 'webvoyager', '--episodes', join(dir, 'nope'));
     expect(missing.code).toBe(1);
     expect(missing.err).toMatch(/no such directory/);
