@@ -66,13 +66,25 @@ export class RunIndex {
     return this.opts.logger ?? silentLogger;
   }
 
-  /** Re-scans when the last scan is older than `rescanMs` (default 3 s); concurrent callers share one scan. */
+  /**
+   * Brings the index up to date. The first scan is awaited; later ones run in the background when the last one
+   * is older than `rescanMs` (default 3 s), so a list request never waits for a directory walk (stale data is
+   * at most one scan old). `force` awaits a fresh scan.
+   */
   async refresh(force = false): Promise<void> {
-    if (!force && Date.now() - this.lastScan < (this.opts.rescanMs ?? 3000)) return;
-    this.scanning ??= this.scan().finally(() => {
-      this.scanning = undefined;
-    });
-    return this.scanning;
+    const stale = Date.now() - this.lastScan >= (this.opts.rescanMs ?? 3000);
+    if (!force && !stale) return;
+    this.scanning ??= this.scan()
+      .catch((err: unknown) => this.log.error({ err, root: this.root }, 'viewer index scan failed'))
+      .finally(() => {
+        this.scanning = undefined;
+      });
+    if (force || this.lastScan === 0) await this.scanning;
+  }
+
+  /** Resolves when no scan is running (tests, benchmarks). */
+  async settled(): Promise<void> {
+    await this.scanning;
   }
 
   private async signature(f: FoundEpisode): Promise<string> {

@@ -98,6 +98,8 @@ export async function buildViewer(opts: ViewerOptions): Promise<FastifyInstance 
   const episodeDir = async (id: unknown) => {
     if (typeof id !== 'string' || !id) throw new HttpError(400, 'missing_id', 'query parameter "id" (episode id) is required');
     await index.refresh();
+    // An episode that appeared since the last scan: look again before answering 404.
+    if (!index.dirOf(id)) await index.refresh(true);
     const dir = index.dirOf(id);
     if (!dir) throw new HttpError(404, 'episode_not_found', `no episode "${id}" under ${index.root}`);
     return dir;

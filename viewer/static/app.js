@@ -246,6 +246,7 @@ async function renderList(params) {
   }
   markSelected();
   document.body.dataset.page = 'list';
+  performance.mark('grove:list-rendered'); // read by bench/viewer.bench.ts
 }
 function markSelected() {
   const rows = app.querySelectorAll('tr.row');
@@ -327,6 +328,7 @@ async function renderEpisode(params) {
   app.replaceChildren(head, timeline, legend, body);
   document.body.dataset.page = 'episode';
   selectStep(cur, true);
+  performance.mark('grove:episode-rendered');
 }
 
 function selectStep(i, initial) {
