@@ -457,6 +457,15 @@ export async function readAll(
   return { episodes, errors };
 }
 
+/** The bytes of a frame of an episode (`rel` as found in the view: `initial.frame`, `steps[i].frame`, ...). */
+export async function readFrame(view: Pick<EpisodeView, 'dir'>, rel: string): Promise<{ bytes: Buffer; mime: string }> {
+  const abs = join(view.dir, rel);
+  if (relative(view.dir, abs).startsWith('..')) throw new Error(`frame path ${rel} leaves the episode directory`);
+  const ext = rel.split('.').pop()?.toLowerCase();
+  const mime = ext === 'png' ? 'image/png' : ext === 'webp' ? 'image/webp' : 'image/jpeg';
+  return { bytes: await readFile(abs), mime };
+}
+
 /** Exists for callers that only need to know whether a path is a file (frame look-ups). */
 export async function isFile(path: string): Promise<boolean> {
   return stat(path).then((s) => s.isFile(), () => false);
