@@ -249,65 +249,82 @@ export async function runBenchmark(opts: BenchmarkOptions): Promise<BenchmarkRes
     const dir = join(opts.outDir, rel);
     const sessions: string[] = [];
     progress.episodeStarted();
-    const outcome = await runEpisode({
-      env: opts.env,
-      task,
-      policy: opts.policy(task),
-      maxSteps: opts.maxSteps,
-      maxConsecutiveParseFailures: opts.maxConsecutiveParseFailures,
-      timeoutMs: opts.episodeTimeoutMs,
-      sandbox: opts.sandbox?.(task),
-      startUrl: (attempt) => {
-        const s = sessionIdFor(task.id);
-        sessions[attempt] = s;
-        return opts.startUrl ? opts.startUrl(task, s) : task.start_url;
-      },
-      format: opts.format,
-      parse: opts.parse,
-      retry: opts.retry,
-      keepScreenshots: opts.keepScreenshots,
-      signal: ctl.signal,
-      logger: log,
-      onStep: () => progress.step(),
-      recorder: async () => {
-        // A restarted attempt replaces the failed attempt's recording.
-        await rm(dir, { recursive: true, force: true });
-        return EpisodeRecorder.create(dir, {
-          episode_id: `${runId}/${dirName}`,
-          run_id: runId,
-          task,
-          config: { suite: opts.suite, max_steps: opts.maxSteps, ...opts.config },
-          versions: opts.versions,
-        }, { logger: log });
-      },
-      finalize: async (o) => {
-        const judged = !INFRA_REASONS.has(o.result.termination.reason) && (o.result.termination.reason === 'task_completed' || !!opts.judgeAll);
-        const verdicts: Verdict[] = [];
-        if (judged && opts.judges?.length) {
-          let input: JudgeInput | undefined;
-          let inputError = '';
-          try {
-            input = await judgeInput(task, o, dir, sessions[o.result.attempts] ?? '', opts.judgeState);
-          } catch (err) {
-            inputError = `could not gather the judge input: ${err instanceof Error ? err.message : String(err)}`;
-          }
-          for (const j of opts.judges) {
+    let outcome: EpisodeOutcome;
+    try {
+      outcome = await runEpisode({
+        env: opts.env,
+        task,
+        policy: opts.policy(task),
+        maxSteps: opts.maxSteps,
+        maxConsecutiveParseFailures: opts.maxConsecutiveParseFailures,
+        timeoutMs: opts.episodeTimeoutMs,
+        sandbox: opts.sandbox?.(task),
+        startUrl: (attempt) => {
+          const s = sessionIdFor(task.id);
+          sessions[attempt] = s;
+          return opts.startUrl ? opts.startUrl(task, s) : task.start_url;
+        },
+        format: opts.format,
+        parse: opts.parse,
+        retry: opts.retry,
+        keepScreenshots: opts.keepScreenshots,
+        signal: ctl.signal,
+        logger: log,
+        onStep: () => progress.step(),
+        recorder: async () => {
+          // A restarted attempt replaces the failed attempt's recording.
+          await rm(dir, { recursive: true, force: true });
+          return EpisodeRecorder.create(dir, {
+            episode_id: `${runId}/${dirName}`,
+            run_id: runId,
+            task,
+            config: { suite: opts.suite, max_steps: opts.maxSteps, ...opts.config },
+            versions: opts.versions,
+          }, { logger: log });
+        },
+        finalize: async (o) => {
+          const judged = !INFRA_REASONS.has(o.result.termination.reason) && (o.result.termination.reason === 'task_completed' || !!opts.judgeAll);
+          const verdicts: Verdict[] = [];
+          if (judged && opts.judges?.length) {
+            let input: JudgeInput | undefined;
+            let inputError = '';
             try {
-              if (!input) throw new Error(inputError);
-              verdicts.push(await j.judge(input));
+              input = await judgeInput(task, o, dir, sessions[o.result.attempts] ?? '', opts.judgeState);
             } catch (err) {
-              verdicts.push({ judge: j.name, outcome: 'judge_error', reasoning: err instanceof Error ? err.message : String(err) });
+              inputError = `could not gather the judge input: ${err instanceof Error ? err.message : String(err)}`;
+            }
+            for (const j of opts.judges) {
+              try {
+                if (!input) throw new Error(inputError);
+                verdicts.push(await j.judge(input));
+              } catch (err) {
+                verdicts.push({ judge: j.name, outcome: 'judge_error', reasoning: err instanceof Error ? err.message : String(err) });
+              }
             }
           }
-        }
-        const success = successFrom(verdicts, o.result, (opts.judges?.length ?? 0) > 0);
-        const reward = verdicts[0]?.score ?? (success === null ? undefined : success ? 1 : 0);
-        rows.set(task.id, rowFrom(task, o.result, verdicts, success, rel, false));
-        return { verdicts, reward };
-      },
-    });
-    const row = rows.get(task.id)!;
-    await writeFile(join(opts.outDir, RESULTS_DIR, `${dirName}.json`), JSON.stringify(outcome.result, null, 2));
+          const success = successFrom(verdicts, o.result, (opts.judges?.length ?? 0) > 0);
+          const reward = verdicts[0]?.score ?? (success === null ? undefined : success ? 1 : 0);
+          rows.set(task.id, rowFrom(task, o.result, verdicts, success, rel, false));
+          return { verdicts, reward };
+        },
+      });
+    } catch (err) {
+      // runEpisode handles env/policy failures itself; this is the recording failing (disk full, …). The run goes on.
+      log.error({ err, task: task.id }, 'episode could not be completed');
+      const detail = `runner error: ${err instanceof Error ? err.message : String(err)}`;
+      const result: EpisodeResult = {
+        task_id: task.id, episode_id: `${runId}/${dirName}`, termination: { reason: 'env_error', detail }, steps: 0, attempts: 1,
+        attempt_failures: [], parse_failures: 0, started_at: new Date().toISOString(), duration_ms: 0, reset_ms: 0, step_timings: [],
+        tokens: { prompt: 0, completion: 0 },
+      };
+      outcome = { result, trajectory: [] };
+      rows.set(task.id, rowFrom(task, result, [], null, rel, false));
+    }
+    const row = rows.get(task.id) ?? rowFrom(task, outcome.result, [], successFrom([], outcome.result, false), rel, false);
+    rows.set(task.id, row);
+    await writeFile(join(opts.outDir, RESULTS_DIR, `${dirName}.json`), JSON.stringify(outcome.result, null, 2)).catch((err: unknown) =>
+      log.warn({ err, task: task.id }, 'could not write the episode result file'),
+    );
     tokens.prompt += outcome.result.tokens.prompt;
     tokens.completion += outcome.result.tokens.completion;
     progress.episodeFinished(row.success === true, `${task.id} ${row.termination.reason}${row.success === true ? ' ok' : ''}`);
