@@ -14,7 +14,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { LookupAddress } from 'node:dns';
 import type { NetworkRules } from '../protocol/sandbox.ts';
-import { evaluate, parseHost, precheck, splitHostPort } from '../sandbox/netpolicy.ts';
+import { checkAddresses, parseHost, precheckParsed, splitHostPort } from '../sandbox/netpolicy.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 
 export type UpstreamError = 'dns_error' | 'connection_refused' | 'connection_reset' | 'timeout';
@@ -151,10 +151,10 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
   let openTunnels = 0;
 
   async function decide(sb: Sandbox, hostInput: string, port: number): Promise<Decision> {
-    const rules = sb.rules;
-    const pre = precheck(rules, hostInput, port);
+    const parsed = parseHost(hostInput);
+    if (!parsed || !Number.isInteger(port) || port < 1 || port > 65535) return { kind: 'blocked', reason: 'invalid_host' };
+    const pre = precheckParsed(sb.rules, parsed, port);
     if (!pre.allowed) return { kind: 'blocked', reason: pre.reason };
-    const parsed = parseHost(hostInput)!;
     let addresses: string[];
     if (parsed.kind === 'ip') {
       addresses = [parsed.address];
@@ -168,7 +168,7 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
       if (addresses.length === 0) return { kind: 'error', error: 'dns_error' };
     }
     if (!pre.explicit) {
-      const v = evaluate(rules, { host: hostInput, port, addresses });
+      const v = checkAddresses(addresses);
       if (!v.allowed) return { kind: 'blocked', reason: v.reason };
     }
     // Even an explicit allow must not loop back into the gate itself.

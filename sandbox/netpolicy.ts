@@ -1,6 +1,7 @@
 // Network policy for sandboxes: host parsing, address classification and rule evaluation.
 // Pure: no I/O. The caller resolves DNS (see browser-env/network-gate.ts) and passes the addresses in,
 // so the addresses checked here are exactly the ones the caller then connects to (no rebinding window).
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { NetworkRules } from '../protocol/sandbox.ts';
 
@@ -105,6 +106,8 @@ const IPV6_RANGES: Array<[Cidr, AddressClass]> = [
 ];
 const IPV6_GLOBAL_UNICAST = v6('2000::/3');
 
+const DOTTED_QUAD = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+
 function stripBrackets(s: string): string {
   return s.startsWith('[') && s.endsWith(']') ? s.slice(1, -1) : s;
 }
@@ -117,10 +120,7 @@ export function parseHost(input: string): ParsedHost | null {
   let host = input.trim();
   if (host === '' || /[\s/\\?#@]/.test(host)) return null;
   // A bare IPv6 literal ("::1") has colons; a bracketed one is left to the URL parser.
-  if (!host.startsWith('[') && host.includes(':')) {
-    if (!ipaddr.IPv6.isValid(host)) return null;
-    host = `[${host}]`;
-  }
+  if (!host.startsWith('[') && host.includes(':')) host = `[${host}]`;
   // Zone ids ("fe80::1%eth0") are rejected by the URL parser; they only ever name link-local addresses.
   const zone = /^\[([^\]%]+)%(25)?[^\]]*\]$/.exec(host);
   if (zone) host = `[${zone[1]}]`;
@@ -132,11 +132,14 @@ export function parseHost(input: string): ParsedHost | null {
   }
   if (hostname === '') return null;
   if (hostname.startsWith('[')) {
-    const bare = stripBrackets(hostname);
-    if (!ipaddr.IPv6.isValid(bare)) return null;
-    return { kind: 'ip', address: ipaddr.IPv6.parse(bare).toString(), family: 6 };
+    try {
+      return { kind: 'ip', address: ipaddr.IPv6.parse(stripBrackets(hostname)).toString(), family: 6 };
+    } catch {
+      return null;
+    }
   }
-  if (ipaddr.IPv4.isValidFourPartDecimal(hostname)) return { kind: 'ip', address: hostname, family: 4 };
+  // The URL parser already turned every IPv4 spelling into dotted decimal; a name cannot end in a number.
+  if (DOTTED_QUAD.test(hostname)) return { kind: 'ip', address: hostname, family: 4 };
   // Trailing dots name the same host (DNS root); strip them so rules match.
   const name = hostname.replace(/\.+$/, '');
   if (name === '' || name.includes('..')) return null;
@@ -181,6 +184,10 @@ function classifyV6(a: ipaddr.IPv6): AddressClass {
 
 /** Classifies an address given in any spelling parseHost accepts; null when it is not an IP literal. */
 export function classifyAddress(address: string): AddressClass | null {
+  // Fast path for the canonical text a resolver returns (this runs for every proxied request).
+  const family = isIP(address);
+  if (family === 4) return classifyV4(ipaddr.IPv4.parse(address));
+  if (family === 6 && !address.includes('%')) return classifyV6(ipaddr.IPv6.parse(address));
   const parsed = parseHost(address);
   if (!parsed || parsed.kind !== 'ip') return null;
   return parsed.family === 4 ? classifyV4(ipaddr.IPv4.parse(parsed.address)) : classifyV6(ipaddr.IPv6.parse(parsed.address));
@@ -237,25 +244,64 @@ function allowEntryMatches(e: AllowEntry, host: ParsedHost, port: number): boole
   return hostKey(e.host) === hostKey(host);
 }
 
+interface DomainEntry {
+  host: ParsedHost;
+  /** "*.example.com": subdomains only. */
+  subOnly: boolean;
+}
+
 /** Domain list entry: "example.com" matches it and its subdomains; "*.example.com" only subdomains;
  * an IP literal matches that address in any spelling. */
-function domainEntryMatches(entry: string, host: ParsedHost): boolean {
+function parseDomainEntry(entry: string): DomainEntry | null {
   const s = entry.trim().toLowerCase();
   const subOnly = s.startsWith('*.');
-  const parsed = parseHost(subOnly ? s.slice(2) : s.replace(/^\./, ''));
-  if (!parsed) return false;
-  if (parsed.kind === 'ip' || host.kind === 'ip') return !subOnly && hostKey(parsed) === hostKey(host);
-  if (isSubdomain(host.name, parsed.name)) return true;
-  return !subOnly && host.name === parsed.name;
+  const host = parseHost(subOnly ? s.slice(2) : s.replace(/^\./, ''));
+  return host ? { host, subOnly } : null;
+}
+
+function domainEntryMatches(e: DomainEntry, host: ParsedHost): boolean {
+  if (e.host.kind === 'ip' || host.kind === 'ip') return !e.subOnly && hostKey(e.host) === hostKey(host);
+  if (isSubdomain(host.name, e.host.name)) return true;
+  return !e.subOnly && host.name === e.host.name;
+}
+
+interface CompiledRules {
+  source: NetworkRules;
+  allowRef: string[];
+  allowDomainsRef: string[];
+  denyDomainsRef: string[];
+  allow: AllowEntry[];
+  allowDomains: DomainEntry[];
+  denyDomains: DomainEntry[];
+}
+
+// Rules are parsed once per rules object (this runs for every proxied request); the array identities are
+// compared so that a rules object whose lists were replaced is recompiled. Malformed entries are ignored.
+const compiledRules = new WeakMap<NetworkRules, CompiledRules>();
+
+function compile(rules: NetworkRules): CompiledRules {
+  const hit = compiledRules.get(rules);
+  if (hit && hit.allowRef === rules.allow && hit.allowDomainsRef === rules.allow_domains && hit.denyDomainsRef === rules.deny_domains) {
+    return hit;
+  }
+  const notNull = <T>(x: T | null): x is T => x !== null;
+  const c: CompiledRules = {
+    source: rules,
+    allowRef: rules.allow,
+    allowDomainsRef: rules.allow_domains,
+    denyDomainsRef: rules.deny_domains,
+    allow: rules.allow.map(parseAllowEntry).filter(notNull),
+    allowDomains: rules.allow_domains.map(parseDomainEntry).filter(notNull),
+    denyDomains: rules.deny_domains.map(parseDomainEntry).filter(notNull),
+  };
+  compiledRules.set(rules, c);
+  return c;
 }
 
 /** Whether an explicit `allow` entry opens host:port (private addresses included). */
-export function isExplicitlyAllowed(rules: Pick<NetworkRules, 'allow'>, host: string, port: number): boolean {
+export function isExplicitlyAllowed(rules: NetworkRules, host: string, port: number): boolean {
   const parsed = parseHost(host);
-  return !!parsed && rules.allow.some((e) => {
-    const entry = parseAllowEntry(e);
-    return !!entry && allowEntryMatches(entry, parsed, port);
-  });
+  return !!parsed && compile(rules).allow.some((e) => allowEntryMatches(e, parsed, port));
 }
 
 /**
@@ -265,10 +311,17 @@ export function isExplicitlyAllowed(rules: Pick<NetworkRules, 'allow'>, host: st
 export function precheck(rules: NetworkRules, host: string, port: number): Verdict {
   const parsed = parseHost(host);
   if (!parsed || !Number.isInteger(port) || port < 1 || port > 65535) return { allowed: false, reason: 'invalid_host' };
-  if (isExplicitlyAllowed(rules, host, port)) return { allowed: true, reason: 'allow_rule', explicit: true };
+  return precheckParsed(rules, parsed, port);
+}
+
+/** precheck() for a host already parsed by parseHost (saves a second parse on the proxy's hot path). */
+export function precheckParsed(rules: NetworkRules, parsed: ParsedHost, port: number): Verdict {
+  const c = compile(rules);
+  if (c.allow.some((e) => allowEntryMatches(e, parsed, port))) return { allowed: true, reason: 'allow_rule', explicit: true };
   if (rules.block_network) return { allowed: false, reason: 'block_network' };
-  if (rules.deny_domains.some((d) => domainEntryMatches(d, parsed))) return { allowed: false, reason: 'deny_domains' };
-  if (rules.allow_domains.length > 0 && !rules.allow_domains.some((d) => domainEntryMatches(d, parsed))) {
+  if (c.denyDomains.some((d) => domainEntryMatches(d, parsed))) return { allowed: false, reason: 'deny_domains' };
+  // A non-empty allow_domains whose entries are all malformed still restricts (to nothing).
+  if (rules.allow_domains.length > 0 && !c.allowDomains.some((d) => domainEntryMatches(d, parsed))) {
     return { allowed: false, reason: 'not_in_allow_domains' };
   }
   const cls = classifyHost(parsed);
@@ -281,11 +334,19 @@ export function precheck(rules: NetworkRules, host: string, port: number): Verdi
  * the host's own class > every resolved address must be public.
  */
 export function evaluate(rules: NetworkRules, target: Target): Verdict {
-  const pre = precheck(rules, target.host, target.port);
-  if (!pre.allowed || pre.explicit) return pre;
   const parsed = parseHost(target.host);
+  if (!parsed || !Number.isInteger(target.port) || target.port < 1 || target.port > 65535) {
+    return { allowed: false, reason: 'invalid_host' };
+  }
+  const pre = precheckParsed(rules, parsed, target.port);
+  if (!pre.allowed || pre.explicit) return pre;
   // An IP literal needs no resolution; a name must have resolved to something we can check.
-  const addresses = parsed?.kind === 'ip' && target.addresses.length === 0 ? [parsed.address] : target.addresses;
+  const addresses = parsed.kind === 'ip' && target.addresses.length === 0 ? [parsed.address] : target.addresses;
+  return checkAddresses(addresses);
+}
+
+/** Every address must be public (an empty list is 'unresolved'). */
+export function checkAddresses(addresses: string[]): Verdict {
   if (addresses.length === 0) return { allowed: false, reason: 'unresolved' };
   for (const a of addresses) {
     const cls = classifyAddress(a);
