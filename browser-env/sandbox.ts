@@ -660,7 +660,12 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     }
 
     let accessibility: string | undefined;
-    if (wantA11y) accessibility = await quietly(accessibilityText(this.page, Math.min(this.T, 3000)));
+    if (wantA11y) {
+      // Big pages take seconds to snapshot on a loaded machine; say so instead of dropping the field.
+      accessibility = await accessibilityText(this.page, Math.min(this.T, 8000)).catch(
+        (e: unknown) => `(accessibility tree unavailable: ${firstLine(errMessage(e))})`,
+      );
+    }
 
     const tabs = await this.tabList();
     const url = this.page.url();
