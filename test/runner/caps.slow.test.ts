@@ -1,0 +1,63 @@
+// Benchmark-level limits against the real server: cost cap, time cap, and resume of aborted episodes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { runBenchmark } from '../../runner/benchmark.ts';
+import type { Policy, PolicyDecision } from '../../runner/policy.ts';
+import { siteTask, startHarness, type Harness } from './harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const answerAtOnce = (tokens = 0): Policy => ({
+  name: 'answer',
+  start() {},
+  next: async (): Promise<PolicyDecision> => ({ output: 'done', actions: [{ action: 'answer', text: 'done' }], prompt_tokens: tokens, completion_tokens: 0 }),
+});
+
+describe('benchmark caps', () => {
+  it('stops starting episodes once the token cost reaches --max-cost-usd', async () => {
+    const tasks = [siteTask(h, 'c1'), siteTask(h, 'c2'), siteTask(h, 'c3')];
+    const r = await runBenchmark({
+      suite: 'offline', tasks, env: h.client, policy: () => answerAtOnce(1_000_000), outDir: join(h.tmp, 'cost'),
+      concurrency: 1, maxSteps: 3, sandbox: () => ({ network: { allow: [h.sitesHost] } }),
+      price: { inputPerMTok: 1, outputPerMTok: 1 }, maxCostUsd: 1,
+    });
+    expect(r.summary).toMatchObject({ total: 3, finished: 1, not_started: 2, succeeded: 1, cost_usd: 1 });
+    expect(r.summary.stopped_early).toBe('cost cap of $1 reached');
+  });
+
+  it('aborts running episodes at the time cap; resume reruns the aborted ones', async () => {
+    const tasks = [siteTask(h, 't1'), siteTask(h, 't2'), siteTask(h, 't3')];
+    const out = join(h.tmp, 'time');
+    const waiting: Policy = { name: 'wait', start() {}, next: async () => ({ output: 'w', actions: [{ action: 'wait', ms: 300 }] }) };
+    const r = await runBenchmark({
+      suite: 'offline', tasks, env: h.client, policy: () => waiting, outDir: out, concurrency: 2, maxSteps: 1000,
+      sandbox: () => ({ network: { allow: [h.sitesHost] } }), maxMinutes: 0.1,
+    });
+    expect(r.summary.stopped_early).toBe('time cap of 0.1 min reached');
+    expect(r.summary.finished).toBe(2);
+    expect(r.summary.not_started).toBe(1);
+    expect(r.summary.termination_reasons).toEqual({ aborted: 2 });
+    expect(r.summary.infra_failures).toBe(2);
+    expect(r.summary.success_rate).toBe(0);
+    expect(await h.client.listSandboxes()).toEqual([]);
+
+    const started: string[] = [];
+    const again = await runBenchmark({
+      suite: 'offline', tasks, env: h.client, outDir: out, concurrency: 2, maxSteps: 3, resume: true,
+      policy: (t) => {
+        started.push(t.id);
+        return answerAtOnce();
+      },
+      sandbox: () => ({ network: { allow: [h.sitesHost] } }),
+    });
+    expect(started.sort()).toEqual(['t1', 't2', 't3']);
+    expect(again.summary).toMatchObject({ finished: 3, succeeded: 3 });
+    expect(again.summary.stopped_early).toBeUndefined();
+  });
+});
