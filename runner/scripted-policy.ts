@@ -107,7 +107,14 @@ export class ScriptedPolicy implements Policy {
 
   async next(obs: Observation, _ctx: PolicyStepContext): Promise<PolicyDecision> {
     const decide = (thought: string, action: Action): PolicyDecision => ({ output: toolCallText(thought, action), actions: [action], thought });
-    if (!obs.som) throw new Error('ScriptedPolicy needs observations with a Set-of-Mark list: create the sandbox with som: true');
+    if (!obs.som) {
+      // An observation that failed (e.g. SoM collection timed out on a busy machine) carries an error: wait
+      // and look again, within the same budget as a missing target. Without an error, SoM is simply off.
+      if (!obs.last_action_error) throw new Error('ScriptedPolicy needs observations with a Set-of-Mark list: create the sandbox with som: true');
+      this.misses += 1;
+      if (this.misses > 6 + this.maxScrolls) return decide('The page keeps failing to be observed; giving up.', { action: 'terminate', status: 'failure', reason: obs.last_action_error.message });
+      return decide(`The observation failed (${obs.last_action_error.code}); wait and look again.`, { action: 'wait', ms: this.waitMs * 2 });
+    }
     const som = obs.som;
 
     // Popups first: a modal covers the page, so its targets are not in the SoM list anyway.
@@ -164,10 +171,11 @@ export class ScriptedPolicy implements Policy {
     this.misses += 1;
     const mid = { x: Math.round(obs.viewport.width / 2), y: Math.round(obs.viewport.height / 2) };
     const what = `"${target.text}"`;
-    if (this.misses === 1) return decide(`${what} is not visible yet; wait for the page to load.`, { action: 'wait', ms: this.waitMs });
-    if (this.misses <= 1 + this.maxScrolls) return decide(`${what} is not visible; scroll down.`, { action: 'scroll', ...mid, space: 'css_px', dy: this.scrollPx });
-    if (this.misses === 2 + this.maxScrolls) return decide(`${what} is not below; go back to the top.`, { action: 'scroll', ...mid, space: 'css_px', dy: -100_000 });
-    if (this.misses === 3 + this.maxScrolls) return decide(`${what} is still missing; wait longer.`, { action: 'wait', ms: this.waitMs * 3 });
+    const m = this.misses;
+    if (m <= 2) return decide(`${what} is not visible yet; wait for the page to load.`, { action: 'wait', ms: this.waitMs * m * m });
+    if (m <= 2 + this.maxScrolls) return decide(`${what} is not visible; scroll down.`, { action: 'scroll', ...mid, space: 'css_px', dy: this.scrollPx });
+    if (m === 3 + this.maxScrolls) return decide(`${what} is not below; go back to the top.`, { action: 'scroll', ...mid, space: 'css_px', dy: -100_000 });
+    if (m === 4 + this.maxScrolls) return decide(`${what} is still missing; wait longer.`, { action: 'wait', ms: this.waitMs * 5 });
     return decide(`Could not find ${what}; giving up.`, { action: 'terminate', status: 'failure', reason: `target ${what} not found at plan step ${this.index + 1}` });
   }
 }

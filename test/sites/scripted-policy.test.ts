@@ -51,11 +51,11 @@ describe('ScriptedPolicy', () => {
     const p = new ScriptedPolicy({ maxScrolls: 2, waitMs: 100 });
     p.start(task([{ click: { text: 'Next ›' } }, { answer: 'x' }]));
     const kinds: string[] = [];
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 7; i++) {
       const a = (await p.next(obs([el(0, 'a', 'Home')]), ctx)).actions![0];
       kinds.push(a.action === 'scroll' ? `scroll ${a.dy}` : a.action === 'wait' ? `wait ${a.ms}` : a.action);
     }
-    expect(kinds).toEqual(['wait 100', 'scroll 600', 'scroll 600', 'scroll -100000', 'wait 300', 'terminate']);
+    expect(kinds).toEqual(['wait 100', 'wait 400', 'scroll 600', 'scroll 600', 'scroll -100000', 'wait 500', 'terminate']);
   });
 
   it('finds a target after a miss and switches to the newest tab', async () => {
@@ -72,5 +72,8 @@ describe('ScriptedPolicy', () => {
     expect(() => p.start(task([]))).toThrow(/no valid plan/);
     p.start(task([{ answer: 'a' }]));
     await expect(p.next({ ...obs([]), som: undefined }, ctx)).rejects.toThrow(/som: true/);
+    // A failed observation (no SoM because of an error) is waited out, not fatal.
+    const failed = { ...obs([]), som: undefined, last_action_error: { code: 'action_failed', message: 'observation failed: SoM collection timed out' } };
+    expect((await p.next(failed, ctx)).actions![0]).toMatchObject({ action: 'wait' });
   });
 });

@@ -13,7 +13,7 @@ import { ScriptedPolicy } from '../../runner/scripted-policy.ts';
 import { startSites, type SitesServer } from '../../sites/server.ts';
 import { loadOfflineTasks, startUrlFor } from '../../sites/tasks.ts';
 
-const MAX_STEPS = 30;
+const MAX_STEPS = 40;
 let sites: SitesServer;
 let env: BrowserEnvironment;
 let dataDir: string;
@@ -40,8 +40,7 @@ afterAll(async () => {
 
 const tasks = loadOfflineTasks('http://sites.grove.test');
 
-// Concurrent: most of an episode is waiting (server delays, settle), so a few sandboxes share the time well.
-describe.concurrent('ScriptedPolicy in a BrowserSandbox', () => {
+describe('ScriptedPolicy in a BrowserSandbox', () => {
   it.each(tasks.map((t) => [t.id, t] as const))('%s reaches its ground truth', async (_id, placeholderTask) => {
     const task = loadOfflineTasks(sites.url).find((t) => t.id === placeholderTask.id)!;
     const sessionId = `sp-${task.id.replace(/[^A-Za-z0-9_-]/g, '_')}-${Date.now().toString(36)}`;
