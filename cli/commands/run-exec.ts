@@ -143,5 +143,6 @@ export async function executeRun(args: RunArgs, io: RunIO = stdio, hooks: RunHoo
 /** Prints what a finished run produced. */
 export function printRunResult(r: BenchmarkResult, io: Pick<RunIO, 'out'>): void {
   io.out(`${summaryTable(r.summary)}\n`);
-  io.out(`summary:    ${r.summaryPath}\nreport:     ${r.reportPath}\nrecordings: ${resolve(r.summaryPath, '..', 'episodes')}\n`);
+  const dir = resolve(r.summaryPath, '..');
+  io.out(`summary:    ${r.summaryPath}\nreport:     ${r.reportPath}\nrecordings: ${resolve(dir, 'episodes')}\nbrowse:     grove view ${dir}\n`);
 }
