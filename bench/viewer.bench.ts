@@ -46,7 +46,7 @@ try {
     return { ms: performance.now() - t, total: body.total };
   };
   const list = await api('/api/episodes?limit=50');
-  const filtered = await api('/api/episodes?limit=50&success=false&site=shop&level=hard');
+  const filtered = await api('/api/episodes?limit=50&success=false&site=shop');
   const search = await api('/api/episodes?limit=50&q=cheapest%20laptop');
   out(`api: list ${ms(list.ms)} (${list.total}), filter ${ms(filtered.ms)} (${filtered.total}), search ${ms(search.ms)} (${search.total})`);
 

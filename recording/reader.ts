@@ -132,11 +132,19 @@ export async function findEpisodes(root: string, maxDepth = 4): Promise<FoundEpi
   return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-export async function readEpisode(dir: string, id = basename(dir)): Promise<EpisodeView> {
+export interface ReadOptions {
+  /**
+   * Validate every steps.jsonl line against StepRecord (default true). Indexes that only summarise thousands of
+   * episodes turn it off: lines are then only JSON-parsed and checked for a numeric `step`.
+   */
+  validate?: boolean;
+}
+
+export async function readEpisode(dir: string, id = basename(dir), opts: ReadOptions = {}): Promise<EpisodeView> {
   const layout = await detectLayout(dir);
   switch (layout) {
     case 'grove':
-      return readGrove(dir, id);
+      return readGrove(dir, id, opts.validate ?? true);
     case 'webvoyager':
       return readWebVoyager(dir, id);
     case 'online-mind2web':
@@ -149,13 +157,19 @@ export async function readEpisode(dir: string, id = basename(dir)): Promise<Epis
 }
 
 /** Parses steps.jsonl text, skipping (and counting) lines that do not parse, e.g. a line torn by a crash. */
-export function parseStepsJsonl(text: string): { steps: StepRecord[]; damaged: number } {
+export function parseStepsJsonl(text: string, validate = true): { steps: StepRecord[]; damaged: number } {
   const steps: StepRecord[] = [];
   let damaged = 0;
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     try {
-      const r = StepRecord.safeParse(JSON.parse(line));
+      const raw = JSON.parse(line) as StepRecord;
+      if (!validate) {
+        if (typeof raw?.step === 'number' && Array.isArray(raw.actions)) steps.push(raw);
+        else damaged++;
+        continue;
+      }
+      const r = StepRecord.safeParse(raw);
       if (r.success) steps.push(r.data);
       else damaged++;
     } catch {
@@ -169,10 +183,10 @@ async function readJson(path: string): Promise<unknown> {
   return JSON.parse(await readFile(path, 'utf8'));
 }
 
-async function readGrove(dir: string, id: string): Promise<EpisodeView> {
+async function readGrove(dir: string, id: string, validate: boolean): Promise<EpisodeView> {
   const meta = EpisodeMeta.parse(await readJson(join(dir, EPISODE_FILE)));
   const text = await readFile(join(dir, STEPS_FILE), 'utf8').catch(() => '');
-  const { steps, damaged } = parseStepsJsonl(text);
+  const { steps, damaged } = parseStepsJsonl(text, validate);
   const initial = ((await readJson(join(dir, INITIAL_FILE)).catch(() => ({}))) ?? {}) as InitialObservation;
   const status = await effectiveStatus(dir, meta);
   const views = withBeforeFrames(steps, meta.initial_frame);
@@ -436,7 +450,7 @@ export function summarise(v: EpisodeView): EpisodeSummary {
 /** Reads every episode under `root` (errors are returned, not thrown, so one broken folder does not hide the rest). */
 export async function readAll(
   root: string,
-  opts: { maxDepth?: number; concurrency?: number } = {},
+  opts: { maxDepth?: number; concurrency?: number } & ReadOptions = {},
 ): Promise<{ episodes: EpisodeView[]; errors: { id: string; error: string }[] }> {
   const found = await findEpisodes(root, opts.maxDepth);
   const episodes: EpisodeView[] = [];
@@ -446,7 +460,7 @@ export async function readAll(
     while (i < found.length) {
       const f = found[i++];
       try {
-        episodes.push(await readEpisode(f.dir, f.id));
+        episodes.push(await readEpisode(f.dir, f.id, opts));
       } catch (e) {
         errors.push({ id: f.id, error: e instanceof Error ? e.message : String(e) });
       }
