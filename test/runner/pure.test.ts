@@ -164,3 +164,36 @@ describe('worker pool', () => {
     await expect(runPool({ concurrency: 2, items: [1, 2], work: async (x) => { if (x === 2) throw new Error('x'); } })).rejects.toThrow('x');
   });
 });
+
+describe('judge input', () => {
+  it('builds the judges/ JudgeInput from an episode: frames on disk or in memory, action history, state', async () => {
+    const { judgeInput } = await import('../../runner/benchmark.ts');
+    const task = { id: 'x', suite: 'offline' as const, site: 's', question: 'q', extra: {}, flags: [] };
+    const input = await judgeInput(
+      task,
+      {
+        result: {
+          task_id: 'x', episode_id: 'e', termination: { reason: 'task_completed' }, steps: 2, answer: '42', attempts: 1, attempt_failures: [],
+          parse_failures: 1, started_at: 'now', duration_ms: 1, reset_ms: 1, step_timings: [], tokens: { prompt: 0, completion: 0 },
+        },
+        initial: { frame: 'frames/0000.jpg' },
+        trajectory: [
+          { step: 1, output: 'bad', actions: [], parse_error: 'no tool call', url: 'u', title: 't' },
+          { step: 2, output: 'ok', thought: 'done', actions: [{ action: 'answer', text: '42' }], url: 'u', title: 't', frame: 'frames/0002.png', screenshot: { mime: 'image/png', base64: Buffer.from('png').toString('base64') } },
+        ],
+      },
+      '/runs/r/episodes/x',
+      'sess_1',
+      async (_t, s) => ({ session: s }),
+    );
+    expect(input.answer).toBe('42');
+    expect(input.actions).toEqual(['(unparseable output: no tool call)', '{"action":"answer","text":"42"}']);
+    expect(input.thoughts).toEqual(['', 'done']);
+    expect(input.screenshots).toEqual([
+      { path: '/runs/r/episodes/x/frames/0000.jpg', mime: 'image/jpeg' },
+      { bytes: Buffer.from('png'), mime: 'image/png' },
+    ]);
+    expect(input.state).toEqual({ session: 'sess_1' });
+    expect(input.episodeDir).toBe('/runs/r/episodes/x');
+  });
+});
