@@ -6,17 +6,16 @@ import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
-import { Suite, type Task } from '../../protocol/task.ts';
-import { readEnvSetting } from '../../sandbox/config.ts';
-import { createJudge, defaultJudgeFor, fileCache, formatAgreement, formatReport, JUDGES, JudgeModel } from '../../judges/index.ts';
-import { judgeEpisodes } from '../../judges/run.ts';
-import { findEpisodes } from '../../recording/reader.ts';
-import { loadTasks, TaskFileError } from '../../tasks/index.ts';
+import type { Task } from '../../protocol/task.ts';
 import type { CommandIO } from './tasks.ts';
+
+// The judges, the VLM client and the episode reader load on demand, so `grove --help` stays fast.
+const JUDGE_NAMES = ['webvoyager', 'webjudge', 'autonomous', 'deepshop'];
+const DEFAULT_JUDGE: Record<string, string> = { webvoyager: 'webvoyager', 'online-mind2web': 'webjudge', deepshop: 'deepshop' };
 
 const usage = `grove judge --suite <webvoyager|online-mind2web|deepshop> --episodes DIR
     --judge-base-url URL --judge-model NAME [--judge-api-key KEY (default: $GROVE_JUDGE_API_KEY, $OPENAI_API_KEY)]
-    [--judge ${JUDGES.map((j) => j.name).join('|')}] [--tasks FILE] [--out DIR] [--cache DIR | --no-cache]
+    [--judge ${JUDGE_NAMES.join('|')}] [--tasks FILE] [--out DIR] [--cache DIR | --no-cache]
     [--k N] [--score-threshold N] [--concurrency N] [--retries N] [--timeout-ms N] [--episode-concurrency N]
     [--truth PREFIX] [--json]
 
@@ -77,11 +76,12 @@ export async function runJudge(argv: string[], io: CommandIO = stdio, opts: { fe
     io.err(`${msg}\nusage: ${usage}\n`);
     return 2;
   };
+  const { Suite } = await import('../../protocol/task.ts');
   const suite = Suite.safeParse(values.suite);
   if (!suite.success) return bad('--suite is required: webvoyager, online-mind2web or deepshop');
-  const judgeName = values.judge ?? defaultJudgeFor(suite.data);
-  if (!judgeName || !JUDGES.some((j) => j.name === judgeName)) {
-    return bad(`--judge must be one of ${JUDGES.map((j) => j.name).join(', ')} (no default for suite ${suite.data})`);
+  const judgeName = values.judge ?? DEFAULT_JUDGE[suite.data];
+  if (!judgeName || !JUDGE_NAMES.includes(judgeName)) {
+    return bad(`--judge must be one of ${JUDGE_NAMES.join(', ')} (no default for suite ${suite.data})`);
   }
   if (!values.episodes) return bad('--episodes DIR is required');
   if (!values['judge-base-url'] || !values['judge-model']) {
@@ -98,6 +98,14 @@ export async function runJudge(argv: string[], io: CommandIO = stdio, opts: { fe
     io.err(`error: --episodes ${values.episodes}: no such directory\n`);
     return 1;
   }
+  const [{ createJudge, fileCache, formatAgreement, formatReport, JudgeModel }, { judgeEpisodes }, { findEpisodes }, { loadTasks, TaskFileError }, { readEnvSetting }] =
+    await Promise.all([
+      import('../../judges/index.ts'),
+      import('../../judges/run.ts'),
+      import('../../recording/reader.ts'),
+      import('../../tasks/index.ts'),
+      import('../../sandbox/config.ts'),
+    ]);
 
   let tasks: Map<string, Task> | undefined;
   if (values.tasks) {
@@ -130,7 +138,7 @@ export async function runJudge(argv: string[], io: CommandIO = stdio, opts: { fe
     return 1;
   }
   const cache = values['no-cache'] ? undefined : fileCache(values.cache ?? join(outDir, '.judge-cache'));
-  let model: JudgeModel;
+  let model: InstanceType<typeof JudgeModel>;
   try {
     model = new JudgeModel(
       {

@@ -1,10 +1,12 @@
 // `grove tasks list`: print normalised tasks of a suite file, one JSON per line, problems on stderr.
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
-import { Suite } from '../../protocol/task.ts';
-import { LOADERS, loadTasks, TaskFileError, type TaskFilter } from '../../tasks/index.ts';
+import type { TaskFilter } from '../../tasks/index.ts';
 
-const usage = `grove tasks list --suite <${Object.keys(LOADERS).join('|')}> --file PATH
+// The loaders load on demand, so `grove --help` stays fast.
+const SUITES = ['webvoyager', 'online-mind2web', 'deepshop', 'swe-bench', 'claw'];
+
+const usage = `grove tasks list --suite <${SUITES.join('|')}> --file PATH
     [--site S[,S]] [--level L[,L]] [--ids ID[,ID]] [--limit N] [--references PATH | --no-references]
 
 Prints one normalised task per line (JSON) on stdout. Unusable rows are reported on stderr with their
@@ -51,6 +53,7 @@ export async function runTasks(argv: string[], io: CommandIO = stdio): Promise<n
     io.out(`${usage}\n`);
     return 0;
   }
+  const [{ Suite }, { LOADERS, loadTasks, TaskFileError }] = await Promise.all([import('../../protocol/task.ts'), import('../../tasks/index.ts')]);
   const suite = Suite.safeParse(values.suite);
   if (!values.suite || !suite.success || !LOADERS[suite.data]) {
     io.err(`--suite must be one of ${Object.keys(LOADERS).join(', ')}\nusage: ${usage}\n`);
