@@ -253,13 +253,13 @@ describe('network gate with Chromium', () => {
     const a = await sandbox({ allow_domains: ['good.test'] });
     expect((await a.page.goto('http://bad.test/'))?.headers()['x-grove-blocked']).toBe('not_in_allow_domains');
     // good.test is allowed by the policy: whatever happens upstream, the gate does not block it.
-    await a.page.goto('http://good.test/').catch(() => null);
+    await a.page.goto('http://good.test/', { timeout: 5000 }).catch(() => null);
     expect(a.blocked.map((b) => b.url)).toEqual(['http://bad.test/']);
 
     const d = await sandbox({ deny_domains: ['bad.test'] });
     expect((await d.page.goto('http://sub.bad.test/'))?.headers()['x-grove-blocked']).toBe('deny_domains');
     expect((await d.page.goto('http://bad.test/'))?.headers()['x-grove-blocked']).toBe('deny_domains');
-    await d.page.goto('http://good.test/').catch(() => null);
+    await d.page.goto('http://good.test/', { timeout: 5000 }).catch(() => null);
     expect(d.blocked.map((b) => b.reason)).toEqual(['deny_domains', 'deny_domains']);
   });
 

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ChromiumPool } from '../../browser-env/pool.ts';
-import { listProcesses, readCmdline, readProcStat } from '../../browser-env/reaper.ts';
+import { listProcesses, readCmdline, readProcStat, userDataDirOf } from '../../browser-env/reaper.ts';
 
 const dirs: string[] = [];
 const pools: ChromiumPool[] = [];
@@ -72,11 +72,15 @@ describe('ChromiumPool', () => {
       const tree = survivors(pids);
       expect(tree.length).toBeGreaterThan(2); // roots plus zygotes, renderers, utilities
       expect(readdirSync(join(dir, 'chromium-pids'))).toHaveLength(1);
+      const profiles = pids.map((pid) => userDataDirOf(pid));
+      expect(profiles.every((p) => p && existsSync(p))).toBe(true);
 
       child.kill('SIGKILL');
       await until(() => survivors(pids).length === 0);
       await until(() => readProcStat(watchdog) === null || readProcStat(watchdog)?.state === 'Z');
       expect(readdirSync(join(dir, 'chromium-pids'))).toEqual([]);
+      // Playwright's temporary profiles would otherwise pile up in /tmp after every crash.
+      expect(profiles.filter((p) => existsSync(p!))).toEqual([]);
     } finally {
       child.kill('SIGKILL');
     }
