@@ -259,6 +259,13 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     if (pg === this.page && this.tabs.length) this.page = this.tabs[Math.min(index, this.tabs.length - 1)];
   }
 
+  onNavigated(pg: Page, url: string): void {
+    if (pg !== this.page || isBlankUrl(url)) return;
+    const last = this.events[this.events.length - 1];
+    if (last?.type === 'navigation' && last.url === url) return;
+    this.events.push({ type: 'navigation', url });
+  }
+
   async saveDownload(d: Download): Promise<void> {
     const id = `dl${++this.dlSeq}`;
     const filename = safeName(d.suggestedFilename()) || 'download';

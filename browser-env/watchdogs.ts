@@ -11,6 +11,7 @@ export interface WatchdogHost {
   saveDownload(d: Download): Promise<void>;
   onCrash(page: Page): void;
   onPageClosed(page: Page): void;
+  onNavigated(page: Page, url: string): void;
 }
 
 export function watchPage(page: Page, host: WatchdogHost): void {
@@ -19,6 +20,9 @@ export function watchPage(page: Page, host: WatchdogHost): void {
   page.on('download', (d) => host.track(host.saveDownload(d)));
   page.on('crash', () => host.onCrash(page));
   page.on('close', () => host.onPageClosed(page));
+  page.on('framenavigated', (f) => {
+    if (f === page.mainFrame()) host.onNavigated(page, f.url());
+  });
 }
 
 export function isBlankUrl(url: string): boolean {

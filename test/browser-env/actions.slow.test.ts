@@ -250,6 +250,13 @@ describe('navigation, tabs, wait and terminal actions', () => {
     let r = await sb.step([{ action: 'goto', url: `127.0.0.1:${fx.port}/page2` }]);
     expect(r.observation.url).toBe(fx.url('/page2'));
     expect(r.observation.title).toBe('page two');
+    // The first observation also reports the start URL's navigation.
+    expect(r.observation.events).toEqual([
+      { type: 'navigation', url: fx.url('/tabs') },
+      { type: 'navigation', url: fx.url('/page2') },
+    ]);
+    r = await sb.step([{ action: 'reload' }]);
+    expect(r.observation.events).toEqual([{ type: 'navigation', url: fx.url('/page2') }]);
     r = await sb.step([{ action: 'back' }]);
     expect(r.observation.url).toBe(fx.url('/tabs'));
     r = await sb.step([{ action: 'forward' }, { action: 'reload' }]);
