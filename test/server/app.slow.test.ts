@@ -29,6 +29,8 @@ let fixtureUrl: string;
 let hostPort: string;
 let app: FastifyInstance;
 let client: GroveClient;
+// Real time plus a jump the TTL test makes, so expiry does not race a slow sandbox start on a loaded machine.
+const clock = { offset: 0, now: () => Date.now() + clock.offset };
 
 const body = (extra: Partial<BrowserCreateInput> = {}): BrowserCreateInput => ({
   type: 'browser',
@@ -67,7 +69,7 @@ beforeAll(async () => {
     headless: true,
     extraArgs: [],
   });
-  app = await buildApp({ config, environments: { browser } });
+  app = await buildApp({ config, environments: { browser }, clock });
   await app.listen({ host: '127.0.0.1', port: 0 });
   client = new GroveClient({ baseUrl: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, apiKey: KEY });
 });
@@ -158,8 +160,9 @@ describe('browser sandboxes over HTTP', () => {
         if (e.type === 'closed' && e.reason === 'expired_ttl') resolve(e.id);
       }),
     );
-    const { sandbox_id: id } = await client.createAndWait(body({ ttl_seconds: 3 }));
+    const { sandbox_id: id } = await client.createAndWait(body({ ttl_seconds: 60 }));
     expect(stats().browser_contexts_open).toBe(openBefore + 1);
+    clock.offset += 61_000; // the reaper (every 100 ms) now sees the TTL passed
     expect(await closed).toBe(id);
     expect(stats().browser_contexts_open).toBe(openBefore);
     expect((await client.getSandbox(id)).status).toBe('closed');
