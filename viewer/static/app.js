@@ -155,6 +155,8 @@ function shotWithOverlay(id, frame, st, scale, opts = {}) {
     return box;
   }
   const img = h('img', { src: opts.src || fileUrl(id, frame), alt: opts.alt || frame, decoding: 'async' });
+  // Reserve the frame's space while it loads so the page does not jump between steps.
+  if (opts.size && opts.size.width && opts.size.height) box.style.aspectRatio = `${opts.size.width} / ${opts.size.height}`;
   box.append(img);
   if (st && opts.overlay !== false) {
     const place = () => {
@@ -260,6 +262,9 @@ function openEpisode(id, params, step) {
 // ---------- episode page ----------
 let epState = null;
 
+function beforeShot(ep, idx) {
+  return (idx > 0 ? ep.steps[idx - 1].screenshot : ep.initial && ep.initial.screenshot) || (ep.steps[idx] && ep.steps[idx].screenshot);
+}
 function frameScale(ep, idx) {
   // idx: index into ep.steps of the step whose *before* frame is shown; the before frame is the previous step's
   // frame (or the initial one), so its scale comes from there.
@@ -365,7 +370,7 @@ function renderStage() {
       ? h('div', {}, h('div', { class: 'lbl' }, `changed pixels in red${st.diff ? ` · ${(st.diff.changed_share * 100).toFixed(2)}% changed` : ''}`), shotWithOverlay(ep.id, st.frame, null, 1, { src: diffUrl(ep.id, st.step), alt: 'diff' }))
       : h('div', { class: 'shot' }, h('div', { class: 'none' }, 'A diff needs both a before and an after frame.'));
   } else {
-    view = shotWithOverlay(ep.id, st.before_frame || st.frame, st, frameScale(ep, cur - 1), { empty: 'No frame recorded before this step.' });
+    view = shotWithOverlay(ep.id, st.before_frame || st.frame, st, frameScale(ep, cur - 1), { empty: 'No frame recorded before this step.', size: beforeShot(ep, cur - 1) });
   }
   const url = st ? (cur > 1 ? ep.steps[cur - 2].url : ep.initial.url) : ep.initial.url;
   stage.replaceChildren(h('div', { class: 'stage-bar' }, seg, desc), view, url ? h('div', { class: 'urlline' }, m === 'pair' || m === 'diff' ? `after: ${st.url}` : url) : '');
@@ -394,7 +399,9 @@ function renderSide() {
       h('div', { class: 'c' }, `${Math.round(ra.ms)} ms`)));
     cards.push(card(`Step ${st.step}`, acts.length ? acts : h('div', { class: 'c' }, st.action_text || 'no action'),
       st.parse_error ? h('div', { class: 'err' }, `parse error: ${st.parse_error}`) : '',
-      st.last_action_error ? h('div', { class: 'err' }, `${st.last_action_error.code}: ${st.last_action_error.message}`) : '',
+      st.last_action_error && !(st.actions || []).some((a) => a.error && a.error.message === st.last_action_error.message)
+        ? h('div', { class: 'err' }, `${st.last_action_error.code}: ${st.last_action_error.message}`)
+        : '',
       st.diff ? h('div', { class: st.diff.noop ? 'badge warn' : 'badge' }, `${(st.diff.changed_share * 100).toFixed(2)}% of pixels changed${st.diff.noop ? ' — no visible effect (missed click?)' : ''}`) : ''));
     if (st.thought) cards.push(card('Thought', h('pre', {}, st.thought)));
     if (st.model_output) cards.push(card(`Model output${st.format ? ` · ${st.format}` : ''}`, h('pre', { id: 'model-output' }, prettyOutput(st.model_output))));
