@@ -83,6 +83,8 @@ export interface EpisodeOptions {
   keepScreenshots?: boolean;
   /** Seconds to wait for a sandbox to become ready. */
   readyTimeoutSec?: number;
+  /** How long to keep retrying sandbox creation while the server is at capacity (default 120 s). */
+  capacityWaitMs?: number;
   signal?: AbortSignal;
   logger?: Logger;
   /** Called after each env step (progress). */
@@ -277,7 +279,22 @@ async function runAttempt(
     // --- reset -------------------------------------------------------------------------------------------
     const tr = performance.now();
     try {
-      const created = await raceAbort(env.createSandbox({ type: 'browser', ...opts.sandbox, labels: { ...opts.sandbox?.labels, task: task.id.slice(0, 200), episode: episodeId.slice(0, 200) } }), signal);
+      const body = { type: 'browser' as const, ...opts.sandbox, labels: { ...opts.sandbox?.labels, task: task.id.slice(0, 200), episode: episodeId.slice(0, 200) } };
+      // A full server (503 capacity_exhausted) is back-pressure, not a failure: wait for a slot
+      // (Retry-After when given) up to `capacityWaitMs` before it counts as an environment error.
+      const waitUntil = performance.now() + (opts.capacityWaitMs ?? 120_000);
+      let created: { sandbox_id: string };
+      for (;;) {
+        try {
+          created = await raceAbort(env.createSandbox(body), signal);
+          break;
+        } catch (err) {
+          const info = clientErrorInfo(err);
+          if (info.code !== 'capacity_exhausted' || performance.now() > waitUntil) throw err;
+          const ra = (err as { retryAfter?: unknown }).retryAfter;
+          await abortableDelay(typeof ra === 'number' && ra > 0 ? Math.min(ra * 1000, 2000) : 1000, signal);
+        }
+      }
       sandboxId = created.sandbox_id;
       await raceAbort(env.waitSandbox(sandboxId, opts.readyTimeoutSec ?? 60), signal);
     } catch (err) {

@@ -61,3 +61,23 @@ describe('benchmark caps', () => {
     expect(again.summary.stopped_early).toBeUndefined();
   });
 });
+
+describe('server at capacity', () => {
+  it('waits for a sandbox slot instead of failing the episode', async () => {
+    const { startEmbeddedGrove } = await import('../../cli/commands/run-embedded.ts');
+    const { GroveClient } = await import('../../client/index.ts');
+    const small = await startEmbeddedGrove({ browserProcesses: 1, maxSandboxes: 1, dataDir: join(h.tmp, 'small'), env: {} });
+    try {
+      const env = new GroveClient({ baseUrl: small.url, apiKey: small.apiKey });
+      const r = await runBenchmark({
+        suite: 'offline', tasks: [siteTask(h, 'k1'), siteTask(h, 'k2'), siteTask(h, 'k3')], env, policy: () => answerAtOnce(),
+        outDir: join(h.tmp, 'capacity'), concurrency: 3, maxSteps: 3, sandbox: () => ({ network: { allow: [h.sitesHost] } }),
+        retry: { maxRestarts: 0 },
+      });
+      expect(r.summary).toMatchObject({ finished: 3, succeeded: 3, infra_failures: 0 });
+      expect(r.summary.episodes.map((e) => e.attempts)).toEqual([1, 1, 1]);
+    } finally {
+      await small.close();
+    }
+  });
+});
