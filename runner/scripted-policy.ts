@@ -6,6 +6,7 @@ import type { Action } from '../protocol/action.ts';
 import type { Observation, SomElement } from '../protocol/observation.ts';
 import type { Task } from '../protocol/task.ts';
 import { Plan, type PlanStep, type Target } from '../sites/spec.ts';
+import { qwen3vl } from '../vlm-client/formats/qwen3vl.ts';
 import type { Policy, PolicyDecision, PolicyStepContext } from './policy.ts';
 
 /** Button texts that close the offline sites' modals (cookie banner, newsletter, survey). */
@@ -40,35 +41,20 @@ export function findTarget(som: SomElement[], t: Target, defaultTags?: string[])
 
 const centre = (e: SomElement) => ({ x: Math.round(e.x + e.width / 2), y: Math.round(e.y + e.height / 2) });
 
-/** Qwen3-VL-style tool-call text for the recording (coordinates here are CSS px, not the model's grid). */
-function toolCallText(thought: string, a: Action): string {
-  let args: Record<string, unknown>;
-  switch (a.action) {
-    case 'click':
-      args = { action: 'left_click', coordinate: [a.x, a.y] };
-      break;
-    case 'type':
-      args = { action: 'type', text: a.text, ...(a.x !== undefined ? { coordinate: [a.x, a.y] } : {}), ...(a.clear ? { clear: true } : {}), ...(a.submit ? { submit: true } : {}) };
-      break;
-    case 'scroll':
-      args = { action: 'scroll', coordinate: [a.x, a.y], pixels: -(a.dy ?? 0) };
-      break;
-    case 'key':
-      args = { action: 'key', keys: Array.isArray(a.keys) ? a.keys : [a.keys] };
-      break;
-    case 'wait':
-      args = { action: 'wait', time: (a.ms ?? 0) / 1000 };
-      break;
-    case 'answer':
-      args = { action: 'answer', text: a.text };
-      break;
-    case 'terminate':
-      args = { action: 'terminate', status: a.status ?? 'success' };
-      break;
-    default:
-      args = { ...a };
+/** The action with its CSS-px point expressed on the rel1000 grid (what Qwen3-VL would have written). */
+function toRel1000(a: Action, vp: { width: number; height: number }): Action {
+  const rel = (x: number, y: number) => ({ x: Math.round((x / vp.width) * 1000), y: Math.round((y / vp.height) * 1000), space: 'rel1000' as const });
+  if ((a.action === 'click' || a.action === 'type' || a.action === 'scroll') && a.x !== undefined && a.y !== undefined) return { ...a, ...rel(a.x, a.y) };
+  return a;
+}
+
+/** Readable output for the recording: Qwen3-VL computer_use tool calls; plain JSON for actions it cannot express. */
+function outputText(thought: string, a: Action, vp: { width: number; height: number }): string {
+  try {
+    return qwen3vl.print([toRel1000(a, vp)], { thought });
+  } catch {
+    return `${thought}\n${JSON.stringify(a)}`;
   }
-  return `${thought}\n<tool_call>\n${JSON.stringify({ name: 'computer_use', arguments: args })}\n</tool_call>`;
 }
 
 export class ScriptedPolicy implements Policy {
@@ -106,7 +92,7 @@ export class ScriptedPolicy implements Policy {
   }
 
   async next(obs: Observation, _ctx: PolicyStepContext): Promise<PolicyDecision> {
-    const decide = (thought: string, action: Action): PolicyDecision => ({ output: toolCallText(thought, action), actions: [action], thought });
+    const decide = (thought: string, action: Action): PolicyDecision => ({ output: outputText(thought, action, obs.viewport), actions: [action], thought });
     if (!obs.som) {
       // An observation that failed (e.g. SoM collection timed out on a busy machine) carries an error: wait
       // and look again, within the same budget as a missing target. Without an error, SoM is simply off.

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Observation, SomElement } from '../../protocol/observation.ts';
 import type { Task } from '../../protocol/task.ts';
 import { ScriptedPolicy, findTarget } from '../../runner/scripted-policy.ts';
+import { parseModelOutput } from '../../vlm-client/formats/index.ts';
 
 const el = (label: number, tag: string, text: string, x = 100, y = 100, width = 80, height = 20): SomElement => ({ label, tag, text, x, y, width, height });
 const obs = (som: SomElement[], tabs = 1): Observation => ({
@@ -37,7 +38,10 @@ describe('ScriptedPolicy', () => {
     p.start(task([{ type: { text: 'Search products', value: 'lamp', submit: true, clear: true } }, { click: { text: 'Add to cart' } }, { answer: '$22.00' }]));
     const d0 = await p.next(obs([el(0, 'button', 'Reject optional'), el(1, 'button', 'Accept all cookies', 600, 500, 100, 40)]), ctx);
     expect(d0.actions).toEqual([{ action: 'click', x: 650, y: 520, space: 'css_px' }]);
-    expect(d0.output).toContain('"name":"computer_use"');
+    // The recorded output is Qwen3-VL computer_use text on the rel1000 grid, and parses back to the same point.
+    expect(d0.output).toBe('A popup is open; close it with "Accept all cookies".\n<tool_call>\n{"name":"computer_use","arguments":{"action":"left_click","coordinate":[508,520]}}\n</tool_call>');
+    const back = parseModelOutput('qwen3vl', d0.output);
+    expect(back.ok && back.actions[0]).toMatchObject({ action: 'click', x: 508, y: 520, space: 'rel1000' });
     const d1 = await p.next(obs([el(0, 'button', 'Search'), el(1, 'input', 'Search products', 10, 20, 400, 30)]), ctx);
     expect(d1.actions).toEqual([{ action: 'type', text: 'lamp', x: 210, y: 35, space: 'css_px', clear: true, submit: true }]);
     const d2 = await p.next(obs([el(5, 'button', 'Add to cart', 300, 400, 100, 30)]), ctx);
@@ -64,7 +68,9 @@ describe('ScriptedPolicy', () => {
     expect((await p.next(obs([]), ctx)).actions![0].action).toBe('wait');
     expect((await p.next(obs([el(3, 'a', 'Specifications sheet ↗')]), ctx)).actions![0]).toMatchObject({ action: 'click' });
     expect((await p.next(obs([], 2), ctx)).actions).toEqual([{ action: 'switch_tab', index: 1 }]);
-    expect((await p.next(obs([], 2), ctx)).actions).toEqual([{ action: 'close_tab', index: 0 }]);
+    const close = await p.next(obs([], 2), ctx);
+    expect(close.actions).toEqual([{ action: 'close_tab', index: 0 }]);
+    expect(close.output).toBe('Close this tab.\n{"action":"close_tab","index":0}');
   });
 
   it('refuses tasks without a plan and observations without SoM', async () => {
