@@ -38,6 +38,8 @@ const PROBE_MS = 1000;
 /** Cap for `wait` actions. */
 const WAIT_CAP_MS = 10_000;
 const START_TRIES = 3;
+/** Events kept between two observations. */
+const MAX_EVENTS = 200;
 
 interface InternalDownload extends DownloadInfo {
   path: string;
@@ -206,7 +208,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       (async () => {
         // The popup's URL is known once its first navigation commits (it starts as about:blank).
         if (isBlankUrl(pg.url())) await quietly(pg.waitForURL((u) => !isBlankUrl(u.href), { waitUntil: 'commit', timeout: 2000 }));
-        this.events.push({ type: 'popup', url: pg.url(), tab_index: index, switched: true });
+        this.emit({ type: 'popup', url: pg.url(), tab_index: index, switched: true });
       })(),
     );
   }
@@ -233,7 +235,12 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   // ---------------------------------------------------------------- watchdog host
 
   pushEvent(e: EnvEvent): void {
-    this.events.push(e);
+    this.emit(e);
+  }
+
+  /** Queues an event for the next observation; a page spamming blocked requests cannot grow it without bound. */
+  private emit(e: EnvEvent): void {
+    if (this.events.length < MAX_EVENTS) this.events.push(e);
   }
 
   track(p: Promise<unknown>): void {
@@ -255,7 +262,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     this.cdp.delete(pg);
     if (cdp) void cdp.then((s) => s.detach()).catch(() => {});
     if (this.selfClosing.has(pg) || this.closed) return;
-    this.events.push({ type: 'tab_closed', tab_index: index });
+    this.emit({ type: 'tab_closed', tab_index: index });
     if (pg === this.page && this.tabs.length) this.page = this.tabs[Math.min(index, this.tabs.length - 1)];
   }
 
@@ -263,7 +270,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     if (pg !== this.page || isBlankUrl(url)) return;
     const last = this.events[this.events.length - 1];
     if (last?.type === 'navigation' && last.url === url) return;
-    this.events.push({ type: 'navigation', url });
+    this.emit({ type: 'navigation', url });
   }
 
   async saveDownload(d: Download): Promise<void> {
@@ -282,7 +289,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     this.dl.set(id, info);
     const ev: EnvEvent = { type: 'download', filename, size: info.size, id, url: info.url };
     if (info.failure) ev.failure = info.failure;
-    this.events.push(ev);
+    this.emit(ev);
   }
 
   async answerDialog(dlg: Dialog): Promise<void> {
@@ -290,12 +297,12 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     const ev: EnvEvent = { type: 'dialog', dialog_type: type, message: dlg.message(), handled: 'accepted' };
     if (type === 'prompt') ev.prompt_value = dlg.defaultValue();
     await withTimeout(type === 'prompt' ? dlg.accept(dlg.defaultValue()) : dlg.accept(), PROBE_MS * 5, 'dialog answer');
-    this.events.push(ev);
+    this.emit(ev);
   }
 
   private onBlocked(e: { url: string; reason: string }): void {
     this.lastBlocked = { url: e.url, at: Date.now() };
-    this.events.push({ type: 'network_blocked', url: e.url, reason: e.reason });
+    this.emit({ type: 'network_blocked', url: e.url, reason: e.reason });
   }
 
   private downloadDir(): string {
@@ -339,7 +346,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       recovered = await this.replaceContext('page replacement failed');
       return recovered;
     }
-    this.events.push({
+    this.emit({
       type: 'crash',
       message: reason === 'crash' ? 'The page crashed and was reopened on its last URL.' : 'The page stopped responding; it was closed and reopened on its last URL.',
       recovered,
@@ -362,7 +369,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     } finally {
       this.replacingContext = false;
     }
-    this.events.push({ type: 'crash', message: `The browser was lost (${why}); a fresh one was opened on the last URL.`, recovered });
+    this.emit({ type: 'crash', message: `The browser was lost (${why}); a fresh one was opened on the last URL.`, recovered });
     return recovered;
   }
 
