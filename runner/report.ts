@@ -150,7 +150,7 @@ svg.chart{font:12px system-ui,sans-serif;background:#fafafa;border:1px solid #ee
 td.ans{max-width:280px;overflow-wrap:anywhere}
 </style></head><body>
 <h1>Grove run <code>${escapeHtml(s.run_id)}</code></h1>
-<table class="facts">${facts.map(([k, v]) => `<tr><td>${escapeHtml(k)}</td><td>${escapeHtml(v)}</td></tr>`).join('')}</table>
+<table class="facts">${facts.filter(([, v]) => v !== '').map(([k, v]) => `<tr><td>${escapeHtml(k)}</td><td>${escapeHtml(v)}</td></tr>`).join('')}</table>
 <h2>Charts</h2>
 <div class="charts">
 ${hbarChart('Success rate by site', siteBars, { max: 1 })}
