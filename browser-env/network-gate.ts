@@ -261,6 +261,9 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
 
   function onRequest(sb: Sandbox, req: http.IncomingMessage, res: http.ServerResponse): void {
     counters.requests_total++;
+    // A browser that hangs up mid-upload must not raise an unhandled 'error'.
+    req.on('error', () => res.destroy());
+    res.on('error', () => req.destroy());
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -274,8 +277,8 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
       return;
     }
     const port = url.port ? Number(url.port) : 80;
-    decide(sb, url.hostname, port).then(
-      (d) => {
+    decide(sb, url.hostname, port)
+      .then((d) => {
         if (d.kind === 'blocked') {
           blocked(sb, url.href, d.reason);
           res
@@ -289,12 +292,13 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
           return;
         }
         forward(sb, req, res, url, port, d);
-      },
-      (err: unknown) => {
-        log.error({ err }, 'network gate decision failed');
-        res.writeHead(500).end();
-      },
-    );
+      })
+      .catch((err: unknown) => {
+        // Nothing here may throw out of an event handler: that would take the whole server down.
+        log.error({ err, url: url.href }, 'network gate request failed');
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      });
   }
 
   function forward(
@@ -326,9 +330,16 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
       socket.once('connect', () => socket.setTimeout(0));
     });
     upReq.on('response', (upRes) => {
-      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, filterHeaders(upRes.rawHeaders) as unknown as http.OutgoingHttpHeaders);
-      upRes.pipe(res);
       upRes.on('error', () => res.destroy());
+      try {
+        res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, filterHeaders(upRes.rawHeaders) as unknown as http.OutgoingHttpHeaders);
+      } catch (err) {
+        log.debug({ err }, 'network gate could not relay response headers');
+        upRes.destroy();
+        res.destroy();
+        return;
+      }
+      upRes.pipe(res);
     });
     upReq.on('error', (err) => {
       if (res.headersSent) {
@@ -343,6 +354,7 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
     res.on('close', () => {
       if (!res.writableFinished) upReq.destroy();
     });
+    req.on('error', () => upReq.destroy());
     req.pipe(upReq);
   }
 

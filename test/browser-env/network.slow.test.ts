@@ -62,6 +62,10 @@ beforeAll(async () => {
         res.end();
       };
       pump();
+    } else if (url.pathname === '/echo') {
+      let size = 0;
+      req.on('data', (c: Buffer) => (size += c.length));
+      req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end(`got ${size}`));
     } else if (url.pathname === '/page') {
       res.writeHead(200, { 'content-type': 'text/html' }).end('<title>fixture</title><p id="t">fixture ok</p>');
     } else {
@@ -319,5 +323,38 @@ describe('network gate CONNECT', () => {
     expect(body).toContain('secret');
     expect(seen.map((s) => s.path)).toEqual(['/through-tunnel']);
     gate.unregister('raw-connect');
+  });
+
+  it('keeps client connections alive, forwards bodies and survives a client that hangs up mid-upload', async () => {
+    const reg = await gate.register('raw-http', NetworkRules.parse({ allow: [`127.0.0.1:${port}`] }));
+    const proxyPort = Number(new URL(reg.server).port);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const post = (body: Buffer) =>
+      new Promise<{ text: string; reused: boolean }>((resolve, reject) => {
+        const req = http.request(
+          { host: '127.0.0.1', port: proxyPort, method: 'POST', path: `http://127.0.0.1:${port}/echo`, agent, headers: { host: `127.0.0.1:${port}` } },
+          (res) => {
+            let text = '';
+            res.on('data', (c: Buffer) => (text += c.toString()));
+            res.on('end', () => resolve({ text, reused: req.reusedSocket }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    expect(await post(Buffer.alloc(300_000, 1))).toEqual({ text: 'got 300000', reused: false });
+    expect(await post(Buffer.alloc(10, 1))).toEqual({ text: 'got 10', reused: true });
+
+    // Half an upload, then the client vanishes.
+    const raw = net.connect(proxyPort, '127.0.0.1');
+    await once(raw, 'connect');
+    raw.write(`POST http://127.0.0.1:${port}/echo HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: 100000\r\n\r\n`);
+    raw.write(Buffer.alloc(1000, 1));
+    raw.destroy();
+    await once(raw, 'close');
+    // An unhandled 'error' from the aborted upload would fail this run as an uncaught exception.
+    expect(await post(Buffer.alloc(5, 1))).toMatchObject({ text: 'got 5' });
+    agent.destroy();
+    gate.unregister('raw-http');
   });
 });
