@@ -8,6 +8,7 @@ export default defineConfig({
       {
         test: {
           name: 'fast',
+          sequence: { groupOrder: 0 },
           include: ['test/**/*.test.ts'],
           exclude: ['test/**/*.slow.test.ts'],
           testTimeout: 20_000,
@@ -16,6 +17,8 @@ export default defineConfig({
       {
         test: {
           name: 'slow',
+          // Runs after the fast project (different worker limits need distinct groups).
+          sequence: { groupOrder: 1 },
           include: ['test/**/*.slow.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
