@@ -7,6 +7,7 @@ import { TERMINATION_REASONS, type TerminationReason } from '../../protocol/task
 import { readAll, readEpisode, detectLayout, type EpisodeView } from '../../recording/reader.ts';
 import { exportAnimation, exportOnlineMind2Web, exportSft, exportWebVoyager, keepEpisode } from '../../recording/export/index.ts';
 import { safeName } from '../../recording/export/common.ts';
+import { STDIO, type CommandIO } from './view.ts';
 
 const FORMATS = ['online-mind2web', 'webvoyager', 'sft', 'webp', 'gif'] as const;
 
@@ -26,7 +27,7 @@ Exit codes: 0 done, 1 when an episode could not be exported, 2 on bad options.`;
 
 const csv = (v?: string) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
 
-export async function runExport(argv: string[], io = { out: (s: string) => process.stdout.write(s), err: (s: string) => process.stderr.write(s) }): Promise<number> {
+export async function runExport(argv: string[], io: CommandIO = STDIO): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {

@@ -4,6 +4,12 @@ import { stat } from 'node:fs/promises';
 import type { Command } from '../command.ts';
 import { startViewer } from '../../viewer/server.ts';
 
+export interface CommandIO {
+  out(s: string): void;
+  err(s: string): void;
+}
+export const STDIO: CommandIO = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
+
 const usage = `grove view DIR [--port N] [--host H]
 
 Serves the Grove viewer for every episode found under DIR (Grove recordings, WebVoyager result folders
@@ -13,7 +19,7 @@ Works offline: no CDN. Prints the URL; stops on Ctrl-C.
   --host H   bind address (default 127.0.0.1)
 Exit codes: 0 after Ctrl-C, 1 when DIR cannot be read or the port is taken, 2 on bad options.`;
 
-export async function runView(argv: string[], io = { out: (s: string) => process.stdout.write(s), err: (s: string) => process.stderr.write(s) }): Promise<number> {
+export async function runView(argv: string[], io: CommandIO = STDIO): Promise<number> {
   let values: { port?: string; host?: string; help?: boolean };
   let positionals: string[];
   try {
