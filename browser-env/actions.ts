@@ -7,7 +7,7 @@ import type { ActionErrorCode } from '../protocol/errors.ts';
 import type { SomElement } from '../protocol/observation.ts';
 import type { PointInput } from './coords.ts';
 import { normalizeKeys } from './keys.ts';
-import { withTimeout } from './util.ts';
+import { inPage, withTimeout } from './util.ts';
 
 export class ActionFailure extends Error {
   readonly code: ActionErrorCode;
@@ -91,7 +91,7 @@ async function typeText(page: Page, text: string, clear?: boolean, submit?: bool
 /** Whether the focused element takes text (iframes count: the focus may be inside them). */
 async function focusedEditable(page: Page, timeoutMs: number): Promise<boolean> {
   return withTimeout(
-    page.evaluate(() => {
+    page.evaluate(inPage(() => {
       let el: Element | null = document.activeElement;
       while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
       if (!el || el === document.body) return document.designMode === 'on';
@@ -102,7 +102,7 @@ async function focusedEditable(page: Page, timeoutMs: number): Promise<boolean> 
         return !nonText.includes(el.type) && !el.readOnly && !el.disabled;
       }
       return (el as HTMLElement).isContentEditable;
-    }),
+    }, null)) as Promise<boolean>,
     timeoutMs,
     'focus check',
   );

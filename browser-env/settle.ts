@@ -2,6 +2,7 @@
 // `quietMs`, capped at `maxMs`. Network is watched from Node (context request events); DOM mutations and
 // pending short timers are recorded in the page by an init script and checked by an in-page poll.
 import type { BrowserContext, Page, Request } from 'playwright-core';
+import { inPage } from './util.ts';
 
 /**
  * Installed in every frame before page scripts run. Records the last DOM mutation time and the number of
@@ -137,7 +138,7 @@ export async function settle(page: Page, net: NetworkTracker, quietMs: number, m
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
       const pageOk = await page
-        .waitForFunction(PAGE_QUIET, quietMs, { polling: 30, timeout: remaining })
+        .waitForFunction(inPage(PAGE_QUIET, quietMs), undefined, { polling: 30, timeout: remaining })
         .then(
           () => true,
           () => false,

@@ -2,7 +2,7 @@
 // numbered boxes onto a screenshot (an SVG composited by sharp, so the page itself is never touched).
 import type { Page } from 'playwright-core';
 import type { SomElement } from '../protocol/observation.ts';
-import { withTimeout } from './util.ts';
+import { inPage, withTimeout } from './util.ts';
 
 /** Runs in the page. Kept self-contained: Playwright serialises it. */
 function collectInteractive(max: number) {
@@ -30,11 +30,13 @@ function collectInteractive(max: number) {
     return undefined;
   };
   const textOf = (el: Element): string => {
-    const h = el as HTMLElement & { value?: string; placeholder?: string };
+    const h = el as HTMLElement & { value?: string; placeholder?: string; labels?: NodeListOf<HTMLLabelElement> | null; type?: string };
+    const checkable = h.type === 'checkbox' || h.type === 'radio';
     const parts = [
       el.getAttribute('aria-label'),
       (h.innerText ?? '').trim(),
-      typeof h.value === 'string' && el.tagName !== 'SELECT' ? h.value : '',
+      h.labels && h.labels.length ? h.labels[0].innerText : '',
+      typeof h.value === 'string' && el.tagName !== 'SELECT' && !checkable ? h.value : '',
       h.placeholder,
       el.getAttribute('title'),
       el.querySelector('img[alt]')?.getAttribute('alt'),
@@ -94,7 +96,8 @@ function collectInteractive(max: number) {
 
 /** SoM elements of the page's main frame, in document order, labelled from 0. */
 export async function collectSom(page: Page, timeoutMs: number, max = 300): Promise<SomElement[]> {
-  return withTimeout(page.evaluate(collectInteractive, max), timeoutMs, 'SoM collection');
+  const list = await withTimeout(page.evaluate(inPage(collectInteractive, max)), timeoutMs, 'SoM collection');
+  return list as SomElement[];
 }
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -37,3 +37,12 @@ export async function quietly<T>(p: Promise<T> | undefined): Promise<T | undefin
 export function errMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
+
+/**
+ * Source text that calls `fn(arg)` in the page. Transpilers (tsx/esbuild keepNames) wrap nested named
+ * functions in `__name(...)`, a helper that does not exist in the page: a local shim makes the serialised
+ * function run whatever compiled it.
+ */
+export function inPage<A>(fn: (arg: A) => unknown, arg: A): string {
+  return `(() => { const __name = (f) => f; return (${fn.toString()})(${JSON.stringify(arg)}); })()`;
+}
