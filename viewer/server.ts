@@ -8,6 +8,7 @@ import sharp from 'sharp';
 import { z } from 'zod';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { diffImage } from '../recording/diff.ts';
+import { HAR_FILE, summariseHar } from '../recording/har.ts';
 import { RunIndex, type ListQuery } from './index.ts';
 
 export const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), 'static');
@@ -143,7 +144,9 @@ export async function buildViewer(opts: ViewerOptions): Promise<FastifyInstance 
       .filter((s) => s.id !== view.id)
       .slice(0, 50)
       .map((s) => ({ id: s.id, run_id: s.run_id, success: s.success, steps: s.steps, termination: s.termination }));
-    return { ...view, summary: index.summary(view.id), siblings };
+    // A network recording beside the episode (recording/har.ts), summarised for the episode page.
+    const har = await summariseHar(join(view.dir, HAR_FILE)).catch(() => undefined);
+    return { ...view, summary: index.summary(view.id), siblings, har: har && { file: HAR_FILE, ...har, urls: har.urls.slice(0, 200) } };
   });
 
   app.get('/api/file', async (req, reply) => {

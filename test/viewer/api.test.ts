@@ -1,5 +1,5 @@
 // The viewer's JSON API over a directory holding Grove runs and WebVoyager result folders (fastify inject, no port).
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,8 @@ beforeAll(async () => {
   await writeSyntheticRun(root, { count: 12, steps: 3, runId: 'r1', durable: false });
   await writeSyntheticEpisode(join(root, 'r2', 'live'), { episodeId: 'live', runId: 'r2', taskId: 'shop--0', site: 'shop', steps: 2, unfinished: true, durable: false });
   await cp(WV_EXAMPLES, join(root, 'wv'), { recursive: true });
+  const har = { log: { entries: [{ request: { url: 'http://a.test/' }, response: { status: 200, content: { size: 10 } } }, { request: { url: 'http://a.test/x.js' }, response: { status: 404, content: { size: 5 } } }] } };
+  await writeFile(join(root, 'r1', 'ep-00003', 'network.har'), JSON.stringify(har));
   app = await buildViewer({ root });
 });
 afterAll(async () => {
@@ -92,6 +94,13 @@ describe('viewer API', () => {
     expect(wv.layout).toBe('webvoyager');
     expect(wv.steps).toHaveLength(7);
     expect((await get(`/api/file?id=${encodeURIComponent('wv/taskArXiv--11')}&path=screenshot7.png`)).status).toBe(200);
+  });
+
+  it('summarises a network recording kept beside an episode', async () => {
+    const ep = (await get(`/api/episode?id=${encodeURIComponent('r1/ep-00003')}`)).json();
+    expect(ep.har).toEqual({ file: 'network.har', entries: 2, urls: ['http://a.test/', 'http://a.test/x.js'], statuses: { '2xx': 1, '4xx': 1 }, bytes: 15 });
+    expect((await get(`/api/episode?id=${encodeURIComponent('r1/ep-00004')}`)).json().har).toBeUndefined();
+    expect((await get(`/api/file?id=${encodeURIComponent('r1/ep-00003')}&path=network.har`)).status).toBe(200);
   });
 
   it('refuses paths outside an episode and unknown episodes with clear errors', async () => {

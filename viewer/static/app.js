@@ -419,6 +419,12 @@ function renderSide() {
   cards.push(card(`Verdicts (${v.length})`, v.length
     ? v.map((x) => h('div', { class: 'verdict' }, h('b', {}, x.judge), ' ', verdictBadge(x.outcome), x.score !== undefined ? h('span', { class: 'c' }, ` score ${x.score}`) : '', x.reasoning ? h('div', { class: 'r' }, x.reasoning) : ''))
     : h('div', { class: 'c' }, 'No judge verdicts recorded.')));
+  if (ep.har) {
+    cards.push(h('details', { class: 'card' }, h('summary', {}, `Network recording · ${ep.har.entries} requests`),
+      kv([['statuses', Object.entries(ep.har.statuses).map(([k, n]) => `${k}: ${n}`).join(', ')], ['bytes', ep.har.bytes]]),
+      h('ul', { class: 'plain' }, ep.har.urls.slice(0, 50).map((u) => h('li', {}, trunc(u, 90)))),
+      h('a', { href: fileUrl(ep.id, ep.har.file), download: ep.har.file }, `download ${ep.har.file}`)));
+  }
   if (ep.meta.termination) cards.push(card('Ended', kv([['reason', ep.meta.termination.reason], ['detail', ep.meta.termination.detail], ['finished', ep.meta.finished_at]])));
   side.replaceChildren(...cards);
 }
