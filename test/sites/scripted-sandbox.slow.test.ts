@@ -13,7 +13,7 @@ import { ScriptedPolicy } from '../../runner/scripted-policy.ts';
 import { startSites, type SitesServer } from '../../sites/server.ts';
 import { loadOfflineTasks, startUrlFor } from '../../sites/tasks.ts';
 
-const MAX_STEPS = 40;
+const MAX_STEPS = 30;
 let sites: SitesServer;
 let env: BrowserEnvironment;
 let dataDir: string;
