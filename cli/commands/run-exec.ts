@@ -35,6 +35,8 @@ export interface RunHooks {
   policy?: (task: Task) => Policy;
   /** Extra runner options (e.g. retry policy). */
   benchmark?: Partial<BenchmarkOptions>;
+  /** Simulated API delay of the offline sites, [min, max] ms (the sites' default is [200, 600]). */
+  sitesApiDelayMs?: [number, number];
   signal?: AbortSignal;
 }
 
@@ -67,7 +69,7 @@ export async function executeRun(args: RunArgs, io: RunIO = stdio, hooks: RunHoo
     let sites: SitesServer | undefined;
     let tasks: Task[];
     if (args.suite === 'offline') {
-      sites = await startSites({ log: io.logger });
+      sites = await startSites({ log: io.logger, apiDelayMs: hooks.sitesApiDelayMs });
       const s = sites;
       closers.push(() => s.close());
       tasks = loadOfflineTasks(sites.url).filter((t) => matches(t, filter));
