@@ -111,7 +111,7 @@ async function focusedEditable(page: Page, timeoutMs: number): Promise<boolean> 
 /** Two animation frames: the scroll/paint triggered by input has been applied when this resolves. */
 async function nextFrames(page: Page, timeoutMs: number): Promise<void> {
   await withTimeout(
-    page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())))),
+    page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())))'),
     timeoutMs,
     'animation frame',
   );
