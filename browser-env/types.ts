@@ -30,6 +30,8 @@ export interface BrowserSandbox extends Sandbox {
   readonly options: BrowserCreateOptions;
   /** Steps executed so far. */
   readonly steps: number;
+  /** Why the start URL failed (the sandbox still works; its first observation carries the same error), or null. */
+  readonly startError: { code: string; message: string } | null;
   /** Executes one or more actions in order (stopping at the first error) and returns an observation. */
   step(actions: Action[], opts?: StepOptions): Promise<StepResult>;
   /** Observation of the current state without acting. */
