@@ -306,7 +306,8 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   }
 
   private downloadDir(): string {
-    return join(this.deps.dataDir, 'downloads', this.id);
+    // Ids come from the server, but a path must never leave the downloads directory.
+    return join(this.deps.dataDir, 'downloads', safeName(this.id).replace(/^$/, '_'));
   }
 
   downloads(): DownloadInfo[] {
