@@ -1,5 +1,6 @@
 // `grove demo` (npm run demo): the whole offline suite with the scripted policy against an embedded Grove
 // server and the offline sites, judged by the rule judges. Exit 0 only when every episode succeeded.
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
 import type { RunArgs } from './run-args.ts';
@@ -10,6 +11,29 @@ Starts a Grove server in this process (loopback, generated API key) and the offl
 forms), runs every offline task with the scripted policy, judges each episode with the rule judges, and
 prints the summary table and where the report (report.html) and the recordings are.
 Exit code 0 when every episode succeeded, 1 otherwise. Default --out: runs/demo-<time>.`;
+
+/** Chromium processes that are still children of this process (Linux /proc; empty elsewhere). */
+function leftoverChromium(): string[] {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the parenthesised command: state, ppid, …
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (Number(rest[1]) === process.pid && /chrom/i.test(comm) && rest[0] !== 'Z') out.push(`${pid} ${comm}`);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return out;
+}
 
 export const demo: Command = {
   name: 'demo',
@@ -67,8 +91,10 @@ export const demo: Command = {
       printRunResult(r, { out: (s) => process.stdout.write(s) });
       const s = r.summary;
       const bad = s.episodes.filter((e) => e.success !== true);
+      const leaked = leftoverChromium();
+      if (leaked.length) process.stdout.write(`Chromium still running after shutdown: ${leaked.join(', ')}\n`);
       process.stdout.write(`demo finished in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${s.succeeded}/${s.total} episodes succeeded\n`);
-      if (bad.length || s.finished !== s.total) {
+      if (bad.length || s.finished !== s.total || leaked.length) {
         for (const e of bad) {
           const v = e.verdicts[0];
           process.stdout.write(`  NOT OK ${e.task_id}: ${e.termination.reason}${e.termination.detail ? ` (${e.termination.detail})` : ''}${v ? `; ${v.judge}: ${v.outcome}${v.reasoning ? ` — ${v.reasoning}` : ''}` : ''}\n`);
