@@ -13,9 +13,21 @@ export interface ProxySettings {
   password?: string;
 }
 
+export interface UpstreamErrorEvent {
+  url: string;
+  error: 'dns_error' | 'connection_refused' | 'connection_reset' | 'timeout';
+}
+
 /** Structural view of browser-env/network-gate.ts (kept here so this module does not depend on its internals). */
 export interface ProxyGate {
-  register(sandboxId: string, rules: NetworkRules, onBlocked?: (e: { url: string; reason: string }) => void): Promise<ProxySettings>;
+  /** `onUpstreamError` reports the gate's 502s: the only trace of a failed HTTPS tunnel, which Chromium shows
+   * as ERR_TUNNEL_CONNECTION_FAILED whatever the cause. */
+  register(
+    sandboxId: string,
+    rules: NetworkRules,
+    onBlocked?: (e: { url: string; reason: string }) => void,
+    onUpstreamError?: (e: UpstreamErrorEvent) => void,
+  ): Promise<ProxySettings>;
   update(sandboxId: string, rules: NetworkRules): Promise<void> | void;
   unregister(sandboxId: string): Promise<void> | void;
 }

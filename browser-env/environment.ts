@@ -5,7 +5,7 @@ import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
 import { GroveError } from '../protocol/errors.ts';
 import type { Logger } from '../sandbox/log.ts';
 import { contextOptions, DEFAULT_LOOK, isDefaultLook, prepareContext, type ContextSource, type Prepared, type ProxyGate, type ProxySettings } from './context.ts';
-import { ChromiumSandbox } from './sandbox.ts';
+import { ChromiumSandbox, type GateSinks } from './sandbox.ts';
 import type { BrowserEnvironment, BrowserSandbox } from './types.ts';
 import { errMessage, quietly } from './util.ts';
 
@@ -16,7 +16,8 @@ interface WarmEntry {
   prepared: Prepared;
   gateKey: string;
   proxy: ProxySettings;
-  sink: ((e: { url: string; reason: string }) => void) | null;
+  /** Set when a sandbox claims the context; until then gate reports go nowhere. */
+  sinks: GateSinks | null;
 }
 
 export interface EnvironmentParts {
@@ -79,8 +80,8 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
         prepared: entry.prepared,
         gateKey: entry.gateKey,
         proxy: entry.proxy,
-        setBlockedSink: (fn) => {
-          entry.sink = fn;
+        setSinks: (sinks) => {
+          entry.sinks = sinks;
         },
       },
       onClose: () => this.live.delete(sb),
@@ -117,8 +118,13 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
   private async makeWarm(): Promise<WarmEntry> {
     const gate = this.parts.gate!;
     const gateKey = `warm-${++this.warmSeq}-${Date.now().toString(36)}`;
-    const entry: Partial<WarmEntry> & { sink: WarmEntry['sink'] } = { sink: null };
-    const proxy = await gate.register(gateKey, WARM_RULES, (e) => entry.sink?.(e));
+    const entry: Partial<WarmEntry> & { sinks: WarmEntry['sinks'] } = { sinks: null };
+    const proxy = await gate.register(
+      gateKey,
+      WARM_RULES,
+      (e) => entry.sinks?.blocked(e),
+      (e) => entry.sinks?.upstream(e),
+    );
     try {
       const prepared = await prepareContext(this.parts.source, contextOptions(DEFAULT_LOOK, proxy), 30_000);
       const w = Object.assign(entry, { prepared, gateKey, proxy });

@@ -11,7 +11,15 @@ import type { Logger } from '../sandbox/log.ts';
 import { accessibilityText } from './a11y.ts';
 import { ActionFailure, type ActionHost, type ActionRecord, actionDef, NO_SETTLE } from './actions.ts';
 import { classifyNavError, classifyResponse, isRetryable, normalizeUrl, type ClassifiedError } from './classify.ts';
-import { contextOptions, prepareContext, type ContextSource, type Prepared, type ProxyGate, type ProxySettings } from './context.ts';
+import {
+  contextOptions,
+  prepareContext,
+  type ContextSource,
+  type Prepared,
+  type ProxyGate,
+  type ProxySettings,
+  type UpstreamErrorEvent,
+} from './context.ts';
 import { resolvePoint, type CoordContext, type PointInput } from './coords.ts';
 import { captureFormat, cdpCapture, finishShot, type EncodedShot, type ShotSettings } from './observe.ts';
 import { targetSize } from './resize.ts';
@@ -21,6 +29,12 @@ import type { BrowserSandbox, DownloadInfo, StepOptions } from './types.ts';
 import { delay, errMessage, quietly, TimeoutError, withTimeout } from './util.ts';
 import { isBlankUrl, watchPage, type WatchdogHost } from './watchdogs.ts';
 
+/** Where a gate registration reports blocked requests and upstream failures. */
+export interface GateSinks {
+  blocked(e: { url: string; reason: string }): void;
+  upstream(e: UpstreamErrorEvent): void;
+}
+
 export interface SandboxDeps {
   source: ContextSource;
   gate?: ProxyGate;
@@ -28,7 +42,7 @@ export interface SandboxDeps {
   dataDir: string;
   log: Logger;
   /** A warm context already registered with the gate under `gateKey` (rules already updated). */
-  warm?: { prepared: Prepared; gateKey: string; proxy: ProxySettings; setBlockedSink(fn: (e: { url: string; reason: string }) => void): void };
+  warm?: { prepared: Prepared; gateKey: string; proxy: ProxySettings; setSinks(sinks: GateSinks): void };
   /** Called once when the sandbox is closed (the environment forgets it). */
   onClose?: () => void;
 }
@@ -78,6 +92,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   private lastGoodUrl: string | null = null;
   private pendingError: ActionError | null = null;
   private lastBlocked: { url: string; at: number } | null = null;
+  private lastUpstream: (UpstreamErrorEvent & { at: number }) | null = null;
   private dl = new Map<string, InternalDownload>();
   private dlSeq = 0;
   private gateKey: string | null = null;
@@ -117,13 +132,18 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       if (w) {
         this.gateKey = w.gateKey;
         this.proxy = w.proxy;
-        w.setBlockedSink((e) => this.onBlocked(e));
+        w.setSinks({ blocked: (e) => this.onBlocked(e), upstream: (e) => this.onUpstream(e) });
         this.adopt(w.prepared);
       } else {
         if (this.deps.gate) {
           this.gateKey = this.id;
           this.proxy = await withTimeout(
-            this.deps.gate.register(this.id, this.options.network, (e) => this.onBlocked(e)),
+            this.deps.gate.register(
+              this.id,
+              this.options.network,
+              (e) => this.onBlocked(e),
+              (e) => this.onUpstream(e),
+            ),
             this.T,
             'network gate registration',
           );
@@ -305,6 +325,10 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     this.emit({ type: 'network_blocked', url: e.url, reason: e.reason });
   }
 
+  private onUpstream(e: UpstreamErrorEvent): void {
+    this.lastUpstream = { ...e, at: Date.now() };
+  }
+
   private downloadDir(): string {
     // Ids come from the server, but a path must never leave the downloads directory.
     return join(this.deps.dataDir, 'downloads', safeName(this.id).replace(/^$/, '_'));
@@ -476,6 +500,9 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       let code = classifyNavError(msg);
       // A blocked HTTPS target shows up as a failed tunnel: the gate's callback tells us why.
       if (this.lastBlocked && this.lastBlocked.at >= started - 50) code = 'network_blocked';
+      else if (/ERR_TUNNEL_CONNECTION_FAILED/.test(msg) && this.lastUpstream && this.lastUpstream.at >= started - 50) {
+        code = this.lastUpstream.error;
+      }
       // A navigation that killed the renderer (chrome://crash, OOM) can report ERR_ABORTED before the crash
       // event: a probe settles which it was.
       if (code === 'navigation_failed' && !this.crashed.has(pg)) await this.responsive(pg);

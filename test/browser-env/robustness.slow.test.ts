@@ -80,6 +80,12 @@ describe('start URL failures', () => {
     await sb.close();
   });
 
+  it('classifies a refused HTTPS tunnel through the gate', async () => {
+    const sb = await te.create({ start_url: `https://127.0.0.1:${closedPort}/`, network: net() });
+    expect(sb.startError?.code).toBe('connection_refused');
+    await sb.close();
+  });
+
   it('classifies HTTP errors (5xx retried, 4xx not)', async () => {
     const before = fx.hits.filter((h) => h === '/error').length;
     const sb = await te.create({ start_url: fx.url('/error'), network: net() });
