@@ -4,6 +4,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { BrowserCreateInput } from '../protocol/sandbox.ts';
 import { EpisodeMeta } from '../protocol/recording.ts';
 import type { Task, Verdict } from '../protocol/task.ts';
@@ -220,6 +221,8 @@ export async function runBenchmark(opts: BenchmarkOptions): Promise<BenchmarkRes
   }
 
   const ctl = new AbortController();
+  // Every running episode listens on this signal.
+  setMaxListeners(opts.concurrency + 10, ctl.signal);
   const onAbort = () => ctl.abort(opts.signal?.reason ?? 'aborted');
   if (opts.signal?.aborted) onAbort();
   else opts.signal?.addEventListener('abort', onAbort, { once: true });

@@ -178,6 +178,12 @@ export async function runEpisode(opts: EpisodeOptions): Promise<EpisodeOutcome> 
     for (;;) {
       attempt++;
       const a = await runAttempt(opts, attempt, episodeId, ctl.signal, maxParse, retry, log);
+      const writeErr = await a.flush();
+      if (writeErr) {
+        log.error({ task: opts.task.id, err: writeErr }, 'recording the episode failed');
+        a.result.termination = { reason: 'env_error', detail: `recording failed: ${writeErr}` };
+        a.retryable = false;
+      }
       const r = a.result.termination;
       const retryable = a.retryable && attempt <= retry.maxRestarts && !ctl.signal.aborted;
       if (retryable) {
@@ -227,6 +233,8 @@ interface AttemptOutcome {
   finalObservation?: Observation;
   initial?: EpisodeOutcome['initial'];
   recorder?: EpisodeRecorderLike;
+  /** Waits for the step records still being written; the first write error, if any. */
+  flush(): Promise<string | undefined>;
 }
 
 async function runAttempt(
@@ -251,6 +259,7 @@ async function runAttempt(
   let recorder: EpisodeRecorderLike | undefined;
   let resetMs = 0;
   let initial: EpisodeOutcome['initial'];
+  const writes: Promise<unknown>[] = [];
   const som = opts.sandbox?.som;
 
   const end = (termination: Termination, retryable = false): AttemptOutcome => ({
@@ -270,6 +279,10 @@ async function runAttempt(
     finalObservation: obs,
     initial,
     recorder,
+    flush: async () => {
+      const errs = (await Promise.all(writes)).filter((e) => e !== undefined);
+      return errs.length ? (errs[0] instanceof Error ? errs[0].message : String(errs[0])) : undefined;
+    },
   });
 
   try {
@@ -418,7 +431,9 @@ async function runAttempt(
         frame: recorder && result && obs.screenshot?.base64 ? frameName(steps, extOf(obs.screenshot.mime)) : undefined,
       });
       if (recorder) {
-        await recorder.recordStep(
+        // Not awaited: the recorder orders its writes itself, so frame/fsync/diff work overlaps with the next
+        // policy call and env step instead of adding to every step. Failures surface in flush().
+        const w = recorder.recordStep(
           {
             step: steps,
             ts: new Date().toISOString(),
@@ -438,6 +453,7 @@ async function runAttempt(
           },
           result ? frameOf(obs) : undefined,
         );
+        writes.push(w.then(() => undefined, (e: unknown) => e));
       }
       timings.push({ wall: performance.now() - tw, policy: policyMs, env: envMs, server: result ? obs.timings.total : undefined });
 
