@@ -25,7 +25,7 @@ import { captureFormat, cdpCapture, finishShot, type EncodedShot, type ShotSetti
 import { targetSize } from './resize.ts';
 import { NetworkTracker, settle } from './settle.ts';
 import { collectSom } from './som.ts';
-import type { BrowserSandbox, DownloadInfo, StepOptions } from './types.ts';
+import type { BrowserSandbox, ContextExtras, DownloadInfo, StepOptions } from './types.ts';
 import { delay, errMessage, quietly, TimeoutError, withTimeout } from './util.ts';
 import { isBlankUrl, watchPage, type WatchdogHost } from './watchdogs.ts';
 
@@ -41,6 +41,8 @@ export interface SandboxDeps {
   /** Downloads go to `<dataDir>/downloads/<sandboxId>/`. */
   dataDir: string;
   log: Logger;
+  /** Context additions from the composer (HAR record/replay); never combined with `warm`. */
+  extras?: ContextExtras;
   /** A warm context already registered with the gate under `gateKey` (rules already updated). */
   warm?: { prepared: Prepared; gateKey: string; proxy: ProxySettings; setSinks(sinks: GateSinks): void };
   /** Called once when the sandbox is closed (the environment forgets it). */
@@ -48,7 +50,9 @@ export interface SandboxDeps {
 }
 
 /** Upper bound for small page queries (title, focus checks, probes). */
-const PROBE_MS = 1000;
+// Generous: on a loaded 2-core machine a healthy renderer can take over a second to answer; a
+// busy-looping one never does, so a longer probe only delays the (rare) hang verdict.
+const PROBE_MS = 3000;
 /** Cap for `wait` actions. */
 const WAIT_CAP_MS = 10_000;
 const START_TRIES = 3;
@@ -89,6 +93,8 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   private replacingContext = false;
   private net = new NetworkTracker();
   private lastSom: SomElement[] | null = null;
+  /** Size of the last screenshot returned (image px). */
+  private lastShotSize: { width: number; height: number } | null = null;
   private lastGoodUrl: string | null = null;
   private pendingError: ActionError | null = null;
   private lastBlocked: { url: string; at: number } | null = null;
@@ -148,7 +154,11 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
             'network gate registration',
           );
         }
-        this.adopt(await prepareContext(this.deps.source, contextOptions(this.options, this.proxy), Math.max(this.T, 30_000)));
+        const extra = this.deps.extras;
+        const ctxOptions = { ...contextOptions(this.options, this.proxy), ...extra?.contextOptions };
+        this.adopt(await prepareContext(this.deps.source, ctxOptions, Math.max(this.T, 30_000)));
+        // After adopt(): a failing hook leaves a context that releaseResources() frees.
+        if (extra?.prepare) await withTimeout(extra.prepare(this.context), this.T, 'context preparation');
       }
       if (this.closed) throw new GroveError('sandbox_closed');
       if (this.options.start_url) await this.openStartUrl(this.options.start_url);
@@ -340,6 +350,19 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
 
   downloadPath(id: string): string | undefined {
     return this.dl.get(id)?.path;
+  }
+
+  parseContext(): { som?: SomElement[]; width?: number; height?: number } {
+    // Before any screenshot the size is still known: it only depends on the viewport and the resize setting.
+    const size = this.lastShotSize ?? targetSize(this.options.viewport, this.options.resize);
+    return { ...(this.lastSom ? { som: this.lastSom } : {}), width: size.width, height: size.height };
+  }
+
+  async pageState(): Promise<{ url: string; title: string; tabs: Tab[] }> {
+    if (this.closed) throw new GroveError('sandbox_closed');
+    await this.readyPromise;
+    const tabs = await this.tabList();
+    return { url: this.page.url(), title: tabs.find((t) => t.active)?.title ?? '', tabs };
   }
 
   // ---------------------------------------------------------------- recovery
@@ -732,6 +755,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
         total,
       },
     };
+    if (shot) this.lastShotSize = { width: shot.width, height: shot.height };
     if (shot) obs.screenshot = { mime: shot.mime, width: shot.width, height: shot.height, base64: shot.bytes.toString('base64'), scale: shot.scale };
     if (som) obs.som = som;
     if (accessibility !== undefined) obs.accessibility = accessibility;
