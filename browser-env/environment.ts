@@ -6,7 +6,7 @@ import { GroveError } from '../protocol/errors.ts';
 import type { Logger } from '../sandbox/log.ts';
 import { contextOptions, DEFAULT_LOOK, isDefaultLook, prepareContext, type ContextSource, type Prepared, type ProxyGate, type ProxySettings } from './context.ts';
 import { ChromiumSandbox, type GateSinks } from './sandbox.ts';
-import type { BrowserEnvironment, BrowserSandbox } from './types.ts';
+import type { BrowserEnvironment, BrowserSandbox, ContextExtras } from './types.ts';
 import { errMessage, quietly } from './util.ts';
 
 /** A warm context may not reach anything until it is claimed and given the sandbox's rules. */
@@ -45,11 +45,13 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
     this.refill();
   }
 
-  async create(id: string, options: BrowserCreateOptions): Promise<BrowserSandbox> {
+  async create(id: string, options: BrowserCreateOptions, extras?: ContextExtras): Promise<BrowserSandbox> {
     if (this.stopping) throw new GroveError('shutting_down');
     this.counters.sandboxes_created_total++;
     let warm: WarmEntry | undefined;
-    if (isDefaultLook(options) && this.parts.gate) {
+    // Extras change how the context is made (HAR recording is a creation-time option): always a fresh one.
+    const plain = !extras?.contextOptions && !extras?.prepare;
+    if (plain && isDefaultLook(options) && this.parts.gate) {
       warm = this.warm.shift();
       // A warm context whose browser died while waiting is useless: drop it (its close handler may not have run yet).
       while (warm && warm.prepared.page.isClosed()) {
@@ -76,6 +78,7 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
       gate: this.parts.gate,
       dataDir: this.parts.dataDir,
       log: this.parts.log,
+      extras,
       warm: entry && {
         prepared: entry.prepared,
         gateKey: entry.gateKey,

@@ -6,7 +6,7 @@ import { startNetworkGate } from './network-gate.ts';
 import { ChromiumPool } from './pool.ts';
 import type { BrowserEnvironmentConfig } from './types.ts';
 
-export type { BrowserEnvironment, BrowserEnvironmentConfig, BrowserSandbox, DownloadInfo, StepOptions } from './types.ts';
+export type { BrowserEnvironment, BrowserEnvironmentConfig, BrowserSandbox, ContextExtras, DownloadInfo, StepOptions } from './types.ts';
 export { LocalBrowserEnvironment, type EnvironmentParts } from './environment.ts';
 export { ChromiumSandbox, type SandboxDeps } from './sandbox.ts';
 export { ACTIONS, ActionFailure, type ActionDef } from './actions.ts';

@@ -1,6 +1,7 @@
 // Contract between the browser environment and its users (local backend, server, runner, bench).
+import type { BrowserContext, BrowserContextOptions } from 'playwright-core';
 import type { Action } from '../protocol/action.ts';
-import type { Observation, StepResult } from '../protocol/observation.ts';
+import type { Observation, SomElement, StepResult, Tab } from '../protocol/observation.ts';
 import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 
@@ -41,6 +42,22 @@ export interface BrowserSandbox extends Sandbox {
   downloads(): DownloadInfo[];
   /** Absolute path of a saved download (kept inside the sandbox's own directory). */
   downloadPath(id: string): string | undefined;
+  /** What a policy-output parser needs to know about the last observation: its SoM list (if one was
+   * collected) and the screenshot size (image px) the model saw. */
+  parseContext(): { som?: SomElement[]; width?: number; height?: number };
+  /** URL, title and tabs of the current state, without taking an observation (queued events stay queued). */
+  pageState(): Promise<{ url: string; title: string; tabs: Tab[] }>;
+}
+
+/**
+ * Per-sandbox additions to the browser context, supplied by the composer (the server's recording layer):
+ * browser-env stays ignorant of what they are for. A sandbox given extras never takes a warm context.
+ */
+export interface ContextExtras {
+  /** Merged into the context options (e.g. `recordHar`). */
+  contextOptions?: Partial<BrowserContextOptions>;
+  /** Runs on the fresh context before the start URL is opened (e.g. `routeFromHAR`); a failure fails creation. */
+  prepare?(context: BrowserContext): Promise<void>;
 }
 
 export interface BrowserEnvironmentConfig {
@@ -59,7 +76,7 @@ export interface BrowserEnvironmentConfig {
 
 /** Creates browser sandboxes; owns the Chromium pool and the network proxy. */
 export interface BrowserEnvironment {
-  create(id: string, options: BrowserCreateOptions): Promise<BrowserSandbox>;
+  create(id: string, options: BrowserCreateOptions, extras?: ContextExtras): Promise<BrowserSandbox>;
   shutdown(): Promise<void>;
   stats(): Record<string, number>;
 }

@@ -9,6 +9,7 @@ const observationOptions = {
   screenshot: z.enum(['base64', 'none']).optional().describe("'base64' (default) embeds the image; 'none' skips capture"),
   som: z.boolean().optional().describe('override the sandbox Set-of-Mark setting for this observation'),
   accessibility: z.boolean().optional().describe('override the sandbox accessibility-text setting'),
+  som_overlay: z.boolean().optional().describe('draw the Set-of-Mark boxes and labels onto the screenshot (needs SoM on)'),
 };
 
 /**
@@ -48,6 +49,7 @@ export const ObservationQuery = z.object({
   screenshot: z.enum(['base64', 'none']).optional(),
   som: queryBool.optional(),
   accessibility: queryBool.optional(),
+  som_overlay: queryBool.optional(),
 });
 export type ObservationQuery = z.input<typeof ObservationQuery>;
 

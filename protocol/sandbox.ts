@@ -54,6 +54,11 @@ export const BrowserCreateOptions = z.object({
   idle_timeout_seconds: z.number().int().min(1).max(86400).optional(),
   /** Record the episode to a directory on the server (see recording). */
   record: z.boolean().default(false),
+  /** Also record the network traffic into `<episode dir>/network.har` (needs `record`; never a warm context). */
+  record_har: z.boolean().default(false),
+  /** Serve every request from this HAR (a path on the server inside its recordings directory); requests the
+   * HAR does not hold fail instead of reaching the network. */
+  replay_har: z.string().min(1).max(4096).optional(),
   labels: z.record(z.string(), z.string()).default({}),
 });
 export type BrowserCreateOptions = z.infer<typeof BrowserCreateOptions>;

@@ -13,6 +13,7 @@ import { Metrics } from './metrics.ts';
 import { buildOpenApi } from './openapi.ts';
 import type { AnyRoute, RouteContext } from './route.ts';
 import { ROUTES } from './routes/index.ts';
+import { RecordingBrowserEnvironment } from './recording.ts';
 import { parseInput } from './validation.ts';
 
 export interface BuildAppOptions {
@@ -69,8 +70,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const log: Logger = opts.log ?? (opts.logger ? app.log : silentLogger);
   let backend: Backend;
   if (opts.backend) backend = opts.backend;
-  else if (typeof opts.environments === 'function') backend = new LocalBackend(await opts.environments(log));
-  else backend = new LocalBackend(opts.environments ?? {});
+  else {
+    const envs = typeof opts.environments === 'function' ? await opts.environments(log) : { ...opts.environments };
+    // `record` / `record_har` / `replay_har` sandboxes are recorded (or replayed) here, where model output is known.
+    if (envs.browser) envs.browser = new RecordingBrowserEnvironment(envs.browser, config.recordingsDir, log);
+    backend = new LocalBackend(envs);
+  }
   const registry = new SandboxRegistry({
     backend,
     maxSandboxes: config.maxSandboxes,

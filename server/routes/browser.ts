@@ -6,7 +6,8 @@ import type { Action } from '../../protocol/action.ts';
 import { GroveError } from '../../protocol/errors.ts';
 import { Observation, StepResult } from '../../protocol/observation.ts';
 import type { StepOptions } from '../../browser-env/types.ts';
-import { FORMAT_NAMES, parseModelOutput } from '../../vlm-client/formats/index.ts';
+import { FORMAT_NAMES, getFormat, parseModelOutput } from '../../vlm-client/formats/index.ts';
+import { observeForSource, stepWithSource, type ModelSource } from '../recording.ts';
 import { defineRoute } from '../route.ts';
 import { browserSandbox, errorResponses } from './common.ts';
 
@@ -26,21 +27,32 @@ export const step = defineRoute({
   bodyErrorCode: (path) => (path[0] === 'action' || path[0] === 'actions' ? 'invalid_action' : 'invalid_request'),
   responses: { 200: { description: 'Step result', schema: StepResult }, ...errorResponses(400, 401, 403, 404, 409, 410) },
   async handler({ params, body, ctx }) {
-    if (body.model_output !== undefined && !FORMAT_NAMES.includes(body.format ?? '')) {
+    // Aliases ("ui-tars", "Qwen3-VL") resolve to one canonical name, which is what the response reports.
+    const fmt = body.model_output !== undefined ? getFormat(body.format ?? '') : undefined;
+    if (body.model_output !== undefined && !fmt) {
       throw new GroveError('unknown_format', `Unknown policy output format "${body.format}"; known formats: ${FORMAT_NAMES.join(', ') || '(none)'}.`);
     }
     const sb = browserSandbox(ctx, params.id);
-    const opts: StepOptions = { screenshot: body.screenshot, som: body.som, accessibility: body.accessibility };
+    const opts: StepOptions = { screenshot: body.screenshot, som: body.som, accessibility: body.accessibility, som_overlay: body.som_overlay };
     const started = performance.now();
     let actions: Action[];
     let parse: StepResult['parse'];
-    if (body.model_output !== undefined) {
-      const format = body.format as string;
-      const parsed = parseModelOutput(format, body.model_output);
+    let source: ModelSource | undefined;
+    if (body.model_output !== undefined && fmt) {
+      const format = fmt.name;
+      // The parser sees what the model saw: the last SoM list (WebVoyager "Scroll [n]") and screenshot size
+      // (range checks of image_px formats).
+      const pc = sb.parseContext();
+      const parsed = parseModelOutput(format, body.model_output, { som: pc.som, width: pc.width, height: pc.height });
+      source = { model_output: body.model_output, format, ...(parsed.thought === undefined ? {} : { thought: parsed.thought }) };
       if (!parsed.ok) {
-        const observation = await sb.observe(opts);
-        ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, 'parse_error');
-        return { observation, actions: [], done: false, parse: { ok: false, format, error: parsed.error } } satisfies StepResult;
+        try {
+          const observation = await observeForSource(sb, opts, { ...source, parse_error: parsed.error });
+          ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, 'parse_error');
+          return { observation, actions: [], done: false, parse: { ok: false, format, error: parsed.error } } satisfies StepResult;
+        } finally {
+          ctx.registry.touch(params.id);
+        }
       }
       actions = parsed.actions;
       parse = { ok: true, format };
@@ -50,7 +62,9 @@ export const step = defineRoute({
     try {
       // A model may legitimately answer with no action (e.g. only a thought): observe, execute nothing.
       const result: StepResult =
-        actions.length === 0 ? { observation: await sb.observe(opts), actions: [], done: false } : await sb.step(actions, opts);
+        actions.length === 0
+          ? { observation: source ? await observeForSource(sb, opts, source) : await sb.observe(opts), actions: [], done: false }
+          : await stepWithSource(sb, actions, opts, source);
       const failed = result.actions.some((a) => a.error !== null);
       ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, failed ? 'error' : 'ok');
       return parse ? { ...result, parse } : result;
@@ -71,7 +85,7 @@ export const observation = defineRoute({
   responses: { 200: { description: 'Observation', schema: Observation }, ...errorResponses(400, 401, 403, 404, 409, 410) },
   async handler({ params, query, ctx }) {
     const sb = browserSandbox(ctx, params.id);
-    return sb.observe({ screenshot: query.screenshot, som: query.som, accessibility: query.accessibility });
+    return sb.observe({ screenshot: query.screenshot, som: query.som, accessibility: query.accessibility, som_overlay: query.som_overlay });
   },
 });
 

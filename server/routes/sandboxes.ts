@@ -1,6 +1,7 @@
 // Sandbox lifecycle routes: create, list, info, wait, heartbeat, delete.
 import { SandboxIdParams, SandboxList, WaitQuery } from '../../protocol/api.ts';
 import { CreateSandboxBody, SandboxInfo } from '../../protocol/sandbox.ts';
+import { checkRecordingOptions } from '../recording.ts';
 import { errorResponses } from './common.ts';
 import { defineRoute } from '../route.ts';
 
@@ -11,11 +12,15 @@ export const createSandbox = defineRoute({
   summary: 'Create a sandbox',
   description:
     'Starts creating a sandbox in the background and answers at once (status `creating`, or `ready` when a warm one was ' +
-    'taken). Wait for it with GET /sandboxes/{id}/wait. Over the live-sandbox limit: 503 capacity_exhausted with Retry-After.',
+    'taken). Wait for it with GET /sandboxes/{id}/wait. Over the live-sandbox limit: 503 capacity_exhausted with Retry-After. ' +
+    'With `record: true` the episode is written to `<recordingsDir>/<sandbox_id>/` (closed on delete); `replay_har` must ' +
+    'name a HAR inside the recordings directory, else 400.',
   tags: ['sandboxes'],
   body: CreateSandboxBody,
   responses: { 201: { description: 'Sandbox accepted', schema: SandboxInfo }, ...errorResponses(400, 401, 403, 503) },
   async handler({ body, reply, ctx }) {
+    // Recording options that cannot work answer 400 now, not as a failed sandbox later.
+    if (body.type === 'browser') await checkRecordingOptions(body, ctx.config.recordingsDir);
     const info = ctx.registry.create(body);
     reply.code(201);
     return info;

@@ -1,0 +1,258 @@
+// Server-side episode recording for browser sandboxes created with `record: true` (and HAR record/replay).
+//
+// Why here and not in browser-env: browser-env may not import recording/ (scripts/check-imports.mjs), and only
+// the step route knows the raw model output a step came from. The server wraps its browser environment
+// (buildApp) in a RecordingBrowserEnvironment; sandboxes that asked for recording come back wrapped in a
+// RecordedBrowserSandbox, which writes `<recordingsDir>/<sandbox_id>/` through recording/recorder.ts:
+// frame 0 once the start URL is open, one steps.jsonl line + frame per step, and the episode end on close()
+// (every close path goes through it: DELETE, expiry, shutdown). HAR recording/replay reach the browser as
+// ContextExtras (context options and a context hook), so browser-env never learns what a HAR is.
+import { mkdir, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import type { BrowserContext } from 'playwright-core';
+import type { ContextExtras, BrowserSandbox, DownloadInfo, StepOptions } from '../browser-env/types.ts';
+import type { Action } from '../protocol/action.ts';
+import { GroveError } from '../protocol/errors.ts';
+import type { Observation, ResolvedAction, SomElement, StepResult, Tab } from '../protocol/observation.ts';
+import type { BrowserCreateOptions, SandboxStatus } from '../protocol/sandbox.ts';
+import type { Termination } from '../protocol/task.ts';
+import { harPathFor, harRecordOptions, replayFromHar } from '../recording/har.ts';
+import { EpisodeRecorder } from '../recording/recorder.ts';
+import type { EnvironmentFactory } from '../sandbox/local-backend.ts';
+import type { Logger } from '../sandbox/log.ts';
+import type { Sandbox } from '../sandbox/types.ts';
+
+/** Where a step came from when the client sent raw model text (recorded beside the actions). */
+export interface ModelSource {
+  model_output: string;
+  format: string;
+  thought?: string;
+  parse_error?: string;
+}
+
+/** The episode directory of a sandbox. Registry ids are `sb_<hex>`; anything else is refused, not escaped. */
+export function episodeDirFor(recordingsDir: string, sandboxId: string): string {
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(sandboxId)) {
+    throw new GroveError('invalid_request', `Sandbox id "${sandboxId}" cannot name a recording directory.`);
+  }
+  return join(resolve(recordingsDir), sandboxId);
+}
+
+/**
+ * Checks the recording options of a create request: `record_har` needs `record`, and `replay_har` must name an
+ * existing file inside the recordings directory (relative paths are taken relative to it). Returns the real
+ * path of the HAR to replay. Throws invalid_request (400).
+ */
+export async function checkRecordingOptions(options: BrowserCreateOptions, recordingsDir: string): Promise<{ replayPath?: string }> {
+  if (options.record_har && !options.record) {
+    throw new GroveError('invalid_request', 'record_har needs record: true (the HAR is written into the episode directory).');
+  }
+  if (options.replay_har === undefined) return {};
+  const root = resolve(recordingsDir);
+  const given = isAbsolute(options.replay_har) ? resolve(options.replay_har) : resolve(root, options.replay_har);
+  const outside = `replay_har must name a HAR file inside the server's recordings directory (${root}); got "${options.replay_har}".`;
+  if (!inside(root, given)) throw new GroveError('invalid_request', outside);
+  // Symlinks could point anywhere: compare real paths too.
+  const real = await realpath(given).catch(() => null);
+  const realRoot = await realpath(root).catch(() => root);
+  if (real === null || !(await stat(real)).isFile()) {
+    throw new GroveError('invalid_request', `replay_har: no HAR file at "${options.replay_har}" in the recordings directory.`);
+  }
+  if (!inside(realRoot, real)) throw new GroveError('invalid_request', outside);
+  return { replayPath: real };
+}
+
+function inside(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+}
+
+/** The browser environment shape the wrapper needs (browser-env's LocalBrowserEnvironment fits). */
+export interface BrowserEnvironmentLike extends EnvironmentFactory<BrowserCreateOptions> {
+  create(id: string, options: BrowserCreateOptions, extras?: ContextExtras): Promise<Sandbox>;
+}
+
+/** Wraps a browser environment so `record` / `record_har` / `replay_har` sandboxes get recorded or replayed. */
+export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCreateOptions> {
+  constructor(
+    private readonly inner: BrowserEnvironmentLike,
+    private readonly recordingsDir: string,
+    private readonly log: Logger,
+  ) {}
+
+  async create(id: string, options: BrowserCreateOptions): Promise<Sandbox> {
+    if (!options.record && !options.replay_har) return this.inner.create(id, options);
+    const { replayPath } = await checkRecordingOptions(options, this.recordingsDir);
+    const dir = episodeDirFor(this.recordingsDir, id);
+    const extras: ContextExtras = {};
+    if (options.record_har) {
+      // Playwright writes the HAR when the context closes; the directory must exist by then.
+      await mkdir(dir, { recursive: true });
+      extras.contextOptions = harRecordOptions(harPathFor(dir));
+    }
+    if (replayPath) extras.prepare = (ctx: BrowserContext) => replayFromHar(ctx, replayPath, { notFound: 'abort' });
+    const sb = await this.inner.create(id, options, extras);
+    return options.record ? new RecordedBrowserSandbox(sb as BrowserSandbox, dir, this.log) : sb;
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+
+  stats(): Record<string, number> {
+    return this.inner.stats();
+  }
+}
+
+/** A browser sandbox that records every step into its episode directory. */
+export class RecordedBrowserSandbox implements BrowserSandbox {
+  readonly type = 'browser' as const;
+  private rec: EpisodeRecorder | null = null;
+  /** Recorded steps (model outputs that failed to parse count: they are steps of the episode). */
+  private n = 0;
+  private terminal: { answer?: string } | null = null;
+  private readonly readyPromise: Promise<void>;
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    private readonly inner: BrowserSandbox,
+    readonly dir: string,
+    private readonly log: Logger,
+  ) {
+    this.readyPromise = this.start();
+    // The registry asks ready(); nobody asking must not be an unhandled rejection.
+    this.readyPromise.catch(() => {});
+  }
+
+  get id(): string {
+    return this.inner.id;
+  }
+  get options(): BrowserCreateOptions {
+    return this.inner.options;
+  }
+  get status(): SandboxStatus {
+    return this.inner.status;
+  }
+  get steps(): number {
+    return this.inner.steps;
+  }
+  get startError(): { code: string; message: string } | null {
+    return this.inner.startError;
+  }
+
+  ready(): Promise<void> {
+    return this.readyPromise;
+  }
+
+  /** The sandbox is ready once frame 0 is on disk: a failing recorder fails the creation (recording was asked for). */
+  private async start(): Promise<void> {
+    await this.inner.ready();
+    this.rec = await EpisodeRecorder.create(this.dir, { episode_id: this.id, config: { ...this.inner.options } }, { logger: this.log });
+    const [shot, state] = await Promise.all([this.inner.screenshot(), this.inner.pageState()]);
+    await this.rec.recordInitial(
+      { bytes: shot.bytes, ext: shot.mime },
+      {
+        ...state,
+        screenshot: { mime: shot.mime, width: shot.width, height: shot.height, scale: shot.width / this.inner.options.viewport.width },
+      },
+    );
+  }
+
+  async step(actions: Action[], opts?: StepOptions, source?: ModelSource): Promise<StepResult> {
+    const result = await this.inner.step(actions, opts);
+    if (result.done) this.terminal = result.answer === undefined ? {} : { answer: result.answer };
+    await this.record(result.observation, result.actions, source);
+    return result;
+  }
+
+  /** An observation that stands for a step without actions (unparseable or action-less model output). */
+  async observeAsStep(opts: StepOptions | undefined, source: ModelSource): Promise<Observation> {
+    const obs = await this.inner.observe(opts);
+    await this.record(obs, [], source);
+    return obs;
+  }
+
+  observe(opts?: StepOptions): Promise<Observation> {
+    return this.inner.observe(opts);
+  }
+  screenshot(): Promise<{ mime: string; bytes: Buffer; width: number; height: number }> {
+    return this.inner.screenshot();
+  }
+  downloads(): DownloadInfo[] {
+    return this.inner.downloads();
+  }
+  downloadPath(id: string): string | undefined {
+    return this.inner.downloadPath(id);
+  }
+  parseContext(): { som?: SomElement[]; width?: number; height?: number } {
+    return this.inner.parseContext();
+  }
+  pageState(): Promise<{ url: string; title: string; tabs: Tab[] }> {
+    return this.inner.pageState();
+  }
+
+  /** Closes the browser first (that flushes the HAR), then marks the episode complete. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.inner.close();
+      // A creation still writing frame 0 must finish (or fail) before the episode is closed.
+      await this.readyPromise.catch(() => undefined);
+      if (!this.rec) return;
+      const termination: Termination = this.terminal
+        ? { reason: 'task_completed', detail: 'a terminal action was executed' }
+        : { reason: 'aborted', detail: 'the sandbox was closed before a terminal action' };
+      try {
+        await this.rec.finish({ termination, ...(this.terminal?.answer === undefined ? {} : { answer: this.terminal.answer }) });
+      } catch (e) {
+        this.log.warn({ err: e, sandbox_id: this.id, dir: this.dir }, 'finishing the recording failed');
+      }
+    })();
+    return this.closing;
+  }
+
+  /** Appends one step; a failed write is logged, never turned into a failed step (the browser state moved on). */
+  private async record(o: Observation, actions: ResolvedAction[], source: ModelSource | undefined): Promise<void> {
+    if (!this.rec) return;
+    const step = ++this.n;
+    const frame = o.screenshot?.base64 ? { bytes: Buffer.from(o.screenshot.base64, 'base64'), ext: o.screenshot.mime } : undefined;
+    try {
+      await this.rec.recordStep(
+        {
+          step,
+          ts: new Date().toISOString(),
+          ...(source
+            ? {
+                model_output: source.model_output,
+                format: source.format,
+                ...(source.thought === undefined ? {} : { thought: source.thought }),
+                ...(source.parse_error === undefined ? {} : { parse_error: source.parse_error }),
+              }
+            : {}),
+          actions,
+          url: o.url,
+          title: o.title,
+          tabs: o.tabs,
+          events: o.events,
+          last_action_error: o.last_action_error,
+          timings: o.timings,
+          ...(o.screenshot
+            ? { screenshot: { mime: o.screenshot.mime, width: o.screenshot.width, height: o.screenshot.height, scale: o.screenshot.scale } }
+            : {}),
+        },
+        frame,
+      );
+    } catch (e) {
+      this.log.warn({ err: e, sandbox_id: this.id, step }, 'recording a step failed');
+    }
+  }
+}
+
+/** Runs a step, telling a recorded sandbox which model output it came from. */
+export function stepWithSource(sb: BrowserSandbox, actions: Action[], opts: StepOptions, source?: ModelSource): Promise<StepResult> {
+  return sb instanceof RecordedBrowserSandbox ? sb.step(actions, opts, source) : sb.step(actions, opts);
+}
+
+/** Observes for a model output that executed nothing; a recorded sandbox records it as a step. */
+export function observeForSource(sb: BrowserSandbox, opts: StepOptions, source: ModelSource): Promise<Observation> {
+  return sb instanceof RecordedBrowserSandbox ? sb.observeAsStep(opts, source) : sb.observe(opts);
+}
