@@ -430,7 +430,9 @@ async function runAttempt(
         screenshot: result && opts.keepScreenshots && obs.screenshot?.base64 ? { mime: obs.screenshot.mime, base64: obs.screenshot.base64 } : undefined,
         frame: recorder && result && obs.screenshot?.base64 ? frameName(steps, extOf(obs.screenshot.mime)) : undefined,
       });
+      const timing: StepTiming = { wall: 0, policy: policyMs, env: envMs, server: result ? obs.timings.total : undefined };
       if (recorder) {
+        const tr0 = performance.now();
         // Not awaited: the recorder orders its writes itself, so frame/fsync/diff work overlaps with the next
         // policy call and env step instead of adding to every step. Failures surface in flush().
         const w = recorder.recordStep(
@@ -453,9 +455,17 @@ async function runAttempt(
           },
           result ? frameOf(obs) : undefined,
         );
-        writes.push(w.then(() => undefined, (e: unknown) => e));
+        writes.push(
+          w.then(
+            () => {
+              timing.record = performance.now() - tr0;
+            },
+            (e: unknown) => e,
+          ),
+        );
       }
-      timings.push({ wall: performance.now() - tw, policy: policyMs, env: envMs, server: result ? obs.timings.total : undefined });
+      timing.wall = performance.now() - tw;
+      timings.push(timing);
 
       const crash = result?.observation.events.find((e) => e.type === 'crash' && !e.recovered);
       if (crash && crash.type === 'crash') throw new EpisodeEnd('env_error', `browser crashed: ${crash.message}`, true);

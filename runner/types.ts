@@ -19,6 +19,8 @@ export const StepTiming = z.object({
   env: z.number(),
   /** Server-reported `observation.timings.total`. */
   server: z.number().optional(),
+  /** Writing the step record (frame, steps.jsonl, visual diff): runs in the background, off `wall`. */
+  record: z.number().optional(),
 });
 export type StepTiming = z.infer<typeof StepTiming>;
 
