@@ -11,6 +11,8 @@ import { withTimeout } from './util.ts';
 
 export interface RawCapture {
   bytes: Buffer;
+  /** Chromium's base64 of `bytes`. */
+  base64?: string;
   format: ImageFormat;
   ms: number;
 }
@@ -25,11 +27,13 @@ export async function cdpCapture(cdp: CDPSession, format: ImageFormat, quality: 
   };
   if (format !== 'png') params.quality = quality;
   const res = await withTimeout(cdp.send('Page.captureScreenshot', params), timeoutMs, 'screenshot capture');
-  return { bytes: Buffer.from(res.data, 'base64'), format, ms: Date.now() - t0 };
+  return { bytes: Buffer.from(res.data, 'base64'), base64: res.data, format, ms: Date.now() - t0 };
 }
 
 export interface EncodedShot {
   bytes: Buffer;
+  /** The bytes as base64 when Chromium's own encoding is passed through (saves re-encoding on the step path). */
+  base64?: string;
   mime: string;
   width: number;
   height: number;
@@ -58,7 +62,7 @@ export async function finishShot(raw: RawCapture, s: ShotSettings, som?: SomElem
   const sx = to.width / s.viewport.width;
   const sy = to.height / s.viewport.height;
   if (!s.resize && !som && raw.format === s.format) {
-    return { bytes: raw.bytes, mime: MIME[s.format], width: to.width, height: to.height, scale: 1, ms: 0 };
+    return { bytes: raw.bytes, base64: raw.base64, mime: MIME[s.format], width: to.width, height: to.height, scale: 1, ms: 0 };
   }
   let img = sharp(raw.bytes);
   if (to.width !== s.viewport.width || to.height !== s.viewport.height) {

@@ -692,6 +692,10 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
 
     let som: SomElement[] | undefined;
     let shot: (EncodedShot & { captureMs: number }) | undefined;
+    // Tab titles are read while the screenshot is captured (each is a renderer round trip); if the page
+    // has to be replaced below, they are read again.
+    const tabsRead = this.tabList();
+    let replaced = false;
     for (let attempt = 0; attempt < 2; attempt++) {
       const pg = this.page;
       if (wantSom) {
@@ -713,6 +717,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
           error ??= { code: 'action_failed', message: `observation failed: ${firstLine(errMessage(e))}` };
           break;
         }
+        replaced = true;
         if (this.contextLost) await this.replaceContext('browser process exited');
         else await this.replacePage(crashed ? 'crash' : 'unresponsive');
         // The crash/hang is what the policy must learn about, whatever the action reported before it.
@@ -732,7 +737,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       );
     }
 
-    const tabs = await this.tabList();
+    const tabs = replaced ? await this.tabList() : await tabsRead;
     const url = this.page.url();
     const active = tabs.find((t) => t.active);
     if (!error && !isBlankUrl(url) && !url.startsWith('chrome-error:')) this.lastGoodUrl = url;
@@ -756,7 +761,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       },
     };
     if (shot) this.lastShotSize = { width: shot.width, height: shot.height };
-    if (shot) obs.screenshot = { mime: shot.mime, width: shot.width, height: shot.height, base64: shot.bytes.toString('base64'), scale: shot.scale };
+    if (shot) obs.screenshot = { mime: shot.mime, width: shot.width, height: shot.height, base64: shot.base64 ?? shot.bytes.toString('base64'), scale: shot.scale };
     if (som) obs.som = som;
     if (accessibility !== undefined) obs.accessibility = accessibility;
     obs.timings.total = Date.now() - t0;
