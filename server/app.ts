@@ -124,7 +124,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     if (err instanceof GroveError) {
       metrics.error(err.code);
       if (err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter));
-      if (err.status >= 500) log.error({ err, url: request.url, code: err.code }, 'request failed');
+      // 503s (capacity, shutdown) are expected back-pressure, not faults: one warn line, no stack.
+      if (err.status === 503) log.warn({ url: request.url, code: err.code }, err.message);
+      else if (err.status >= 500) log.error({ err, url: request.url, code: err.code }, 'request failed');
       else log.debug({ url: request.url, code: err.code, msg: err.message }, 'request rejected');
       return sendError(reply, err.status, err.code, err.message);
     }
