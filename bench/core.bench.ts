@@ -114,7 +114,8 @@ async function rawClickCapture(page: Page, cdp: CDPSession, i: number): Promise<
   const col = i % 8;
   const x = 8 + (col + 0.5) * ((VIEWPORT.width - 16) / 8);
   await page.mouse.click(x, 40);
-  await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: 80 });
+  // The same CDP parameters Grove's observation uses (browser-env/observe.ts), so the ratio compares like with like.
+  await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: 80, captureBeyondViewport: false, optimizeForSpeed: true });
 }
 
 async function rawBaseline(fixtureUrl: string) {
