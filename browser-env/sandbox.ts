@@ -676,7 +676,16 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     const s = this.shotSettings();
     const f = captureFormat(s, som !== undefined);
     const budget = Math.min(this.T, 5000);
-    const raw = await cdpCapture(await this.session(pg), f.format, f.quality, budget);
+    let raw;
+    try {
+      raw = await cdpCapture(await this.session(pg), f.format, f.quality, budget);
+    } catch (e) {
+      if (!/Unable to capture screenshot/i.test(errMessage(e))) throw e;
+      // Chromium has no compositor frame yet (seen on a page created a moment ago under load): wait for one
+      // animation frame, then capture once more.
+      await quietly(withTimeout(pg.evaluate('new Promise((r) => requestAnimationFrame(() => r(0)))'), PROBE_MS, 'first frame'));
+      raw = await cdpCapture(await this.session(pg), f.format, f.quality, budget);
+    }
     const shot = await finishShot(raw, s, som);
     return { ...shot, captureMs: raw.ms };
   }
