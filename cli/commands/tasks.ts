@@ -1,5 +1,5 @@
 // `grove tasks list`: print normalised tasks of a suite file, one JSON per line, problems on stderr.
-import { parseArgs } from 'node:util';
+import { parseCommandArgs, type CommandIO } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { TaskFilter } from '../../tasks/index.ts';
 
@@ -16,10 +16,7 @@ not (missing, not JSON, wrong shape), 2 on bad arguments.
 
 const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
 
-export interface CommandIO {
-  out(s: string): void;
-  err(s: string): void;
-}
+export type { CommandIO };
 const stdio: CommandIO = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
 
 export async function runTasks(argv: string[], io: CommandIO = stdio): Promise<number> {
@@ -28,9 +25,8 @@ export async function runTasks(argv: string[], io: CommandIO = stdio): Promise<n
     io.err(`${sub ? `unknown subcommand "${sub}"\n` : ''}usage: ${usage}\n`);
     return sub === '--help' || sub === '-h' ? 0 : 2;
   }
-  let values;
-  try {
-    ({ values } = parseArgs({
+  const parsed = parseCommandArgs(
+    {
       args: rest,
       options: {
         suite: { type: 'string' },
@@ -44,15 +40,12 @@ export async function runTasks(argv: string[], io: CommandIO = stdio): Promise<n
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
-    }));
-  } catch (err) {
-    io.err(`${(err as Error).message}\nusage: ${usage}\n`);
-    return 2;
-  }
-  if (values.help) {
-    io.out(`${usage}\n`);
-    return 0;
-  }
+    },
+    usage,
+    io,
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const [{ Suite }, { LOADERS, loadTasks, TaskFileError }] = await Promise.all([import('../../protocol/task.ts'), import('../../tasks/index.ts')]);
   const suite = Suite.safeParse(values.suite);
   if (!values.suite || !suite.success || !LOADERS[suite.data]) {

@@ -1,14 +1,10 @@
 // `grove view DIR`: serve the visual debugger over a directory of recorded runs until SIGINT/SIGTERM.
-import { parseArgs } from 'node:util';
 import { stat } from 'node:fs/promises';
 import type { Command } from '../command.ts';
 import { startViewer } from '../../viewer/server.ts';
 
-export interface CommandIO {
-  out(s: string): void;
-  err(s: string): void;
-}
-export const STDIO: CommandIO = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
+import { parseCommandArgs, STDIO, type CommandIO } from '../args.ts';
+export { STDIO, type CommandIO };
 
 const usage = `grove view DIR [--port N] [--host H]
 
@@ -20,23 +16,18 @@ Works offline: no CDN. Prints the URL; stops on Ctrl-C.
 Exit codes: 0 after Ctrl-C, 1 when DIR cannot be read or the port is taken, 2 on bad options.`;
 
 export async function runView(argv: string[], io: CommandIO = STDIO): Promise<number> {
-  let values: { port?: string; host?: string; help?: boolean };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
+  const parsed = parseCommandArgs(
+    {
       args: argv,
       options: { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
       allowPositionals: true,
       strict: true,
-    }));
-  } catch (err) {
-    io.err(`${(err as Error).message}\nusage: ${usage}\n`);
-    return 2;
-  }
-  if (values.help) {
-    io.out(`${usage}\n`);
-    return 0;
-  }
+    },
+    usage,
+    io,
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values, positionals } = parsed;
   const dir = positionals[0];
   const port = values.port === undefined ? 8780 : Number(values.port);
   if (!dir || positionals.length > 1 || !Number.isInteger(port) || port < 0 || port > 65535) {
