@@ -1,5 +1,4 @@
 // `grove export`: recorded episodes → Online-Mind2Web / WebVoyager result layouts, SFT samples, or animations.
-import { parseArgs } from 'node:util';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from '../command.ts';
@@ -7,7 +6,7 @@ import { TERMINATION_REASONS, type TerminationReason } from '../../protocol/task
 import { readAll, readEpisode, detectLayout, type EpisodeView } from '../../recording/reader.ts';
 import { exportAnimation, exportOnlineMind2Web, exportSft, exportWebVoyager, keepEpisode } from '../../recording/export/index.ts';
 import { safeName } from '../../recording/export/common.ts';
-import { STDIO, type CommandIO } from './view.ts';
+import { parseCommandArgs, STDIO, type CommandIO } from '../args.ts';
 
 const FORMATS = ['online-mind2web', 'webvoyager', 'sft', 'webp', 'gif'] as const;
 
@@ -28,10 +27,8 @@ Exit codes: 0 done, 1 when an episode could not be exported, 2 on bad options.`;
 const csv = (v?: string) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
 
 export async function runExport(argv: string[], io: CommandIO = STDIO): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
+  const parsed = parseCommandArgs(
+    {
       args: argv,
       options: {
         format: { type: 'string' },
@@ -52,15 +49,13 @@ export async function runExport(argv: string[], io: CommandIO = STDIO): Promise<
       },
       allowPositionals: true,
       strict: true,
-    }));
-  } catch (err) {
-    io.err(`${(err as Error).message}\nusage: ${usage}\n`);
-    return 2;
-  }
-  if (values.help) {
-    io.out(`${usage}\n`);
-    return 0;
-  }
+    },
+    usage,
+    io,
+  );
+  if (typeof parsed === 'number') return parsed;
+  const values: Record<string, string | boolean | undefined> = parsed.values;
+  const { positionals } = parsed;
   const bad = (msg: string) => {
     io.err(`${msg}\nusage: ${usage}\n`);
     return 2;

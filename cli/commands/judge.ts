@@ -4,10 +4,9 @@
 import { constants, existsSync, statSync } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Command } from '../command.ts';
 import type { Task } from '../../protocol/task.ts';
-import type { CommandIO } from './tasks.ts';
+import { parseCommandArgs, STDIO, type CommandIO } from '../args.ts';
 
 // The judges, the VLM client and the episode reader load on demand, so `grove --help` stays fast.
 const JUDGE_NAMES = ['webvoyager', 'webjudge', 'autonomous', 'deepshop'];
@@ -27,7 +26,6 @@ webvoyager/deepshop judges (default 15; Orchard-GUI's reward uses 3). --score-th
 Records (full inputs, raw outputs) go to <episode>/judge/ for Grove episodes, <out>/records/<episode>/ otherwise.
 --truth: episodes with a recorded verdict from a judge named PREFIX* (default "rule") feed an agreement report.`;
 
-const stdio: CommandIO = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
 
 function intFlag(v: string | undefined, name: string, min: number): number | undefined | Error {
   if (v === undefined) return undefined;
@@ -36,10 +34,9 @@ function intFlag(v: string | undefined, name: string, min: number): number | und
   return n;
 }
 
-export async function runJudge(argv: string[], io: CommandIO = stdio, opts: { fetch?: typeof fetch } = {}): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
+export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fetch?: typeof fetch } = {}): Promise<number> {
+  const parsed = parseCommandArgs(
+    {
       args: argv,
       options: {
         suite: { type: 'string' },
@@ -63,15 +60,12 @@ export async function runJudge(argv: string[], io: CommandIO = stdio, opts: { fe
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
-    }));
-  } catch (err) {
-    io.err(`${(err as Error).message}\nusage: ${usage}\n`);
-    return 2;
-  }
-  if (values.help) {
-    io.out(`${usage}\n`);
-    return 0;
-  }
+    },
+    usage,
+    io,
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const bad = (msg: string) => {
     io.err(`${msg}\nusage: ${usage}\n`);
     return 2;
