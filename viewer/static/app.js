@@ -183,23 +183,29 @@ function shotWithOverlay(id, frame, st, scale, opts = {}) {
 
 // ---------- runs list ----------
 let listState = { items: [], sel: 0 };
+let listSeq = 0;
+// The filters as they are in the address now: a control changed while an earlier change is still loading
+// must build on the newest filters, not on the ones its (about to be replaced) list was drawn with.
+const liveListParams = () => listParams(parseHash().params);
 
 async function renderList(params) {
+  const mine = ++listSeq;
   const offset = Number(params.offset || 0);
   const [facets, page] = await Promise.all([api('facets'), api('episodes', { ...listParams(params), offset, limit: PAGE })]);
+  if (mine !== listSeq) return; // a newer list render started while this one loaded: drawing it would show stale rows
   document.getElementById('root').textContent = facets.root;
   const search = h('input', { type: 'search', placeholder: 'Search task text or id…  ( / )', value: params.q || '', id: 'q' });
   let timer;
   search.addEventListener('input', () => {
     clearTimeout(timer);
-    timer = setTimeout(() => go('/', { ...listParams(params), q: search.value, offset: 0 }, true), 250);
+    timer = setTimeout(() => go('/', { ...liveListParams(), q: search.value, offset: 0 }, true), 250);
   });
   const selects = FILTERS.filter((f) => Object.keys(facets.facets[f] || {}).length > 0).map((f) => {
     const values = Object.entries(facets.facets[f]).sort((a, b) => (a[0] < b[0] ? -1 : 1));
     const sel = h('select', { 'data-filter': f, class: params[f] ? 'set' : '', title: LABELS[f] },
       h('option', { value: '' }, `${LABELS[f]}: all`),
       values.map(([v, n]) => h('option', { value: v, selected: params[f] === v }, `${v.replace(/_/g, ' ')} (${n})`)));
-    sel.addEventListener('change', () => go('/', { ...listParams(params), [f]: sel.value, offset: 0 }));
+    sel.addEventListener('change', () => go('/', { ...liveListParams(), [f]: sel.value, offset: 0 }));
     return sel;
   });
   const clear = h('button', { onclick: () => go('/', {}) }, 'Clear');
