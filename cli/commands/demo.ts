@@ -1,7 +1,7 @@
 // `grove demo` (npm run demo): the whole offline suite with the scripted policy against an embedded Grove
 // server and the offline sites, judged by the rule judges. Exit 0 only when every episode succeeded.
 import { readdirSync, readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { intOption, listFilters, options, parseCommandArgs, STDIO, valueError } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { RunArgs } from './run-args.ts';
 
@@ -40,33 +40,12 @@ export const demo: Command = {
   summary: 'Run the offline suite with the scripted policy, judged, with a report (the quick tour)',
   usage,
   async run(argv) {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        options: {
-          out: { type: 'string' },
-          concurrency: { type: 'string' },
-          ids: { type: 'string' },
-          site: { type: 'string' },
-          help: { type: 'boolean', short: 'h' },
-        },
-        strict: true,
-      }));
-    } catch (err) {
-      process.stderr.write(`grove demo: ${(err as Error).message}\nusage: ${usage}\n`);
-      return 2;
-    }
-    if (values.help) {
-      process.stdout.write(`usage: ${usage}\n`);
-      return 0;
-    }
-    const concurrency = values.concurrency === undefined ? 4 : Number(values.concurrency);
-    if (!Number.isInteger(concurrency) || concurrency < 1) {
-      process.stderr.write(`grove demo: --concurrency must be an integer >= 1\n`);
-      return 2;
-    }
-    const split = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+    const u = { usage, io: STDIO, name: 'demo' };
+    const parsed = parseCommandArgs({ args: argv, options: options(['out', 'concurrency', 'ids', 'site']) }, u);
+    if (typeof parsed === 'number') return parsed;
+    const { values } = parsed;
+    const concurrency = intOption(values.concurrency, 'concurrency', 1) ?? 4;
+    if (concurrency instanceof Error) return valueError(u, concurrency.message);
     const args: RunArgs = {
       suite: 'offline',
       policy: 'scripted',
@@ -77,8 +56,7 @@ export const demo: Command = {
       episodeTimeoutSec: 180,
       out: values.out ?? `runs/demo-${new Date().toISOString().replace(/[:.]/g, '-').replace(/Z$/, '')}`,
       resume: false,
-      ids: split(values.ids),
-      site: split(values.site),
+      ...listFilters(values),
     };
     const { executeRun, printRunResult } = await import('./run-exec.ts');
     const ctl = new AbortController();

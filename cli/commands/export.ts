@@ -6,7 +6,7 @@ import { TERMINATION_REASONS, type TerminationReason } from '../../protocol/task
 import { readAll, readEpisode, detectLayout, type EpisodeView } from '../../recording/reader.ts';
 import { exportAnimation, exportOnlineMind2Web, exportSft, exportWebVoyager, keepEpisode } from '../../recording/export/index.ts';
 import { safeName } from '../../recording/export/common.ts';
-import { parseCommandArgs, STDIO, type CommandIO } from '../args.ts';
+import { list, options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
 
 const FORMATS = ['online-mind2web', 'webvoyager', 'sft', 'webp', 'gif'] as const;
 
@@ -24,49 +24,30 @@ Only complete episodes are exported. One result per task for the benchmark layou
 same task are skipped (reported) unless --overwrite, which keeps the last.
 Exit codes: 0 done, 1 when an episode could not be exported, 2 on bad options.`;
 
-const csv = (v?: string) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
-
 export async function runExport(argv: string[], io: CommandIO = STDIO): Promise<number> {
+  const u = { usage, io };
   const parsed = parseCommandArgs(
     {
       args: argv,
-      options: {
-        format: { type: 'string' },
-        out: { type: 'string' },
-        schema: { type: 'string' },
-        'policy-format': { type: 'string' },
-        mode: { type: 'string' },
-        images: { type: 'string' },
-        history: { type: 'string' },
-        width: { type: 'string' },
-        delay: { type: 'string' },
-        termination: { type: 'string' },
-        'min-reward': { type: 'string' },
-        'success-only': { type: 'boolean' },
-        episode: { type: 'string' },
-        overwrite: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: options(
+        ['format', 'out', 'schema', 'policy-format', 'mode', 'images', 'history', 'width', 'delay', 'termination', 'min-reward', 'episode'],
+        ['success-only', 'overwrite'],
+      ),
       allowPositionals: true,
-      strict: true,
     },
-    usage,
-    io,
+    u,
   );
   if (typeof parsed === 'number') return parsed;
   const values: Record<string, string | boolean | undefined> = parsed.values;
   const { positionals } = parsed;
-  const bad = (msg: string) => {
-    io.err(`${msg}\nusage: ${usage}\n`);
-    return 2;
-  };
+  const bad = (msg: string) => usageError(u, msg);
   const format = values.format as (typeof FORMATS)[number];
   if (!FORMATS.includes(format)) return bad(`--format must be one of ${FORMATS.join(', ')}`);
   const out = values.out as string | undefined;
   if (!out) return bad('--out OUT is required');
   const dir = positionals[0];
   if (!dir || positionals.length > 1) return bad('exactly one DIR is required');
-  const termination = csv(values.termination as string | undefined);
+  const termination = list(values.termination as string | undefined);
   for (const t of termination ?? []) if (!TERMINATION_REASONS.includes(t as TerminationReason)) return bad(`--termination: unknown reason "${t}" (${TERMINATION_REASONS.join(', ')})`);
   const minReward = values['min-reward'] === undefined ? (values['success-only'] ? Number.MIN_VALUE : undefined) : Number(values['min-reward']);
   if (minReward !== undefined && !Number.isFinite(minReward)) return bad('--min-reward: expected a number');
@@ -84,7 +65,7 @@ export async function runExport(argv: string[], io: CommandIO = STDIO): Promise<
     for (const e of all.errors) io.err(`skipped unreadable episode ${e.id}: ${e.error}\n`);
     views = all.episodes;
   }
-  const ids = csv(values.episode as string | undefined);
+  const ids = list(values.episode as string | undefined);
   if (ids) views = views.filter((v) => ids.includes(v.id) || ids.includes(v.meta.episode_id));
   const filter = { termination: termination as TerminationReason[] | undefined, minReward };
   const kept = views.filter((v) => keepEpisode(v, filter));

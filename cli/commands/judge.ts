@@ -6,7 +6,8 @@ import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from '../command.ts';
 import type { Task } from '../../protocol/task.ts';
-import { parseCommandArgs, STDIO, type CommandIO } from '../args.ts';
+import { intOption, options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
+import { loadTaskFile } from '../task-file.ts';
 
 // The judges, the VLM client and the episode reader load on demand, so `grove --help` stays fast.
 const JUDGE_NAMES = ['webvoyager', 'webjudge', 'autonomous', 'deepshop'];
@@ -26,50 +27,23 @@ webvoyager/deepshop judges (default 15; Orchard-GUI's reward uses 3). --score-th
 Records (full inputs, raw outputs) go to <episode>/judge/ for Grove episodes, <out>/records/<episode>/ otherwise.
 --truth: episodes with a recorded verdict from a judge named PREFIX* (default "rule") feed an agreement report.`;
 
-
-function intFlag(v: string | undefined, name: string, min: number): number | undefined | Error {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) return new Error(`--${name} must be an integer >= ${min}`);
-  return n;
-}
+const INT_OPTIONS = [['k', 1], ['score-threshold', 1], ['concurrency', 1], ['retries', 0], ['timeout-ms', 1], ['episode-concurrency', 1]] as const;
 
 export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fetch?: typeof fetch } = {}): Promise<number> {
+  const u = { usage, io };
   const parsed = parseCommandArgs(
     {
       args: argv,
-      options: {
-        suite: { type: 'string' },
-        episodes: { type: 'string' },
-        judge: { type: 'string' },
-        tasks: { type: 'string' },
-        out: { type: 'string' },
-        cache: { type: 'string' },
-        'no-cache': { type: 'boolean' },
-        'judge-base-url': { type: 'string' },
-        'judge-model': { type: 'string' },
-        'judge-api-key': { type: 'string' },
-        k: { type: 'string' },
-        'score-threshold': { type: 'string' },
-        concurrency: { type: 'string' },
-        retries: { type: 'string' },
-        'timeout-ms': { type: 'string' },
-        'episode-concurrency': { type: 'string' },
-        truth: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
+      options: options(
+        ['suite', 'episodes', 'judge', 'tasks', 'out', 'cache', 'judge-base-url', 'judge-model', 'judge-api-key', ...INT_OPTIONS.map(([f]) => f), 'truth'],
+        ['no-cache', 'json'],
+      ),
     },
-    usage,
-    io,
+    u,
   );
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
-  const bad = (msg: string) => {
-    io.err(`${msg}\nusage: ${usage}\n`);
-    return 2;
-  };
+  const bad = (msg: string) => usageError(u, msg);
   const { Suite } = await import('../../protocol/task.ts');
   const suite = Suite.safeParse(values.suite);
   if (!suite.success) return bad('--suite is required: webvoyager, online-mind2web or deepshop');
@@ -82,8 +56,8 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
     return bad('the judge model is configured on its own: --judge-base-url URL and --judge-model NAME are required');
   }
   const nums: Record<string, number | undefined> = {};
-  for (const [flag, min] of [['k', 1], ['score-threshold', 1], ['concurrency', 1], ['retries', 0], ['timeout-ms', 1], ['episode-concurrency', 1]] as const) {
-    const v = intFlag(values[flag], flag, min);
+  for (const [flag, min] of INT_OPTIONS) {
+    const v = intOption(values[flag], flag, min);
     if (v instanceof Error) return bad(v.message);
     nums[flag] = v;
   }
@@ -92,28 +66,19 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
     io.err(`error: --episodes ${values.episodes}: no such directory\n`);
     return 1;
   }
-  const [{ createJudge, fileCache, formatAgreement, formatReport, JudgeModel }, { judgeEpisodes }, { findEpisodes }, { loadTasks, TaskFileError }, { readEnvSetting }] =
-    await Promise.all([
-      import('../../judges/index.ts'),
-      import('../../judges/run.ts'),
-      import('../../recording/reader.ts'),
-      import('../../tasks/index.ts'),
-      import('../../sandbox/config.ts'),
-    ]);
+  const [{ createJudge, fileCache, formatAgreement, formatReport, JudgeModel }, { judgeEpisodes }, { findEpisodes }, { readEnvSetting }] = await Promise.all([
+    import('../../judges/index.ts'),
+    import('../../judges/run.ts'),
+    import('../../recording/reader.ts'),
+    import('../../sandbox/config.ts'),
+  ]);
 
   let tasks: Map<string, Task> | undefined;
   if (values.tasks) {
-    try {
-      const res = await loadTasks(suite.data, values.tasks);
-      tasks = new Map(res.tasks.map((t) => [t.id, t]));
-      if (res.issues.length) io.err(`${values.tasks}: ${res.issues.length} unusable rows ignored\n`);
-    } catch (err) {
-      if (err instanceof TaskFileError) {
-        io.err(`error: ${err.message} [${err.code}]\n`);
-        return 1;
-      }
-      throw err;
-    }
+    const res = await loadTaskFile(io, suite.data, values.tasks);
+    if (res === 1) return 1;
+    tasks = new Map(res.tasks.map((t) => [t.id, t]));
+    if (res.issues.length) io.err(`${values.tasks}: ${res.issues.length} unusable rows ignored\n`);
   }
 
   if (values.out === undefined) {

@@ -1,5 +1,5 @@
 // Argument parsing of `grove run` (pure: unit-tested).
-import { parseArgs } from 'node:util';
+import { FILTER_OPTIONS, listFilters, options, tryParseArgs } from '../args.ts';
 
 export const RUN_SUITES = ['offline', 'webvoyager', 'online-mind2web', 'deepshop'] as const;
 export type RunSuite = (typeof RUN_SUITES)[number];
@@ -54,8 +54,6 @@ export interface RunArgs {
 
 export type ParsedRunArgs = { ok: true; args: RunArgs } | { ok: false; error: string; help?: boolean };
 
-const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
-
 function num(name: string, v: string | undefined, { int = false, min = 0 } = {}): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
@@ -73,46 +71,17 @@ const DEFAULT_JUDGE: Record<RunSuite, RunJudge> = {
 };
 
 export function parseRunArgs(argv: string[]): ParsedRunArgs {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        suite: { type: 'string' },
-        tasks: { type: 'string' },
-        policy: { type: 'string' },
-        model: { type: 'string' },
-        format: { type: 'string' },
-        'policy-api-key': { type: 'string' },
-        concurrency: { type: 'string' },
-        'max-steps': { type: 'string' },
-        'episode-timeout': { type: 'string' },
-        judge: { type: 'string' },
-        'judge-url': { type: 'string' },
-        'judge-model': { type: 'string' },
-        'judge-all': { type: 'boolean' },
-        server: { type: 'string' },
-        'api-key': { type: 'string' },
-        'browser-processes': { type: 'string' },
-        out: { type: 'string' },
-        resume: { type: 'boolean' },
-        'max-cost-usd': { type: 'string' },
-        'price-in': { type: 'string' },
-        'price-out': { type: 'string' },
-        'max-minutes': { type: 'string' },
-        site: { type: 'string' },
-        level: { type: 'string' },
-        ids: { type: 'string' },
-        limit: { type: 'string' },
-        retries: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    return { ok: false, error: (err as Error).message };
-  }
+  const parsed = tryParseArgs({
+    args: argv,
+    options: options(
+      ['suite', 'tasks', 'policy', 'model', 'format', 'policy-api-key', 'concurrency', 'max-steps', 'episode-timeout', 'judge', 'judge-url', 'judge-model',
+        'server', 'api-key', 'browser-processes', 'out', 'max-cost-usd', 'price-in', 'price-out', 'max-minutes', ...FILTER_OPTIONS, 'retries'],
+      ['judge-all', 'resume'],
+    ),
+    allowPositionals: false,
+  });
+  if ('error' in parsed) return { ok: false, error: parsed.error };
+  const values: Record<string, string | boolean | undefined> = parsed.values;
   if (values.help) return { ok: false, error: '', help: true };
   const s = (k: string) => values[k] as string | undefined;
   const suite = s('suite');
@@ -167,9 +136,7 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
         priceIn,
         priceOut,
         maxMinutes: num('max-minutes', s('max-minutes'), { min: 0 }),
-        site: list(s('site')),
-        level: list(s('level')),
-        ids: list(s('ids')),
+        ...listFilters({ site: s('site'), level: s('level'), ids: s('ids') }),
         limit: num('limit', s('limit'), { int: true, min: 1 }),
         retries: num('retries', s('retries'), { int: true, min: 0 }),
       },

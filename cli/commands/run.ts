@@ -1,4 +1,5 @@
 // `grove run`: argument checking here; the heavy implementation (server, browser, judges) is imported on demand.
+import { showUsage, STDIO, usageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { parseRunArgs, RUN_USAGE } from './run-args.ts';
 
@@ -9,12 +10,8 @@ export const run: Command = {
   async run(argv) {
     const parsed = parseRunArgs(argv);
     if (!parsed.ok) {
-      if (parsed.help) {
-        process.stdout.write(`usage: ${RUN_USAGE}\n`);
-        return 0;
-      }
-      process.stderr.write(`grove run: ${parsed.error}\nusage: ${RUN_USAGE}\n`);
-      return 2;
+      const u = { usage: RUN_USAGE, io: STDIO, name: 'run' };
+      return parsed.help ? showUsage(u) : usageError(u, parsed.error);
     }
     const { executeRun, printRunResult, stdio } = await import('./run-exec.ts');
     // Ctrl-C: stop starting episodes, abort the running ones, still write the summary (resume picks up later).

@@ -1,6 +1,7 @@
 // `grove tasks list`: print normalised tasks of a suite file, one JSON per line, problems on stderr.
-import { parseCommandArgs, type CommandIO } from '../args.ts';
+import { FILTER_OPTIONS, intOption, listFilters, options, parseCommandArgs, STDIO, usageError, valueError, type CommandIO } from '../args.ts';
 import type { Command } from '../command.ts';
+import { loadTaskFile } from '../task-file.ts';
 import type { TaskFilter } from '../../tasks/index.ts';
 
 // The loaders load on demand, so `grove --help` stays fast.
@@ -14,71 +15,28 @@ line/index and the reason, and counted in a summary. Exit 0 when the file could 
 not (missing, not JSON, wrong shape), 2 on bad arguments.
 --references: WebVoyager reference_answer.json (default: the one beside --file, when present).`;
 
-const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
-
 export type { CommandIO };
-const stdio: CommandIO = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
 
-export async function runTasks(argv: string[], io: CommandIO = stdio): Promise<number> {
+export async function runTasks(argv: string[], io: CommandIO = STDIO): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== 'list') {
     io.err(`${sub ? `unknown subcommand "${sub}"\n` : ''}usage: ${usage}\n`);
     return sub === '--help' || sub === '-h' ? 0 : 2;
   }
-  const parsed = parseCommandArgs(
-    {
-      args: rest,
-      options: {
-        suite: { type: 'string' },
-        file: { type: 'string' },
-        site: { type: 'string' },
-        level: { type: 'string' },
-        ids: { type: 'string' },
-        limit: { type: 'string' },
-        references: { type: 'string' },
-        'no-references': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    },
-    usage,
-    io,
-  );
+  const u = { usage, io };
+  const parsed = parseCommandArgs({ args: rest, options: options(['suite', 'file', ...FILTER_OPTIONS, 'references'], ['no-references']) }, u);
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
-  const [{ Suite }, { LOADERS, loadTasks, TaskFileError }] = await Promise.all([import('../../protocol/task.ts'), import('../../tasks/index.ts')]);
+  const [{ Suite }, { LOADERS }] = await Promise.all([import('../../protocol/task.ts'), import('../../tasks/index.ts')]);
   const suite = Suite.safeParse(values.suite);
-  if (!values.suite || !suite.success || !LOADERS[suite.data]) {
-    io.err(`--suite must be one of ${Object.keys(LOADERS).join(', ')}\nusage: ${usage}\n`);
-    return 2;
-  }
-  if (!values.file) {
-    io.err(`--file PATH is required\nusage: ${usage}\n`);
-    return 2;
-  }
-  const filter: TaskFilter = { site: list(values.site), level: list(values.level), ids: list(values.ids) };
-  if (values.limit !== undefined) {
-    const n = Number(values.limit);
-    if (!Number.isInteger(n) || n < 0) {
-      io.err('--limit must be a non-negative integer\n');
-      return 2;
-    }
-    filter.limit = n;
-  }
+  if (!values.suite || !suite.success || !LOADERS[suite.data]) return usageError(u, `--suite must be one of ${Object.keys(LOADERS).join(', ')}`);
+  if (!values.file) return usageError(u, '--file PATH is required');
+  const limit = intOption(values.limit, 'limit', 0);
+  if (limit instanceof Error) return valueError(u, '--limit must be a non-negative integer');
+  const filter: TaskFilter = { ...listFilters(values), limit };
   const t0 = performance.now();
-  let res;
-  try {
-    res = await loadTasks(suite.data, values.file, {
-      filter,
-      references: values['no-references'] ? false : values.references,
-    });
-  } catch (err) {
-    if (err instanceof TaskFileError) {
-      io.err(`error: ${err.message} [${err.code}]\n`);
-      return 1;
-    }
-    throw err;
-  }
+  const res = await loadTaskFile(io, suite.data, values.file, { filter, references: values['no-references'] ? false : values.references });
+  if (res === 1) return 1;
   if (res.tasks.length) io.out(res.tasks.map((t) => JSON.stringify(t)).join('\n') + '\n');
   for (const i of res.issues) io.err(`${values.file}: ${i.where}: skipped${i.id ? ` (${i.id})` : ''}: ${i.reason}\n`);
   const ms = Math.round(performance.now() - t0);

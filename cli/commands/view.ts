@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import type { Command } from '../command.ts';
 import { startViewer } from '../../viewer/server.ts';
 
-import { parseCommandArgs, STDIO, type CommandIO } from '../args.ts';
+import { options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
 export { STDIO, type CommandIO };
 
 const usage = `grove view DIR [--port N] [--host H]
@@ -16,23 +16,14 @@ Works offline: no CDN. Prints the URL; stops on Ctrl-C.
 Exit codes: 0 after Ctrl-C, 1 when DIR cannot be read or the port is taken, 2 on bad options.`;
 
 export async function runView(argv: string[], io: CommandIO = STDIO): Promise<number> {
-  const parsed = parseCommandArgs(
-    {
-      args: argv,
-      options: { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: true,
-      strict: true,
-    },
-    usage,
-    io,
-  );
+  const u = { usage, io };
+  const parsed = parseCommandArgs({ args: argv, options: options(['port', 'host']), allowPositionals: true }, u);
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
   const dir = positionals[0];
   const port = values.port === undefined ? 8780 : Number(values.port);
   if (!dir || positionals.length > 1 || !Number.isInteger(port) || port < 0 || port > 65535) {
-    io.err(`${!dir ? 'DIR is required' : positionals.length > 1 ? 'only one DIR' : `--port: expected 0..65535, got "${values.port}"`}\nusage: ${usage}\n`);
-    return 2;
+    return usageError(u, !dir ? 'DIR is required' : positionals.length > 1 ? 'only one DIR' : `--port: expected 0..65535, got "${values.port}"`);
   }
   const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
   if (!isDir) {
