@@ -1,6 +1,8 @@
-// Helpers shared by the format parsers: decoding model output, reading tool-call JSON with readable errors,
-// argument checks, coordinate-range checks and key-name normalisation.
+// Helpers shared by the format parsers and printers: decoding model output, reading tool-call JSON with readable
+// errors, argument checks, coordinate-range checks, key-name normalisation, and the steps several formats print
+// alike (typing at a point, scrolling by notches, function tool definitions).
 import { Action } from '../../protocol/action.ts';
+import type { ToolDef } from '../client.ts';
 import type { FormatOptions, ModelOutput, OutputToolCall, ParseResult } from './types.ts';
 
 /** Thrown inside a parser to abort with a structured failure; `parseWith` turns it into `{ ok: false }`. */
@@ -38,6 +40,38 @@ export function parseWith(
     if (e instanceof ParseFailure) return withThought({ ok: false, error: e.message }, thoughtOnFailure?.());
     throw e;
   }
+}
+
+/**
+ * Parse skeleton of the formats whose native output is JSON (Anthropic content blocks, OpenAI Responses items) and
+ * that also run behind chat tool calls. Tool calls are read in order by `call` (the message content is the thought);
+ * plain text is the model addressing the user, i.e. the final answer (text that looks like JSON but does not parse
+ * is a truncated/malformed failure); any other JSON value goes to `json`.
+ */
+export function parseCallsOrJson(
+  output: ModelOutput,
+  read: {
+    call: (call: DecodedToolCall, index: number, out: Action[]) => void;
+    json: (json: unknown) => { actions: Action[]; thought?: string };
+    /** The thought to report when `json` fails (e.g. a reasoning summary read before the failure). */
+    thoughtOnFailure?: () => string | undefined;
+  },
+): ParseResult {
+  return parseWith(() => {
+    const d = decodeOutput(output);
+    if (d.toolCalls?.length) {
+      const actions: Action[] = [];
+      d.toolCalls.forEach((tc, i) => read.call(readToolCall(tc, i), i, actions));
+      return { actions, thought: d.content.trim() || undefined };
+    }
+    if (d.json === undefined) {
+      const t = d.content.trim();
+      if (!t) fail('Empty output.');
+      if (t.startsWith('{') || t.startsWith('[')) parseJsonText(t, 'the output');
+      return { actions: [{ action: 'answer', text: t }] };
+    }
+    return read.json(d.json);
+  }, read.thoughtOnFailure);
 }
 
 function withThought<T extends ParseResult>(r: T, thought: string | undefined): T {
@@ -85,6 +119,23 @@ export function decodeOutput(output: ModelOutput): DecodedOutput {
     }
   }
   return { content: output };
+}
+
+type JsonObject = Record<string, unknown>;
+
+/**
+ * The items of a JSON-native output (Anthropic content blocks, OpenAI Responses items): the objects of an array, or
+ * of the array under `list` in a wrapper object (`{ role, content: [...] }`, `{ output: [...] }`), or one object as
+ * `one` reads it (the item itself, or a bare action wrapped into an item). undefined when nothing is recognised.
+ */
+export function jsonItems(json: unknown, list: string, one: (o: JsonObject) => JsonObject | undefined): JsonObject[] | undefined {
+  const objects = (a: unknown[]) => a.filter((x): x is JsonObject => !!x && typeof x === 'object');
+  if (Array.isArray(json)) return objects(json);
+  if (!json || typeof json !== 'object') return undefined;
+  const o = json as JsonObject;
+  if (Array.isArray(o[list])) return objects(o[list]);
+  const item = one(o);
+  return item && [item];
 }
 
 /** Parses JSON text from a model, with an error that says what went wrong (truncated vs malformed). */
@@ -206,6 +257,11 @@ export function describe(v: unknown): string {
 
 export function divisorOf(opts?: FormatOptions): 1000 | 999 {
   return opts?.rel_divisor ?? 1000;
+}
+
+/** " <lead> WxH pixels." when the screenshot size is known (prompts of image_px formats), else ''. */
+export function sizeNote(opts: FormatOptions | undefined, lead: string): string {
+  return opts?.width && opts?.height ? ` ${lead} ${opts.width}x${opts.height} pixels.` : '';
 }
 
 /** Point fields for a rel1000 format, with a range check (a value above the grid is a model error). */
@@ -346,6 +402,53 @@ export function findJson(text: string, opener: '[' | '{', from = 0): { text: str
 
 // ---------------------------------------------------------------------------------------------------------
 // Printing
+
+type TypeAction = Extract<Action, { action: 'type' }>;
+type ScrollAction = Extract<Action, { action: 'scroll' }>;
+
+/**
+ * A canonical type action as the steps of a format without "type at a point": click the point (when given), select
+ * all (`clear`), type the text, press Enter (`submit`). Formats whose typing step carries the submit itself
+ * (UI-TARS' trailing newline) give no `enter`. Steps are built in order, only when needed.
+ */
+export function typeSteps<T>(
+  a: TypeAction,
+  space: 'rel1000' | 'image_px',
+  format: string,
+  step: { click: (x: number, y: number) => T; selectAll: () => T; type: (text: string) => T; enter?: () => T },
+): T[] {
+  const out: T[] = [];
+  if (a.x !== undefined && a.y !== undefined) {
+    assertSpace(a, space, format);
+    out.push(step.click(a.x, a.y));
+  }
+  if (a.clear) out.push(step.selectAll());
+  out.push(step.type(a.text));
+  if (a.submit && step.enter) out.push(step.enter());
+  return out;
+}
+
+/**
+ * Direction and size of a canonical scroll for formats that scroll by direction + wheel notches. Without a
+ * direction, dy (else dx) gives it, and its size; with neither it is down. `notches` is undefined when no size is
+ * given; `fromPx` says it was converted from pixels (100 px a notch) and may be fractional.
+ */
+export function scrollNotches(a: ScrollAction): { direction: 'up' | 'down' | 'left' | 'right'; notches: number | undefined; fromPx: boolean } {
+  let direction = a.direction;
+  let notches = a.amount !== undefined ? (a.unit === 'px' ? a.amount / 100 : a.amount) : undefined;
+  let fromPx = a.unit === 'px';
+  if (!direction) {
+    if (a.dy) [direction, notches, fromPx] = [a.dy > 0 ? 'down' : 'up', Math.abs(a.dy) / 100, true];
+    else if (a.dx) [direction, notches, fromPx] = [a.dx > 0 ? 'right' : 'left', Math.abs(a.dx) / 100, true];
+    else direction = 'down';
+  }
+  return { direction, notches, fromPx };
+}
+
+/** A function tool whose arguments are one JSON object with these properties. */
+export function functionTool(name: string, description: string, properties: Record<string, unknown>, required?: string[]): ToolDef {
+  return { type: 'function', function: { name, description, parameters: { type: 'object', ...(required ? { required } : {}), properties } } };
+}
 
 /** Checks that an action's coordinates are in the space the format writes (print does not convert). */
 export function assertSpace(a: { space?: string; action: string }, space: 'rel1000' | 'image_px', format: string): void {

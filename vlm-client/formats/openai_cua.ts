@@ -23,17 +23,19 @@ import {
   canonicalCombo,
   clip,
   combosOf,
-  decodeOutput,
   describe,
   fail,
+  functionTool,
+  jsonItems,
   num,
-  parseJsonText,
-  parseWith,
+  parseCallsOrJson,
   pxPoint,
   readToolCall,
+  sizeNote,
   splitCombo,
   str,
   styledKey,
+  typeSteps,
 } from './common.ts';
 import { UnsupportedActionError, type FormatOptions, type ModelOutput, type ParseResult, type PolicyFormat } from './types.ts';
 
@@ -45,15 +47,12 @@ const COMPUTER_TOOL_NAMES = new Set(['computer', 'computer_call', 'computer_use_
 type Item = Record<string, unknown>;
 
 function itemsOf(json: unknown): Item[] {
-  if (Array.isArray(json)) return json.filter((x): x is Item => !!x && typeof x === 'object');
-  if (json && typeof json === 'object') {
-    const o = json as Item;
-    if (Array.isArray(o.output)) return itemsOf(o.output);
-    if (o.type === 'computer_call' || o.type === 'message' || o.type === 'reasoning' || o.type === 'function_call') return [o];
+  const items = jsonItems(json, 'output', (o) => {
+    if (o.type === 'computer_call' || o.type === 'message' || o.type === 'reasoning' || o.type === 'function_call') return o;
     // Any other typed object is taken as a bare action, so an unknown type gets a precise error.
-    if (typeof o.type === 'string') return [{ type: 'computer_call', action: o }];
-  }
-  fail(`Unrecognised JSON output: ${clip(JSON.stringify(json), 120)}.`);
+    return typeof o.type === 'string' ? { type: 'computer_call', action: o } : undefined;
+  });
+  return items ?? fail(`Unrecognised JSON output: ${clip(JSON.stringify(json), 120)}.`);
 }
 
 function textOf(content: unknown): string {
@@ -124,33 +123,19 @@ function functionToCanonical(name: string, args: Item, ctx: string): Action {
 
 function parse(output: ModelOutput, opts?: FormatOptions): ParseResult {
   let thought: string | undefined;
-  return parseWith(
-    () => {
-      const d = decodeOutput(output);
+  return parseCallsOrJson(output, {
+    call: (c, i, out) => {
+      const ctx = `${c.name} (call ${i + 1})`;
+      if (COMPUTER_TOOL_NAMES.has(c.name)) {
+        const act = c.args.action && typeof c.args.action === 'object' ? (c.args.action as Item) : c.args;
+        out.push(actionToCanonical(act, ctx, opts));
+      } else out.push(functionToCanonical(c.name, c.args, ctx));
+    },
+    json: (json) => {
       const actions: Action[] = [];
       let message = '';
-      if (d.toolCalls?.length) {
-        d.toolCalls.forEach((tc, i) => {
-          const c = readToolCall(tc, i);
-          const ctx = `${c.name} (call ${i + 1})`;
-          if (COMPUTER_TOOL_NAMES.has(c.name)) {
-            const act = c.args.action && typeof c.args.action === 'object' ? (c.args.action as Item) : c.args;
-            actions.push(actionToCanonical(act, ctx, opts));
-          } else actions.push(functionToCanonical(c.name, c.args, ctx));
-        });
-        thought = d.content.trim() || undefined;
-        return { actions, thought };
-      }
-      if (d.json === undefined) {
-        const t = d.content.trim();
-        if (!t) fail('Empty output.');
-        if (t.startsWith('{') || t.startsWith('[')) parseJsonText(t, 'the output');
-        // Plain text and no computer call: CUA is addressing the user, i.e. done.
-        return { actions: [{ action: 'answer', text: t }] };
-      }
-      const items = itemsOf(d.json);
       const thoughts: string[] = [];
-      items.forEach((it, i) => {
+      itemsOf(json).forEach((it, i) => {
         const ctx = `output item ${i + 1} (${String(it.type)})`;
         if (it.type === 'reasoning') {
           const s = Array.isArray(it.summary) ? textOf(it.summary) : '';
@@ -175,8 +160,9 @@ function parse(output: ModelOutput, opts?: FormatOptions): ParseResult {
       if (message.trim()) thought = [thought, message.trim()].filter(Boolean).join('\n');
       return { actions, thought };
     },
-    () => thought,
-  );
+    // A reasoning summary read before the failure is still reported.
+    thoughtOnFailure: () => thought,
+  });
 }
 
 function toItems(a: Action, n: () => string, opts?: FormatOptions): Item[] {
@@ -199,17 +185,13 @@ function toItems(a: Action, n: () => string, opts?: FormatOptions): Item[] {
     case 'drag':
       assertSpace(a, 'image_px', NAME);
       return [call({ type: 'drag', path: [{ x: a.x, y: a.y }, ...(a.path ?? []), { x: a.to_x, y: a.to_y }] })];
-    case 'type': {
-      const out: Item[] = [];
-      if (a.x !== undefined && a.y !== undefined) {
-        assertSpace(a, 'image_px', NAME);
-        out.push(call({ type: 'click', button: 'left', x: a.x, y: a.y }));
-      }
-      if (a.clear) out.push(call({ type: 'keypress', keys: ['CTRL', 'A'] }));
-      out.push(call({ type: 'type', text: a.text }));
-      if (a.submit) out.push(call({ type: 'keypress', keys: ['ENTER'] }));
-      return out;
-    }
+    case 'type':
+      return typeSteps(a, 'image_px', NAME, {
+        click: (x, y) => call({ type: 'click', button: 'left', x, y }),
+        selectAll: () => call({ type: 'keypress', keys: ['CTRL', 'A'] }),
+        type: (text) => call({ type: 'type', text }),
+        enter: () => call({ type: 'keypress', keys: ['ENTER'] }),
+      });
     case 'key':
       return combosOf(a.keys).map((c) => call({ type: 'keypress', keys: splitCombo(c).map((k) => styledKey(k, 'openai')) }));
     case 'scroll': {
@@ -257,46 +239,31 @@ function print(actions: Action[], opts?: FormatOptions & { thought?: string }): 
 }
 
 function tools(opts?: FormatOptions): ToolDef[] {
-  const size = opts?.width && opts?.height ? ` The screenshot is ${opts.width}x${opts.height} pixels.` : '';
+  const description = `Act on the browser with mouse and keyboard. x and y are pixels of the screenshot, origin top-left.${sizeNote(opts, 'The screenshot is')}`;
+  const action = {
+    type: 'object',
+    required: ['type'],
+    properties: {
+      type: { type: 'string', enum: ACTION_TYPES },
+      x: { type: 'number' },
+      y: { type: 'number' },
+      button: { type: 'string', enum: ['left', 'right', 'wheel', 'back', 'forward'] },
+      scroll_x: { type: 'number', description: 'pixels, > 0 scrolls right' },
+      scroll_y: { type: 'number', description: 'pixels, > 0 scrolls down' },
+      text: { type: 'string' },
+      keys: { type: 'array', items: { type: 'string' }, description: 'keys pressed together, e.g. ["CTRL", "L"]' },
+      path: { type: 'array', items: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } } } },
+    },
+  };
   return [
-    {
-      type: 'function',
-      function: {
-        name: 'computer',
-        description: `Act on the browser with mouse and keyboard. x and y are pixels of the screenshot, origin top-left.${size}`,
-        parameters: {
-          type: 'object',
-          required: ['action'],
-          properties: {
-            action: {
-              type: 'object',
-              required: ['type'],
-              properties: {
-                type: { type: 'string', enum: ACTION_TYPES },
-                x: { type: 'number' },
-                y: { type: 'number' },
-                button: { type: 'string', enum: ['left', 'right', 'wheel', 'back', 'forward'] },
-                scroll_x: { type: 'number', description: 'pixels, > 0 scrolls right' },
-                scroll_y: { type: 'number', description: 'pixels, > 0 scrolls down' },
-                text: { type: 'string' },
-                keys: { type: 'array', items: { type: 'string' }, description: 'keys pressed together, e.g. ["CTRL", "L"]' },
-                path: { type: 'array', items: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } } } },
-              },
-            },
-          },
-        },
-      },
-    },
-    {
-      type: 'function',
-      function: { name: 'goto', description: 'Open a URL in the current tab.', parameters: { type: 'object', required: ['url'], properties: { url: { type: 'string' } } } },
-    },
-    { type: 'function', function: { name: 'back', description: 'Go back to the previous page.', parameters: { type: 'object', properties: {} } } },
+    functionTool('computer', description, { action }, ['action']),
+    functionTool('goto', 'Open a URL in the current tab.', { url: { type: 'string' } }, ['url']),
+    functionTool('back', 'Go back to the previous page.', {}),
   ];
 }
 
 function systemPrompt(opts?: FormatOptions): string {
-  const size = opts?.width && opts?.height ? ` Screenshots are ${opts.width}x${opts.height} pixels.` : '';
+  const size = sizeNote(opts, 'Screenshots are');
   return (
     `You control a web browser through the computer tool to carry out the user's task.${size} Use pixel coordinates of the ` +
     'latest screenshot. Act without asking for confirmation. When the task is complete, stop calling tools and reply ' +

@@ -15,6 +15,7 @@
 // Drag: Qwen's `left_click_drag` drags from the current pointer position, so a drag is written as `mouse_move`
 // (start) followed by `left_click_drag` (end) in the same output; a lone `left_click_drag` is accepted only with a
 // `start_coordinate` argument, otherwise it is a parse failure (the start point is unknown).
+// The pointer actions and `type` are the Anthropic computer tool's (computer_tool.ts holds the shared mapping).
 // Scroll: `pixels` > 0 scrolls up. Reference executors pass it to pyautogui.scroll, i.e. wheel clicks, so the
 // magnitude is read as notches (canonical `amount`, unit notches).
 import type { Action } from '../../protocol/action.ts';
@@ -26,25 +27,29 @@ import {
   combosOf,
   decodeOutput,
   describe,
+  divisorOf,
   fail,
+  functionTool,
   num,
   parseJsonText,
   parseWith,
-  point,
   readToolCall,
-  relPoint,
+  scrollNotches,
   splitCombo,
   str,
   styledKey,
   taggedBlocks,
   textBefore,
+  typeSteps,
   type DecodedToolCall,
 } from './common.ts';
+import { coordinateReader, printComputerAction, readComputerAction, type ToolInput } from './computer_tool.ts';
 import { UnsupportedActionError, type FormatOptions, type ModelOutput, type ParseResult, type PolicyFormat } from './types.ts';
 
 const NAME = 'qwen3vl';
 const TOOL = 'computer_use';
 const DEFAULT_SCROLL_NOTCHES = 5;
+const DRAG_HINT = 'write mouse_move to the start point before left_click_drag in the same output, or give start_coordinate';
 
 const ACTIONS = [
   'key', 'type', 'mouse_move', 'left_click', 'left_click_drag', 'right_click', 'middle_click', 'double_click',
@@ -52,41 +57,32 @@ const ACTIONS = [
 ] as const;
 
 function toolDef(opts?: FormatOptions): ToolDef {
-  const d = opts?.rel_divisor ?? 1000;
-  return {
-    type: 'function',
-    function: {
-      name: TOOL,
+  const d = divisorOf(opts);
+  const description =
+    `Control the web browser shown in the screenshot with mouse and keyboard.\n` +
+    `* Coordinates are [x, y] on a 0..${d} grid over the screenshot: [0, 0] is the top-left corner, [${d}, ${d}] the bottom-right.\n` +
+    `* Aim at the centre of the element you want to hit.\n` +
+    `* Pages may need a moment after an action; use wait when the screen has not changed yet.`;
+  const properties = {
+    action: {
+      type: 'string',
+      enum: [...ACTIONS],
       description:
-        `Control the web browser shown in the screenshot with mouse and keyboard.\n` +
-        `* Coordinates are [x, y] on a 0..${d} grid over the screenshot: [0, 0] is the top-left corner, [${d}, ${d}] the bottom-right.\n` +
-        `* Aim at the centre of the element you want to hit.\n` +
-        `* Pages may need a moment after an action; use wait when the screen has not changed yet.`,
-      parameters: {
-        type: 'object',
-        required: ['action'],
-        properties: {
-          action: {
-            type: 'string',
-            enum: [...ACTIONS],
-            description:
-              'key: press keys together (keys). type: type text at the focus (text). mouse_move: move the pointer (coordinate). ' +
-              'left_click / right_click / middle_click / double_click / triple_click: click at coordinate. ' +
-              'left_click_drag: press at the pointer (or start_coordinate) and release at coordinate. ' +
-              'scroll: wheel vertically at coordinate, pixels > 0 up, < 0 down (wheel clicks). hscroll: horizontally, > 0 right. ' +
-              'wait: pause (time, seconds). answer: give the answer to the user (text). terminate: end the task (status).',
-          },
-          coordinate: { type: 'array', items: { type: 'number' }, description: `[x, y] on the 0..${d} grid.` },
-          start_coordinate: { type: 'array', items: { type: 'number' }, description: 'Drag start, for left_click_drag (optional).' },
-          keys: { type: 'array', items: { type: 'string' }, description: 'For key: e.g. ["ctrl", "a"] or ["enter"].' },
-          text: { type: 'string', description: 'For type and answer.' },
-          pixels: { type: 'number', description: 'For scroll and hscroll.' },
-          time: { type: 'number', description: 'For wait, in seconds.' },
-          status: { type: 'string', enum: ['success', 'failure'], description: 'For terminate.' },
-        },
-      },
+        'key: press keys together (keys). type: type text at the focus (text). mouse_move: move the pointer (coordinate). ' +
+        'left_click / right_click / middle_click / double_click / triple_click: click at coordinate. ' +
+        'left_click_drag: press at the pointer (or start_coordinate) and release at coordinate. ' +
+        'scroll: wheel vertically at coordinate, pixels > 0 up, < 0 down (wheel clicks). hscroll: horizontally, > 0 right. ' +
+        'wait: pause (time, seconds). answer: give the answer to the user (text). terminate: end the task (status).',
     },
+    coordinate: { type: 'array', items: { type: 'number' }, description: `[x, y] on the 0..${d} grid.` },
+    start_coordinate: { type: 'array', items: { type: 'number' }, description: 'Drag start, for left_click_drag (optional).' },
+    keys: { type: 'array', items: { type: 'string' }, description: 'For key: e.g. ["ctrl", "a"] or ["enter"].' },
+    text: { type: 'string', description: 'For type and answer.' },
+    pixels: { type: 'number', description: 'For scroll and hscroll.' },
+    time: { type: 'number', description: 'For wait, in seconds.' },
+    status: { type: 'string', enum: ['success', 'failure'], description: 'For terminate.' },
   };
+  return functionTool(TOOL, description, properties, ['action']);
 }
 
 function systemPrompt(opts?: FormatOptions): string {
@@ -132,47 +128,9 @@ function toActions(calls: DecodedToolCall[], opts?: FormatOptions): Action[] {
     const action = c.args.action;
     if (typeof action !== 'string') fail(`Call ${i + 1}: "action" must be a string, got ${describe(action)}.`);
     const ctx = `computer_use ${action} (call ${i + 1})`;
-    const at = (key = 'coordinate') => {
-      const [x, y] = point(c.args, key, ctx);
-      return relPoint(x, y, ctx, opts);
-    };
+    const at = coordinateReader(c.args, ctx, 'rel1000', opts);
+    if (readComputerAction(action, c.args, out, { ctx, at, dragHint: DRAG_HINT })) return;
     switch (action) {
-      case 'left_click':
-        out.push({ action: 'click', ...at() });
-        break;
-      case 'right_click':
-        out.push({ action: 'right_click', ...at() });
-        break;
-      case 'middle_click':
-        out.push({ action: 'click', ...at(), button: 'middle' });
-        break;
-      case 'double_click':
-        out.push({ action: 'double_click', ...at() });
-        break;
-      case 'triple_click':
-        out.push({ action: 'triple_click', ...at() });
-        break;
-      case 'mouse_move':
-        out.push({ action: 'hover', ...at() });
-        break;
-      case 'left_click_drag': {
-        const to = at();
-        let from: { x: number; y: number; space: 'rel1000'; rel_divisor?: 999 };
-        if (c.args.start_coordinate !== undefined) from = at('start_coordinate');
-        else {
-          const prev = out[out.length - 1];
-          if (prev?.action !== 'hover') {
-            fail(`${ctx}: the drag start is unknown; write mouse_move to the start point before left_click_drag in the same output, or give start_coordinate.`);
-          }
-          out.pop();
-          from = { x: prev.x, y: prev.y, space: 'rel1000', ...(prev.rel_divisor ? { rel_divisor: prev.rel_divisor as 999 } : {}) };
-        }
-        out.push({ action: 'drag', ...from, to_x: to.x, to_y: to.y });
-        break;
-      }
-      case 'type':
-        out.push({ action: 'type', text: str(c.args, 'text', ctx) });
-        break;
       case 'key': {
         const keys = c.args.keys;
         let parts: string[];
@@ -224,59 +182,29 @@ function parse(output: ModelOutput, opts?: FormatOptions): ParseResult {
 }
 
 /** Canonical actions → computer_use argument objects (some actions expand to several calls). */
-function toArgs(a: Action): Record<string, unknown>[] {
-  const c = (x: number, y: number) => [x, y];
+function toArgs(a: Action): ToolInput[] {
+  const pointer = printComputerAction(a, { format: NAME, space: 'rel1000', dragStart: 'mouse_move' });
+  if (pointer) return pointer;
   switch (a.action) {
-    case 'click': {
-      assertSpace(a, 'rel1000', NAME);
-      if (a.modifiers?.length) throw new UnsupportedActionError(NAME, 'click', 'modifier keys cannot be held during a click');
-      const name = a.button === 'right' ? 'right_click' : a.button === 'middle' ? 'middle_click' : 'left_click';
-      return [{ action: name, coordinate: c(a.x, a.y) }];
-    }
-    case 'double_click':
-    case 'triple_click':
-    case 'right_click':
-      assertSpace(a, 'rel1000', NAME);
-      return [{ action: a.action, coordinate: c(a.x, a.y) }];
-    case 'hover':
-      assertSpace(a, 'rel1000', NAME);
-      return [{ action: 'mouse_move', coordinate: c(a.x, a.y) }];
-    case 'drag':
-      assertSpace(a, 'rel1000', NAME);
-      if (a.path?.length) throw new UnsupportedActionError(NAME, 'drag', 'intermediate path points are not expressible');
-      return [
-        { action: 'mouse_move', coordinate: c(a.x, a.y) },
-        { action: 'left_click_drag', coordinate: c(a.to_x, a.to_y) },
-      ];
-    case 'type': {
-      const out: Record<string, unknown>[] = [];
-      if (a.x !== undefined && a.y !== undefined) {
-        assertSpace(a, 'rel1000', NAME);
-        out.push({ action: 'left_click', coordinate: c(a.x, a.y) });
-      }
-      if (a.clear) out.push({ action: 'key', keys: ['ctrl', 'a'] });
-      out.push({ action: 'type', text: a.text });
-      if (a.submit) out.push({ action: 'key', keys: ['enter'] });
-      return out;
-    }
+    case 'type':
+      return typeSteps<ToolInput>(a, 'rel1000', NAME, {
+        click: (x, y) => ({ action: 'left_click', coordinate: [x, y] }),
+        selectAll: () => ({ action: 'key', keys: ['ctrl', 'a'] }),
+        type: (text) => ({ action: 'type', text }),
+        enter: () => ({ action: 'key', keys: ['enter'] }),
+      });
     case 'key':
       return combosOf(a.keys).map((combo) => ({ action: 'key', keys: splitCombo(combo).map((k) => styledKey(k, 'lower')) }));
     case 'scroll': {
-      let dir = a.direction;
-      let notches = a.amount !== undefined ? (a.unit === 'px' ? a.amount / 100 : a.amount) : undefined;
-      if (!dir) {
-        if (a.dy) [dir, notches] = [a.dy > 0 ? 'down' : 'up', Math.abs(a.dy) / 100];
-        else if (a.dx) [dir, notches] = [a.dx > 0 ? 'right' : 'left', Math.abs(a.dx) / 100];
-        else dir = 'down';
-      }
+      const { direction, notches } = scrollNotches(a);
       const n = Math.max(1, Math.round(notches ?? DEFAULT_SCROLL_NOTCHES));
-      const args: Record<string, unknown> = {
-        action: dir === 'up' || dir === 'down' ? 'scroll' : 'hscroll',
-        pixels: dir === 'up' || dir === 'right' ? n : -n,
+      const args: ToolInput = {
+        action: direction === 'up' || direction === 'down' ? 'scroll' : 'hscroll',
+        pixels: direction === 'up' || direction === 'right' ? n : -n,
       };
       if (a.x !== undefined && a.y !== undefined) {
         assertSpace(a, 'rel1000', NAME);
-        args.coordinate = c(a.x, a.y);
+        args.coordinate = [a.x, a.y];
       }
       return [args];
     }

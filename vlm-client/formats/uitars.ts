@@ -17,11 +17,14 @@ import {
   cleanThought,
   combosOf,
   decodeOutput,
+  divisorOf,
   fail,
   parseWith,
   relPoint,
+  scrollNotches,
   splitCombo,
   styledKey,
+  typeSteps,
 } from './common.ts';
 import { UnsupportedActionError, type FormatOptions, type ModelOutput, type ParseResult, type PolicyFormat } from './types.ts';
 
@@ -243,19 +246,15 @@ function printAction(a: Action, opts?: FormatOptions): string[] {
       return [`drag(${dragPt(a.x, a.y, 'start')}, ${dragPt(a.to_x, a.to_y, 'end')})`];
     case 'key':
       return combosOf(a.keys).map((combo) => `hotkey(key=${q(splitCombo(combo).map((k) => styledKey(k, 'lower')).join(' '))})`);
-    case 'type': {
-      const out: string[] = [];
-      if (a.x !== undefined && a.y !== undefined) {
-        assertSpace(a, 'rel1000', NAME);
-        out.push(`click(${pt(a.x, a.y)})`);
-      }
-      if (a.clear) out.push(`hotkey(key='ctrl a')`);
-      out.push(`type(content=${q(a.text + (a.submit ? '\n' : ''))})`);
-      return out;
-    }
+    case 'type':
+      // A trailing newline submits, so there is no separate Enter step.
+      return typeSteps(a, 'rel1000', NAME, {
+        click: (x, y) => `click(${pt(x, y)})`,
+        selectAll: () => `hotkey(key='ctrl a')`,
+        type: (text) => `type(content=${q(text + (a.submit ? '\n' : ''))})`,
+      });
     case 'scroll': {
-      let dir = a.direction;
-      if (!dir) dir = a.dy ? (a.dy > 0 ? 'down' : 'up') : a.dx ? (a.dx > 0 ? 'right' : 'left') : 'down';
+      const dir = scrollNotches(a).direction;
       if (a.x !== undefined && a.y !== undefined) {
         assertSpace(a, 'rel1000', NAME);
         return [`scroll(${pt(a.x, a.y)}, direction='${dir}')`];
@@ -279,7 +278,7 @@ function print(actions: Action[], opts?: FormatOptions & { thought?: string }): 
 }
 
 function systemPrompt(opts?: FormatOptions): string {
-  const d = opts?.rel_divisor ?? 1000;
+  const d = divisorOf(opts);
   return [
     'You are a GUI agent operating a web browser. You receive the task, your previous actions and the current screenshot, and you decide the single next step.',
     '',
