@@ -5,7 +5,8 @@
 //   GROVE_BENCH_QUICK=1 ...  smaller counts, for a smoke run
 //
 // The Grove server runs as a child process (`grove serve`), so its RSS is measured on its own; the raw
-// baseline runs Chromium from this process with the same flags. The two never run at the same time.
+// baseline runs Chromium from this process with the same flags. Latency and throughput are measured in
+// alternating raw/Grove blocks (ABBA), so that drift on the machine moves both sides alike.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync, mkdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import http from 'node:http';
@@ -22,6 +23,9 @@ const N_CREATE = QUICK ? 10 : 30;
 const N_CONC = 16;
 const CONC_STEPS = QUICK ? 10 : 30;
 const N_CHURN = QUICK ? 100 : 1000;
+/** Interleaved raw/Grove blocks for the latency and throughput comparisons. */
+const ROUNDS = 10;
+const CONC_ROUNDS = 4;
 const CHURN_PAR = 4;
 // The default viewport (Orchard-GUI setting), so warm-pool hits are measured as a default create sees them.
 const VIEWPORT = { width: 1280, height: 1000 };
@@ -118,36 +122,47 @@ async function rawClickCapture(page: Page, cdp: CDPSession, i: number): Promise<
   await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: 80, captureBeyondViewport: false, optimizeForSpeed: true });
 }
 
-async function rawBaseline(fixtureUrl: string) {
+/**
+ * The raw baseline, kept open for the whole comparison so that its blocks can be interleaved with Grove's:
+ * a machine that drifts (thermal, page cache, another tenant) then moves both sides alike.
+ */
+async function startRaw(fixtureUrl: string) {
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
-  try {
-    const ctx = await browser.newContext({ viewport: VIEWPORT });
-    const page = await ctx.newPage();
-    await page.goto(fixtureUrl);
-    const cdp = await ctx.newCDPSession(page);
-    for (let i = 0; i < 10; i++) await rawClickCapture(page, cdp, i);
-    const lat: number[] = [];
-    for (let i = 0; i < N_STEPS; i++) {
-      const t = now();
-      await rawClickCapture(page, cdp, i);
-      lat.push(now() - t);
-    }
-    await ctx.close();
-    // 16 concurrent contexts
-    const pages = await Promise.all(Array.from({ length: N_CONC }, async () => {
-      const c = await browser.newContext({ viewport: VIEWPORT });
-      const p = await c.newPage();
-      await p.goto(fixtureUrl);
-      return { c, p, cdp: await c.newCDPSession(p) };
-    }));
-    const t0 = now();
-    await Promise.all(pages.map(async ({ p, cdp: s }) => { for (let i = 0; i < CONC_STEPS; i++) await rawClickCapture(p, s, i); }));
-    const throughput = (N_CONC * CONC_STEPS) / ((now() - t0) / 1000);
-    await Promise.all(pages.map(({ c }) => c.close()));
-    return { p50: pct(lat, 50), p99: pct(lat, 99), throughput };
-  } finally {
-    await browser.close();
-  }
+  const ctx = await browser.newContext({ viewport: VIEWPORT });
+  const page = await ctx.newPage();
+  await page.goto(fixtureUrl);
+  const cdp = await ctx.newCDPSession(page);
+  let i = 0;
+  let conc: { c: import('playwright-core').BrowserContext; p: Page; cdp: CDPSession }[] = [];
+  return {
+    /** n sequential click+capture steps, each timed. */
+    async steps(n: number): Promise<number[]> {
+      const lat: number[] = [];
+      for (let k = 0; k < n; k++) {
+        const t = now();
+        await rawClickCapture(page, cdp, i++);
+        lat.push(now() - t);
+      }
+      return lat;
+    },
+    async openConcurrent(): Promise<void> {
+      conc = await Promise.all(Array.from({ length: N_CONC }, async () => {
+        const c = await browser.newContext({ viewport: VIEWPORT });
+        const p = await c.newPage();
+        await p.goto(fixtureUrl);
+        return { c, p, cdp: await c.newCDPSession(p) };
+      }));
+    },
+    /** n steps in each of the N_CONC contexts at once; returns the wall time in ms. */
+    async concurrent(n: number): Promise<number> {
+      const t0 = now();
+      await Promise.all(conc.map(async ({ p, cdp: s }) => { for (let k = 0; k < n; k++) await rawClickCapture(p, s, k); }));
+      return now() - t0;
+    },
+    async close(): Promise<void> {
+      if (browser.isConnected()) await browser.close();
+    },
+  };
 }
 
 // ---------- Grove server (child process) ----------
@@ -235,20 +250,62 @@ async function main() {
   const lines: string[] = [];
   const say = (l: string) => { lines.push(l); process.stderr.write(`  ${l}\n`); };
   try {
-    // 1. raw baseline
-    const raw = await rawBaseline(fixture.url);
-
-    // 2. Grove, no warm pool (Chromium already running)
-    let s = await startServer(['--warm-pool', '0']);
+    // 1. step latency and throughput: raw Playwright and Grove (no warm pool) measured in alternating blocks
+    const raw = await startRaw(fixture.url);
+    let s: Server;
+    try {
+      s = await startServer(['--warm-pool', '0']);
+    } catch (e) {
+      await raw.close();
+      throw e;
+    }
     try {
       const id = await createReady(s, createBody(fixture));
+      await raw.steps(10);
       await groveSteps(s, id, 10);
-      const lat = await groveSteps(s, id, N_STEPS);
+      const rawLat: number[] = [];
+      const lat: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const n = Math.ceil(N_STEPS / ROUNDS);
+        // ABBA order: neither side always runs right after the other's block.
+        if (round % 2 === 0) { rawLat.push(...(await raw.steps(n))); lat.push(...(await groveSteps(s, id, n))); }
+        else { lat.push(...(await groveSteps(s, id, n))); rawLat.push(...(await raw.steps(n))); }
+      }
       await api(s, 'DELETE', `/sandboxes/${id}`);
-      results.step_p50_ratio = r2(pct(lat, 50) / raw.p50);
-      results.step_p99_ratio = r2(pct(lat, 99) / raw.p99);
-      say(`step p50          grove ${pct(lat, 50).toFixed(1)} ms   raw ${raw.p50.toFixed(1)} ms   ratio ${results.step_p50_ratio}  (target ≤ 1.15)`);
-      say(`step p99          grove ${pct(lat, 99).toFixed(1)} ms   raw ${raw.p99.toFixed(1)} ms   ratio ${results.step_p99_ratio}`);
+      const rawP50 = pct(rawLat, 50);
+      const rawP99 = pct(rawLat, 99);
+      results.step_p50_ratio = r2(pct(lat, 50) / rawP50);
+      results.step_p99_ratio = r2(pct(lat, 99) / rawP99);
+      say(`step p50          grove ${pct(lat, 50).toFixed(1)} ms   raw ${rawP50.toFixed(1)} ms   ratio ${results.step_p50_ratio}  (target ≤ 1.15; ${lat.length} steps each, ${ROUNDS} interleaved blocks)`);
+      say(`step p99          grove ${pct(lat, 99).toFixed(1)} ms   raw ${rawP99.toFixed(1)} ms   ratio ${results.step_p99_ratio}`);
+
+      // 16 concurrent sessions, again in alternating blocks
+      await raw.openConcurrent();
+      const ids = await Promise.all(Array.from({ length: N_CONC }, () => createReady(s, createBody(fixture))));
+      await raw.concurrent(2);
+      await Promise.all(ids.map((sid) => groveSteps(s, sid, 2)));
+      let rawMs = 0;
+      let groveMs = 0;
+      const per = Math.ceil(CONC_STEPS / CONC_ROUNDS);
+      for (let round = 0; round < CONC_ROUNDS; round++) {
+        const grove = async () => { const t0 = now(); await Promise.all(ids.map((sid) => groveSteps(s, sid, per))); groveMs += now() - t0; };
+        if (round % 2 === 0) { rawMs += await raw.concurrent(per); await grove(); }
+        else { await grove(); rawMs += await raw.concurrent(per); }
+      }
+      await raw.close();
+      const tput = (N_CONC * per * CONC_ROUNDS) / (groveMs / 1000);
+      const rawTput = (N_CONC * per * CONC_ROUNDS) / (rawMs / 1000);
+      results.throughput_ratio_16 = r2(tput / rawTput);
+      say(`steps/s @16       grove ${tput.toFixed(1)}   raw ${rawTput.toFixed(1)}   ratio ${results.throughput_ratio_16} (target ≥ 0.9; ${CONC_ROUNDS} interleaved blocks)`);
+
+      // memory per idle session: PSS of the Chromium tree with 16 idle sessions vs none, per session
+      const pssWith = chromiumPidsUnder(s.proc.pid!).reduce((a, p) => a + pssKb(p), 0);
+      await Promise.all(ids.map((sid) => api(s, 'DELETE', `/sandboxes/${sid}`)));
+      await new Promise((ok) => setTimeout(ok, 1500)); // let renderers exit before sampling the empty tree
+      const pssWithout = chromiumPidsUnder(s.proc.pid!).reduce((a, p) => a + pssKb(p), 0);
+      results.mem_per_session_mb = r2((pssWith - pssWithout) / 1024 / N_CONC);
+      results.mem_tree_per_session_mb = r2(pssWith / 1024 / N_CONC);
+      say(`memory/idle session ${results.mem_per_session_mb} MB marginal PSS (${results.mem_tree_per_session_mb} MB whole tree / ${N_CONC}) (target ≤ 100)`);
 
       // create → ready, cold (no warm pool; Chromium running)
       const cold: number[] = [];
@@ -260,23 +317,6 @@ async function main() {
       }
       results.create_cold_p50_ms = r2(pct(cold, 50));
       say(`create→ready cold p50 ${results.create_cold_p50_ms} ms (target ≤ 400)`);
-
-      // 16 concurrent sessions
-      const ids = await Promise.all(Array.from({ length: N_CONC }, () => createReady(s, createBody(fixture))));
-      const t0 = now();
-      await Promise.all(ids.map((sid) => groveSteps(s, sid, CONC_STEPS)));
-      const tput = (N_CONC * CONC_STEPS) / ((now() - t0) / 1000);
-      results.throughput_ratio_16 = r2(tput / raw.throughput);
-      say(`steps/s @16       grove ${tput.toFixed(1)}   raw ${raw.throughput.toFixed(1)}   ratio ${results.throughput_ratio_16} (target ≥ 0.9)`);
-
-      // memory per idle session: PSS of the Chromium tree with 16 idle sessions vs none, per session
-      const pssWith = chromiumPidsUnder(s.proc.pid!).reduce((a, p) => a + pssKb(p), 0);
-      await Promise.all(ids.map((sid) => api(s, 'DELETE', `/sandboxes/${sid}`)));
-      await new Promise((ok) => setTimeout(ok, 1500)); // let renderers exit before sampling the empty tree
-      const pssWithout = chromiumPidsUnder(s.proc.pid!).reduce((a, p) => a + pssKb(p), 0);
-      results.mem_per_session_mb = r2((pssWith - pssWithout) / 1024 / N_CONC);
-      results.mem_tree_per_session_mb = r2(pssWith / 1024 / N_CONC);
-      say(`memory/idle session ${results.mem_per_session_mb} MB marginal PSS (${results.mem_tree_per_session_mb} MB whole tree / ${N_CONC}) (target ≤ 100)`);
 
       // churn: create/step/delete cycles, CHURN_PAR at a time
       const chromBefore = chromiumPidsUnder(s.proc.pid!).length;
@@ -300,6 +340,7 @@ async function main() {
       results.churn_step_errors = churnErrors;
       say(`churn ${N_CHURN} cycles   leaked chromium processes ${results.churn_leaked_processes} (${chromBefore}→${chromAfter}) (target 0)   server RSS ${(rssBefore / 1024).toFixed(0)}→${(rssAfter / 1024).toFixed(0)} MB, growth ${results.churn_rss_growth_pct} % (target ≤ 10)   step errors ${churnErrors}`);
     } finally {
+      await raw.close();
       await s.stop();
     }
 
