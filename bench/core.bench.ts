@@ -6,7 +6,7 @@
 //
 // The Grove server runs as a child process (`grove serve`), so its RSS is measured on its own; the raw
 // baseline runs Chromium from this process with the same flags. Latency and throughput are measured in
-// alternating raw/Grove blocks (ABBA), so that drift on the machine moves both sides alike.
+// alternating raw/Grove blocks in a rotating order, so that drift on the machine moves both sides alike.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync, mkdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import http from 'node:http';
@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page, type CDPSession } from 'playwright-core';
+import { parseMultipart } from '../client/index.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const QUICK = process.argv.includes('--quick') || process.env.GROVE_BENCH_QUICK === '1';
@@ -233,11 +234,24 @@ const clickAction = (i: number) => ({
   action: 'click', space: 'css_px', x: 8 + ((i % 8) + 0.5) * ((VIEWPORT.width - 16) / 8), y: 40,
 });
 
-async function groveSteps(s: Server, id: string, n: number): Promise<number[]> {
+/** n steps; `binary` asks for the multipart answer (JSON + raw image bytes) instead of base64 in JSON. */
+async function groveSteps(s: Server, id: string, n: number, binary = false): Promise<number[]> {
   const lat: number[] = [];
   for (let i = 0; i < n; i++) {
     const t = now();
-    const r = await api(s, 'POST', `/sandboxes/${id}/step`, { action: clickAction(i) });
+    let r;
+    if (binary) {
+      const res = await fetch(`${s.url}/sandboxes/${id}/step`, {
+        method: 'POST',
+        headers: { 'x-api-key': s.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ action: clickAction(i), screenshot: 'binary' }),
+      });
+      const parts = parseMultipart(new Uint8Array(await res.arrayBuffer()), res.headers.get('content-type') ?? '');
+      r = JSON.parse(new TextDecoder().decode(parts[0].body));
+      if (parts[1]?.body.length < 1000) throw new Error('no image part');
+    } else {
+      r = await api(s, 'POST', `/sandboxes/${id}/step`, { action: clickAction(i) });
+    }
     if (r.observation.last_action_error) throw new Error(JSON.stringify(r.observation.last_action_error));
     lat.push(now() - t);
   }
@@ -254,7 +268,8 @@ async function main() {
     const raw = await startRaw(fixture.url);
     let s: Server;
     try {
-      s = await startServer(['--warm-pool', '0']);
+      // One Chromium process, as the raw baseline has (the default pool of 2 trades a little CPU for isolation).
+      s = await startServer(['--warm-pool', '0', '--browser-processes', '1']);
     } catch (e) {
       await raw.close();
       throw e;
@@ -263,13 +278,19 @@ async function main() {
       const id = await createReady(s, createBody(fixture));
       await raw.steps(10);
       await groveSteps(s, id, 10);
+      await groveSteps(s, id, 10, true);
       const rawLat: number[] = [];
       const lat: number[] = [];
+      const binLat: number[] = [];
       for (let round = 0; round < ROUNDS; round++) {
         const n = Math.ceil(N_STEPS / ROUNDS);
-        // ABBA order: neither side always runs right after the other's block.
-        if (round % 2 === 0) { rawLat.push(...(await raw.steps(n))); lat.push(...(await groveSteps(s, id, n))); }
-        else { lat.push(...(await groveSteps(s, id, n))); rawLat.push(...(await raw.steps(n))); }
+        // Rotating order: no side always runs right after another's block.
+        const blocks = [
+          async () => rawLat.push(...(await raw.steps(n))),
+          async () => lat.push(...(await groveSteps(s, id, n))),
+          async () => binLat.push(...(await groveSteps(s, id, n, true))),
+        ];
+        for (let k = 0; k < blocks.length; k++) await blocks[(round + k) % blocks.length]();
       }
       await api(s, 'DELETE', `/sandboxes/${id}`);
       const rawP50 = pct(rawLat, 50);
@@ -278,6 +299,10 @@ async function main() {
       results.step_p99_ratio = r2(pct(lat, 99) / rawP99);
       say(`step p50          grove ${pct(lat, 50).toFixed(1)} ms   raw ${rawP50.toFixed(1)} ms   ratio ${results.step_p50_ratio}  (target ≤ 1.15; ${lat.length} steps each, ${ROUNDS} interleaved blocks)`);
       say(`step p99          grove ${pct(lat, 99).toFixed(1)} ms   raw ${rawP99.toFixed(1)} ms   ratio ${results.step_p99_ratio}`);
+      results.step_p50_ratio_binary = r2(pct(binLat, 50) / rawP50);
+      results.step_p99_ratio_binary = r2(pct(binLat, 99) / rawP99);
+      say(`step p50 binary   grove ${pct(binLat, 50).toFixed(1)} ms   raw ${rawP50.toFixed(1)} ms   ratio ${results.step_p50_ratio_binary}  (screenshot "binary": multipart, image bytes without base64)`);
+      say(`step p99 binary   grove ${pct(binLat, 99).toFixed(1)} ms   raw ${rawP99.toFixed(1)} ms   ratio ${results.step_p99_ratio_binary}`);
 
       // 16 concurrent sessions, again in alternating blocks
       await raw.openConcurrent();
@@ -377,6 +402,8 @@ async function main() {
     churn_rss_growth_pct: results.churn_rss_growth_pct,
     mem_tree_per_session_mb: results.mem_tree_per_session_mb,
     churn_step_errors: results.churn_step_errors,
+    step_p50_ratio_binary: results.step_p50_ratio_binary,
+    step_p99_ratio_binary: results.step_p99_ratio_binary,
     quick: QUICK,
     measured_at: new Date().toISOString(),
   };

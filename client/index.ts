@@ -17,6 +17,53 @@ export interface ObservationOptions {
 }
 export type { DownloadInfo, Health, Observation, SandboxInfo, StepResult, CreateSandboxBody };
 
+/** A step or observation answered with `screenshot: "binary"`. */
+export interface BinaryAnswer<T> {
+  result: T;
+  image: { mime: string; bytes: Uint8Array } | null;
+}
+
+/**
+ * Splits a multipart/mixed body (RFC 2046) into its parts. Uses each part's Content-Length when given
+ * (Grove always sends it, so image bytes are never scanned), else the next delimiter.
+ */
+export function parseMultipart(body: Uint8Array, contentType: string): { type: string; body: Uint8Array }[] {
+  const m = /boundary="?([^";]+)"?/i.exec(contentType);
+  if (!m) throw new Error('multipart answer without a boundary');
+  const enc = new TextEncoder();
+  const delim = enc.encode(`--${m[1]}`);
+  const find = (needle: Uint8Array, from: number): number => {
+    outer: for (let i = from; i <= body.length - needle.length; i++) {
+      for (let j = 0; j < needle.length; j++) if (body[i + j] !== needle[j]) continue outer;
+      return i;
+    }
+    return -1;
+  };
+  const crlfcrlf = enc.encode('\r\n\r\n');
+  const parts: { type: string; body: Uint8Array }[] = [];
+  let at = find(delim, 0);
+  if (at < 0) throw new Error('no multipart delimiter in the answer');
+  for (;;) {
+    at += delim.length;
+    if (body[at] === 0x2d && body[at + 1] === 0x2d) return parts; // "--": the closing delimiter
+    const headEnd = find(crlfcrlf, at);
+    if (headEnd < 0) throw new Error('a multipart part has no header end');
+    const headers = new TextDecoder().decode(body.subarray(at, headEnd));
+    const start = headEnd + 4;
+    const len = /^content-length:\s*(\d+)\s*$/im.exec(headers);
+    let end: number;
+    if (len) {
+      end = start + Number(len[1]);
+      at = find(delim, end);
+    } else {
+      at = find(delim, start);
+      end = at - 2; // the CRLF before the delimiter belongs to it
+    }
+    if (at < 0 || end > body.length) throw new Error('a multipart part is cut short');
+    parts.push({ type: /^content-type:\s*(.+?)\s*$/im.exec(headers)?.[1] ?? 'text/plain', body: body.subarray(start, end) });
+  }
+}
+
 export class GroveApiError extends Error {
   /** HTTP status (0 when the request never got an answer). */
   readonly status: number;
@@ -160,8 +207,39 @@ export class GroveClient {
   }
 
   /** One of `action`, `actions` or `model_output` + `format`. */
-  step(id: string, body: StepInput): Promise<StepResult> {
+  step(id: string, body: Omit<StepInput, 'screenshot'> & { screenshot?: 'base64' | 'none' }): Promise<StepResult> {
     return this.json('POST', `/sandboxes/${GroveClient.id(id)}/step`, body);
+  }
+
+  /**
+   * A step whose screenshot comes as raw bytes (`screenshot: "binary"`, a multipart/mixed answer): `image` is
+   * the encoded image (null when nothing was captured) and `result.observation.screenshot` has no base64.
+   */
+  async stepBinary(id: string, body: Omit<StepInput, 'screenshot'>): Promise<BinaryAnswer<StepResult>> {
+    const path = `/sandboxes/${GroveClient.id(id)}/step`;
+    return this.binary<StepResult>(await this.request('POST', path, { ...body, screenshot: 'binary' }), `POST ${path}`);
+  }
+
+  /** The observation with its screenshot as raw bytes (see stepBinary). */
+  async observationBinary(id: string, opts: Omit<ObservationOptions, 'screenshot'> = {}): Promise<BinaryAnswer<Observation>> {
+    const q = new URLSearchParams({ screenshot: 'binary' });
+    for (const [k, v] of Object.entries(opts)) if (v !== undefined) q.set(k, String(v));
+    const path = `/sandboxes/${GroveClient.id(id)}/observation?${q}`;
+    return this.binary<Observation>(await this.request('GET', path), `GET ${path}`);
+  }
+
+  private async binary<T>(res: Response, what: string): Promise<BinaryAnswer<T>> {
+    const type = res.headers.get('content-type') ?? '';
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    try {
+      // No capture (screenshot failed or was skipped): the server answers plain JSON.
+      if (!type.startsWith('multipart/')) return { result: JSON.parse(new TextDecoder().decode(bytes)) as T, image: null };
+      const [json, image] = parseMultipart(bytes, type);
+      if (!json || !image) throw new Error(`expected 2 parts`);
+      return { result: JSON.parse(new TextDecoder().decode(json.body)) as T, image: { mime: image.type, bytes: image.body } };
+    } catch (err) {
+      throw new GroveApiError(res.status, 'bad_response', `${what}: unreadable answer (${(err as Error).message})`, { cause: err });
+    }
   }
 
   observation(id: string, opts: ObservationOptions = {}): Promise<Observation> {

@@ -4,9 +4,16 @@ import { z } from 'zod';
 import { Action, ActionList } from './action.ts';
 import { SandboxInfo } from './sandbox.ts';
 
+/** How the step and observation endpoints return the screenshot (see `server/multipart.ts` for 'binary'). */
+export const ScreenshotMode = z.enum(['base64', 'binary', 'none']);
+export type ScreenshotMode = z.infer<typeof ScreenshotMode>;
+
 /** Observation options accepted by the step and observation endpoints. */
 const observationOptions = {
-  screenshot: z.enum(['base64', 'none']).optional().describe("'base64' (default) embeds the image; 'none' skips capture"),
+  screenshot: ScreenshotMode.optional().describe(
+    "'base64' (default) embeds the image; 'binary' answers multipart/mixed: the JSON body without screenshot.base64, " +
+      "then the image bytes as a second part (no base64 on the wire); 'none' skips capture",
+  ),
   som: z.boolean().optional().describe('override the sandbox Set-of-Mark setting for this observation'),
   accessibility: z.boolean().optional().describe('override the sandbox accessibility-text setting'),
   som_overlay: z.boolean().optional().describe('draw the Set-of-Mark boxes and labels onto the screenshot (needs SoM on)'),
@@ -46,7 +53,7 @@ export type StepRequest = z.infer<typeof StepRequest>;
 /** GET /sandboxes/{id}/observation query. Booleans come as "true"/"false"/"1"/"0". */
 const queryBool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 export const ObservationQuery = z.object({
-  screenshot: z.enum(['base64', 'none']).optional(),
+  screenshot: ScreenshotMode.optional(),
   som: queryBool.optional(),
   accessibility: queryBool.optional(),
   som_overlay: queryBool.optional(),

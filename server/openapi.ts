@@ -81,8 +81,11 @@ export function buildOpenApi(routes: AnyRoute[], version: string): JsonSchema {
     const path = r.url.replace(/:([A-Za-z_]+)/g, '{$1}');
     const responses: Record<string, unknown> = {};
     for (const [status, res] of Object.entries(r.responses)) {
+      const alternatives = Object.fromEntries(
+        Object.entries(res.alternatives ?? {}).map(([type, description]) => [type, { schema: { type: 'string', description } }]),
+      );
       const content = res.schema
-        ? { 'application/json': { schema: schemaFor(res.schema, 'output', OUTPUT_COMPONENTS) } }
+        ? { 'application/json': { schema: schemaFor(res.schema, 'output', OUTPUT_COMPONENTS) }, ...alternatives }
         : res.contentType
           ? { [res.contentType]: { schema: { type: 'string', contentMediaType: res.contentType } } }
           : undefined;

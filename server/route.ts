@@ -25,6 +25,8 @@ export interface RouteResponse {
   schema?: z.ZodType;
   /** Non-JSON content types (image/*, application/octet-stream, text/plain). */
   contentType?: string;
+  /** Other content types the same status may answer with (content type → what it holds). */
+  alternatives?: Record<string, string>;
 }
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;

@@ -8,8 +8,13 @@ import { Observation, StepResult } from '../../protocol/observation.ts';
 import type { StepOptions } from '../../browser-env/types.ts';
 import { FORMAT_NAMES, getFormat, parseModelOutput } from '../../vlm-client/formats/index.ts';
 import { observeForSource, stepWithSource, type ModelSource } from '../recording.ts';
+import { sendBinaryScreenshot } from '../multipart.ts';
 import { defineRoute } from '../route.ts';
 import { browserSandbox, errorResponses } from './common.ts';
+
+const BINARY_ALTERNATIVE = {
+  'multipart/mixed': 'screenshot "binary": part 1 application/json (this body without screenshot.base64), part 2 the image bytes',
+};
 
 export const step = defineRoute({
   id: 'step',
@@ -20,20 +25,23 @@ export const step = defineRoute({
     'Give exactly one of `action`, `actions` (run in order, stopping at the first error) or `model_output` + `format` ' +
     '(raw policy output parsed on the server). An action that fails answers 200 with `observation.last_action_error`; ' +
     'unparseable model output answers 200 with `parse.ok = false` and an observation, and executes nothing. ' +
-    'Steps in one sandbox are sequential: an overlapping step answers 409 sandbox_busy.',
+    'Steps in one sandbox are sequential: an overlapping step answers 409 sandbox_busy. With `screenshot: "binary"` ' +
+    'the answer is multipart/mixed: this JSON body without `observation.screenshot.base64`, then the image bytes.',
   tags: ['browser'],
   params: SandboxIdParams,
   body: StepRequest,
   bodyErrorCode: (path) => (path[0] === 'action' || path[0] === 'actions' ? 'invalid_action' : 'invalid_request'),
-  responses: { 200: { description: 'Step result', schema: StepResult }, ...errorResponses(400, 401, 403, 404, 409, 410) },
-  async handler({ params, body, ctx }) {
+  responses: { 200: { description: 'Step result', schema: StepResult, alternatives: BINARY_ALTERNATIVE }, ...errorResponses(400, 401, 403, 404, 409, 410) },
+  async handler({ params, body, reply, ctx }) {
     // Aliases ("ui-tars", "Qwen3-VL") resolve to one canonical name, which is what the response reports.
     const fmt = body.model_output !== undefined ? getFormat(body.format ?? '') : undefined;
     if (body.model_output !== undefined && !fmt) {
       throw new GroveError('unknown_format', `Unknown policy output format "${body.format}"; known formats: ${FORMAT_NAMES.join(', ') || '(none)'}.`);
     }
     const sb = browserSandbox(ctx, params.id);
-    const opts: StepOptions = { screenshot: body.screenshot, som: body.som, accessibility: body.accessibility, som_overlay: body.som_overlay };
+    const binary = body.screenshot === 'binary';
+    const opts: StepOptions = { screenshot: body.screenshot === 'binary' ? 'base64' : body.screenshot, som: body.som, accessibility: body.accessibility, som_overlay: body.som_overlay };
+    const send = (r: StepResult) => (binary ? sendBinaryScreenshot(reply, r, r.observation) : r);
     const started = performance.now();
     let actions: Action[];
     let parse: StepResult['parse'];
@@ -49,7 +57,7 @@ export const step = defineRoute({
         try {
           const observation = await observeForSource(sb, opts, { ...source, parse_error: parsed.error });
           ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, 'parse_error');
-          return { observation, actions: [], done: false, parse: { ok: false, format, error: parsed.error } } satisfies StepResult;
+          return send({ observation, actions: [], done: false, parse: { ok: false, format, error: parsed.error } });
         } finally {
           ctx.registry.touch(params.id);
         }
@@ -67,7 +75,7 @@ export const step = defineRoute({
           : await stepWithSource(sb, actions, opts, source);
       const failed = result.actions.some((a) => a.error !== null);
       ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, failed ? 'error' : 'ok');
-      return parse ? { ...result, parse } : result;
+      return send(parse ? { ...result, parse } : result);
     } finally {
       ctx.registry.touch(params.id);
     }
@@ -79,13 +87,16 @@ export const observation = defineRoute({
   method: 'GET',
   url: '/sandboxes/:id/observation',
   summary: 'Observe the current state without acting',
+  description: 'With `screenshot=binary` the answer is multipart/mixed: the observation JSON without `screenshot.base64`, then the image bytes.',
   tags: ['browser'],
   params: SandboxIdParams,
   query: ObservationQuery,
-  responses: { 200: { description: 'Observation', schema: Observation }, ...errorResponses(400, 401, 403, 404, 409, 410) },
-  async handler({ params, query, ctx }) {
+  responses: { 200: { description: 'Observation', schema: Observation, alternatives: BINARY_ALTERNATIVE }, ...errorResponses(400, 401, 403, 404, 409, 410) },
+  async handler({ params, query, reply, ctx }) {
     const sb = browserSandbox(ctx, params.id);
-    return sb.observe({ screenshot: query.screenshot, som: query.som, accessibility: query.accessibility, som_overlay: query.som_overlay });
+    const binary = query.screenshot === 'binary';
+    const obs = await sb.observe({ screenshot: query.screenshot === 'binary' ? 'base64' : query.screenshot, som: query.som, accessibility: query.accessibility, som_overlay: query.som_overlay });
+    return binary ? sendBinaryScreenshot(reply, obs, obs) : obs;
   },
 });
 

@@ -1,7 +1,7 @@
 // GroveClient against the real app through an injected fetch that calls app.inject() (no port opened).
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GroveApiError, GroveClient } from '../../client/index.ts';
+import { GroveApiError, GroveClient, parseMultipart } from '../../client/index.ts';
 import { GroveError } from '../../protocol/errors.ts';
 import { loadConfig } from '../../sandbox/config.ts';
 import { buildApp } from '../../server/app.ts';
@@ -90,5 +90,34 @@ describe('GroveClient', () => {
       }) as typeof fetch,
     });
     await expect(client.health()).rejects.toMatchObject({ status: 0, code: 'network_error' });
+  });
+});
+
+describe('parseMultipart', () => {
+  const enc = new TextEncoder();
+  const join = (...xs: (string | Uint8Array)[]) => {
+    const bufs = xs.map((x) => (typeof x === 'string' ? enc.encode(x) : x));
+    const out = new Uint8Array(bufs.reduce((n, b) => n + b.length, 0));
+    let at = 0;
+    for (const b of bufs) { out.set(b, at); at += b.length; }
+    return out;
+  };
+  // Bytes that contain CRLFs, dashes and a near-miss of the delimiter.
+  const img = new Uint8Array([0xff, 0xd8, 0x0d, 0x0a, 0x2d, 0x2d, 0x78, 0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0xff, 0xd9]);
+
+  it('reads parts by Content-Length and by delimiter, with a preamble and quoted boundary', () => {
+    const body = join('preamble\r\n--xyz\r\nContent-Type: application/json\r\n\r\n{"a":1}\r\n',
+      '--xyz\r\nContent-Type: image/jpeg\r\nContent-Length: 14\r\n\r\n', img, '\r\n--xyz--\r\n');
+    const parts = parseMultipart(body, 'multipart/mixed; boundary="xyz"');
+    expect(parts.map((p) => p.type)).toEqual(['application/json', 'image/jpeg']);
+    expect(new TextDecoder().decode(parts[0].body)).toBe('{"a":1}');
+    expect([...parts[1].body]).toEqual([...img]);
+  });
+
+  it('rejects what is not a complete multipart body', () => {
+    expect(() => parseMultipart(enc.encode('{}'), 'multipart/mixed')).toThrow(/boundary/);
+    expect(() => parseMultipart(enc.encode('{}'), 'multipart/mixed; boundary=b')).toThrow(/delimiter/);
+    expect(() => parseMultipart(enc.encode('--b\r\nContent-Length: 99\r\n\r\nabc'), 'multipart/mixed; boundary=b')).toThrow(/cut short/);
+    expect(() => parseMultipart(enc.encode('--b\r\nContent-Type: x'), 'multipart/mixed; boundary=b')).toThrow(/header end/);
   });
 });

@@ -8,7 +8,8 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrowserEnvironment } from '../../browser-env/index.ts';
-import { GroveApiError, GroveClient } from '../../client/index.ts';
+import sharp from 'sharp';
+import { GroveApiError, GroveClient, parseMultipart } from '../../client/index.ts';
 import { Observation, StepResult } from '../../protocol/observation.ts';
 import { SandboxInfo, type BrowserCreateInput } from '../../protocol/sandbox.ts';
 import { loadConfig } from '../../sandbox/config.ts';
@@ -119,6 +120,38 @@ describe('browser sandboxes over HTTP', () => {
     await client.deleteSandbox(id);
     expect((await client.getSandbox(id)).status).toBe('closed');
     await expect(client.step(id, { action: { action: 'reload' } })).rejects.toMatchObject({ status: 410, code: 'sandbox_closed' });
+  });
+
+  it('screenshot "binary": multipart/mixed with the JSON body and the same image as base64 would carry', async () => {
+    const { sandbox_id: id } = await client.createAndWait(body());
+    const { result, image } = await client.stepBinary(id, { action: { action: 'click', x: 100, y: 50 } });
+    expect(result.observation.title).toBe('clicks 1');
+    expect(result.observation.screenshot).toMatchObject({ mime: 'image/jpeg', width: 800, height: 600 });
+    expect(result.observation.screenshot?.base64).toBeUndefined();
+    expect(StepResult.strict().safeParse(result).error).toBeUndefined();
+    expect(image?.mime).toBe('image/jpeg');
+    const meta = await sharp(image!.bytes).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', 800, 600]);
+    // The same page state through the JSON path gives the same picture (a static page: identical pixels).
+    const asJson = await client.observation(id);
+    const a = await sharp(Buffer.from(asJson.screenshot!.base64!, 'base64')).raw().toBuffer();
+    const b = await sharp(image!.bytes).raw().toBuffer();
+    expect(b.equals(a)).toBe(true);
+
+    // Raw wire: what a Python trainer reads with any multipart parser.
+    const res = await fetch(`${client['baseUrl']}/sandboxes/${id}/observation?screenshot=binary`, { headers: { 'x-api-key': KEY } });
+    const type = res.headers.get('content-type')!;
+    expect(type).toMatch(/^multipart\/mixed; boundary=grove-[0-9a-f]{48}$/);
+    const parts = parseMultipart(new Uint8Array(await res.arrayBuffer()), type);
+    expect(parts.map((p) => p.type)).toEqual(['application/json', 'image/jpeg']);
+    expect(JSON.parse(new TextDecoder().decode(parts[0].body))).toMatchObject({ title: 'clicks 1', screenshot: { width: 800 } });
+    expect([...parts[1].body.subarray(0, 3)]).toEqual([0xff, 0xd8, 0xff]);
+
+    const obs = await client.observationBinary(id, { som: true });
+    expect(obs.result.som?.length).toBeGreaterThan(0);
+    expect(obs.result.screenshot?.base64).toBeUndefined();
+    expect(obs.image?.bytes.length).toBeGreaterThan(1000);
+    await client.deleteSandbox(id);
   });
 
   it('raw model output that does not parse answers 200 with parse.ok=false and an observation', async () => {

@@ -13,9 +13,7 @@ if (!haveData) console.warn(`[test/tasks] ${DATA} is absent: the real-file loade
 
 describe.skipIf(!haveData)('real benchmark files', () => {
   it('WebVoyager: 643 tasks on 15 sites, every one joined to its reference answer', async () => {
-    const t0 = performance.now();
     const res = await loadTasks('webvoyager', join(DATA, 'webvoyager/WebVoyager_data.jsonl'));
-    expect(performance.now() - t0).toBeLessThan(1000);
     expect(res.tasks).toHaveLength(643);
     expect(res.issues).toEqual([]);
     expect(new Set(res.tasks.map((t) => t.site)).size).toBe(15);
@@ -74,15 +72,19 @@ describe.skipIf(!haveData)('real benchmark files', () => {
     expect(cats).toEqual(new Set(['Electronics', 'Fashion', 'Sports', 'Home', 'Books']));
   });
 
-  it('all three real files load in well under a second', async () => {
-    const t0 = performance.now();
-    await Promise.all([
-      loadTasks('webvoyager', join(DATA, 'webvoyager/WebVoyager_data.jsonl')),
-      loadTasks('online-mind2web', join(DATA, 'online-mind2web/Online_Mind2Web.json')),
-      loadTasks('deepshop', join(DATA, 'deepshop/deepshop_test.jsonl')),
-    ]);
-    // ~40 ms on an idle machine; the bound leaves room for a loaded CI box.
-    expect(performance.now() - t0).toBeLessThan(1000);
+  // Load time is measured by `npm run bench:tasks`, not asserted here; loading all three at once must give the
+  // same tasks as loading them one by one (the loaders share no state).
+  it('all three real files load side by side with the same results as alone', async () => {
+    const files = [
+      ['webvoyager', join(DATA, 'webvoyager/WebVoyager_data.jsonl')],
+      ['online-mind2web', join(DATA, 'online-mind2web/Online_Mind2Web.json')],
+      ['deepshop', join(DATA, 'deepshop/deepshop_test.jsonl')],
+    ] as const;
+    const together = await Promise.all(files.map(([s, f]) => loadTasks(s, f)));
+    const alone = [];
+    for (const [s, f] of files) alone.push(await loadTasks(s, f));
+    expect(together.map((r) => r.tasks.length)).toEqual([643, 300, 150]);
+    expect(together.map((r) => r.tasks.map((t) => t.id))).toEqual(alone.map((r) => r.tasks.map((t) => t.id)));
   });
 });
 
