@@ -258,6 +258,19 @@ async function groveSteps(s: Server, id: string, n: number, binary = false): Pro
   return lat;
 }
 
+/** N_CREATE create→ready times (each sandbox deleted after), `pauseMs` before each create. */
+async function timeCreates(s: Server, fixture: { url: string; hostPort: string }, pauseMs: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < N_CREATE; i++) {
+    if (pauseMs) await new Promise((ok) => setTimeout(ok, pauseMs));
+    const t = now();
+    const sid = await createReady(s, createBody(fixture, false));
+    out.push(now() - t);
+    await api(s, 'DELETE', `/sandboxes/${sid}`);
+  }
+  return out;
+}
+
 async function main() {
   const fixture = await startFixture();
   const results: Record<string, number> = {};
@@ -333,13 +346,7 @@ async function main() {
       say(`memory/idle session ${results.mem_per_session_mb} MB marginal PSS (${results.mem_tree_per_session_mb} MB whole tree / ${N_CONC}) (target ≤ 100)`);
 
       // create → ready, cold (no warm pool; Chromium running)
-      const cold: number[] = [];
-      for (let i = 0; i < N_CREATE; i++) {
-        const t = now();
-        const sid = await createReady(s, createBody(fixture, false));
-        cold.push(now() - t);
-        await api(s, 'DELETE', `/sandboxes/${sid}`);
-      }
+      const cold = await timeCreates(s, fixture, 0);
       results.create_cold_p50_ms = r2(pct(cold, 50));
       say(`create→ready cold p50 ${results.create_cold_p50_ms} ms (target ≤ 400)`);
 
@@ -373,14 +380,8 @@ async function main() {
     s = await startServer(['--warm-pool', '2']);
     try {
       await createReady(s, createBody(fixture, false)).then((sid) => api(s, 'DELETE', `/sandboxes/${sid}`));
-      const warm: number[] = [];
-      for (let i = 0; i < N_CREATE; i++) {
-        await new Promise((ok) => setTimeout(ok, 400)); // the pool refills between creates, as between episodes
-        const t = now();
-        const sid = await createReady(s, createBody(fixture, false));
-        warm.push(now() - t);
-        await api(s, 'DELETE', `/sandboxes/${sid}`);
-      }
+      // The pool refills between creates, as between episodes.
+      const warm = await timeCreates(s, fixture, 400);
       results.create_warm_p50_ms = r2(pct(warm, 50));
       say(`create→ready warm p50 ${results.create_warm_p50_ms} ms (target ≤ 60)`);
     } finally {
