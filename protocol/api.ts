@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { Action, ActionList } from './action.ts';
 import { SandboxInfo } from './sandbox.ts';
 
-/** How the step and observation endpoints return the screenshot (see `server/multipart.ts` for 'binary'). */
+/** How the step and observation endpoints return the screenshot (see `server/screenshot-answer.ts`). */
 export const ScreenshotMode = z.enum(['base64', 'binary', 'none']);
 export type ScreenshotMode = z.infer<typeof ScreenshotMode>;
 

@@ -8,7 +8,7 @@ import { Observation, StepResult } from '../../protocol/observation.ts';
 import type { StepOptions } from '../../browser-env/types.ts';
 import { FORMAT_NAMES, getFormat, parseModelOutput } from '../../vlm-client/formats/index.ts';
 import { observeForSource, stepWithSource, type ModelSource } from '../recording.ts';
-import { sendBinaryScreenshot } from '../multipart.ts';
+import { sendBinaryScreenshot, sendJsonScreenshot } from '../screenshot-answer.ts';
 import { defineRoute } from '../route.ts';
 import { browserSandbox, errorResponses } from './common.ts';
 
@@ -41,7 +41,7 @@ export const step = defineRoute({
     const sb = browserSandbox(ctx, params.id);
     const binary = body.screenshot === 'binary';
     const opts: StepOptions = { screenshot: body.screenshot === 'binary' ? 'base64' : body.screenshot, som: body.som, accessibility: body.accessibility, som_overlay: body.som_overlay };
-    const send = (r: StepResult) => (binary ? sendBinaryScreenshot(reply, r, r.observation) : r);
+    const send = (r: StepResult) => (binary ? sendBinaryScreenshot : sendJsonScreenshot)(reply, r, r.observation);
     const started = performance.now();
     let actions: Action[];
     let parse: StepResult['parse'];
@@ -96,7 +96,7 @@ export const observation = defineRoute({
     const sb = browserSandbox(ctx, params.id);
     const binary = query.screenshot === 'binary';
     const obs = await sb.observe({ screenshot: query.screenshot === 'binary' ? 'base64' : query.screenshot, som: query.som, accessibility: query.accessibility, som_overlay: query.som_overlay });
-    return binary ? sendBinaryScreenshot(reply, obs, obs) : obs;
+    return (binary ? sendBinaryScreenshot : sendJsonScreenshot)(reply, obs, obs);
   },
 });
 
