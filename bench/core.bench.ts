@@ -15,7 +15,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page, type CDPSession } from 'playwright-core';
-import { parseMultipart } from '../client/index.ts';
+import { GroveClient } from '../client/index.ts';
+import type { Action } from '../protocol/action.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const QUICK = process.argv.includes('--quick') || process.env.GROVE_BENCH_QUICK === '1';
@@ -167,7 +168,7 @@ async function startRaw(fixtureUrl: string) {
 }
 
 // ---------- Grove server (child process) ----------
-interface Server { url: string; key: string; proc: ChildProcess; stop(): Promise<void> }
+interface Server { url: string; key: string; proc: ChildProcess; client: GroveClient; stop(): Promise<void> }
 
 async function freePort(): Promise<number> {
   const s = http.createServer();
@@ -194,7 +195,7 @@ async function startServer(extra: string[]): Promise<Server> {
     await new Promise((ok) => setTimeout(ok, 100));
   }
   return {
-    url, key, proc,
+    url, key, proc, client: new GroveClient({ baseUrl: url, apiKey: key }),
     stop: async () => {
       if (proc.exitCode !== null) return;
       const exited = new Promise((ok) => proc.once('exit', ok));
@@ -241,14 +242,9 @@ async function groveSteps(s: Server, id: string, n: number, binary = false): Pro
     const t = now();
     let r;
     if (binary) {
-      const res = await fetch(`${s.url}/sandboxes/${id}/step`, {
-        method: 'POST',
-        headers: { 'x-api-key': s.key, 'content-type': 'application/json' },
-        body: JSON.stringify({ action: clickAction(i), screenshot: 'binary' }),
-      });
-      const parts = parseMultipart(new Uint8Array(await res.arrayBuffer()), res.headers.get('content-type') ?? '');
-      r = JSON.parse(new TextDecoder().decode(parts[0].body));
-      if (parts[1]?.body.length < 1000) throw new Error('no image part');
+      const { result, image } = await s.client.stepBinary(id, { action: clickAction(i) as Action });
+      if (!image || image.bytes.length < 1000) throw new Error('no image part');
+      r = result;
     } else {
       r = await api(s, 'POST', `/sandboxes/${id}/step`, { action: clickAction(i) });
     }

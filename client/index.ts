@@ -222,9 +222,7 @@ export class GroveClient {
 
   /** The observation with its screenshot as raw bytes (see stepBinary). */
   async observationBinary(id: string, opts: Omit<ObservationOptions, 'screenshot'> = {}): Promise<BinaryAnswer<Observation>> {
-    const q = new URLSearchParams({ screenshot: 'binary' });
-    for (const [k, v] of Object.entries(opts)) if (v !== undefined) q.set(k, String(v));
-    const path = `/sandboxes/${GroveClient.id(id)}/observation?${q}`;
+    const path = GroveClient.observationPath(id, { ...opts, screenshot: 'binary' });
     return this.binary<Observation>(await this.request('GET', path), `GET ${path}`);
   }
 
@@ -243,10 +241,14 @@ export class GroveClient {
   }
 
   observation(id: string, opts: ObservationOptions = {}): Promise<Observation> {
+    return this.json('GET', GroveClient.observationPath(id, opts));
+  }
+
+  private static observationPath(id: string, opts: Omit<ObservationOptions, 'screenshot'> & { screenshot?: string }): string {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(opts)) if (v !== undefined) q.set(k, String(v));
     const qs = q.toString();
-    return this.json('GET', `/sandboxes/${GroveClient.id(id)}/observation${qs ? `?${qs}` : ''}`);
+    return `/sandboxes/${GroveClient.id(id)}/observation${qs ? `?${qs}` : ''}`;
   }
 
   /** Current screenshot bytes in the sandbox's image format. */

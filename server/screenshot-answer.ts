@@ -7,11 +7,20 @@
 //   requests-toolbelt); the typed client's reader is client/index.ts `parseMultipart`.
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import type { ScreenshotMode } from '../protocol/api.ts';
 import type { Observation } from '../protocol/observation.ts';
 
 const CRLF = '\r\n';
 /** Stands in for the base64 while the rest is stringified; random per process, so no page text can forge it. */
 const PLACEHOLDER = `grove-base64-${randomBytes(16).toString('hex')}`;
+
+type Send = (reply: FastifyReply, body: object, observation: Observation) => FastifyReply;
+
+/** For a requested mode: what the sandbox captures ('binary' captures as base64) and how the answer is sent. */
+export function screenshotAnswer(mode: ScreenshotMode | undefined): { capture: 'base64' | 'none' | undefined; send: Send } {
+  if (mode === 'binary') return { capture: 'base64', send: sendBinaryScreenshot };
+  return { capture: mode, send: sendJsonScreenshot };
+}
 
 /**
  * Sends `body` as JSON with the screenshot's base64 spliced in after stringifying the rest: base64 never needs

@@ -8,7 +8,7 @@ import { Observation, StepResult } from '../../protocol/observation.ts';
 import type { StepOptions } from '../../browser-env/types.ts';
 import { FORMAT_NAMES, getFormat, parseModelOutput } from '../../vlm-client/formats/index.ts';
 import { observeForSource, stepWithSource, type ModelSource } from '../recording.ts';
-import { sendBinaryScreenshot, sendJsonScreenshot } from '../screenshot-answer.ts';
+import { screenshotAnswer } from '../screenshot-answer.ts';
 import { defineRoute } from '../route.ts';
 import { browserSandbox, errorResponses } from './common.ts';
 
@@ -39,9 +39,9 @@ export const step = defineRoute({
       throw new GroveError('unknown_format', `Unknown policy output format "${body.format}"; known formats: ${FORMAT_NAMES.join(', ') || '(none)'}.`);
     }
     const sb = browserSandbox(ctx, params.id);
-    const binary = body.screenshot === 'binary';
-    const opts: StepOptions = { screenshot: body.screenshot === 'binary' ? 'base64' : body.screenshot, som: body.som, accessibility: body.accessibility, som_overlay: body.som_overlay };
-    const send = (r: StepResult) => (binary ? sendBinaryScreenshot : sendJsonScreenshot)(reply, r, r.observation);
+    const answer = screenshotAnswer(body.screenshot);
+    const opts: StepOptions = { screenshot: answer.capture, som: body.som, accessibility: body.accessibility, som_overlay: body.som_overlay };
+    const send = (r: StepResult) => answer.send(reply, r, r.observation);
     const started = performance.now();
     let actions: Action[];
     let parse: StepResult['parse'];
@@ -94,9 +94,9 @@ export const observation = defineRoute({
   responses: { 200: { description: 'Observation', schema: Observation, alternatives: BINARY_ALTERNATIVE }, ...errorResponses(400, 401, 403, 404, 409, 410) },
   async handler({ params, query, reply, ctx }) {
     const sb = browserSandbox(ctx, params.id);
-    const binary = query.screenshot === 'binary';
-    const obs = await sb.observe({ screenshot: query.screenshot === 'binary' ? 'base64' : query.screenshot, som: query.som, accessibility: query.accessibility, som_overlay: query.som_overlay });
-    return (binary ? sendBinaryScreenshot : sendJsonScreenshot)(reply, obs, obs);
+    const answer = screenshotAnswer(query.screenshot);
+    const obs = await sb.observe({ screenshot: answer.capture, som: query.som, accessibility: query.accessibility, som_overlay: query.som_overlay });
+    return answer.send(reply, obs, obs);
   },
 });
 
