@@ -1,8 +1,14 @@
 // Adaptive settle after an action: wait until the network, the DOM and short timers have been quiet for
 // `quietMs`, capped at `maxMs`. Network is watched from Node (context request events); DOM mutations and
 // pending short timers are recorded in the page by an init script and checked by an in-page poll.
+// A navigation the action started is waited for even when its request has not reached Node yet: Chromium
+// runs a form submission (Enter in a field, a submit button) as a task after the input event is
+// acknowledged, and the browser reports the request later still. The init script records every
+// cross-document navigation the page starts (Navigation API `navigate` event); after the action the settle
+// lets the page run its queued tasks, asks whether one started, and if so holds until the navigation's
+// request is seen. Without this a loaded machine observes the old page after a submit.
 import type { BrowserContext, Page, Request } from 'playwright-core';
-import { inPage } from './util.ts';
+import { inPage, TimeoutError, withTimeout } from './util.ts';
 
 /**
  * Installed in every frame before page scripts run. Records the last DOM mutation time and the number of
@@ -11,9 +17,15 @@ import { inPage } from './util.ts';
  */
 export const SETTLE_INIT_SCRIPT = `(() => {
   if (window.__grove) return;
-  const g = { lastMutation: Date.now(), pending: new Map(), depth: 0 };
-  Object.defineProperty(window, '__grove', { value: g, enumerable: false, configurable: false });
+  const now = Date.now.bind(Date);
   const origSet = window.setTimeout, origClear = window.clearTimeout;
+  const g = { lastMutation: now(), pending: new Map(), depth: 0, navAt: 0, navEvent: null, setTimeout: origSet.bind(window) };
+  Object.defineProperty(window, '__grove', { value: g, enumerable: false, configurable: false });
+  try {
+    if (window.navigation) window.navigation.addEventListener('navigate', (e) => {
+      if (!e.destination || !e.destination.sameDocument) { g.navAt = now(); g.navEvent = e; }
+    });
+  } catch {}
   window.setTimeout = function (fn, delay, ...args) {
     const d = Number(delay) || 0;
     if (typeof fn !== 'function' || d > 2000 || g.depth >= 2) return origSet.call(window, fn, delay, ...args);
@@ -35,7 +47,7 @@ export const SETTLE_INIT_SCRIPT = `(() => {
   window.clearTimeout.toString = () => nativeClear;
   const start = () => {
     try {
-      new MutationObserver(() => { g.lastMutation = Date.now(); })
+      new MutationObserver(() => { g.lastMutation = now(); })
         .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
     } catch {}
   };
@@ -50,6 +62,22 @@ const PAGE_QUIET = (quiet: number) => {
   return g.pending.size === 0 && Date.now() - g.lastMutation >= quiet;
 };
 
+/**
+ * In the page, after the action: lets two macrotasks run (a scheduled form submission goes first), then
+ * answers whether this document started a cross-document navigation at or after `since` (epoch ms).
+ */
+const NAV_STARTED = async (since: number): Promise<boolean> => {
+  type G = { navAt: number; navEvent: Event | null; setTimeout: (f: () => void, ms: number) => void };
+  const g = (window as unknown as { __grove?: G }).__grove;
+  if (!g) return false;
+  for (let i = 0; i < 2; i++) await new Promise<void>((r) => g.setTimeout(r, 0));
+  // A later listener may have cancelled it (a script-handled link): nothing will load.
+  return g.navAt >= since && !g.navEvent?.defaultPrevented;
+};
+
+/** Longest wait for the request of a navigation the page started (it normally shows up within milliseconds). */
+const NAV_REQUEST_WAIT_MS = 2000;
+
 const IGNORED_TYPES = new Set(['websocket', 'eventsource', 'manifest', 'other']);
 
 /** Counts requests started since `begin()`; wakes waiters on every change. */
@@ -58,10 +86,12 @@ export class NetworkTracker {
   private lastActivity = 0;
   private listeners = new Set<() => void>();
   private tracking = false;
+  private documents = 0;
 
   attach(context: BrowserContext): void {
     context.on('request', (r) => {
       if (!this.tracking || IGNORED_TYPES.has(r.resourceType())) return;
+      if (r.isNavigationRequest()) this.documents++;
       this.inflight.add(r);
       this.bump();
     });
@@ -75,6 +105,7 @@ export class NetworkTracker {
   /** Starts counting: only requests started from now on hold the settle. */
   begin(): void {
     this.inflight.clear();
+    this.documents = 0;
     this.tracking = true;
     this.bump();
   }
@@ -91,6 +122,30 @@ export class NetworkTracker {
 
   quietFor(ms: number): boolean {
     return this.inflight.size === 0 && Date.now() - this.lastActivity >= ms;
+  }
+
+  /** Navigation (document) requests started since `begin()`. */
+  get documentRequests(): number {
+    return this.documents;
+  }
+
+  /** Resolves true once a navigation request has been seen since `begin()`; false at `deadline`. */
+  waitDocument(deadline: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (v: boolean) => {
+        clearTimeout(timer);
+        this.listeners.delete(check);
+        resolve(v);
+      };
+      const check = () => {
+        if (this.documents > 0) return finish(true);
+        if (Date.now() >= deadline) return finish(false);
+      };
+      this.listeners.add(check);
+      timer = setTimeout(() => finish(this.documents > 0), Math.max(0, deadline - Date.now()));
+      check();
+    });
   }
 
   /** Resolves true once no request is in flight and none started/ended for `quietMs`; false at `deadline`. */
@@ -133,6 +188,17 @@ export async function settle(page: Page, net: NetworkTracker, quietMs: number, m
   const deadline = Math.max(actionStart, t0) + maxMs;
   let quiet = false;
   try {
+    // A navigation the page started whose request Node has not seen yet: wait for the request first.
+    // Bounded: a navigation to a scheme that loads nothing (mailto:) must not hold the step to the cap.
+    if (net.documentRequests === 0) {
+      const started = await withTimeout(page.evaluate(inPage(NAV_STARTED, actionStart)), Math.max(1, deadline - Date.now()), 'navigation probe').then(
+        (v) => v === true,
+        // A busy page: the loop below reports it. Any other failure: the document went away under the
+        // probe, so a navigation is committing.
+        (e) => !(e instanceof TimeoutError),
+      );
+      if (started) await net.waitDocument(Math.min(deadline, Date.now() + NAV_REQUEST_WAIT_MS));
+    }
     for (;;) {
       if (!(await net.waitQuiet(quietMs, deadline))) break;
       const remaining = deadline - Date.now();

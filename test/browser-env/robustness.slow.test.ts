@@ -28,6 +28,13 @@ beforeAll(async () => {
       res.writeHead(500, { 'content-type': 'text/plain' });
       res.end('boom');
     },
+    '/form': html(`<form action="/results"><input name="q" style="${BTN}" autofocus></form>`),
+    '/results': (req, res) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end(html('', `<script>document.title = 'results for ' + new URL(location.href).searchParams.get('q')</script>`));
+      }, 100);
+    },
     '/cookie': html('<script>document.title = "cookie=" + document.cookie + ";ls=" + localStorage.getItem("k"); document.cookie = "seen=1"; localStorage.setItem("k", "v");</script>'),
   });
   // A port with nothing listening: bind and close.
@@ -62,6 +69,19 @@ describe('settle', () => {
     await sb.step([{ action: 'reload' }]);
     const r2 = await sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none', settle: false });
     expect(r2.observation.title).toBe('fixture');
+    await sb.close();
+  });
+
+  it('observes the page a submit leads to, also when typing outlasts the quiet window', async () => {
+    // Chromium runs a form submission as a task after the key event is acknowledged, and the request reaches
+    // Node later still: typing for longer than settle_quiet_ms used to settle on the old page at once.
+    const sb = await te.create({ start_url: fx.url('/form'), network: net() });
+    for (let i = 0; i < 8; i++) {
+      const q = `query number ${i} typed slowly enough to outlast the quiet window`;
+      const r = await sb.step([{ action: 'type', text: q, x: 100, y: 30, space: 'css_px', clear: true, submit: true }], { screenshot: 'none' });
+      expect(r.observation.title).toBe(`results for ${q}`);
+      await sb.step([{ action: 'goto', url: fx.url('/form') }], { screenshot: 'none' });
+    }
     await sb.close();
   });
 });

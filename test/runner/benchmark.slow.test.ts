@@ -13,7 +13,7 @@ import { startOpenAIServer } from '../support/openai-server.ts';
 
 const tmpDirs: string[] = [];
 afterAll(async () => {
-  for (const d of tmpDirs) await rm(d, { recursive: true, force: true });
+  if (!process.env.GROVE_KEEP_TMP) for (const d of tmpDirs) await rm(d, { recursive: true, force: true });
 });
 async function tmp(): Promise<string> {
   const d = await mkdtemp(join(tmpdir(), 'grove-bench-test-'));
