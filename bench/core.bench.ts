@@ -246,7 +246,7 @@ async function groveSteps(s: Server, id: string, n: number, binary = false): Pro
       if (!image || image.bytes.length < 1000) throw new Error('no image part');
       r = result;
     } else {
-      r = await api(s, 'POST', `/sandboxes/${id}/step`, { action: clickAction(i) });
+      r = await s.client.step(id, { action: clickAction(i) as Action });
     }
     if (r.observation.last_action_error) throw new Error(JSON.stringify(r.observation.last_action_error));
     lat.push(now() - t);

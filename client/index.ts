@@ -6,6 +6,7 @@ import type { Observation, StepResult } from '../protocol/observation.ts';
 import type { BrowserCreateInput, CreateSandboxBody, SandboxInfo } from '../protocol/sandbox.ts';
 import type { z } from 'zod';
 import type { ShellCreateOptions } from '../protocol/sandbox.ts';
+import { nodeFetch, type FetchLike, type HttpAnswer } from './http.ts';
 
 export type ShellCreateInput = z.input<typeof ShellCreateOptions>;
 export type CreateSandboxInput = BrowserCreateInput | ShellCreateInput;
@@ -84,8 +85,8 @@ export interface GroveClientOptions {
   /** e.g. http://127.0.0.1:8321 */
   baseUrl: string;
   apiKey?: string;
-  /** Injectable fetch (tests, proxies); global fetch by default. */
-  fetch?: typeof fetch;
+  /** Injectable fetch (tests, proxies); by default node:http with keep-alive (client/http.ts). */
+  fetch?: FetchLike;
   /** Per-request timeout in ms (long-polls add their own wait time). Default 120 s. */
   timeoutMs?: number;
 }
@@ -95,22 +96,29 @@ type Method = 'GET' | 'POST' | 'DELETE';
 export class GroveClient {
   private readonly baseUrl: string;
   private readonly apiKey?: string;
-  private readonly fetchImpl: typeof fetch;
+  private readonly fetchImpl: FetchLike;
+  private readonly ownTransport?: ReturnType<typeof nodeFetch>;
   private readonly timeoutMs: number;
 
   constructor(opts: GroveClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.apiKey = opts.apiKey;
-    this.fetchImpl = opts.fetch ?? fetch;
+    if (opts.fetch) this.fetchImpl = opts.fetch;
+    else this.fetchImpl = this.ownTransport = nodeFetch();
     this.timeoutMs = opts.timeoutMs ?? 120_000;
   }
 
-  /** Low-level call: returns the raw Response of a 2xx, throws GroveApiError otherwise. */
-  async request(method: Method, path: string, body?: unknown, extraTimeoutMs = 0): Promise<Response> {
+  /** Frees the kept-alive sockets of the default transport (idle ones never keep the process alive). */
+  close(): void {
+    this.ownTransport?.close();
+  }
+
+  /** Low-level call: returns the answer of a 2xx (fully received), throws GroveApiError otherwise. */
+  async request(method: Method, path: string, body?: unknown, extraTimeoutMs = 0): Promise<HttpAnswer> {
     const headers: Record<string, string> = {};
     if (this.apiKey) headers['x-api-key'] = this.apiKey;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
+    let res: HttpAnswer;
     try {
       res = await this.fetchImpl(this.baseUrl + path, {
         method,
@@ -226,7 +234,7 @@ export class GroveClient {
     return this.binary<Observation>(await this.request('GET', path), `GET ${path}`);
   }
 
-  private async binary<T>(res: Response, what: string): Promise<BinaryAnswer<T>> {
+  private async binary<T>(res: HttpAnswer, what: string): Promise<BinaryAnswer<T>> {
     const type = res.headers.get('content-type') ?? '';
     const bytes = new Uint8Array(await res.arrayBuffer());
     try {

@@ -35,7 +35,14 @@ export function sendJsonScreenshot(reply: FastifyReply, body: object, observatio
   const json = JSON.stringify(lean);
   const at = json.indexOf(`"${PLACEHOLDER}"`);
   if (at < 0) return reply.send(body);
-  return reply.type('application/json; charset=utf-8').send(json.slice(0, at + 1) + shot.base64 + json.slice(at + 1 + PLACEHOLDER.length));
+  // One buffer, the base64 copied as latin1 (its bytes as they are): cheaper than Node encoding a ~300 KB
+  // joined string as UTF-8 when the socket is written.
+  const payload = Buffer.concat([
+    Buffer.from(json.slice(0, at + 1)),
+    Buffer.from(shot.base64, 'latin1'),
+    Buffer.from(json.slice(at + 1 + PLACEHOLDER.length)),
+  ]);
+  return reply.type('application/json; charset=utf-8').send(payload);
 }
 
 /** A shallow copy of `body` whose observation carries `screenshot` (the sandbox's objects stay untouched). */
