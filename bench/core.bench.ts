@@ -23,11 +23,11 @@ const QUICK = process.argv.includes('--quick') || process.env.GROVE_BENCH_QUICK 
 const N_STEPS = QUICK ? 60 : 300;
 const N_CREATE = QUICK ? 10 : 30;
 const N_CONC = 16;
-const CONC_STEPS = QUICK ? 10 : 30;
+const CONC_STEPS = QUICK ? 12 : 48;
 const N_CHURN = QUICK ? 100 : 1000;
 /** Interleaved raw/Grove blocks for the latency and throughput comparisons. */
 const ROUNDS = 10;
-const CONC_ROUNDS = 4;
+const CONC_ROUNDS = 6;
 const CHURN_PAR = 4;
 // The default viewport (Orchard-GUI setting), so warm-pool hits are measured as a default create sees them.
 const VIEWPORT = { width: 1280, height: 1000 };
@@ -346,27 +346,38 @@ async function main() {
       results.create_cold_p50_ms = r2(pct(cold, 50));
       say(`create→ready cold p50 ${results.create_cold_p50_ms} ms (target ≤ 400)`);
 
-      // churn: create/step/delete cycles, CHURN_PAR at a time
-      const chromBefore = chromiumPidsUnder(s.proc.pid!).length;
-      const rssBefore = rssKb(s.proc.pid!);
-      let next = 0;
+      // churn: create/step/delete cycles, CHURN_PAR at a time. A warm-up of N_CHURN/10 cycles first (JIT, pools,
+      // the heap growing to its working size), then the measured N_CHURN. RSS is sampled the same way at both
+      // ends: after 5 s idle (V8 shrinks the heap when idle), the median of 5 samples.
       let churnErrors = 0;
-      await Promise.all(Array.from({ length: CHURN_PAR }, async () => {
-        while (next < N_CHURN) {
-          next++;
-          const sid = await createReady(s, createBody(fixture));
-          // An action error here is the environment's answer, not a bench failure: count it and go on.
-          try { await groveSteps(s, sid, 1); } catch { churnErrors++; }
-          await api(s, 'DELETE', `/sandboxes/${sid}`);
-        }
-      }));
-      await new Promise((ok) => setTimeout(ok, 2000)); // recycled processes finish closing
+      const churn = async (cycles: number, countErrors: boolean) => {
+        let next = 0;
+        await Promise.all(Array.from({ length: CHURN_PAR }, async () => {
+          while (next < cycles) {
+            next++;
+            const sid = await createReady(s, createBody(fixture));
+            // An action error here is the environment's answer, not a bench failure: count it and go on.
+            try { await groveSteps(s, sid, 1); } catch { if (countErrors) churnErrors++; }
+            await api(s, 'DELETE', `/sandboxes/${sid}`);
+          }
+        }));
+      };
+      const idleRss = async () => {
+        await new Promise((ok) => setTimeout(ok, 5000));
+        const xs: number[] = [];
+        for (let i = 0; i < 5; i++) { xs.push(rssKb(s.proc.pid!)); await new Promise((ok) => setTimeout(ok, 200)); }
+        return pct(xs, 50);
+      };
+      await churn(Math.ceil(N_CHURN / 10), false);
+      const rssBefore = await idleRss();
+      const chromBefore = chromiumPidsUnder(s.proc.pid!).length;
+      await churn(N_CHURN, true);
+      const rssAfter = await idleRss(); // also lets recycled processes finish closing
       const chromAfter = chromiumPidsUnder(s.proc.pid!).length;
-      const rssAfter = rssKb(s.proc.pid!);
       results.churn_leaked_processes = Math.max(0, chromAfter - chromBefore);
       results.churn_rss_growth_pct = r2(((rssAfter - rssBefore) / rssBefore) * 100);
       results.churn_step_errors = churnErrors;
-      say(`churn ${N_CHURN} cycles   leaked chromium processes ${results.churn_leaked_processes} (${chromBefore}→${chromAfter}) (target 0)   server RSS ${(rssBefore / 1024).toFixed(0)}→${(rssAfter / 1024).toFixed(0)} MB, growth ${results.churn_rss_growth_pct} % (target ≤ 10)   step errors ${churnErrors}`);
+      say(`churn ${N_CHURN} cycles (after ${Math.ceil(N_CHURN / 10)} warm-up)   leaked chromium processes ${results.churn_leaked_processes} (${chromBefore}→${chromAfter}) (target 0)   server RSS ${(rssBefore / 1024).toFixed(0)}→${(rssAfter / 1024).toFixed(0)} MB, growth ${results.churn_rss_growth_pct} % (target ≤ 10)   step errors ${churnErrors}`);
     } finally {
       await raw.close();
       await s.stop();

@@ -27,7 +27,19 @@ export async function cdpCapture(cdp: CDPSession, format: ImageFormat, quality: 
   };
   if (format !== 'png') params.quality = quality;
   const res = await withTimeout(cdp.send('Page.captureScreenshot', params), timeoutMs, 'screenshot capture');
-  return { bytes: Buffer.from(res.data, 'base64'), base64: res.data, format, ms: Date.now() - t0 };
+  return withLazyBytes({ base64: res.data, format, ms: Date.now() - t0 });
+}
+
+/**
+ * `o` with `bytes` decoded from its base64 on first use: the JSON step answer sends the base64 as it came from
+ * Chromium, so most steps never need the ~100 KB decoded copy (one large allocation less per step for the GC).
+ */
+function withLazyBytes<T extends { base64: string }>(o: T): T & { bytes: Buffer } {
+  let bytes: Buffer | undefined;
+  return Object.defineProperty(o, 'bytes', {
+    enumerable: true,
+    get: () => (bytes ??= Buffer.from(o.base64, 'base64')),
+  }) as T & { bytes: Buffer };
 }
 
 export interface EncodedShot {
@@ -62,7 +74,14 @@ export async function finishShot(raw: RawCapture, s: ShotSettings, som?: SomElem
   const sx = to.width / s.viewport.width;
   const sy = to.height / s.viewport.height;
   if (!s.resize && !som && raw.format === s.format) {
-    return { bytes: raw.bytes, base64: raw.base64, mime: MIME[s.format], width: to.width, height: to.height, scale: 1, ms: 0 };
+    if (raw.base64 !== undefined) {
+      const base64 = raw.base64;
+      return Object.defineProperty({ base64, mime: MIME[s.format], width: to.width, height: to.height, scale: 1, ms: 0 }, 'bytes', {
+        enumerable: true,
+        get: () => raw.bytes,
+      }) as EncodedShot;
+    }
+    return { bytes: raw.bytes, mime: MIME[s.format], width: to.width, height: to.height, scale: 1, ms: 0 };
   }
   let img = sharp(raw.bytes);
   if (to.width !== s.viewport.width || to.height !== s.viewport.height) {

@@ -687,7 +687,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       raw = await cdpCapture(await this.session(pg), f.format, f.quality, budget);
     }
     const shot = await finishShot(raw, s, som);
-    return { ...shot, captureMs: raw.ms };
+    return Object.assign(shot, { captureMs: raw.ms }); // not a spread: that would decode the lazy bytes
   }
 
   private async buildObservation(opts: StepOptions, error: ActionError | null, actionMs: number, settleMs: number, t0: number): Promise<Observation> {
