@@ -126,7 +126,8 @@ async function main(): Promise<void> {
   } finally {
     await sites.close();
     await grove.close();
-    rmSync(tmp, { recursive: true, force: true });
+    if (process.env.GROVE_KEEP_TMP === "1") process.stderr.write(`kept ${tmp}\n`);
+    else rmSync(tmp, { recursive: true, force: true });
   }
 
   const head = ['conc', 'episodes', 'ok', 'wall s', 'ep/min', 'steps', 'steps/s', 'env step ms', 'p90', 'server ms', 'policy ms', 'runner ms', 'runner/env', 'record ms', 'reset ms'];
