@@ -64,6 +64,11 @@ function pct(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
 }
 const now = () => performance.now();
+/**
+ * A pause before every measured block: work a block leaves behind (GC in the server or the client, renderers
+ * finishing a frame) must not land in the next block's time, whichever side that is.
+ */
+const quiet = () => new Promise((ok) => setTimeout(ok, 500));
 const r2 = (x: number) => Math.round(x * 100) / 100;
 
 // ---------- process accounting (Linux /proc) ----------
@@ -299,7 +304,7 @@ async function main() {
           async () => lat.push(...(await groveSteps(s, id, n))),
           async () => binLat.push(...(await groveSteps(s, id, n, true))),
         ];
-        for (let k = 0; k < blocks.length; k++) await blocks[(round + k) % blocks.length]();
+        for (let k = 0; k < blocks.length; k++) { await quiet(); await blocks[(round + k) % blocks.length](); }
       }
       await api(s, 'DELETE', `/sandboxes/${id}`);
       const rawP50 = pct(rawLat, 50);
@@ -331,7 +336,7 @@ async function main() {
         };
         // Rotating order, as for latency: raw, JSON and binary blocks each take every position.
         const blocks = [async () => { rawMs += await raw.concurrent(per); }, grove(false), grove(true)];
-        for (let k = 0; k < blocks.length; k++) await blocks[(round + k) % blocks.length]();
+        for (let k = 0; k < blocks.length; k++) { await quiet(); await blocks[(round + k) % blocks.length](); }
       }
       await raw.close();
       const total = N_CONC * per * CONC_ROUNDS;
