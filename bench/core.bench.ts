@@ -378,6 +378,12 @@ async function main() {
           }
         }));
       };
+      /** The server's V8 heap in use + external buffers (from /metrics), MB: what its objects hold, without allocator slack. */
+      const heapMb = async () => {
+        const text = await s.client.metrics();
+        const g = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(name + ' ')) ?? '')?.[2] ?? NaN);
+        return (g('grove_process_heap_used_bytes') + g('grove_process_external_memory_bytes')) / 1048576;
+      };
       const idleRss = async () => {
         await new Promise((ok) => setTimeout(ok, 5000));
         const xs: number[] = [];
@@ -386,14 +392,17 @@ async function main() {
       };
       await churn(Math.ceil(N_CHURN / 10), false);
       const rssBefore = await idleRss();
+      const heapBefore = await heapMb();
       const chromBefore = chromiumPidsUnder(s.proc.pid!).length;
       await churn(N_CHURN, true);
       const rssAfter = await idleRss(); // also lets recycled processes finish closing
+      const heapAfter = await heapMb();
+      results.churn_heap_growth_pct = r2(((heapAfter - heapBefore) / heapBefore) * 100);
       const chromAfter = chromiumPidsUnder(s.proc.pid!).length;
       results.churn_leaked_processes = Math.max(0, chromAfter - chromBefore);
       results.churn_rss_growth_pct = r2(((rssAfter - rssBefore) / rssBefore) * 100);
       results.churn_step_errors = churnErrors;
-      say(`churn ${N_CHURN} cycles (after ${Math.ceil(N_CHURN / 10)} warm-up)   leaked chromium processes ${results.churn_leaked_processes} (${chromBefore}→${chromAfter}) (target 0)   server RSS ${(rssBefore / 1024).toFixed(0)}→${(rssAfter / 1024).toFixed(0)} MB, growth ${results.churn_rss_growth_pct} % (target ≤ 10)   step errors ${churnErrors}`);
+      say(`churn ${N_CHURN} cycles (after ${Math.ceil(N_CHURN / 10)} warm-up)   leaked chromium processes ${results.churn_leaked_processes} (${chromBefore}→${chromAfter}) (target 0)   server RSS ${(rssBefore / 1024).toFixed(0)}→${(rssAfter / 1024).toFixed(0)} MB, growth ${results.churn_rss_growth_pct} % (target ≤ 10)   heap+external ${heapBefore.toFixed(0)}→${heapAfter.toFixed(0)} MB (${results.churn_heap_growth_pct} %)   step errors ${churnErrors}`);
     } finally {
       await raw.close();
       await s.stop();
@@ -426,6 +435,7 @@ async function main() {
     churn_rss_growth_pct: results.churn_rss_growth_pct,
     mem_tree_per_session_mb: results.mem_tree_per_session_mb,
     churn_step_errors: results.churn_step_errors,
+    churn_heap_growth_pct: results.churn_heap_growth_pct,
     step_p50_ratio_binary: results.step_p50_ratio_binary,
     step_p99_ratio_binary: results.step_p99_ratio_binary,
     throughput_ratio_16_binary: results.throughput_ratio_16_binary,

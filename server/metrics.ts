@@ -107,6 +107,12 @@ export class Metrics {
       `Backend gauges of the ${backend.name} backend.`,
       Object.keys(stats).sort().map((k) => [{ backend: backend.name, stat: k }, stats[k]]),
     );
+    // The server process's own memory, for watching a long run (RSS also holds allocator slack; the V8 heap and
+    // external buffers are what the server's objects use).
+    const mem = process.memoryUsage();
+    family('grove_process_resident_memory_bytes', 'gauge', 'Resident set size of the server process.', [[{}, mem.rss]]);
+    family('grove_process_heap_used_bytes', 'gauge', 'V8 heap in use by the server process.', [[{}, mem.heapUsed]]);
+    family('grove_process_external_memory_bytes', 'gauge', 'Memory of buffers and other objects outside the V8 heap.', [[{}, mem.external + mem.arrayBuffers]]);
     return out.join('\n') + '\n';
   }
 }

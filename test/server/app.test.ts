@@ -241,6 +241,10 @@ describe('metrics and OpenAPI', () => {
     expect(lines).toContain('grove_errors_total{code="capacity_exhausted"} 1');
     expect(lines).toContain('grove_backend{backend="memory",stat="made"} 1');
     expect(lines).toContain('grove_step_duration_seconds_count 0');
+    for (const g of ['grove_process_resident_memory_bytes', 'grove_process_heap_used_bytes', 'grove_process_external_memory_bytes']) {
+      const line = lines.find((l) => l.startsWith(`${g} `));
+      expect(Number(line?.split(' ')[1])).toBeGreaterThan(0);
+    }
   });
 
   it('serves the committed OpenAPI document, covering every route', async () => {
