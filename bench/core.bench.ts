@@ -381,7 +381,7 @@ async function main() {
       /** The server's V8 heap in use + external buffers (from /metrics), MB: what its objects hold, without allocator slack. */
       const heapMb = async () => {
         const text = await s.client.metrics();
-        const g = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(name + ' ')) ?? '')?.[2] ?? NaN);
+        const g = (name: string) => Number(text.split('\n').find((l) => l.startsWith(name + ' '))?.split(' ')[1] ?? NaN);
         return (g('grove_process_heap_used_bytes') + g('grove_process_external_memory_bytes')) / 1048576;
       };
       const idleRss = async () => {

@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   } finally {
     await sites.close();
     await grove.close();
-    if (process.env.GROVE_KEEP_TMP === "1") process.stderr.write(`kept ${tmp}\n`);
+    if (process.env.GROVE_KEEP_TMP === '1') process.stderr.write(`kept ${tmp}\n`);
     else rmSync(tmp, { recursive: true, force: true });
   }
 

@@ -10,9 +10,10 @@ import { somOverlaySvg } from './som.ts';
 import { withTimeout } from './util.ts';
 
 export interface RawCapture {
+  /** Decoded from `base64` on first use. */
   bytes: Buffer;
   /** Chromium's base64 of `bytes`. */
-  base64?: string;
+  base64: string;
   format: ImageFormat;
   ms: number;
 }
@@ -74,14 +75,7 @@ export async function finishShot(raw: RawCapture, s: ShotSettings, som?: SomElem
   const sx = to.width / s.viewport.width;
   const sy = to.height / s.viewport.height;
   if (!s.resize && !som && raw.format === s.format) {
-    if (raw.base64 !== undefined) {
-      const base64 = raw.base64;
-      return Object.defineProperty({ base64, mime: MIME[s.format], width: to.width, height: to.height, scale: 1, ms: 0 }, 'bytes', {
-        enumerable: true,
-        get: () => raw.bytes,
-      }) as EncodedShot;
-    }
-    return { bytes: raw.bytes, mime: MIME[s.format], width: to.width, height: to.height, scale: 1, ms: 0 };
+    return withLazyBytes({ base64: raw.base64, mime: MIME[s.format], width: to.width, height: to.height, scale: 1, ms: 0 });
   }
   let img = sharp(raw.bytes);
   if (to.width !== s.viewport.width || to.height !== s.viewport.height) {

@@ -131,25 +131,24 @@ export class NetworkTracker {
 
   /** Resolves true once a navigation request has been seen since `begin()`; false at `deadline`. */
   waitDocument(deadline: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (v: boolean) => {
-        clearTimeout(timer);
-        this.listeners.delete(check);
-        resolve(v);
-      };
-      const check = () => {
-        if (this.documents > 0) return finish(true);
-        if (Date.now() >= deadline) return finish(false);
-      };
-      this.listeners.add(check);
-      timer = setTimeout(() => finish(this.documents > 0), Math.max(0, deadline - Date.now()));
-      check();
-    });
+    // Request events call the test again; the timer only enforces the cap.
+    return this.waitUntil(deadline, () => this.documents > 0 || deadline);
   }
 
   /** Resolves true once no request is in flight and none started/ended for `quietMs`; false at `deadline`. */
   waitQuiet(quietMs: number, deadline: number): Promise<boolean> {
+    return this.waitUntil(deadline, (now) => {
+      if (this.inflight.size > 0) return deadline;
+      const idle = now - this.lastActivity;
+      return idle >= quietMs || now + quietMs - idle;
+    });
+  }
+
+  /**
+   * Resolves true when `test` does; false at `deadline`. `test` runs now and on every request event, and
+   * otherwise answers when to look again (epoch ms).
+   */
+  private waitUntil(deadline: number, test: (now: number) => true | number): Promise<boolean> {
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const finish = (v: boolean) => {
@@ -161,14 +160,9 @@ export class NetworkTracker {
         clearTimeout(timer);
         const now = Date.now();
         if (now >= deadline) return finish(false);
-        if (this.inflight.size > 0) {
-          // Request events call check() again; the timer only enforces the cap.
-          timer = setTimeout(check, deadline - now);
-          return;
-        }
-        const idle = now - this.lastActivity;
-        if (idle >= quietMs) return finish(true);
-        timer = setTimeout(check, Math.min(quietMs - idle, deadline - now));
+        const next = test(now);
+        if (next === true) return finish(true);
+        timer = setTimeout(check, Math.min(next, deadline) - now);
       };
       this.listeners.add(check);
       check();

@@ -62,12 +62,12 @@ export function nodeFetch(): FetchLike & { close(): void } {
         },
       );
       req.on('error', (err) => {
-        // Same shape as fetch on abort: the caller tells timeouts apart by name.
         // The server closed an idle kept-alive socket just as it was reused: the request never reached it,
         // so sending it once more on a fresh socket is safe (what browsers do too).
         if (!retried && req.reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET' && !init.signal?.aborted) {
           return resolve(f(url, init, true));
         }
+        // Same shape as fetch on abort: the caller tells timeouts apart by name.
         if (init.signal?.aborted) {
           const reason = init.signal.reason as Error | undefined;
           const e = new Error(reason?.message ?? 'aborted', { cause: err });
