@@ -16,6 +16,13 @@ export const ERROR_CATALOG = {
   sandbox_closed: { status: 410, message: 'The sandbox was closed.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   unsupported_sandbox_type: { status: 400, message: 'Unsupported sandbox type.' },
+  // shell sandboxes
+  path_not_allowed: { status: 400, message: 'The path is outside the sandbox workspace or not a regular file/directory.' },
+  file_not_found: { status: 404, message: 'No such file or directory in the sandbox.' },
+  file_too_large: { status: 413, message: 'The file is larger than the server allows.' },
+  job_not_found: { status: 404, message: 'No job with this id.' },
+  sandbox_exists: { status: 409, message: 'A sandbox with this id exists already.' },
+  exec_failed: { status: 500, message: 'The command could not be started in the sandbox.' },
   capacity_exhausted: { status: 503, message: 'The maximum number of live sandboxes is reached; retry later.' },
   shutting_down: { status: 503, message: 'The server is shutting down.' },
   // environment (reported inside observations as last_action_error, or as 5xx when the sandbox is lost)

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { CoordinateSpace } from './action.ts';
 import { ImageFormat } from './observation.ts';
+import { ShellDetails } from './shell.ts';
 
 export const NetworkRules = z.object({
   /** Deny everything (the start URL too, unless it is allowed explicitly by `allow`). */
@@ -66,11 +67,28 @@ export type BrowserCreateInput = z.input<typeof BrowserCreateOptions>;
 
 export const ShellCreateOptions = z.object({
   type: z.literal('shell'),
+  /** Own empty network namespace (no interface but loopback). false: HTTP(S) egress through a filtering proxy
+   * with the browser's deny rules (no loopback, private ranges or metadata unless `allow` opens them). */
   block_network: z.boolean().default(true),
+  /** With block_network false: hosts or host:port opened even when they resolve to loopback/private addresses
+   * (same syntax as the browser's `network.allow`). */
+  allow: z.array(z.string().min(1)).max(256).optional(),
+  /** A name looked up in the server's image table (a local root file system); unknown names run on the
+   * host's root file system, and the sandbox info says so. */
+  image: z.string().min(1).max(512).optional(),
+  /** CPU limit in cores (CFS quota). */
+  cpu: z.number().min(0.05).max(256).optional(),
+  /** Memory limit (cgroup) in MiB. */
+  memory_mb: z.number().int().min(16).max(4 * 1024 * 1024).optional(),
+  /** Live processes at most (pids cgroup and RLIMIT_NPROC). */
+  max_processes: z.number().int().min(8).max(65_536).optional(),
+  /** Environment variables every exec starts with (an exec's own `env` adds to them). */
+  env: z.record(z.string().min(1).max(256), z.string().max(65_536)).optional(),
   ttl_seconds: z.number().int().min(1).max(7 * 86400).optional(),
   idle_timeout_seconds: z.number().int().min(1).max(86400).optional(),
   labels: z.record(z.string(), z.string()).default({}),
 });
+export type ShellCreateOptions = z.infer<typeof ShellCreateOptions>;
 
 export const CreateSandboxBody = z.discriminatedUnion('type', [BrowserCreateOptions, ShellCreateOptions]);
 export type CreateSandboxBody = z.infer<typeof CreateSandboxBody>;
@@ -88,5 +106,7 @@ export const SandboxInfo = z.object({
   steps: z.number().int(),
   labels: z.record(z.string(), z.string()),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  /** Shell sandboxes: root file system, network mode and limits actually in force. */
+  shell: ShellDetails.optional(),
 });
 export type SandboxInfo = z.infer<typeof SandboxInfo>;

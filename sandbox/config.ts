@@ -30,6 +30,20 @@ export const GroveConfigSchema = z
     recordingsDir: z.string().min(1).optional(),
     /** Grace for in-flight requests and sandbox closing at shutdown. */
     shutdownTimeoutMs: z.number().int().min(100).max(600_000).default(15_000),
+    /** Shell sandboxes: image name → local root file system directory (GROVE_SHELL_IMAGES as JSON). */
+    shellImages: z.record(z.string().min(1), z.string().min(1)).default({}),
+    /** Shell sandboxes run as uids shellUidBase .. shellUidBase+9999, one per live sandbox. */
+    shellUidBase: z.number().int().min(1000).max(4_000_000_000).default(61_000),
+    /** Default per-sandbox limits (a create request may ask for its own). */
+    shellCpu: z.number().min(0.05).max(256).default(1),
+    shellMemoryMb: z.number().int().min(16).max(4 * 1024 * 1024).default(2048),
+    shellMaxProcesses: z.number().int().min(8).max(65_536).default(256),
+    /** Bytes kept per output stream of an exec unless the request asks for fewer or more. */
+    shellMaxOutputBytes: z.number().int().min(64).max(64 * 1024 * 1024).default(1024 * 1024),
+    /** Largest file a download answers / an upload writes. */
+    shellMaxFileBytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
+    /** Exec timeout when a request names none, seconds. */
+    shellExecTimeoutS: z.number().min(1).max(86_400).default(300),
   })
   .strict();
 
@@ -59,9 +73,17 @@ export function envName(key: ConfigKey): string {
 
 const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir']);
 const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled']);
-const NUMBER_KEYS = new Set<ConfigKey>(KEYS.filter((k) => !STRING_KEYS.has(k) && !BOOLEAN_KEYS.has(k)));
+const JSON_KEYS = new Set<ConfigKey>(['shellImages']);
+const NUMBER_KEYS = new Set<ConfigKey>(KEYS.filter((k) => !STRING_KEYS.has(k) && !BOOLEAN_KEYS.has(k) && !JSON_KEYS.has(k)));
 
 function coerce(key: ConfigKey, raw: string, where: string): unknown {
+  if (JSON_KEYS.has(key)) {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch (err) {
+      throw new ConfigError(`${where}: expected JSON, got "${raw}" (${(err as Error).message})`);
+    }
+  }
   if (BOOLEAN_KEYS.has(key)) {
     if (/^(1|true|yes|on)$/i.test(raw)) return true;
     if (/^(0|false|no|off|)$/i.test(raw)) return false;

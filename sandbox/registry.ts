@@ -110,8 +110,12 @@ export class SandboxRegistry {
    * Reserves a slot and starts creating the sandbox in the background; returns at once with status
    * `creating`. Use wait() to learn when it is ready.
    */
-  create(spec: CreateSandboxBody): SandboxInfo {
+  create(spec: CreateSandboxBody, opts: { id?: string } = {}): SandboxInfo {
     if (this.shuttingDown) throw new GroveError('shutting_down');
+    // A caller-chosen id (Orchard's `sandbox_id`) must be new: live and remembered ids both count.
+    if (opts.id !== undefined && (this.entries.has(opts.id) || this.tombstones.has(opts.id))) {
+      throw new GroveError('sandbox_exists', `A sandbox with id "${opts.id}" exists already (or was closed recently); choose another id.`);
+    }
     if (!this.opts.backend.supports(spec.type)) {
       throw new GroveError(
         'unsupported_sandbox_type',
@@ -127,7 +131,7 @@ export class SandboxRegistry {
       );
     }
     const now = this.clock.now();
-    let id = newSandboxId();
+    let id = opts.id ?? newSandboxId();
     while (this.entries.has(id) || this.tombstones.has(id)) id = newSandboxId();
     const entry: Entry = {
       id,
@@ -215,6 +219,7 @@ export class SandboxRegistry {
       steps: e.sandbox?.steps ?? 0,
       labels: { ...e.labels },
       error: e.error ?? (startError ? { code: startError.code, message: startError.message } : null),
+      ...(e.sandbox?.details?.() ?? {}),
     };
   }
 

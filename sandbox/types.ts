@@ -1,5 +1,8 @@
 // The sandbox core's contracts. Knows nothing of HTTP.
-import type { CreateSandboxBody, SandboxStatus } from '../protocol/sandbox.ts';
+import type { CreateSandboxBody, SandboxInfo, SandboxStatus } from '../protocol/sandbox.ts';
+
+/** Type-specific parts of SandboxInfo a sandbox reports itself (e.g. `shell`). */
+export type SandboxDetails = Partial<Pick<SandboxInfo, 'shell'>>;
 
 /** A live environment instance owned by a backend. Browser/shell sandboxes extend this. */
 export interface Sandbox {
@@ -15,6 +18,8 @@ export interface Sandbox {
   readonly startError?: { code: string; message: string } | null;
   /** Optional: steps executed so far (reported in SandboxInfo). */
   readonly steps?: number;
+  /** Optional: type-specific info merged into SandboxInfo (e.g. a shell sandbox's rootfs, network and limits). */
+  details?(): SandboxDetails;
 }
 
 /** Time source, injectable so expiry can be tested without waiting. Milliseconds since the epoch. */

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-const ENVS = ['browser-env', 'swe-env', 'claw-env'];
+const ENVS = ['browser-env', 'shell-env', 'swe-env', 'claw-env'];
 const LIBS = ['vlm-client', 'judges', 'tasks', 'recording'];
 
 /**
@@ -20,7 +20,9 @@ const DEPS = {
   protocol: [],
   sandbox: ['protocol'],
   'browser-env': ['protocol', 'sandbox'],
-  'swe-env': ['protocol', 'sandbox'],
+  'shell-env': ['protocol', 'sandbox'],
+  // SWE repo sandboxes run on the shell environment.
+  'swe-env': ['protocol', 'sandbox', 'shell-env'],
   'claw-env': ['protocol', 'sandbox'],
   client: ['protocol'],
   // runner/policy.ts is the Policy contract that vlm-client's VLM policy implements.

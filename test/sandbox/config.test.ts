@@ -74,4 +74,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: {}, flags: { warmPool: 5, maxSandboxes: 2 } })).toThrow(/warmPool \(5\) cannot exceed maxSandboxes \(2\)/);
     expect(() => loadConfig({ env: {}, flags: { idleTimeoutSeconds: 1, reaperIntervalMs: 5000 } })).toThrow(/reaperIntervalMs/);
   });
+
+  it('reads the shell image table as JSON from the environment, and names a bad one', () => {
+    const c = loadConfig({ env: { GROVE_SHELL_IMAGES: '{"python:3.11":"/srv/rootfs/py311"}' } });
+    expect(c.shellImages).toEqual({ 'python:3.11': '/srv/rootfs/py311' });
+    expect(c.shellMaxProcesses).toBe(256);
+    expect(() => loadConfig({ env: { GROVE_SHELL_IMAGES: '{nope' } })).toThrow(/GROVE_SHELL_IMAGES: expected JSON/);
+  });
 });

@@ -164,4 +164,13 @@ describe('SandboxRegistry', () => {
     expect(registry.list()).toEqual([]);
     expect(() => registry.create(shell())).toThrow(expect.objectContaining({ code: 'shutting_down' }));
   });
+
+  it('takes a caller-chosen id once, and refuses it while live or remembered (409 sandbox_exists)', async () => {
+    const { registry } = setup();
+    const info = registry.create(shell(), { id: 'my-box-1' });
+    expect(info.sandbox_id).toBe('my-box-1');
+    expect(() => registry.create(shell(), { id: 'my-box-1' })).toThrow(expect.objectContaining({ code: 'sandbox_exists', status: 409 }));
+    await registry.delete('my-box-1');
+    expect(() => registry.create(shell(), { id: 'my-box-1' })).toThrow(expect.objectContaining({ code: 'sandbox_exists' }));
+  });
 });

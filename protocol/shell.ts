@@ -1,0 +1,127 @@
+// Wire schemas of shell sandboxes: details in the sandbox info, exec (sync and jobs), files, apply_patch.
+// Shared by the server (validation + OpenAPI), shell-env and the typed client.
+import { z } from 'zod';
+
+/** How a limit is enforced: a cgroup, a per-process rlimit, or not at all on this host. */
+export const LimitEnforcement = z.enum(['cgroup', 'rlimit', 'none']);
+
+export const ShellDetails = z.object({
+  /** The image asked for (null when none was). */
+  image: z.string().nullable(),
+  /** `image`: the image table mapped it to a local root file system; `host`: the host's root, read-only. */
+  rootfs: z.enum(['image', 'host']),
+  /** Human-readable notes, e.g. that an unknown image runs on the host's root file system. */
+  notes: z.array(z.string()),
+  /** The writable workspace inside the sandbox (also the default cwd). */
+  workspace: z.string(),
+  /** `blocked`: empty network namespace; `proxy`: HTTP(S) egress through the filtering proxy only. */
+  network: z.enum(['blocked', 'proxy']),
+  /** The non-root uid commands run as. */
+  uid: z.number().int(),
+  limits: z.object({
+    cpu: z.number().nullable(),
+    memory_mb: z.number().int().nullable(),
+    max_processes: z.number().int(),
+    enforced_by: z.object({ cpu: LimitEnforcement, memory: LimitEnforcement, processes: LimitEnforcement }),
+  }),
+});
+export type ShellDetails = z.infer<typeof ShellDetails>;
+
+export const ExecRequest = z
+  .object({
+    /** A string runs with `bash -c` (or `sh -c` where bash is missing); an array is the argv itself. */
+    command: z.union([z.string().min(1).max(1_000_000), z.array(z.string().max(1_000_000)).min(1).max(10_000)]),
+    /** Working directory inside the sandbox (absolute, or relative to the workspace). */
+    cwd: z.string().min(1).max(4096).optional(),
+    env: z.record(z.string().min(1).max(256), z.string().max(65_536)).optional(),
+    /** Seconds; the whole process tree is killed when it passes and the exit code is 124. */
+    timeout_s: z.number().positive().max(86_400).optional(),
+    /** Bytes kept per stream (head and tail; the middle is replaced by a marker). */
+    max_output_bytes: z.number().int().min(64).max(64 * 1024 * 1024).optional(),
+    /** stderr into stdout (one interleaved stream). */
+    merge_stderr: z.boolean().default(false),
+    /** Data written to the command's stdin (otherwise stdin is empty). */
+    stdin: z.string().max(64 * 1024 * 1024).optional(),
+    /** `bash -lc` instead of `bash -c` for string commands. */
+    login_shell: z.boolean().default(false),
+    /** Start as a job and answer at once with its id (poll or wait with GET .../jobs/{job_id}). */
+    background: z.boolean().default(false),
+  })
+  .strict();
+export type ExecRequest = z.infer<typeof ExecRequest>;
+export type ExecInput = z.input<typeof ExecRequest>;
+
+export const StreamOutput = z.object({ text: z.string(), bytes: z.number().int(), truncated: z.boolean() });
+
+export const ExecResult = z.object({
+  exit_code: z.number().int(),
+  /** The timeout killed the process tree (exit_code 124). */
+  timed_out: z.boolean(),
+  /** Killed by a signal (name), else null. 124 timeouts report SIGKILL here too. */
+  signal: z.string().nullable(),
+  stdout: z.string(),
+  stderr: z.string(),
+  /** Bytes each stream produced (before truncation). */
+  stdout_bytes: z.number().int(),
+  stderr_bytes: z.number().int(),
+  truncated: z.object({ stdout: z.boolean(), stderr: z.boolean() }),
+  merged: z.boolean(),
+  duration_ms: z.number(),
+});
+export type ExecResult = z.infer<typeof ExecResult>;
+
+export const JobStatus = z.enum(['running', 'finished']);
+export const JobInfo = z.object({
+  job_id: z.string(),
+  sandbox_id: z.string(),
+  command: z.union([z.string(), z.array(z.string())]),
+  status: JobStatus,
+  created_at: z.string(),
+  finished_at: z.string().nullable(),
+  /** Present once finished. */
+  result: ExecResult.nullable(),
+});
+export type JobInfo = z.infer<typeof JobInfo>;
+
+export const JobParams = z.object({ id: z.string().min(1).max(100), job_id: z.string().min(1).max(100) });
+export const JobWaitQuery = z.object({
+  wait: z.coerce.number().min(0).max(600).default(0).describe('seconds to wait for the job to finish (0: answer at once)'),
+});
+
+export const FileUpload = z
+  .object({
+    path: z.string().min(1).max(4096),
+    /** File content, base64 (default) or utf8 text. */
+    content: z.string(),
+    encoding: z.enum(['base64', 'utf8']).default('base64'),
+    /** Octal mode string ("755") applied after writing. */
+    mode: z.string().regex(/^[0-7]{3,4}$/).optional(),
+  })
+  .strict();
+export type FileUpload = z.infer<typeof FileUpload>;
+
+export const FileWritten = z.object({ path: z.string(), size: z.number().int() });
+export const FilePathQuery = z.object({ path: z.string().min(1).max(4096) });
+
+export const FileEntry = z.object({
+  name: z.string(),
+  path: z.string(),
+  type: z.enum(['file', 'directory', 'symlink', 'other']),
+  size: z.number().int(),
+  /** ISO 8601. */
+  modified: z.string(),
+});
+export type FileEntry = z.infer<typeof FileEntry>;
+export const FileList = z.object({ path: z.string(), files: z.array(FileEntry) });
+export type FileList = z.infer<typeof FileList>;
+
+export const ApplyPatchRequest = z
+  .object({
+    /** A unified diff (git format works best); passed to `git apply` on stdin, never through a shell. */
+    patch: z.string().min(1).max(64 * 1024 * 1024),
+    cwd: z.string().min(1).max(4096).optional(),
+    timeout_s: z.number().positive().max(3600).optional(),
+  })
+  .strict();
+export const ApplyPatchResult = z.object({ success: z.boolean(), exit_code: z.number().int(), stdout: z.string(), stderr: z.string() });
+export type ApplyPatchResult = z.infer<typeof ApplyPatchResult>;
