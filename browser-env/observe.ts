@@ -50,8 +50,9 @@ export interface EncodedShot {
   mime: string;
   width: number;
   height: number;
-  /** image px per CSS px (horizontal). */
-  scale: number;
+  /** image px per CSS px, horizontally and vertically (smart resize scales the axes differently). */
+  scale_x: number;
+  scale_y: number;
   ms: number;
 }
 
@@ -75,7 +76,7 @@ export async function finishShot(raw: RawCapture, s: ShotSettings, som?: SomElem
   const sx = to.width / s.viewport.width;
   const sy = to.height / s.viewport.height;
   if (!s.resize && !som && raw.format === s.format) {
-    return withLazyBytes({ base64: raw.base64, mime: MIME[s.format], width: to.width, height: to.height, scale: 1, ms: 0 });
+    return withLazyBytes({ base64: raw.base64, mime: MIME[s.format], width: to.width, height: to.height, scale_x: 1, scale_y: 1, ms: 0 });
   }
   let img = sharp(raw.bytes);
   if (to.width !== s.viewport.width || to.height !== s.viewport.height) {
@@ -87,5 +88,5 @@ export async function finishShot(raw: RawCapture, s: ShotSettings, som?: SomElem
     img = sharp(base).composite([{ input: somOverlaySvg(som, to.width, to.height, sx, sy), top: 0, left: 0 }]);
   }
   const bytes = await encode(img, s.format, s.quality);
-  return { bytes, mime: MIME[s.format], width: to.width, height: to.height, scale: sx, ms: Date.now() - t0 };
+  return { bytes, mime: MIME[s.format], width: to.width, height: to.height, scale_x: sx, scale_y: sy, ms: Date.now() - t0 };
 }

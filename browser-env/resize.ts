@@ -2,32 +2,11 @@
 import type { Sharp } from 'sharp';
 import type { ResizeOptions } from '../protocol/sandbox.ts';
 import type { ImageFormat } from '../protocol/observation.ts';
+import { smartResize } from '../protocol/smart-resize.ts';
 import type { Size } from './coords.ts';
 
-/**
- * Qwen2-VL smart resize rule (as described in the Qwen2-VL/Qwen2.5-VL papers and model cards):
- * round each side to the nearest multiple of `factor`, then, if the pixel count leaves
- * [minPixels, maxPixels], rescale both sides by the same ratio (floor when shrinking, ceil when
- * growing) so the aspect ratio is kept as closely as the grid allows.
- */
-export function smartResize(width: number, height: number, factor: number, minPixels: number, maxPixels: number): Size {
-  if (width <= 0 || height <= 0) throw new RangeError('smartResize: sizes must be positive');
-  if (Math.max(width, height) / Math.min(width, height) > 200) {
-    throw new RangeError('smartResize: aspect ratio above 200 is not supported');
-  }
-  let w = Math.max(factor, Math.round(width / factor) * factor);
-  let h = Math.max(factor, Math.round(height / factor) * factor);
-  if (w * h > maxPixels) {
-    const beta = Math.sqrt((width * height) / maxPixels);
-    w = Math.max(factor, Math.floor(width / beta / factor) * factor);
-    h = Math.max(factor, Math.floor(height / beta / factor) * factor);
-  } else if (w * h < minPixels) {
-    const beta = Math.sqrt(minPixels / (width * height));
-    w = Math.ceil((width * beta) / factor) * factor;
-    h = Math.ceil((height * beta) / factor) * factor;
-  }
-  return { width: w, height: h };
-}
+// Smart resize is computed exactly as qwen-vl-utils computes it (protocol/smart-resize.ts).
+export { smartResize };
 
 /** Longest side at most `maxSide`; never upscales. */
 export function maxSideResize(width: number, height: number, maxSide: number): Size {

@@ -93,6 +93,9 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   private replacingContext = false;
   private net = new NetworkTracker();
   private lastSom: SomElement[] | null = null;
+  /** The page the labels of `lastSom` were made on, and why they no longer describe it (set on navigation). */
+  private somPage: Page | null = null;
+  private somStale: string | null = null;
   /** Size of the last screenshot returned (image px). */
   private lastShotSize: { width: number; height: number } | null = null;
   private lastGoodUrl: string | null = null;
@@ -297,6 +300,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   }
 
   onNavigated(pg: Page, url: string): void {
+    if (pg === this.somPage && !this.somStale) this.somStale = `the page navigated to ${url} after they were made`;
     if (pg !== this.page || isBlankUrl(url)) return;
     const last = this.events[this.events.length - 1];
     if (last?.type === 'navigation' && last.url === url) return;
@@ -352,10 +356,11 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     return this.dl.get(id)?.path;
   }
 
-  parseContext(): { som?: SomElement[]; width?: number; height?: number } {
+  parseContext(): { som?: SomElement[]; width?: number; height?: number; rel_divisor: 1000 | 999 } {
     // Before any screenshot the size is still known: it only depends on the viewport and the resize setting.
     const size = this.lastShotSize ?? targetSize(this.options.viewport, this.options.resize);
-    return { ...(this.lastSom ? { som: this.lastSom } : {}), width: size.width, height: size.height };
+    // The grid divisor goes to the parser too, so parser and executor accept the same range (0..999 for 999).
+    return { ...(this.lastSom ? { som: this.lastSom } : {}), width: size.width, height: size.height, rel_divisor: this.options.rel_divisor };
   }
 
   async pageState(): Promise<{ url: string; title: string; tabs: Tab[] }> {
@@ -498,7 +503,15 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
         if (!r.ok) throw new ActionFailure('invalid_coordinates', r.message);
         return r;
       },
-      somElement: (label: number) => (this.lastSom === null ? null : this.lastSom.find((e) => e.label === label)),
+      somElement: (label: number) => {
+        if (this.lastSom === null) return null;
+        // Labels are boxes on the page they were made on: never click them on another page or document.
+        const stale = this.somPage !== this.page ? 'another tab is active now' : this.somStale;
+        if (stale) {
+          throw new ActionFailure('labels_stale', `The Set-of-Mark labels are out of date (${stale}); observe again with som enabled and use the new labels.`);
+        }
+        return this.lastSom.find((e) => e.label === label);
+      },
       navigate: (kind, url) => this.navigate(kind, url),
       newTab: (url) => this.newTab(url),
       switchTab: (i) => this.switchTab(i),
@@ -711,6 +724,8 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
         // A failed collection leaves an empty list: label actions must not act on a stale one.
         som = (await quietly(collectSom(pg, Math.min(this.T, 3000)))) ?? [];
         this.lastSom = som;
+        this.somPage = pg;
+        this.somStale = null;
       }
       try {
         if (wantShot) shot = await this.shoot(pg, opts.som_overlay && som ? som : undefined);
@@ -770,7 +785,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       },
     };
     if (shot) this.lastShotSize = { width: shot.width, height: shot.height };
-    if (shot) obs.screenshot = { mime: shot.mime, width: shot.width, height: shot.height, base64: shot.base64 ?? shot.bytes.toString('base64'), scale: shot.scale };
+    if (shot) obs.screenshot = { mime: shot.mime, width: shot.width, height: shot.height, base64: shot.base64 ?? shot.bytes.toString('base64'), scale: shot.scale_x, scale_x: shot.scale_x, scale_y: shot.scale_y };
     if (som) obs.som = som;
     if (accessibility !== undefined) obs.accessibility = accessibility;
     obs.timings.total = Date.now() - t0;

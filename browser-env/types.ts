@@ -44,7 +44,7 @@ export interface BrowserSandbox extends Sandbox {
   downloadPath(id: string): string | undefined;
   /** What a policy-output parser needs to know about the last observation: its SoM list (if one was
    * collected) and the screenshot size (image px) the model saw. */
-  parseContext(): { som?: SomElement[]; width?: number; height?: number };
+  parseContext(): { som?: SomElement[]; width?: number; height?: number; rel_divisor?: 1000 | 999 };
   /** URL, title and tabs of the current state, without taking an observation (queued events stay queued). */
   pageState(): Promise<{ url: string; title: string; tabs: Tab[] }>;
 }

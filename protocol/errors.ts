@@ -56,6 +56,7 @@ export class GroveError extends Error {
 export const ACTION_ERROR_CODES = [
   'invalid_coordinates', // outside the viewport / image
   'label_not_found', // SoM label not in the last observation
+  'labels_stale', // SoM labels made on a page the agent has since left (navigation, tab switch)
   'element_not_editable',
   'no_such_tab',
   'navigation_failed', // goto/back/forward failed (classified in message)

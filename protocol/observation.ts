@@ -71,8 +71,12 @@ export const Screenshot = z.object({
   height: z.number().int(),
   /** Base64 image bytes (omitted when the client asked for `screenshot: "none"` or "url"). */
   base64: z.string().optional(),
-  /** image_px per CSS px (width of image / viewport width); 1 when not resized. */
+  /** image_px per CSS px horizontally (image width / viewport width); 1 when not resized. Same as `scale_x`. */
   scale: z.number(),
+  /** image_px per CSS px horizontally (image width / viewport width). */
+  scale_x: z.number(),
+  /** image_px per CSS px vertically (image height / viewport height): differs from `scale_x` under smart resize. */
+  scale_y: z.number(),
 });
 export type Screenshot = z.infer<typeof Screenshot>;
 

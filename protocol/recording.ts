@@ -22,7 +22,9 @@ export const StepRecord = z.object({
   timings: Timings,
   /** Path of the frame relative to the episode directory, e.g. "frames/0003.jpg". */
   frame: z.string().optional(),
-  screenshot: z.object({ mime: z.string(), width: z.number(), height: z.number(), scale: z.number() }).optional(),
+  screenshot: z
+    .object({ mime: z.string(), width: z.number(), height: z.number(), scale: z.number(), scale_y: z.number().optional() })
+    .optional(),
   /** Visual diff against the previous frame. */
   diff: z.object({ changed_share: z.number(), noop: z.boolean() }).optional(),
   policy: z

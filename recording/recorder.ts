@@ -35,7 +35,8 @@ export interface InitialObservation {
   url?: string;
   title?: string;
   tabs?: Tab[];
-  screenshot?: Omit<Screenshot, 'base64'>;
+  /** Recordings made before `scale_x`/`scale_y` carry only `scale` (horizontal). */
+  screenshot?: Omit<Screenshot, 'base64' | 'scale_x' | 'scale_y'> & Partial<Pick<Screenshot, 'scale_x' | 'scale_y'>>;
 }
 
 export interface RecorderOptions {

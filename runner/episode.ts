@@ -450,7 +450,7 @@ async function runAttempt(
             events: result ? obs.events : [],
             last_action_error: result ? obs.last_action_error : null,
             timings: result ? obs.timings : { action: 0, settle: 0, capture: 0, encode: 0, total: 0 },
-            screenshot: result && obs.screenshot ? { mime: obs.screenshot.mime, width: obs.screenshot.width, height: obs.screenshot.height, scale: obs.screenshot.scale } : undefined,
+            screenshot: result && obs.screenshot ? { mime: obs.screenshot.mime, width: obs.screenshot.width, height: obs.screenshot.height, scale: obs.screenshot.scale_x, scale_y: obs.screenshot.scale_y } : undefined,
             policy: { latency_ms: policyMs, prompt_tokens: decision.prompt_tokens, completion_tokens: decision.completion_tokens },
           },
           result ? frameOf(obs) : undefined,

@@ -153,7 +153,14 @@ export class RecordedBrowserSandbox implements BrowserSandbox {
       { bytes: shot.bytes, ext: shot.mime },
       {
         ...state,
-        screenshot: { mime: shot.mime, width: shot.width, height: shot.height, scale: shot.width / this.inner.options.viewport.width },
+        screenshot: {
+          mime: shot.mime,
+          width: shot.width,
+          height: shot.height,
+          scale: shot.width / this.inner.options.viewport.width,
+          scale_x: shot.width / this.inner.options.viewport.width,
+          scale_y: shot.height / this.inner.options.viewport.height,
+        },
       },
     );
   }
@@ -184,7 +191,7 @@ export class RecordedBrowserSandbox implements BrowserSandbox {
   downloadPath(id: string): string | undefined {
     return this.inner.downloadPath(id);
   }
-  parseContext(): { som?: SomElement[]; width?: number; height?: number } {
+  parseContext(): { som?: SomElement[]; width?: number; height?: number; rel_divisor?: 1000 | 999 } {
     return this.inner.parseContext();
   }
   pageState(): Promise<{ url: string; title: string; tabs: Tab[] }> {
@@ -236,7 +243,7 @@ export class RecordedBrowserSandbox implements BrowserSandbox {
           last_action_error: o.last_action_error,
           timings: o.timings,
           ...(o.screenshot
-            ? { screenshot: { mime: o.screenshot.mime, width: o.screenshot.width, height: o.screenshot.height, scale: o.screenshot.scale } }
+            ? { screenshot: { mime: o.screenshot.mime, width: o.screenshot.width, height: o.screenshot.height, scale: o.screenshot.scale_x, scale_y: o.screenshot.scale_y } }
             : {}),
         },
         frame,

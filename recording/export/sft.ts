@@ -73,7 +73,8 @@ function geometryFor(view: EpisodeView, index: number): Geometry | undefined {
   if (!shot || !shot.scale) return undefined;
   return {
     image: { width: shot.width, height: shot.height },
-    viewport: { width: Math.round(shot.width / shot.scale), height: Math.round(shot.height / shot.scale) },
+    // Smart resize scales the axes differently; recordings older than scale_y only had the horizontal scale.
+    viewport: { width: Math.round(shot.width / shot.scale), height: Math.round(shot.height / (shot.scale_y ?? shot.scale)) },
   };
 }
 

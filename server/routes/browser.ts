@@ -48,10 +48,10 @@ export const step = defineRoute({
     let source: ModelSource | undefined;
     if (body.model_output !== undefined && fmt) {
       const format = fmt.name;
-      // The parser sees what the model saw: the last SoM list (WebVoyager "Scroll [n]") and screenshot size
-      // (range checks of image_px formats).
+      // The parser sees what the model saw: the last SoM list (WebVoyager "Scroll [n]"), the screenshot size
+      // (range checks of image_px formats) and the sandbox's rel1000 grid divisor.
       const pc = sb.parseContext();
-      const parsed = parseModelOutput(format, body.model_output, { som: pc.som, width: pc.width, height: pc.height });
+      const parsed = parseModelOutput(format, body.model_output, { som: pc.som, width: pc.width, height: pc.height, rel_divisor: pc.rel_divisor });
       source = { model_output: body.model_output, format, ...(parsed.thought === undefined ? {} : { thought: parsed.thought }) };
       if (!parsed.ok) {
         try {

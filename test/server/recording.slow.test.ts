@@ -143,7 +143,7 @@ describe('record: true', () => {
     const [r1, r2, r3, r4, r5] = ep.steps;
     expect(r1.actions[0]).toMatchObject({ action: { action: 'click', x: 200, y: 140 }, css: { x: 200, y: 140 }, error: null });
     expect(r1.title).toBe('clicked 1');
-    expect(r1.screenshot).toEqual({ mime: 'image/jpeg', width: 800, height: 600, scale: 1 });
+    expect(r1.screenshot).toEqual({ mime: 'image/jpeg', width: 800, height: 600, scale: 1, scale_y: 1 });
     expect(r1.model_output).toBeUndefined();
     // The label click resolved to the button's box.
     const css = r2.actions[0].css!;

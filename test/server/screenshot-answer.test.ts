@@ -16,7 +16,7 @@ const observation = (base64?: string): Observation => ({
   last_action_error: null,
   events: [],
   timings: { action: 1, settle: 0, capture: 2, encode: 0, total: 3 },
-  ...(base64 === undefined ? {} : { screenshot: { mime: 'image/jpeg', width: 800, height: 600, base64, scale: 1 } }),
+  ...(base64 === undefined ? {} : { screenshot: { mime: 'image/jpeg', width: 800, height: 600, base64, scale: 1, scale_x: 1, scale_y: 1 } }),
 });
 const step = (obs: Observation): StepResult => ({ observation: obs, actions: [], done: false });
 

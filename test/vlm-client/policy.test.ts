@@ -21,7 +21,7 @@ function obs(step: number, over: Partial<Observation> = {}): Observation {
     title: `Page ${step}`,
     tabs: [{ index: 0, url: `https://shop.test/p${step}`, title: `Page ${step}`, active: true }],
     viewport: { width: 1280, height: 800 },
-    screenshot: { mime: 'image/jpeg', width: 1280, height: 800, base64: Buffer.from(`frame-${step}`).toString('base64'), scale: 1 },
+    screenshot: { mime: 'image/jpeg', width: 1280, height: 800, base64: Buffer.from(`frame-${step}`).toString('base64'), scale: 1, scale_x: 1, scale_y: 1 },
     last_action_error: null,
     events: [],
     timings: { action: 0, settle: 0, capture: 0, encode: 0, total: 0 },
