@@ -152,10 +152,16 @@ async function main(): Promise<void> {
   process.stdout.write(`written ${path.relative(process.cwd(), file)}\n`);
 }
 
+// Ends by the exit code (process.exit() could cut piped output); the unref'd timer only ends a process that a
+// leftover handle would keep alive.
+const finish = (code: number) => {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 5_000).unref();
+};
 main().then(
-  () => process.exit(0),
+  () => finish(0),
   (err: unknown) => {
     process.stderr.write(`runner bench failed: ${(err as Error).stack ?? String(err)}\n`);
-    process.exit(1);
+    finish(1);
   },
 );

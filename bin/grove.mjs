@@ -4,10 +4,6 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import(new URL('../cli/main.ts', import.meta.url).href);
-try {
-  process.exit(await main(process.argv.slice(2)));
-} catch (err) {
-  process.stderr.write(`grove: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-}
+const { runAsProcess } = await import(new URL('../cli/main.ts', import.meta.url).href);
+// Ends by setting process.exitCode (never process.exit before stdout drains: piped output would be cut).
+await runAsProcess(process.argv.slice(2));

@@ -70,13 +70,40 @@ export async function main(argv: string[], io: CliIO = stdio, commands: Command[
   return cmd.run(rest);
 }
 
-// Run when executed directly (`node --import tsx cli/main.ts ...`); bin/grove.mjs calls main() itself.
+/** Resolves once everything written to `stream` so far has been handed to the OS (a pipe's reader may be slow). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || !stream.writable) return resolve();
+    stream.write('', () => resolve());
+  });
+}
+
+/**
+ * The process entry (bin/grove.mjs, `node --import tsx cli/main.ts`): runs main and ends by setting
+ * process.exitCode, so the process exits once stdout/stderr have drained. `process.exit()` here used to cut piped
+ * output at the pipe's 64 KiB buffer. A command that leaves a handle open cannot hang the process: after the output
+ * is flushed, a grace timer (unref'd, so it never keeps a finished process alive) ends it.
+ */
+export async function runAsProcess(argv: string[], graceMs = 5_000): Promise<void> {
+  // A reader that leaves early (`grove tasks list … | head`) is not an error of the command: later writes are dropped.
+  for (const s of [process.stdout, process.stderr]) {
+    s.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+    });
+  }
+  let code: number;
+  try {
+    code = await main(argv);
+  } catch (err) {
+    process.stderr.write(`grove: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    code = 1;
+  }
+  process.exitCode = code;
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  setTimeout(() => process.exit(code), graceMs).unref();
+}
+
+// Run when executed directly (`node --import tsx cli/main.ts ...`); bin/grove.mjs calls runAsProcess itself.
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      process.stderr.write(`grove: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
+  await runAsProcess(process.argv.slice(2));
 }

@@ -145,7 +145,8 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   if (violations.length) {
     console.error(violations.join('\n'));
     console.error(`\n${violations.length} import-boundary violation(s) in ${files} files (rules: scripts/check-imports.mjs DEPS).`);
-    process.exit(1);
+    process.exitCode = 1;
+  } else {
+    console.log(`import boundaries ok (${files} files)`);
   }
-  console.log(`import boundaries ok (${files} files)`);
 }

@@ -17,9 +17,10 @@ if (process.argv.includes('--check')) {
   }
   if (current !== text) {
     console.error('docs/openapi.json is out of date with the route schemas; run `npm run openapi` and commit it.');
-    process.exit(1);
+    process.exitCode = 1;
+  } else {
+    console.log('docs/openapi.json is up to date.');
   }
-  console.log('docs/openapi.json is up to date.');
 } else {
   writeFileSync(target, text);
   console.log(`wrote ${target} (${ROUTES.length} routes)`);

@@ -9,8 +9,9 @@ import { runJudge } from '../../cli/commands/judge.ts';
 import { IMAGE_SYSTEM, KEY_POINTS_SYSTEM } from '../../judges/webjudge.ts';
 import { writeSyntheticEpisode } from '../../recording/synthetic.ts';
 import { startOpenAIServer, type ChatRequestRecord, type OpenAITestServer, type ScriptedReply } from '../support/openai-server.ts';
+import { DATASETS } from '../support/datasets.ts';
 
-const DATA = resolve(import.meta.dirname, '../../../shared/datasets');
+const DATA = DATASETS;
 const EXAMPLES = join(DATA, 'webvoyager/examples');
 const haveData = existsSync(EXAMPLES);
 if (!haveData) console.warn(`[test/judges] ${EXAMPLES} is absent: the WebVoyager-trajectory tests are skipped`);

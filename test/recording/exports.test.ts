@@ -18,8 +18,9 @@ import {
   type SftSample,
 } from '../../recording/export/index.ts';
 import { parseModelOutput } from '../../vlm-client/formats/index.ts';
+import { DATASETS } from '../support/datasets.ts';
 
-const WV_EXAMPLES = join(import.meta.dirname, '..', '..', '..', 'shared', 'datasets', 'webvoyager', 'examples');
+const WV_EXAMPLES = join(DATASETS, 'webvoyager', 'examples');
 
 let root: string;
 let view: EpisodeView;

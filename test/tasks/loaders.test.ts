@@ -5,9 +5,10 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTasks } from '../../cli/commands/tasks.ts';
 import { loadTasks, presentDimensions, streamTasks, TaskFileError } from '../../tasks/index.ts';
+import { DATASETS } from '../support/datasets.ts';
 
 // The real benchmark files live beside the repo (../shared/datasets).
-const DATA = resolve(import.meta.dirname, '../../../shared/datasets');
+const DATA = DATASETS;
 const haveData = existsSync(DATA);
 if (!haveData) console.warn(`[test/tasks] ${DATA} is absent: the real-file loader tests are skipped`);
 

@@ -6,8 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { buildViewer } from '../../viewer/server.ts';
 import { writeSyntheticEpisode, writeSyntheticRun } from '../../recording/synthetic.ts';
+import { DATASETS } from '../support/datasets.ts';
 
-const WV_EXAMPLES = join(import.meta.dirname, '..', '..', '..', 'shared', 'datasets', 'webvoyager', 'examples');
+const WV_EXAMPLES = join(DATASETS, 'webvoyager', 'examples');
 
 let root: string;
 let app: Awaited<ReturnType<typeof buildViewer>>;
