@@ -35,9 +35,11 @@ const DEPS = {
   sites: ['protocol', 'sandbox'],
   viewer: ['protocol', 'sandbox', 'recording'],
   k8s: ['protocol', 'sandbox', 'client'],
+  // The recording proxy records model calls; it knows nothing of sandboxes beyond the logger contract.
+  proxy: ['protocol', 'sandbox'],
   server: ['protocol', 'sandbox', ...ENVS, 'vlm-client', 'recording'],
   runner: ['protocol', 'sandbox', ...ENVS, ...LIBS, 'client', 'sites'],
-  cli: ['protocol', 'sandbox', 'server', ...ENVS, ...LIBS, 'client', 'runner', 'viewer', 'sites', 'k8s'],
+  cli: ['protocol', 'sandbox', 'server', ...ENVS, ...LIBS, 'client', 'runner', 'viewer', 'sites', 'k8s', 'proxy'],
   bin: ['cli'],
   scripts: '*',
   bench: '*',

@@ -7,6 +7,7 @@ import { tasksCommand } from './tasks.ts';
 import { judgeCommand } from './judge.ts';
 import { viewCommand } from './view.ts';
 import { exportCommand } from './export.ts';
+import { proxyCommand } from './proxy.ts';
 
 export const COMMANDS: Command[] = [
   serve,
@@ -16,4 +17,5 @@ export const COMMANDS: Command[] = [
   judgeCommand,
   viewCommand,
   exportCommand,
+  proxyCommand,
 ];

@@ -15,7 +15,7 @@ export type ScriptedReply =
   | { content?: string | null; tool_calls?: { name: string; arguments: string; id?: string }[]; finish_reason?: string }
   | { status: number; body?: unknown; headers?: Record<string, string> } // an HTTP error / odd response
   | { delay_ms: number; reply: ScriptedReply } // answer late (timeouts)
-  | { raw: string; status?: number }; // raw body bytes (malformed JSON etc.)
+  | { raw: string; status?: number; content_type?: string }; // raw body bytes (malformed JSON or SSE etc.)
 
 export interface OpenAITestServer {
   url: string; // base URL ending in /v1
@@ -58,7 +58,7 @@ export async function startOpenAIServer(
       r = delayed.reply;
     }
     if (typeof r === 'object' && r !== null && 'raw' in r) {
-      res.writeHead(r.status ?? 200, { 'content-type': 'application/json' });
+      res.writeHead(r.status ?? 200, { 'content-type': r.content_type ?? 'application/json' });
       res.end(r.raw);
       return;
     }

@@ -1,0 +1,119 @@
+// Server-sent events as model servers stream them: split into events, and assemble a stream into the one response
+// object it stands for (a chat completion, or the Responses API object of `response.completed`).
+
+export interface SseParse {
+  /** The `data:` payloads in order (the `[DONE]` sentinel excluded). */
+  data: string[];
+  /** Event blocks that had no data line, or data that was not JSON (and not [DONE]). */
+  malformed: number;
+  done: boolean;
+}
+
+/** Splits an SSE body into event data payloads (multi-line data joined with \n, as the spec says). */
+export function parseSse(text: string): SseParse {
+  const data: string[] = [];
+  let malformed = 0;
+  let done = false;
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    if (!block.trim()) continue;
+    const lines = block.split(/\r?\n/);
+    const payload = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, ''));
+    const onlyMeta = lines.every((l) => l.startsWith(':') || l.startsWith('event:') || l.startsWith('id:') || l.startsWith('retry:'));
+    if (payload.length === 0) {
+      if (!onlyMeta) malformed++;
+      continue;
+    }
+    const joined = payload.join('\n');
+    if (joined === '[DONE]') {
+      done = true;
+      continue;
+    }
+    try {
+      JSON.parse(joined);
+      data.push(joined);
+    } catch {
+      malformed++;
+    }
+  }
+  return { data, malformed, done };
+}
+
+type Json = Record<string, any>;
+
+interface ToolCallAcc {
+  id?: string;
+  type?: string;
+  function: { name: string; arguments: string };
+}
+
+/** Assembles chat.completion.chunk events into one chat.completion (content, tool calls, logprobs, token ids, usage). */
+export function assembleChat(events: Json[]): Json | null {
+  if (events.length === 0) return null;
+  const first = events[0];
+  const choices = new Map<number, { content: string | null; reasoning: string | null; tools: ToolCallAcc[]; finish: string | null; logprobs: unknown[] | null; tokenIds: number[] | null; role: string }>();
+  let usage: Json | null = null;
+  let promptTokenIds: number[] | null = null;
+  for (const e of events) {
+    if (e.usage) usage = e.usage;
+    if (Array.isArray(e.prompt_token_ids)) promptTokenIds = e.prompt_token_ids;
+    for (const c of (e.choices ?? []) as Json[]) {
+      const idx = typeof c.index === 'number' ? c.index : 0;
+      let acc = choices.get(idx);
+      if (!acc) {
+        acc = { content: null, reasoning: null, tools: [], finish: null, logprobs: null, tokenIds: null, role: 'assistant' };
+        choices.set(idx, acc);
+      }
+      const d = (c.delta ?? {}) as Json;
+      if (typeof d.role === 'string') acc.role = d.role;
+      if (typeof d.content === 'string') acc.content = (acc.content ?? '') + d.content;
+      const reasoning = d.reasoning_content ?? d.reasoning;
+      if (typeof reasoning === 'string') acc.reasoning = (acc.reasoning ?? '') + reasoning;
+      for (const t of (d.tool_calls ?? []) as Json[]) {
+        const ti = typeof t.index === 'number' ? t.index : acc.tools.length;
+        const tc = (acc.tools[ti] ??= { function: { name: '', arguments: '' } });
+        if (t.id) tc.id = t.id;
+        if (t.type) tc.type = t.type;
+        if (t.function?.name) tc.function.name += t.function.name;
+        if (t.function?.arguments) tc.function.arguments += t.function.arguments;
+      }
+      if (Array.isArray(c.logprobs?.content)) acc.logprobs = [...(acc.logprobs ?? []), ...c.logprobs.content];
+      if (Array.isArray(c.token_ids)) acc.tokenIds = [...(acc.tokenIds ?? []), ...c.token_ids];
+      if (c.finish_reason) acc.finish = c.finish_reason;
+    }
+  }
+  const out: Json = {
+    id: first.id,
+    object: 'chat.completion',
+    created: first.created,
+    model: first.model,
+    choices: [...choices.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([index, a]) => {
+        const message: Json = { role: a.role, content: a.content };
+        if (a.reasoning !== null) message.reasoning_content = a.reasoning;
+        if (a.tools.length) message.tool_calls = a.tools.map((t) => ({ id: t.id, type: t.type ?? 'function', function: t.function }));
+        const choice: Json = { index, message, finish_reason: a.finish };
+        if (a.logprobs) choice.logprobs = { content: a.logprobs };
+        if (a.tokenIds) choice.token_ids = a.tokenIds;
+        return choice;
+      }),
+    usage,
+  };
+  if (promptTokenIds) out.prompt_token_ids = promptTokenIds;
+  return out;
+}
+
+/** The Responses API object a stream ends with (`response.completed`, else the last event carrying a response). */
+export function assembleResponses(events: Json[]): Json | null {
+  let last: Json | null = null;
+  for (const e of events) if (e.response && typeof e.response === 'object') last = e.response;
+  return last;
+}
+
+/** Assembles an SSE body for the endpoint it came from. */
+export function assembleStream(endpoint: string, text: string): { assembled: Json | null; malformed: number } {
+  const parsed = parseSse(text);
+  const events = parsed.data.map((d) => JSON.parse(d) as Json);
+  const assembled = endpoint.startsWith('/responses') ? assembleResponses(events) : assembleChat(events);
+  return { assembled, malformed: parsed.malformed };
+}
