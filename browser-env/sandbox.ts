@@ -25,7 +25,7 @@ import { captureFormat, cdpCapture, finishShot, type EncodedShot, type ShotSetti
 import { targetSize } from './resize.ts';
 import { NetworkTracker, settle } from './settle.ts';
 import { collectSom } from './som.ts';
-import type { BrowserSandbox, ContextExtras, DownloadInfo, StepOptions } from './types.ts';
+import type { BrowserSandbox, ContextExtras, DownloadInfo, ParseContext, StepOptions } from './types.ts';
 import { delay, errMessage, quietly, TimeoutError, withTimeout } from './util.ts';
 import { isBlankUrl, watchPage, type WatchdogHost } from './watchdogs.ts';
 
@@ -96,6 +96,8 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   /** The page the labels of `lastSom` were made on, and why they no longer describe it (set on navigation). */
   private somPage: Page | null = null;
   private somStale: string | null = null;
+  /** Where the last pointer action left the mouse (CSS px): a bare click (Anthropic's) clicks there. */
+  private pointer: { x: number; y: number } | null = null;
   /** Size of the last screenshot returned (image px). */
   private lastShotSize: { width: number; height: number } | null = null;
   private lastGoodUrl: string | null = null;
@@ -356,11 +358,17 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     return this.dl.get(id)?.path;
   }
 
-  parseContext(): { som?: SomElement[]; width?: number; height?: number; rel_divisor: 1000 | 999 } {
+  parseContext(): ParseContext {
     // Before any screenshot the size is still known: it only depends on the viewport and the resize setting.
     const size = this.lastShotSize ?? targetSize(this.options.viewport, this.options.resize);
     // The grid divisor goes to the parser too, so parser and executor accept the same range (0..999 for 999).
-    return { ...(this.lastSom ? { som: this.lastSom } : {}), width: size.width, height: size.height, rel_divisor: this.options.rel_divisor };
+    return {
+      ...(this.lastSom ? { som: this.lastSom } : {}),
+      width: size.width,
+      height: size.height,
+      rel_divisor: this.options.rel_divisor,
+      ...(this.pointer ? { pointer: { ...this.pointer, space: 'css_px' as const } } : {}),
+    };
   }
 
   async pageState(): Promise<{ url: string; title: string; tabs: Tab[] }> {
@@ -633,6 +641,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
           }
         } else this.net.end();
         resolved.push({ action: a, ...rec, error: err, ms });
+        if (!err && rec.css) this.pointer = rec.to_css ?? rec.css;
         if (err) {
           error = err;
           break;

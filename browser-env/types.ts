@@ -43,8 +43,8 @@ export interface BrowserSandbox extends Sandbox {
   /** Absolute path of a saved download (kept inside the sandbox's own directory). */
   downloadPath(id: string): string | undefined;
   /** What a policy-output parser needs to know about the last observation: its SoM list (if one was
-   * collected) and the screenshot size (image px) the model saw. */
-  parseContext(): { som?: SomElement[]; width?: number; height?: number; rel_divisor?: 1000 | 999 };
+   * collected), the screenshot size (image px) the model saw, the rel1000 divisor and the pointer position. */
+  parseContext(): ParseContext;
   /** URL, title and tabs of the current state, without taking an observation (queued events stay queued). */
   pageState(): Promise<{ url: string; title: string; tabs: Tab[] }>;
 }
@@ -79,4 +79,14 @@ export interface BrowserEnvironment {
   create(id: string, options: BrowserCreateOptions, extras?: ContextExtras): Promise<BrowserSandbox>;
   shutdown(): Promise<void>;
   stats(): Record<string, number>;
+}
+
+/** See `BrowserSandboxApi.parseContext`; the shape of vlm-client's FormatOptions it feeds. */
+export interface ParseContext {
+  som?: SomElement[];
+  width?: number;
+  height?: number;
+  rel_divisor?: 1000 | 999;
+  /** Where the last pointer action left the mouse. */
+  pointer?: { x: number; y: number; space: 'css_px' };
 }

@@ -10,7 +10,7 @@
 import { mkdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
-import type { ContextExtras, BrowserSandbox, DownloadInfo, StepOptions } from '../browser-env/types.ts';
+import type { ContextExtras, BrowserSandbox, DownloadInfo, ParseContext, StepOptions } from '../browser-env/types.ts';
 import type { Action } from '../protocol/action.ts';
 import { GroveError } from '../protocol/errors.ts';
 import type { Observation, ResolvedAction, SomElement, StepResult, Tab } from '../protocol/observation.ts';
@@ -191,7 +191,7 @@ export class RecordedBrowserSandbox implements BrowserSandbox {
   downloadPath(id: string): string | undefined {
     return this.inner.downloadPath(id);
   }
-  parseContext(): { som?: SomElement[]; width?: number; height?: number; rel_divisor?: 1000 | 999 } {
+  parseContext(): ParseContext {
     return this.inner.parseContext();
   }
   pageState(): Promise<{ url: string; title: string; tabs: Tab[] }> {

@@ -1,5 +1,6 @@
 // Argument parsing of `grove run` (pure: unit-tested).
 import { FILTER_OPTIONS, listFilters, options, tryParseArgs } from '../args.ts';
+import { FORMAT_NAMES, getFormat } from '../../vlm-client/formats/index.ts';
 
 export const RUN_SUITES = ['offline', 'webvoyager', 'online-mind2web', 'deepshop'] as const;
 export type RunSuite = (typeof RUN_SUITES)[number];
@@ -13,6 +14,8 @@ export const RUN_USAGE = `grove run --suite offline|webvoyager|online-mind2web|d
     [--server URL --api-key KEY | (embedded server)] [--browser-processes N]
     --out DIR [--resume] [--max-cost-usd X --price-in USD_PER_MTOK --price-out USD_PER_MTOK] [--max-minutes N]
     [--site S[,S]] [--level L[,L]] [--ids ID[,ID]] [--limit N] [--retries N]
+    [--api chat|anthropic|responses] [--keep-screenshots K] [--history turns|summary] [--max-history-steps N]
+    [--context-tokens N]
 
 Runs every task as an episode (a worker pool of --concurrency), records each under DIR/episodes/<task>/,
 judges it and writes DIR/summary.json and DIR/report.html. Progress goes to stderr.
@@ -20,6 +23,10 @@ judges it and writes DIR/summary.json and DIR/report.html. Progress goes to stde
 --tasks: the suite's task file (not needed for offline: the offline sites bring their own tasks).
 --resume: skip tasks whose recording in DIR is complete.
 Without --server, a Grove server runs inside this process on a free loopback port.
+--format: ${FORMAT_NAMES.join(', ')} (default qwen3vl). --api: the policy API; chat completions (default), Anthropic's
+Messages API (default for --format anthropic) or OpenAI's Responses API (default for --format openai_cua).
+Context: --keep-screenshots K sends the last K screenshots (default 1), --history turns|summary replays past steps as
+turns or as one text list, --max-history-steps N keeps at most N past steps, --context-tokens N is the prompt budget.
 Exit code: 0 when the run finished (whatever the success rate), 1 on a crash, 2 on bad arguments.`;
 
 export interface RunArgs {
@@ -50,7 +57,13 @@ export interface RunArgs {
   ids?: string[];
   limit?: number;
   retries?: number;
+  /** Policy API (default by format: anthropic → anthropic, openai_cua → responses, else chat). */
+  api?: PolicyApi;
+  context?: { keepScreenshots?: number; history?: 'turns' | 'summary'; maxHistorySteps?: number; maxTokens?: number };
 }
+
+export const POLICY_APIS = ['chat', 'anthropic', 'responses'] as const;
+export type PolicyApi = (typeof POLICY_APIS)[number];
 
 export type ParsedRunArgs = { ok: true; args: RunArgs } | { ok: false; error: string; help?: boolean };
 
@@ -75,7 +88,8 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
     args: argv,
     options: options(
       ['suite', 'tasks', 'policy', 'model', 'format', 'policy-api-key', 'concurrency', 'max-steps', 'episode-timeout', 'judge', 'judge-url', 'judge-model',
-        'server', 'api-key', 'browser-processes', 'out', 'max-cost-usd', 'price-in', 'price-out', 'max-minutes', ...FILTER_OPTIONS, 'retries'],
+        'server', 'api-key', 'browser-processes', 'out', 'max-cost-usd', 'price-in', 'price-out', 'max-minutes', ...FILTER_OPTIONS, 'retries',
+        'api', 'keep-screenshots', 'history', 'max-history-steps', 'context-tokens'],
       ['judge-all', 'resume'],
     ),
     allowPositionals: false,
@@ -95,6 +109,13 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
     if (!/^https?:\/\//.test(policy)) return { ok: false, error: `--policy must be an http(s) URL of an OpenAI-compatible API or "scripted" (got "${policy}")` };
     if (!s('model')) return { ok: false, error: '--model NAME is required with a policy URL' };
   }
+  // An unknown format is a usage error before anything starts (not an env_error in every episode).
+  const format = s('format') === undefined ? (policy === 'scripted' ? undefined : 'qwen3vl') : getFormat(s('format')!)?.name;
+  if (s('format') !== undefined && !format) return { ok: false, error: `--format must be one of ${FORMAT_NAMES.join(', ')} (got "${s('format')}")` };
+  const api = s('api') ?? (format === 'anthropic' ? 'anthropic' : format === 'openai_cua' ? 'responses' : 'chat');
+  if (!(POLICY_APIS as readonly string[]).includes(api)) return { ok: false, error: `--api must be one of ${POLICY_APIS.join(', ')}` };
+  const history = s('history');
+  if (history !== undefined && history !== 'turns' && history !== 'summary') return { ok: false, error: '--history must be turns or summary' };
   const judge = (s('judge') ?? DEFAULT_JUDGE[st]) as RunJudge;
   if (!(RUN_JUDGES as readonly string[]).includes(judge)) return { ok: false, error: `--judge must be one of ${RUN_JUDGES.join(', ')}` };
   if (judge === 'rule' && st !== 'offline') return { ok: false, error: 'the rule judge only knows the offline sites; pick an LLM judge' };
@@ -118,7 +139,7 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
         tasks: s('tasks'),
         policy,
         model: s('model'),
-        format: s('format') ?? (policy === 'scripted' ? undefined : 'qwen3vl'),
+        format,
         policyApiKey: s('policy-api-key'),
         concurrency: num('concurrency', s('concurrency'), { int: true, min: 1 }) ?? 2,
         maxSteps: num('max-steps', s('max-steps'), { int: true, min: 1 }) ?? 30,
@@ -139,6 +160,13 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
         ...listFilters({ site: s('site'), level: s('level'), ids: s('ids') }),
         limit: num('limit', s('limit'), { int: true, min: 1 }),
         retries: num('retries', s('retries'), { int: true, min: 0 }),
+        ...(policy === 'scripted' ? {} : { api: api as PolicyApi }),
+        context: {
+          keepScreenshots: num('keep-screenshots', s('keep-screenshots'), { int: true, min: 0 }),
+          history: history as 'turns' | 'summary' | undefined,
+          maxHistorySteps: num('max-history-steps', s('max-history-steps'), { int: true, min: 0 }),
+          maxTokens: num('context-tokens', s('context-tokens'), { int: true, min: 1000 }),
+        },
       },
     };
   } catch (err) {

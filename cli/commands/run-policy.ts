@@ -9,7 +9,7 @@ import { VlmPolicy } from '../../vlm-client/policy.ts';
 import type { RunArgs } from './run-args.ts';
 
 /** A fresh policy per episode (VLM policies keep the episode's history). */
-export function makePolicyFactory(args: Pick<RunArgs, 'policy' | 'model' | 'format' | 'policyApiKey'>, log?: Logger): (task: Task) => Policy {
+export function makePolicyFactory(args: Pick<RunArgs, 'policy' | 'model' | 'format' | 'policyApiKey' | 'context'>, log?: Logger): (task: Task) => Policy {
   if (args.policy === 'scripted') return () => new ScriptedPolicy();
   // One HTTP client shared by all episodes; its retries cover 429/5xx before a generation_error.
   const client = new ChatClient({
@@ -18,5 +18,8 @@ export function makePolicyFactory(args: Pick<RunArgs, 'policy' | 'model' | 'form
     apiKey: args.policyApiKey ?? readEnvSetting('GROVE_POLICY_API_KEY'),
     log,
   });
-  return () => new VlmPolicy({ client, format: args.format ?? 'qwen3vl', log });
+  const format = args.format ?? 'qwen3vl';
+  // Tool-driven formats (Anthropic's computer tool, OpenAI's computer_call) need their tools sent through the API.
+  const nativeTools = format === 'anthropic' || format === 'openai_cua';
+  return () => new VlmPolicy({ client, format, nativeTools, context: args.context, log });
 }

@@ -51,7 +51,7 @@ export const step = defineRoute({
       // The parser sees what the model saw: the last SoM list (WebVoyager "Scroll [n]"), the screenshot size
       // (range checks of image_px formats) and the sandbox's rel1000 grid divisor.
       const pc = sb.parseContext();
-      const parsed = parseModelOutput(format, body.model_output, { som: pc.som, width: pc.width, height: pc.height, rel_divisor: pc.rel_divisor });
+      const parsed = parseModelOutput(format, body.model_output, pc);
       source = { model_output: body.model_output, format, ...(parsed.thought === undefined ? {} : { thought: parsed.thought }) };
       if (!parsed.ok) {
         try {

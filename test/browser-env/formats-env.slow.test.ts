@@ -107,3 +107,20 @@ describe('rel_divisor 999', () => {
     await sb.close();
   });
 });
+
+describe('pointer position', () => {
+  it('a bare left_click in the turn after mouse_move clicks where the pointer is (Anthropic reference loop)', async () => {
+    const sb = await te.create({ start_url: fx.url('/corner'), network: net(), viewport: { width: 1280, height: 800 }, resize: { mode: 'max_side', max_side: 1024 } });
+    await sb.observe();
+    const use = (input: object) => JSON.stringify([{ type: 'tool_use', id: 'toolu_1', name: 'computer', input }]);
+    const move = parseModelOutput('anthropic', use({ action: 'mouse_move', coordinate: [512, 320] }), sb.parseContext());
+    await sb.step(move.ok ? move.actions : []);
+    const click = parseModelOutput('anthropic', use({ action: 'left_click' }), sb.parseContext());
+    expect(click.ok).toBe(true);
+    const r = await sb.step(click.ok ? click.actions : []);
+    expect(r.observation.last_action_error).toBeNull();
+    // 512, 320 on the 1024x640 screenshot is CSS 640, 400.
+    expect(r.observation.title).toBe('at 640,400');
+    await sb.close();
+  });
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseRunArgs } from '../../cli/commands/run-args.ts';
+import { run } from '../../cli/commands/run.ts';
 
 describe('grove run arguments', () => {
   it('parses a full VLM run with defaults filled in', () => {
@@ -33,5 +34,36 @@ describe('grove run arguments', () => {
     const r = parseRunArgs(argv);
     expect(r.ok).toBe(false);
     expect(!r.ok && r.error).toContain(msg);
+  });
+
+  const vlm = ['--suite', 'offline', '--policy', 'http://127.0.0.1:9/v1', '--model', 'm', '--out', 'o'];
+
+  it('rejects an unknown format before anything starts (exit 2), and names the known ones', async () => {
+    const r = parseRunArgs([...vlm, '--format', 'bogus']);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error).toMatch(/--format must be one of qwen3vl, orchard, .*\(got "bogus"\)/);
+    const err = process.stderr.write;
+    process.stderr.write = () => true; // the usage text
+    try {
+      expect(await run.run([...vlm, '--format', 'bogus'])).toBe(2);
+    } finally {
+      process.stderr.write = err;
+    }
+  });
+
+  it('takes format aliases as their canonical names and picks each format its own API', () => {
+    const a = parseRunArgs([...vlm, '--format', 'Qwen3-VL']);
+    expect(a.ok && a.args).toMatchObject({ format: 'qwen3vl', api: 'chat' });
+    expect(parseRunArgs([...vlm, '--format', 'claude'])).toMatchObject({ ok: true, args: { format: 'anthropic', api: 'anthropic' } });
+    expect(parseRunArgs([...vlm, '--format', 'openai-cua'])).toMatchObject({ ok: true, args: { format: 'openai_cua', api: 'responses' } });
+    expect(parseRunArgs([...vlm, '--format', 'openai-cua', '--api', 'chat'])).toMatchObject({ ok: true, args: { api: 'chat' } });
+    expect(parseRunArgs([...vlm, '--api', 'soap'])).toMatchObject({ ok: false, error: expect.stringContaining('--api must be one of') });
+  });
+
+  it('exposes the context settings: last k screenshots, history mode and length, token budget', () => {
+    const r = parseRunArgs([...vlm, '--keep-screenshots', '3', '--history', 'summary', '--max-history-steps', '8', '--context-tokens', '24000']);
+    expect(r.ok && r.args.context).toEqual({ keepScreenshots: 3, history: 'summary', maxHistorySteps: 8, maxTokens: 24000 });
+    expect(parseRunArgs([...vlm, '--history', 'all'])).toMatchObject({ ok: false, error: '--history must be turns or summary' });
+    expect(parseRunArgs([...vlm, '--keep-screenshots', '-1'])).toMatchObject({ ok: false });
   });
 });

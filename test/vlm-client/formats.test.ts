@@ -156,8 +156,9 @@ const ROUND_TRIP: Record<string, { actions: Action[]; opts?: FormatOptions }[]> 
 };
 
 describe('format registry', () => {
-  it('lists the six formats and resolves aliases', () => {
-    expect(FORMAT_NAMES).toEqual(['qwen3vl', 'orchard', 'uitars', 'webvoyager', 'openai_cua', 'anthropic']);
+  it('lists the formats and resolves aliases', () => {
+    expect(FORMAT_NAMES).toEqual(['qwen3vl', 'orchard', 'uitars', 'uitars15', 'webvoyager', 'openai_cua', 'anthropic']);
+    expect(getFormat('ui-tars-1.5')?.name).toBe('uitars15');
     expect(getFormat('Qwen3-VL')?.name).toBe('qwen3vl');
     expect(getFormat('ui-tars')?.name).toBe('uitars');
     expect(getFormat('OpenAI-CUA')?.name).toBe('openai_cua');
@@ -276,7 +277,7 @@ const FAILURES: [string, string, RegExp, FormatOptions?][] = [
   ['qwen3vl', tc({ action: 'left_click', coordinate: [1200, 50] }), /coordinate \(1200, 50\) is outside the 0\.\.1000 grid/],
   ['qwen3vl', tc({ action: 'left_click', coordinate: [999.5, 50] }), /outside the 0\.\.999 grid/, { rel_divisor: 999 }],
   ['qwen3vl', tc({ action: 'left_click', coordinate: '500,300' }), /"coordinate" must be an \[x, y\] pair of numbers, got the string "500,300"/],
-  ['qwen3vl', tc({ action: 'left_click' }), /"coordinate" must be an \[x, y\] pair/],
+  ['qwen3vl', tc({ action: 'left_click' }), /no coordinate, and the pointer position is unknown/],
   ['qwen3vl', tc({ action: 'type', text: 42 }), /"text" must be a string, got number 42/],
   ['qwen3vl', tc({ action: 'scroll', pixels: 'down' }), /"pixels" must be a number/],
   ['qwen3vl', tc({ action: 'key', keys: 5 }), /"keys" must be a non-empty array/],

@@ -56,7 +56,7 @@ function inputToActions(input: Block, ctx: string, out: Action[], opts?: FormatO
   if (typeof action !== 'string') fail(`${ctx}: "action" must be a string, got ${describe(action)}.`);
   const c = `${ctx} ${action}`;
   const at = coordinateReader(input, c, 'image_px', opts);
-  if (readComputerAction(action, input, out, { ctx: c, at, dragHint: 'give start_coordinate', modifiersInText: true })) return;
+  if (readComputerAction(action, input, out, { ctx: c, at, dragHint: 'give start_coordinate', modifiersInText: true, pointer: opts?.pointer })) return;
   switch (action) {
     case 'key': {
       const t = str(input, 'text', c).trim();

@@ -457,6 +457,45 @@ export function assertSpace(a: { space?: string; action: string }, space: 'rel10
   }
 }
 
+/**
+ * Splits a reasoning model's output into its reasoning and the rest. Qwen3 "thinking" models write
+ * `<think>…</think>` before the answer (the chat template may already have opened `<think>`, so the output can start
+ * inside it and show only `</think>`). Tool calls are looked for in `rest` only: reasoning that mentions
+ * `<tool_call>` or a JSON list must not be read as the call. An unclosed `<think>` leaves the text as it is.
+ */
+export function splitReasoning(text: string): { reasoning?: string; rest: string } {
+  const close = text.indexOf('</think>');
+  if (close < 0) return { rest: text };
+  const open = text.lastIndexOf('<think>', close);
+  const before = open < 0 ? '' : text.slice(0, open);
+  const reasoning = text.slice(open < 0 ? 0 : open + '<think>'.length, close).trim();
+  return { reasoning: reasoning || undefined, rest: before + text.slice(close + '</think>'.length) };
+}
+
+/**
+ * The first JSON tool call (`{"name": …}`) or list of them in free text. Every `[` and `{` is tried in order, so a
+ * bracket in the thought ("the [Search] button", "[1] result") is skipped rather than read as the list. A candidate
+ * that opens a call but is never closed is reported as truncated.
+ */
+export function findCallJson(text: string): { value: unknown; start: number } | undefined {
+  const isCall = (v: unknown) => !!v && typeof v === 'object' && !Array.isArray(v) && typeof (v as { name?: unknown }).name === 'string';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c !== '[' && c !== '{') continue;
+    const found = findJson(text, c, i);
+    if (!found) continue;
+    let v: unknown;
+    try {
+      v = JSON.parse(found.text);
+    } catch {
+      if (found.end === text.length && /^[[{]\s*(\{\s*)?"name"\s*:/.test(found.text)) parseJsonText(found.text, 'the tool call');
+      continue;
+    }
+    if (isCall(v) || (Array.isArray(v) && v.length > 0 && v.every(isCall))) return { value: v, start: i };
+  }
+  return undefined;
+}
+
 /** Thought text without reasoning tags (Qwen3 "thinking" models wrap it in <think>…</think>). */
 export function cleanThought(t: string | undefined): string | undefined {
   if (t === undefined) return undefined;

@@ -38,6 +38,20 @@ export interface ReadOptions {
   dragHint: string;
   /** The format writes modifier keys held during left_click in `text` ("shift", "ctrl+alt"); otherwise `text` is ignored. */
   modifiersInText?: boolean;
+  /** Where an earlier turn left the pointer (FormatOptions.pointer), for a click without a coordinate. */
+  pointer?: FormatOptions['pointer'];
+}
+
+/**
+ * The point of a click action: its coordinate, or — when it has none, as Anthropic's reference loop allows — where
+ * the pointer is: a `mouse_move` just before it in this output, else the position the environment reported.
+ */
+function clickPoint(args: ToolInput, out: Action[], r: ReadOptions): PointFields {
+  if (args.coordinate !== undefined && args.coordinate !== null) return r.at();
+  const prev = out[out.length - 1];
+  if (prev?.action === 'hover') return { x: prev.x, y: prev.y, space: prev.space, ...(prev.rel_divisor ? { rel_divisor: prev.rel_divisor } : {}) };
+  if (r.pointer) return { x: r.pointer.x, y: r.pointer.y, space: r.pointer.space };
+  fail(`${r.ctx}: no coordinate, and the pointer position is unknown (move the mouse first or give a coordinate).`);
 }
 
 /**
@@ -52,20 +66,20 @@ export function readComputerAction(action: string, args: ToolInput, out: Action[
   switch (action) {
     case 'left_click': {
       const m = r.modifiersInText ? heldModifiers(args, ctx) : undefined;
-      out.push({ action: 'click', ...at(), ...(m ? { modifiers: m } : {}) });
+      out.push({ action: 'click', ...clickPoint(args, out, r), ...(m ? { modifiers: m } : {}) });
       return true;
     }
     case 'right_click':
-      out.push({ action: 'right_click', ...at() });
+      out.push({ action: 'right_click', ...clickPoint(args, out, r) });
       return true;
     case 'middle_click':
-      out.push({ action: 'click', ...at(), button: 'middle' });
+      out.push({ action: 'click', ...clickPoint(args, out, r), button: 'middle' });
       return true;
     case 'double_click':
-      out.push({ action: 'double_click', ...at() });
+      out.push({ action: 'double_click', ...clickPoint(args, out, r) });
       return true;
     case 'triple_click':
-      out.push({ action: 'triple_click', ...at() });
+      out.push({ action: 'triple_click', ...clickPoint(args, out, r) });
       return true;
     case 'mouse_move':
       out.push({ action: 'hover', ...at() });

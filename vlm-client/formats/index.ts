@@ -6,7 +6,7 @@ import { openaiCua } from './openai_cua.ts';
 import { orchard } from './orchard.ts';
 import { qwen3vl } from './qwen3vl.ts';
 import type { FormatOptions, ModelOutput, PolicyFormat } from './types.ts';
-import { uitars } from './uitars.ts';
+import { uitars, uitars15 } from './uitars.ts';
 import { webvoyager } from './webvoyager.ts';
 
 export type { FormatOptions, ModelOutput, OutputToolCall, ParseResult, PolicyFormat } from './types.ts';
@@ -18,6 +18,7 @@ export const FORMATS: Record<string, PolicyFormat> = {
   [qwen3vl.name]: qwen3vl,
   [orchard.name]: orchard,
   [uitars.name]: uitars,
+  [uitars15.name]: uitars15,
   [webvoyager.name]: webvoyager,
   [openaiCua.name]: openaiCua,
   [anthropic.name]: anthropic,
@@ -29,7 +30,7 @@ export const FORMAT_NAMES: string[] = Object.keys(FORMATS);
 const ALIASES: Record<string, string> = {
   qwen: 'qwen3vl', qwen3: 'qwen3vl', qwen25vl: 'qwen3vl', qwenvl: 'qwen3vl', computeruse: 'qwen3vl',
   orchardgui: 'orchard',
-  uitars15: 'uitars',
+  uitars10: 'uitars', uitars1: 'uitars',
   webvoyagersom: 'webvoyager', som: 'webvoyager',
   openaicua: 'openai_cua', cua: 'openai_cua', openai: 'openai_cua', computercall: 'openai_cua',
   anthropiccomputer: 'anthropic', claude: 'anthropic',

@@ -29,6 +29,7 @@ import {
   describe,
   divisorOf,
   fail,
+  findCallJson,
   functionTool,
   num,
   parseJsonText,
@@ -36,6 +37,7 @@ import {
   readToolCall,
   scrollNotches,
   splitCombo,
+  splitReasoning,
   str,
   styledKey,
   taggedBlocks,
@@ -104,8 +106,9 @@ function collectCalls(output: ModelOutput): { calls: DecodedToolCall[]; thought?
   if (d.toolCalls?.length) {
     return { calls: d.toolCalls.map(readToolCall), thought: cleanThought(d.content) };
   }
-  const text = d.content;
-  if (!text.trim()) fail('Empty output: expected a <tool_call> block.');
+  if (!d.content.trim()) fail('Empty output: expected a <tool_call> block.');
+  // Reasoning first: a <think> block that mentions <tool_call> is not a call.
+  const { reasoning, rest: text } = splitReasoning(d.content);
   const blocks = taggedBlocks(text, 'tool_call');
   if (blocks.length) {
     const calls = blocks.map((b, i) => {
@@ -113,10 +116,12 @@ function collectCalls(output: ModelOutput): { calls: DecodedToolCall[]; thought?
       if (!v || typeof v !== 'object' || Array.isArray(v)) fail(`<tool_call> block ${i + 1} must hold a JSON object.`);
       return readToolCall(v as Record<string, never>, i);
     });
-    return { calls, thought: cleanThought(textBefore(text, '<tool_call>')) };
+    return { calls, thought: cleanThought([reasoning, textBefore(text, '<tool_call>')].filter(Boolean).join('\n')) };
   }
-  if (d.json && typeof d.json === 'object' && !Array.isArray(d.json) && 'name' in d.json) {
-    return { calls: [readToolCall(d.json as Record<string, never>, 0)] };
+  // A common slip: the call object without its tags (after the thought, if any).
+  const bare = findCallJson(text);
+  if (bare && !Array.isArray(bare.value)) {
+    return { calls: [readToolCall(bare.value as Record<string, never>, 0)], thought: cleanThought([reasoning, text.slice(0, bare.start)].filter(Boolean).join('\n')) };
   }
   fail(`No <tool_call> block in the output: ${JSON.stringify(text.slice(0, 120))}.`);
 }
@@ -129,7 +134,7 @@ function toActions(calls: DecodedToolCall[], opts?: FormatOptions): Action[] {
     if (typeof action !== 'string') fail(`Call ${i + 1}: "action" must be a string, got ${describe(action)}.`);
     const ctx = `computer_use ${action} (call ${i + 1})`;
     const at = coordinateReader(c.args, ctx, 'rel1000', opts);
-    if (readComputerAction(action, c.args, out, { ctx, at, dragHint: DRAG_HINT })) return;
+    if (readComputerAction(action, c.args, out, { ctx, at, dragHint: DRAG_HINT, pointer: opts?.pointer })) return;
     switch (action) {
       case 'key': {
         const keys = c.args.keys;

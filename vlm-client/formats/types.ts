@@ -41,6 +41,11 @@ export interface FormatOptions {
   som?: SomElement[];
   /** Format-specific print variant (UI-TARS: 'point' (default, UI-TARS-1.5) or 'box' (UI-TARS 1.0)). */
   variant?: string;
+  /**
+   * Where the last pointer action left the mouse (the environment knows it): a bare `left_click` after `mouse_move`
+   * in an earlier turn (Anthropic's reference loop) clicks there.
+   */
+  pointer?: { x: number; y: number; space: 'css_px' | 'image_px' | 'rel1000' };
 }
 
 export interface PolicyFormat {

@@ -3,14 +3,18 @@
 // hotkey / type / scroll / wait / finished / call_user. Points are written either UI-TARS 1.0 style,
 // `start_box='<|box_start|>(x1,y1)<|box_end|>'` (a box `(x1,y1,x2,y2)` is reduced to its centre), or UI-TARS-1.5
 // style, `point='<point>x y</point>'`; both are parsed, `print` writes the 1.5 style unless `variant: 'box'`.
-// Coordinates: UI-TARS 1.0 predicts on a 0..1000 grid, which is what this format uses (`rel1000`). UI-TARS-1.5
-// was trained on absolute pixels of its resized input; to run it, resize screenshots so that the grid matches,
-// or rescale — this parser treats every number as rel1000 and rejects values beyond the grid.
+// Coordinates, two conventions, one format name each (so the choice travels with every step request):
+// - `uitars` (UI-TARS 1.0): a 0..1000 grid over the screenshot (`rel1000`).
+// - `uitars15` (UI-TARS-1.5): absolute pixels of the image as the model saw it, i.e. the screenshot after Qwen2.5-VL's
+//   smart resize with UI-TARS' own constants (factor 28, 100·28² ≤ pixels ≤ 16384·28²), exactly as
+//   bytedance/UI-TARS codes/ui_tars/action_parser.py divides them by the smart-resized size. Parsed points are mapped
+//   back onto the screenshot as returned (`image_px`), so the parser needs the screenshot size.
 // `type(content='…\n')`: a trailing newline means "submit" (press Enter), per the UI-TARS convention.
 // Several calls after `Action:` (one per line) are accepted and run in order, as UI-TARS' own parser allows.
 // `wait()` is a 5 s pause (the documented UI-TARS meaning); `finished(content='…')` with content is an answer,
 // without content a successful termination; `call_user()` ends the episode as a failure (no human in the loop).
 import type { Action } from '../../protocol/action.ts';
+import { smartResize, type ImageSize } from '../../protocol/smart-resize.ts';
 import {
   assertSpace,
   canonicalCombo,
@@ -20,6 +24,7 @@ import {
   divisorOf,
   fail,
   parseWith,
+  pxPoint,
   relPoint,
   scrollNotches,
   splitCombo,
@@ -30,6 +35,7 @@ import { UnsupportedActionError, type FormatOptions, type ModelOutput, type Pars
 
 const NAME = 'uitars';
 const WAIT_MS = 5000;
+const ACTIONS: PolicyFormat['actions'] = ['click', 'double_click', 'right_click', 'hover', 'drag', 'type', 'key', 'scroll', 'wait', 'answer', 'terminate'];
 const KNOWN = ['click', 'left_single', 'left_double', 'right_single', 'hover', 'mouse_move', 'drag', 'select', 'hotkey', 'press', 'type', 'scroll', 'wait', 'finished', 'call_user'];
 
 interface Call {
@@ -106,14 +112,32 @@ export function readCalls(src: string): Call[] {
 }
 
 /** A point from any UI-TARS spelling: <point>x y</point>, <|box_start|>(x,y)<|box_end|>, (x1,y1,x2,y2), [x1, y1, x2, y2]. */
-function pointOf(v: string, ctx: string, opts?: FormatOptions) {
+function pointOf(v: string, ctx: string, opts: FormatOptions | undefined, abs: boolean) {
   const nums = (v.match(/-?\d+(?:\.\d+)?/g) ?? []).map(Number);
   let x: number;
   let y: number;
   if (nums.length === 2) [x, y] = nums;
   else if (nums.length === 4) [x, y] = [(nums[0] + nums[2]) / 2, (nums[1] + nums[3]) / 2];
   else fail(`${ctx}: cannot read a point from ${JSON.stringify(v)} (expected 2 or 4 numbers).`);
-  return relPoint(x, y, ctx, opts);
+  if (!abs) return relPoint(x, y, ctx, opts);
+  const { shot, seen } = absoluteSizes(opts, ctx);
+  if (x < 0 || y < 0 || x > seen.width || y > seen.height) {
+    fail(`${ctx}: coordinate (${x}, ${y}) is outside the ${seen.width}x${seen.height} image the model saw.`);
+  }
+  const r2 = (n: number) => Math.round(n * 100) / 100;
+  return pxPoint(r2((x * shot.width) / seen.width), r2((y * shot.height) / seen.height), ctx, opts);
+}
+
+/** UI-TARS' smart-resize constants (codes/ui_tars/action_parser.py). */
+const FACTOR = 28;
+const MIN_PIXELS = 100 * 28 * 28;
+const MAX_PIXELS = 16384 * 28 * 28;
+
+/** The screenshot as returned and the size the UI-TARS-1.5 model saw it at (its coordinate space). */
+export function absoluteSizes(opts: FormatOptions | undefined, ctx: string): { shot: ImageSize; seen: ImageSize } {
+  if (!opts?.width || !opts?.height) fail(`${ctx}: UI-TARS-1.5 absolute coordinates need the screenshot size.`);
+  const shot = { width: opts.width, height: opts.height };
+  return { shot, seen: smartResize(shot.width, shot.height, FACTOR, MIN_PIXELS, MAX_PIXELS) };
 }
 
 function pick(args: Record<string, string>, keys: string[]): string | undefined {
@@ -121,12 +145,12 @@ function pick(args: Record<string, string>, keys: string[]): string | undefined 
   return undefined;
 }
 
-function toAction(c: Call, n: number, opts?: FormatOptions): Action {
+function toAction(c: Call, n: number, opts: FormatOptions | undefined, abs: boolean): Action {
   const ctx = `${c.name} (action ${n})`;
   const start = () => {
     const v = pick(c.args, ['start_box', 'point', 'start_point']);
     if (v === undefined) fail(`${ctx}: missing start_box / point.`);
-    return pointOf(v, ctx, opts);
+    return pointOf(v, ctx, opts, abs);
   };
   switch (c.name) {
     case 'click':
@@ -144,7 +168,7 @@ function toAction(c: Call, n: number, opts?: FormatOptions): Action {
       const from = start();
       const endV = pick(c.args, ['end_box', 'end_point']);
       if (endV === undefined) fail(`${ctx}: missing end_box / end_point.`);
-      const to = pointOf(endV, ctx, opts);
+      const to = pointOf(endV, ctx, opts, abs);
       return { action: 'drag', ...from, to_x: to.x, to_y: to.y };
     }
     case 'hotkey':
@@ -163,7 +187,7 @@ function toAction(c: Call, n: number, opts?: FormatOptions): Action {
       const dir = (c.args.direction ?? '').trim().toLowerCase();
       if (!['up', 'down', 'left', 'right'].includes(dir)) fail(`${ctx}: direction must be up, down, left or right, got ${JSON.stringify(c.args.direction ?? '')}.`);
       const pos = pick(c.args, ['start_box', 'point', 'start_point']);
-      return { action: 'scroll', ...(pos !== undefined ? pointOf(pos, ctx, opts) : {}), direction: dir as 'up' };
+      return { action: 'scroll', ...(pos !== undefined ? pointOf(pos, ctx, opts, abs) : {}), direction: dir as 'up' };
     }
     case 'wait':
       return { action: 'wait', ms: WAIT_MS };
@@ -193,7 +217,7 @@ function sections(text: string): { thought?: string; action: string } {
   return { thought, action: text.slice(m.index + m[0].length).replace(/^[\s*]+/, '').trim() };
 }
 
-function parse(output: ModelOutput, opts?: FormatOptions): ParseResult {
+function parse(output: ModelOutput, opts: FormatOptions | undefined, abs: boolean): ParseResult {
   let thought: string | undefined;
   return parseWith(
     () => {
@@ -205,7 +229,7 @@ function parse(output: ModelOutput, opts?: FormatOptions): ParseResult {
       if (!s.action) fail('The output has an "Action:" label but no action after it.');
       // Stray backticks from markdown fences are not part of the call syntax.
       const calls = readCalls(s.action.replace(/```[a-z]*|```/g, '\n'));
-      return { actions: calls.map((c, i) => toAction(c, i + 1, opts)), thought };
+      return { actions: calls.map((c, i) => toAction(c, i + 1, opts, abs)), thought };
     },
     () => thought,
   );
@@ -219,36 +243,47 @@ function fmt(n: number): string {
   return String(Math.round(n * 100) / 100);
 }
 
-function printAction(a: Action, opts?: FormatOptions): string[] {
+function printAction(a: Action, opts: FormatOptions | undefined, abs: boolean): string[] {
   const box = opts?.variant === 'box';
-  const pt = (x: number, y: number) =>
-    box ? `start_box='<|box_start|>(${fmt(x)},${fmt(y)})<|box_end|>'` : `point='<point>${fmt(x)} ${fmt(y)}</point>'`;
-  const dragPt = (x: number, y: number, key: 'start' | 'end') =>
-    box ? `${key}_box='<|box_start|>(${fmt(x)},${fmt(y)})<|box_end|>'` : `${key}_point='<point>${fmt(x)} ${fmt(y)}</point>'`;
+  const space = abs ? 'image_px' : 'rel1000';
+  // UI-TARS-1.5 writes whole pixels of the smart-resized image.
+  const model = (x: number, y: number): [string, string] => {
+    if (!abs) return [fmt(x), fmt(y)];
+    const { shot, seen } = absoluteSizes(opts, `print ${a.action}`);
+    return [String(Math.round((x * seen.width) / shot.width)), String(Math.round((y * seen.height) / shot.height))];
+  };
+  const pt = (x: number, y: number) => {
+    const [mx, my] = model(x, y);
+    return box ? `start_box='<|box_start|>(${mx},${my})<|box_end|>'` : `point='<point>${mx} ${my}</point>'`;
+  };
+  const dragPt = (x: number, y: number, key: 'start' | 'end') => {
+    const [mx, my] = model(x, y);
+    return box ? `${key}_box='<|box_start|>(${mx},${my})<|box_end|>'` : `${key}_point='<point>${mx} ${my}</point>'`;
+  };
   switch (a.action) {
     case 'click':
-      assertSpace(a, 'rel1000', NAME);
+      assertSpace(a, space, NAME);
       if (a.modifiers?.length) throw new UnsupportedActionError(NAME, 'click', 'modifier keys cannot be held');
       if (a.button === 'middle') throw new UnsupportedActionError(NAME, 'click', 'no middle button');
       return [`${a.button === 'right' ? 'right_single' : 'click'}(${pt(a.x, a.y)})`];
     case 'double_click':
-      assertSpace(a, 'rel1000', NAME);
+      assertSpace(a, space, NAME);
       return [`left_double(${pt(a.x, a.y)})`];
     case 'right_click':
-      assertSpace(a, 'rel1000', NAME);
+      assertSpace(a, space, NAME);
       return [`right_single(${pt(a.x, a.y)})`];
     case 'hover':
-      assertSpace(a, 'rel1000', NAME);
+      assertSpace(a, space, NAME);
       return [`hover(${pt(a.x, a.y)})`];
     case 'drag':
-      assertSpace(a, 'rel1000', NAME);
+      assertSpace(a, space, NAME);
       if (a.path?.length) throw new UnsupportedActionError(NAME, 'drag', 'intermediate path points are not expressible');
       return [`drag(${dragPt(a.x, a.y, 'start')}, ${dragPt(a.to_x, a.to_y, 'end')})`];
     case 'key':
       return combosOf(a.keys).map((combo) => `hotkey(key=${q(splitCombo(combo).map((k) => styledKey(k, 'lower')).join(' '))})`);
     case 'type':
       // A trailing newline submits, so there is no separate Enter step.
-      return typeSteps(a, 'rel1000', NAME, {
+      return typeSteps(a, space, NAME, {
         click: (x, y) => `click(${pt(x, y)})`,
         selectAll: () => `hotkey(key='ctrl a')`,
         type: (text) => `type(content=${q(text + (a.submit ? '\n' : ''))})`,
@@ -256,7 +291,7 @@ function printAction(a: Action, opts?: FormatOptions): string[] {
     case 'scroll': {
       const dir = scrollNotches(a).direction;
       if (a.x !== undefined && a.y !== undefined) {
-        assertSpace(a, 'rel1000', NAME);
+        assertSpace(a, space, NAME);
         return [`scroll(${pt(a.x, a.y)}, direction='${dir}')`];
       }
       return [`scroll(direction='${dir}')`];
@@ -272,13 +307,16 @@ function printAction(a: Action, opts?: FormatOptions): string[] {
   }
 }
 
-function print(actions: Action[], opts?: FormatOptions & { thought?: string }): string {
-  const lines = actions.flatMap((a) => printAction(a, opts));
+function print(actions: Action[], opts: (FormatOptions & { thought?: string }) | undefined, abs: boolean): string {
+  const lines = actions.flatMap((a) => printAction(a, opts, abs));
   return `Thought: ${opts?.thought?.trim() || '…'}\nAction: ${lines.join('\n\n')}`;
 }
 
-function systemPrompt(opts?: FormatOptions): string {
+function systemPrompt(opts: FormatOptions | undefined, abs: boolean): string {
   const d = divisorOf(opts);
+  const coords = abs
+    ? '- x and y are pixels of the screenshot as you see it ((0, 0) is the top-left corner).'
+    : `- x and y are on a 0..${d} grid over the screenshot ((0, 0) top-left, (${d}, ${d}) bottom-right).`;
   return [
     'You are a GUI agent operating a web browser. You receive the task, your previous actions and the current screenshot, and you decide the single next step.',
     '',
@@ -299,17 +337,27 @@ function systemPrompt(opts?: FormatOptions): string {
     'call_user()  # the task cannot be completed',
     '',
     '## Notes',
-    `- x and y are on a 0..${d} grid over the screenshot ((0, 0) top-left, (${d}, ${d}) bottom-right).`,
+    coords,
     `- Write the Thought in ${opts?.language ?? 'English'}.`,
   ].join('\n');
 }
 
 export const uitars: PolicyFormat = {
   name: NAME,
-  description: 'UI-TARS "Thought: … Action: click(point=…)" text actions (1.0 box and 1.5 point syntax), rel1000 coordinates.',
+  description: 'UI-TARS 1.0 "Thought: … Action: click(start_box=…)" text actions (box and point syntax), rel1000 coordinates.',
   space: 'rel1000',
-  actions: ['click', 'double_click', 'right_click', 'hover', 'drag', 'type', 'key', 'scroll', 'wait', 'answer', 'terminate'],
-  systemPrompt,
-  parse,
-  print,
+  actions: ACTIONS,
+  systemPrompt: (opts) => systemPrompt(opts, false),
+  parse: (output, opts) => parse(output, opts, false),
+  print: (actions, opts) => print(actions, opts, false),
+};
+
+export const uitars15: PolicyFormat = {
+  name: 'uitars15',
+  description: "UI-TARS-1.5 text actions with absolute pixels of the smart-resized screenshot (as UI-TARS' own parser reads them), image_px coordinates.",
+  space: 'image_px',
+  actions: ACTIONS,
+  systemPrompt: (opts) => systemPrompt(opts, true),
+  parse: (output, opts) => parse(output, opts, true),
+  print: (actions, opts) => print(actions, opts, true),
 };
