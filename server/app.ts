@@ -12,6 +12,7 @@ import type { Backend, Clock } from '../sandbox/types.ts';
 import { Metrics } from './metrics.ts';
 import { buildOpenApi } from './openapi.ts';
 import type { AnyRoute, RouteContext } from './route.ts';
+import { attachPtySockets } from './pty-socket.ts';
 import { ROUTES } from './routes/index.ts';
 import { RecordingBrowserEnvironment } from './recording.ts';
 import { parseInput } from './validation.ts';
@@ -149,6 +150,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
 
   for (const r of routes) registerRoute(app, r, ctx);
+  // Terminals (WebSocket upgrades) check the same key; `?api_key=` is accepted there for clients without headers.
+  attachPtySockets(app, ctx, (given) => {
+    if (!expected) return 'ok';
+    if (!given) return 'unauthorized';
+    return timingSafeEqual(sha256(given), expected) ? 'ok' : 'forbidden';
+  });
 
   app.addHook('onReady', async () => {
     registry.start();

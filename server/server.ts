@@ -5,6 +5,7 @@ import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createBrowserEnvironment } from '../browser-env/index.ts';
+import { createShellEnvironment, shellAvailability, type ShellEnvironment } from '../shell-env/index.ts';
 import { ConfigError, type GroveConfig } from '../sandbox/config.ts';
 import type { LocalEnvironments } from '../sandbox/local-backend.ts';
 import type { Logger } from '../sandbox/log.ts';
@@ -45,6 +46,7 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
         extraArgs: [],
         log,
       }),
+      shell: await shellEnvironment(config, log),
     }));
   const app = await buildApp({ config, environments, logger: true });
   // Long-polls (/wait up to 600 s) must not be cut by the default request timeout.
@@ -83,6 +85,29 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
       }
     })());
   return { app: app, url: `http://${host}:${port}`, close };
+}
+
+/** The shell environment when this host can run it (root + bubblewrap); otherwise shell sandboxes answer 400. */
+export async function shellEnvironment(config: GroveConfig, log: Logger): Promise<ShellEnvironment | undefined> {
+  const avail = shellAvailability();
+  if (!avail.ok) {
+    log.warn({ reason: avail.reason }, 'shell sandboxes are not available on this server');
+    return undefined;
+  }
+  return createShellEnvironment({
+    dataDir: path.resolve(config.dataDir, 'shell'),
+    images: config.shellImages,
+    uidBase: config.shellUidBase,
+    limits: {
+      cpu: config.shellCpu,
+      memoryMb: config.shellMemoryMb,
+      maxProcesses: config.shellMaxProcesses,
+      maxOutputBytes: config.shellMaxOutputBytes,
+      maxFileBytes: config.shellMaxFileBytes,
+      execTimeoutMs: config.shellExecTimeoutS * 1000,
+    },
+    log,
+  });
 }
 
 /**

@@ -3,5 +3,6 @@ import type { AnyRoute } from '../route.ts';
 import { browserRoutes } from './browser.ts';
 import { metaRoutes } from './meta.ts';
 import { sandboxRoutes } from './sandboxes.ts';
+import { shellRoutes } from './shell.ts';
 
-export const ROUTES: AnyRoute[] = [...sandboxRoutes, ...browserRoutes, ...metaRoutes];
+export const ROUTES: AnyRoute[] = [...sandboxRoutes, ...browserRoutes, ...shellRoutes, ...metaRoutes];

@@ -268,6 +268,11 @@ describe('metrics and OpenAPI', () => {
         '/sandboxes/{id}/screenshot',
         '/sandboxes/{id}/step',
         '/sandboxes/{id}/wait',
+        '/sandboxes/{id}/exec',
+        '/sandboxes/{id}/jobs/{job_id}',
+        '/sandboxes/{id}/files',
+        '/sandboxes/{id}/files/list',
+        '/sandboxes/{id}/apply_patch',
       ].sort(),
     );
     expect(committed.paths['/health'].get.security).toEqual([]);

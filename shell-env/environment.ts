@@ -1,0 +1,112 @@
+// The shell environment: creates LocalShellSandboxes, hands out uids, maps `image` through the image table.
+// Needs root (namespaces, cgroups, switching to the sandbox uid) and bubblewrap; shellAvailability() says why not.
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ShellCreateOptions } from '../protocol/sandbox.ts';
+import type { EnvironmentFactory } from '../sandbox/local-backend.ts';
+import { silentLogger, type Logger } from '../sandbox/log.ts';
+import { detectCgroups, type CgroupRoot } from './cgroups.ts';
+import { LocalShellSandbox, type ShellLimits } from './sandbox.ts';
+import type { ShellSandbox } from './types.ts';
+
+export const BWRAP = '/usr/bin/bwrap';
+const UID_RANGE = 10_000;
+
+export interface ShellEnvironmentOptions {
+  /** Host directory for the sandboxes' workspaces (one subdirectory each). */
+  dataDir: string;
+  /** image name → root file system directory. */
+  images: Record<string, string>;
+  uidBase: number;
+  limits: ShellLimits;
+  log?: Logger;
+  /** Use cgroups when writable (default true). */
+  cgroups?: boolean;
+  startTimeoutMs?: number;
+}
+
+/** Whether shell sandboxes can run here, and if not, why. */
+export function shellAvailability(): { ok: true } | { ok: false; reason: string } {
+  if (process.platform !== 'linux') return { ok: false, reason: 'shell sandboxes need Linux namespaces' };
+  if (process.getuid?.() !== 0) return { ok: false, reason: 'shell sandboxes need a server running as root (namespaces, cgroups, per-sandbox uids)' };
+  if (!existsSync(BWRAP)) return { ok: false, reason: `bubblewrap is not installed (${BWRAP}); run scripts/setup.sh or apt-get install bubblewrap` };
+  return { ok: true };
+}
+
+export interface ShellEnvironment extends EnvironmentFactory<ShellCreateOptions, ShellSandbox> {
+  /** How limits are enforced on this host (for the docs and /resources). */
+  readonly cgroups: boolean;
+}
+
+export async function createShellEnvironment(opts: ShellEnvironmentOptions): Promise<ShellEnvironment> {
+  const avail = shellAvailability();
+  if (!avail.ok) throw new Error(avail.reason);
+  const log = opts.log ?? silentLogger;
+  const insideDir = fileURLToPath(new URL('./inside/', import.meta.url));
+  const root = path.resolve(opts.dataDir);
+  await mkdir(root, { recursive: true, mode: 0o711 });
+  const cgroupRoot: CgroupRoot | null = opts.cgroups === false ? null : await detectCgroups();
+  if (!cgroupRoot) log.warn({}, 'no writable cgroup v1 hierarchy: shell sandboxes fall back to rlimits (no memory/CPU limits)');
+  const live = new Map<string, LocalShellSandbox>();
+  const uids = new Set<number>();
+  let created = 0;
+
+  // Servers on one machine start at different points of the range, so parallel servers rarely share a uid.
+  let next = Math.floor(Math.random() * UID_RANGE);
+  function takeUid(): number {
+    for (let i = 0; i < UID_RANGE; i++) {
+      const uid = opts.uidBase + ((next + i) % UID_RANGE);
+      if (!uids.has(uid)) {
+        uids.add(uid);
+        next = (next + i + 1) % UID_RANGE;
+        return uid;
+      }
+    }
+    throw new Error('no free sandbox uid');
+  }
+
+  function resolveImage(image: string | undefined): { path: string; kind: 'image' | 'host'; notes: string[] } {
+    if (image === undefined) return { path: '/', kind: 'host', notes: ["no image asked for: the host's root file system, read-only"] };
+    const dir = opts.images[image];
+    if (dir && existsSync(dir) && statSync(dir).isDirectory()) return { path: dir, kind: 'image', notes: [`image "${image}" → ${dir}`] };
+    const why = dir ? `its root file system ${dir} does not exist` : 'it is not in this server\'s image table (shellImages)';
+    return { path: '/', kind: 'host', notes: [`image "${image}" is not available locally (${why}): running on the host's root file system, read-only`] };
+  }
+
+  return {
+    cgroups: cgroupRoot !== null,
+    async create(id: string, spec: ShellCreateOptions): Promise<ShellSandbox> {
+      const uid = takeUid();
+      const dir = path.join(root, id.replace(/[^A-Za-z0-9_.-]/g, '_'));
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir, { recursive: true, mode: 0o711 });
+      created++;
+      const sb = new LocalShellSandbox({
+        id,
+        spec,
+        uid,
+        dir,
+        rootfs: resolveImage(spec.image),
+        cgroupRoot,
+        limits: opts.limits,
+        insideDir,
+        startTimeoutMs: opts.startTimeoutMs ?? 15_000,
+        log,
+        release: () => {
+          uids.delete(uid);
+          live.delete(id);
+        },
+      });
+      live.set(id, sb);
+      return sb;
+    },
+    async shutdown(): Promise<void> {
+      await Promise.all([...live.values()].map((s) => s.close()));
+    },
+    stats(): Record<string, number> {
+      return { shell_sandboxes: live.size, shell_created_total: created };
+    },
+  };
+}

@@ -1,0 +1,140 @@
+// One command in a sandbox: a small sh wrapper joins the sandbox's cgroups (and the exec's own freezer group),
+// sets rlimits and the stream layout, then execs nsenter into the holder's namespaces as the sandbox's uid. The
+// command itself is always an argv element, never spliced into shell text. A timeout freezes and kills the
+// exec's cgroup (every descendant, daemonised or not) and reports exit code 124.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+import type { ExecResult } from '../protocol/shell.ts';
+import type { SandboxCgroups } from './cgroups.ts';
+import { CappedOutput } from './output.ts';
+
+// $1 merge stderr (0/1), $2 process limit (0: none), $3 CPU seconds (0: none), $4 n, then n cgroup.procs files.
+const WRAPPER = [
+  'merge=$1; nproc=$2; cpus=$3; n=$4; shift 4',
+  'while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done',
+  '[ "$merge" = 1 ] && exec 2>&1',
+  '[ "$nproc" -gt 0 ] && ulimit -p "$nproc"',
+  '[ "$cpus" -gt 0 ] && ulimit -t "$cpus"',
+  'exec "$@"',
+].join('\n');
+
+export interface ExecTarget {
+  /** Host pid of a process in the sandbox's namespaces whose cwd is `cwd`. */
+  holderPid: number;
+  cwd: string;
+  uid: number;
+  gid: number;
+  cgroups: SandboxCgroups | null;
+  /** RLIMIT_NPROC for the sandbox uid (0: none). */
+  maxProcesses: number;
+}
+
+export interface RunOptions {
+  argv: string[];
+  /** Absolute path inside the sandbox. */
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  mergeStderr: boolean;
+  stdin?: Buffer | string;
+  /** Extra pipes (fd 3, ...) handed to the command, e.g. the PTY helper's control channel. */
+  extraFds?: number;
+  /** Keep stdin open as a pipe (the caller writes to child.stdin); `stdin` is ignored. */
+  interactive?: boolean;
+}
+
+/** A started command: its result, and a way to stop it early. */
+export interface RunningExec {
+  child: ChildProcess;
+  result: Promise<ExecResult>;
+  /** The kept stdout bytes (no truncation marker), for binary consumers once `result` settled. */
+  stdoutBytes(): Buffer;
+  kill(): Promise<void>;
+}
+
+/** `sh -c WRAPPER ...` arguments that join `files` (cgroup.procs) and exec `command`. */
+export function wrapperArgs(files: string[], command: string[], opts: { merge?: boolean; maxProcesses?: number; cpuSeconds?: number } = {}): string[] {
+  return [
+    '-c', WRAPPER, 'grove-exec',
+    opts.merge ? '1' : '0', String(opts.maxProcesses ?? 0), String(opts.cpuSeconds ?? 0), String(files.length), ...files,
+    ...command,
+  ];
+}
+
+const NSENTER = '/usr/bin/nsenter';
+
+export async function startExec(target: ExecTarget, opts: RunOptions): Promise<RunningExec> {
+  const cg = target.cgroups;
+  const group = cg ? await cg.newGroup() : null;
+  const files = cg && group ? cg.procsFiles(group) : [];
+  const cpuSeconds = Math.ceil(opts.timeoutMs / 1000) + 1;
+  // nsenter's --wd=DIR opens DIR before entering the mount namespace, so -w takes the holder's cwd (the
+  // workspace) and another cwd is entered by a tiny sh inside (the path stays an argv element).
+  const argv = opts.cwd === target.cwd ? opts.argv : ['/bin/sh', '-c', 'cd -- "$1" || exit 1; shift; exec "$@"', 'grove-cd', opts.cwd, ...opts.argv];
+  const nsenter = [
+    NSENTER, '-t', String(target.holderPid), '-m', '-p', '-n', '-i', '-u', '-r', '-w',
+    '-S', String(target.uid), '-G', String(target.gid), '--', ...argv,
+  ];
+  const args = wrapperArgs(files, nsenter, { merge: opts.mergeStderr, maxProcesses: target.maxProcesses, cpuSeconds });
+  const extra = opts.extraFds ?? 0;
+  const child = spawn('/bin/sh', args, {
+    env: opts.env,
+    // Without cgroups the process group is what a timeout kills.
+    detached: cg === null,
+    stdio: [opts.stdin === undefined && !opts.interactive ? 'ignore' : 'pipe', 'pipe', opts.mergeStderr ? 'ignore' : 'pipe', ...Array<'pipe'>(extra).fill('pipe')],
+  });
+  const started = performance.now();
+  const out = new CappedOutput(opts.maxOutputBytes);
+  const err = new CappedOutput(opts.maxOutputBytes);
+  child.stdout?.on('data', (b: Buffer) => out.push(b));
+  child.stderr?.on('data', (b: Buffer) => err.push(b));
+  // The command may exit without reading its input.
+  child.stdin?.on('error', () => {});
+  if (opts.stdin !== undefined && !opts.interactive) child.stdin?.end(opts.stdin);
+  let timedOut = false;
+  let killing: Promise<void> | null = null;
+  const killTree = () =>
+    (killing ??= (async () => {
+      if (cg && group) await cg.kill(group);
+      // Also the wrapper itself, in case it had not joined its cgroup yet.
+      child.kill('SIGKILL');
+      if (!cg && child.pid) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+    })());
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void killTree();
+  }, opts.timeoutMs);
+  const result = new Promise<ExecResult>((resolve, reject) => {
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      if (cg && group) void cg.removeGroup(group);
+      const merged = opts.mergeStderr;
+      let exit = code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : -1);
+      if (timedOut) exit = 124;
+      resolve({
+        exit_code: exit,
+        timed_out: timedOut,
+        signal: timedOut ? 'SIGKILL' : signal ?? null,
+        stdout: out.text(),
+        stderr: merged ? '' : err.text(),
+        stdout_bytes: out.total,
+        stderr_bytes: merged ? 0 : err.total,
+        truncated: { stdout: out.truncated, stderr: merged ? false : err.truncated },
+        merged,
+        duration_ms: Math.round((performance.now() - started) * 10) / 10,
+      });
+    });
+  });
+  return { child, result, stdoutBytes: () => out.bytes(), kill: killTree };
+}

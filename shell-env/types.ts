@@ -1,0 +1,42 @@
+// What the server sees of a shell sandbox (the env owns this contract).
+import type { ApplyPatchResult, ExecRequest, ExecResult, FileEntry, JobInfo } from '../protocol/shell.ts';
+import type { Sandbox } from '../sandbox/types.ts';
+
+export interface PtyInit {
+  argv: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  rows: number;
+  cols: number;
+}
+
+/** An interactive terminal session in the sandbox. */
+export interface PtySession {
+  write(data: Buffer | string): void;
+  resize(rows: number, cols: number): void;
+  /** Sends a signal ("TERM", "INT", "KILL", ...) to the terminal's process group. */
+  signal(name: string): void;
+  onData(fn: (data: Buffer) => void): void;
+  /** Called once with the exit code (124 when the sandbox closed it). */
+  onExit(fn: (code: number) => void): void;
+  kill(): Promise<void>;
+}
+
+export interface ShellSandbox extends Sandbox {
+  readonly type: 'shell';
+  /** The workspace inside the sandbox ("/workspace"). */
+  readonly workspace: string;
+  exec(req: ExecRequest): Promise<ExecResult>;
+  startJob(req: ExecRequest): Promise<JobInfo>;
+  /** The job's info; with waitMs > 0, once it finished or waitMs passed. */
+  job(jobId: string, waitMs?: number): Promise<JobInfo>;
+  writeFile(path: string, data: Buffer, mode?: string): Promise<{ path: string; size: number }>;
+  readFile(path: string): Promise<{ path: string; data: Buffer }>;
+  listFiles(path: string): Promise<{ path: string; files: FileEntry[] }>;
+  applyPatch(patch: string, opts?: { cwd?: string; timeoutMs?: number }): Promise<ApplyPatchResult>;
+  openPty(init: PtyInit): Promise<PtySession>;
+}
+
+export function isShellSandbox(sb: Sandbox): sb is ShellSandbox {
+  return sb.type === 'shell' && typeof (sb as Partial<ShellSandbox>).exec === 'function';
+}
