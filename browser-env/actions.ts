@@ -218,13 +218,14 @@ export const ACTIONS: Defs = {
   },
   scroll: {
     name: 'scroll',
-    description: 'Scroll at a point (default: viewport centre) by dx/dy px or direction+amount (notches of 100 px).',
+    description: 'Scroll at a point (default: viewport centre) by dx/dy px or direction+amount (notches of 100 px, px, or viewport fractions).',
     async run(h, a, rec) {
       let dx = a.dx ?? 0;
       let dy = a.dy ?? 0;
       if (a.dx === undefined && a.dy === undefined) {
         if (!a.direction) throw new ActionFailure('action_failed', 'scroll needs dx/dy or a direction.');
-        const px = a.unit === 'px' ? (a.amount ?? 500) : (a.amount ?? 5) * 100;
+        const along = a.direction === 'up' || a.direction === 'down' ? h.viewport.height : h.viewport.width;
+        const px = a.unit === 'px' ? (a.amount ?? 500) : a.unit === 'viewport' ? Math.round((a.amount ?? 0.5) * along) : (a.amount ?? 5) * 100;
         dx = a.direction === 'left' ? -px : a.direction === 'right' ? px : 0;
         dy = a.direction === 'up' ? -px : a.direction === 'down' ? px : 0;
       }

@@ -78,9 +78,12 @@ export const ScrollAction = z.object({
   dx: coord.optional(),
   dy: coord.optional(),
   direction: z.enum(['up', 'down', 'left', 'right']).optional(),
-  /** Amount for `direction`, in wheel notches (1 notch = 100 CSS px) unless `unit` says pixels. */
+  /**
+   * Amount for `direction`, in wheel notches (1 notch = 100 CSS px) unless `unit` says pixels, or `viewport`: a
+   * fraction of the viewport's height (up/down) or width (left/right), as Orchard-GUI's scroll amount.
+   */
   amount: z.number().positive().max(10_000).optional(),
-  unit: z.enum(['notches', 'px']).optional(),
+  unit: z.enum(['notches', 'px', 'viewport']).optional(),
 });
 
 export const GotoAction = z.object({ action: z.literal('goto'), url: z.string().min(1).max(8192) });

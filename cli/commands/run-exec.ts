@@ -3,6 +3,7 @@
 import { resolve } from 'node:path';
 import { GroveClient } from '../../client/index.ts';
 import type { Task } from '../../protocol/task.ts';
+import type { BrowserCreateInput } from '../../protocol/sandbox.ts';
 import { readEnvSetting } from '../../sandbox/config.ts';
 import type { Logger } from '../../sandbox/log.ts';
 import { startSites, type SitesServer } from '../../sites/server.ts';
@@ -18,6 +19,7 @@ import { runBenchmark, type BenchmarkOptions, type BenchmarkResult } from '../..
 import type { Policy } from '../../runner/policy.ts';
 import type { ProgressStream } from '../../runner/progress.ts';
 import { summaryTable } from '../../runner/summary.ts';
+import { getFormat } from '../../vlm-client/formats/index.ts';
 import { makePolicyFactory } from './run-policy.ts';
 import type { RunArgs } from './run-args.ts';
 import { startEmbeddedGrove } from './run-embedded.ts';
@@ -113,8 +115,8 @@ export async function executeRun(args: RunArgs, io: RunIO = stdio, hooks: RunHoo
       concurrency: args.concurrency,
       maxSteps: args.maxSteps,
       episodeTimeoutMs: args.episodeTimeoutSec !== undefined ? args.episodeTimeoutSec * 1000 : undefined,
-      // Offline sites live on loopback, which sandboxes block unless allowed; SoM labels drive the scripted plans.
-      sandbox: sitesHost ? () => ({ som: true, network: { allow: [sitesHost] } }) : undefined,
+      // The format's own environment (Orchard-GUI: 1280x1000, PNG, rel1000) is the base of every sandbox.
+      sandbox: sandboxFor(args.format, sitesHost),
       startUrl: sites ? (t, sessionId) => startUrlFor(t, sessionId) : undefined,
       format: args.format,
       retry: args.retries !== undefined ? { maxRestarts: args.retries } : undefined,
@@ -147,4 +149,12 @@ export function printRunResult(r: BenchmarkResult, io: Pick<RunIO, 'out'>): void
   io.out(`${summaryTable(r.summary)}\n`);
   const dir = resolve(r.summaryPath, '..');
   io.out(`summary:    ${r.summaryPath}\nreport:     ${r.reportPath}\nrecordings: ${resolve(dir, 'episodes')}\nbrowse:     grove view ${dir}\n`);
+}
+
+/** Sandbox options of every episode: the policy format's environment defaults, then the offline sites' needs. */
+export function sandboxFor(format: string | undefined, sitesHost: string | undefined): ((t: Task) => Omit<BrowserCreateInput, 'type'>) | undefined {
+  const base = (format && getFormat(format)?.sandbox) || {};
+  if (!sitesHost && !Object.keys(base).length) return undefined;
+  // Offline sites live on loopback, which sandboxes block unless allowed; SoM labels drive the scripted plans.
+  return () => ({ ...base, ...(sitesHost ? { som: true, network: { allow: [sitesHost] } } : {}) });
 }

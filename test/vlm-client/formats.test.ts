@@ -124,34 +124,29 @@ const ROUND_TRIP: Record<string, { actions: Action[]; opts?: FormatOptions }[]> 
   ],
   orchard: [
     { actions: [{ action: 'click', x: 500, y: 300, ...R }] },
-    { actions: [{ action: 'click', x: 500, y: 300, ...R, button: 'right', modifiers: ['Control'] }] },
+    { actions: [{ action: 'click', x: 500, y: 300, ...R, button: 'middle' }] },
     { actions: [{ action: 'double_click', x: 1, y: 2, ...R }] },
     { actions: [{ action: 'triple_click', x: 1, y: 2, ...R }] },
     { actions: [{ action: 'right_click', x: 1, y: 2, ...R }] },
     { actions: [{ action: 'hover', x: 1, y: 2, ...R }] },
     { actions: [{ action: 'drag', x: 1, y: 2, to_x: 999, to_y: 1000, ...R }] },
-    { actions: [{ action: 'type', text: 'red shoes' }] },
-    { actions: [{ action: 'type', text: 'red shoes', x: 480, y: 62, ...R, clear: true, submit: true }] },
+    { actions: [{ action: 'type', text: 'red shoes', clear: true }] },
+    { actions: [{ action: 'click', x: 480, y: 62, ...R }, { action: 'type', text: 'red shoes', clear: true }, { action: 'key', keys: 'Enter' }] },
     { actions: [{ action: 'key', keys: 'Control+a' }] },
     { actions: [{ action: 'key', keys: ['Tab', 'Enter'] }] },
-    { actions: [{ action: 'scroll', direction: 'down' }] },
-    { actions: [{ action: 'scroll', x: 500, y: 500, ...R, direction: 'up', amount: 3 }] },
+    { actions: [{ action: 'scroll', direction: 'down', amount: 0.5, unit: 'viewport' }] },
+    { actions: [{ action: 'scroll', x: 500, y: 500, ...R, direction: 'up', amount: 0.3, unit: 'viewport' }] },
     { actions: [{ action: 'goto', url: 'https://shop.test/item?id=3' }] },
     { actions: [{ action: 'back' }] },
-    { actions: [{ action: 'forward' }] },
-    { actions: [{ action: 'reload' }] },
     { actions: [{ action: 'new_tab' }] },
-    { actions: [{ action: 'new_tab', url: 'https://a.test/' }] },
+    { actions: [{ action: 'new_tab' }, { action: 'goto', url: 'https://a.test/' }] },
     { actions: [{ action: 'switch_tab', index: 2 }] },
     { actions: [{ action: 'close_tab' }] },
-    { actions: [{ action: 'close_tab', index: 1 }] },
-    { actions: [{ action: 'wait' }] },
-    { actions: [{ action: 'wait', ms: 1500 }] },
+    { actions: [{ action: 'wait', ms: 3000 }] },
     { actions: [{ action: 'answer', text: 'Total: 3' }] },
-    { actions: [{ action: 'terminate' }] },
-    { actions: [{ action: 'terminate', status: 'failure', reason: 'login required' }] },
+    { actions: [{ action: 'terminate', status: 'success' }] },
     { actions: [{ action: 'click', x: 500, y: 300, space: 'rel1000', rel_divisor: 999 }], opts: { rel_divisor: 999 } },
-    { actions: [{ action: 'type', text: 'a', x: 1, y: 1, ...R }, { action: 'key', keys: 'Enter' }, { action: 'answer', text: 'ok' }] },
+    { actions: [{ action: 'click', x: 1, y: 1, ...R }, { action: 'type', text: 'a', clear: true }, { action: 'key', keys: 'Enter' }, { action: 'answer', text: 'ok' }] },
   ],
 };
 
@@ -255,7 +250,7 @@ describe('tool calls passed as a JSON-encoded assistant message', () => {
   });
 
   it('orchard accepts one tool call per action', () => {
-    const out = msg([{ name: 'goto', arguments: '{"url":"https://a.test/"}' }, { name: 'back', arguments: '' }]);
+    const out = msg([{ name: 'goto_url', arguments: '{"url":"https://a.test/"}' }, { name: 'go_back', arguments: '' }]);
     expect(parseModelOutput('orchard', out)).toEqual({ ok: true, actions: [{ action: 'goto', url: 'https://a.test/' }, { action: 'back' }] });
   });
 
@@ -325,18 +320,19 @@ const FAILURES: [string, string, RegExp, FormatOptions?][] = [
   ['anthropic', '[{"type":"tool_use","name":"computer","input":{"action":"left_click","coordinate":[1,1],"text":"a"}}]', /"a" is not a modifier key/],
   ['anthropic', '[{"type":"tool_use","name":"computer","input":{"action":"key","text":"ctrl+', /Truncated JSON/],
   ['anthropic', '{"action":"left_click_drag","coordinate":[5,5]}', /drag start is unknown/],
-  ['orchard', '<tool_calls>[{"name":"click","arguments":{"x":1001,"y":5}}]</tool_calls>', /outside the 0\.\.1000 grid/],
-  ['orchard', 'Clicking.\n<tool_calls>\n[{"name":"click","arguments":{"x":1', /Truncated output: <tool_calls> without <\/tool_calls>/],
-  ['orchard', '```json\n[{"name":"click","arguments":{"x":1,"y":2}}', /Truncated output: a ``` fence is not closed/],
-  ['orchard', 'Clicking now: [{"name":"click","arguments":{"x":1,"y":2}}', /Truncated JSON in the tool-call list/],
-  ['orchard', '<tool_calls>[{"name":"fly","arguments":{}}]</tool_calls>', /Unknown tool "fly" \(call 1\)/],
-  ['orchard', '<tool_calls>[{"name":"type","arguments":{"text":"a","clear":"yes"}}]</tool_calls>', /"clear" must be true or false/],
-  ['orchard', '<tool_calls>[{"name":"switch_tab","arguments":{"index":1.5}}]</tool_calls>', /Invalid switch_tab action: index/],
-  ['orchard', '<tool_calls>[{"name":"back","arguments":{}}]</tool_calls><tool_calls>[]</tool_calls>', /Expected one <tool_calls> list, found 2/],
-  ['orchard', '<tool_calls>[]</tool_calls>', /contains no action/],
-  ['orchard', '<tool_calls>' + JSON.stringify(Array.from({ length: 17 }, () => ({ name: 'back', arguments: {} }))) + '</tool_calls>', /Too many actions in one output \(17; at most 16\)/],
-  ['orchard', 'I am not sure what to do.', /No JSON tool-call list/],
-  ['orchard', '<tool_calls>{"name":"key","arguments":{"keys":[]}}</tool_calls>', /"keys" must be a key combination/],
+  ['orchard', '<tool_call>{"name":"click","arguments":{"point_2d":[1001,5]}}</tool_call>', /outside the 0\.\.1000 grid/],
+  ['orchard', 'Clicking.\n<tool_call>\n{"name":"click","arguments":{"point_2d":[1', /Truncated output: <tool_call> without <\/tool_call>/],
+  ['orchard', 'Clicking now: {"name":"click","arguments":{"point_2d":[1,2]', /Truncated JSON in the tool call/],
+  ['orchard', '<tool_call>{"name":"fly","arguments":{}}</tool_call>', /Unknown tool "fly" \(call 1\)/],
+  ['orchard', '<tool_call>{"name":"click","arguments":{"point_2d":"500,300"}}</tool_call>', /"point_2d" must be an \[x, y\] pair/],
+  ['orchard', '<tool_call>{"name":"click","arguments":{"point_2d":[5,5],"clicks":2,"button":"right"}}</tool_call>', /2 right clicks are not supported/],
+  ['orchard', '<tool_call>{"name":"write","arguments":{"message":""}}</tool_call>', /"message" must not be empty/],
+  ['orchard', '<tool_call>{"name":"press_keys","arguments":{"keys":["Hyper","Foo"]}}</tool_call>', /no valid keys in \["Hyper","Foo"\]/],
+  ['orchard', '<tool_call>{"name":"press_keys","arguments":{"keys":["a"],"presses":17}}</tool_call>', /17 key presses in one call; at most 16/],
+  ['orchard', '<tool_call>{"name":"switch_tab","arguments":{"tab_index":1.5}}</tool_call>', /"tab_index" must be an integer/],
+  ['orchard', '<tool_call>{"name":"scroll","arguments":{"direction":"sideways"}}</tool_call>', /"direction" must be up, down, left or right/],
+  ['orchard', Array.from({ length: 17 }, () => '<tool_call>{"name":"go_back","arguments":{}}</tool_call>').join('\n'), /Too many actions in one output \(17; at most 16\)/],
+  ['orchard', 'I am not sure what to do [maybe scroll].', /No <tool_call> block in the output/],
 ];
 
 describe('malformed outputs are structured failures', () => {
@@ -408,13 +404,13 @@ describe('print', () => {
     expect(FORMATS.webvoyager.print([{ action: 'type_label', label: 3, text: 'hi' }], { thought: 't' })).toBe('Thought: t\nAction: Type [3]; hi');
     expect(JSON.parse(FORMATS.openai_cua.print([{ action: 'key', keys: 'Control+a' }]))).toEqual([{ type: 'computer_call', call_id: 'call_1', action: { type: 'keypress', keys: ['CTRL', 'a'] }, pending_safety_checks: [], status: 'completed' }]);
     expect(JSON.parse(FORMATS.anthropic.print([{ action: 'key', keys: 'Control+s' }]))).toEqual([{ type: 'tool_use', id: 'toolu_1', name: 'computer', input: { action: 'key', text: 'ctrl+s' } }]);
-    expect(FORMATS.orchard.print([{ action: 'back' }], { thought: 'Back.' })).toBe('Back.\n<tool_calls>\n[{"name":"back","arguments":{}}]\n</tool_calls>');
+    expect(FORMATS.orchard.print([{ action: 'back' }], { thought: 'Back.' })).toBe('<think>\nBack.\n</think>\n<tool_call>\n{"name":"go_back","arguments":{}}\n</tool_call>');
   });
 
   it('tool definitions name what the parser accepts', () => {
     expect(FORMATS.qwen3vl.tools!()[0].function.name).toBe('computer_use');
     expect(FORMATS.anthropic.tools!()[0].function.name).toBe('computer');
-    expect(FORMATS.orchard.tools!().map((t) => t.function.name)).toEqual(FORMATS.orchard.actions);
+    expect(FORMATS.orchard.tools!().map((t) => t.function.name)).toEqual(['click', 'write', 'press_keys', 'scroll', 'wait', 'done', 'goto_url', 'go_back', 'drag', 'hover', 'new_tab', 'switch_tab', 'close_tab']);
     expect(FORMATS.openai_cua.tools!().map((t) => t.function.name)).toEqual(['computer', 'goto', 'back']);
   });
 });

@@ -435,8 +435,9 @@ export function typeSteps<T>(
  */
 export function scrollNotches(a: ScrollAction): { direction: 'up' | 'down' | 'left' | 'right'; notches: number | undefined; fromPx: boolean } {
   let direction = a.direction;
-  let notches = a.amount !== undefined ? (a.unit === 'px' ? a.amount / 100 : a.amount) : undefined;
-  let fromPx = a.unit === 'px';
+  // A viewport fraction is taken on a 1000 px viewport (Grove's default height) for formats that count notches.
+  let notches = a.amount !== undefined ? (a.unit === 'px' ? a.amount / 100 : a.unit === 'viewport' ? a.amount * 10 : a.amount) : undefined;
+  let fromPx = a.unit === 'px' || a.unit === 'viewport';
   if (!direction) {
     if (a.dy) [direction, notches, fromPx] = [a.dy > 0 ? 'down' : 'up', Math.abs(a.dy) / 100, true];
     else if (a.dx) [direction, notches, fromPx] = [a.dx > 0 ? 'right' : 'left', Math.abs(a.dx) / 100, true];

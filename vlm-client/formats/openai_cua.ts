@@ -206,7 +206,8 @@ function toItems(a: Action, n: () => string, opts?: FormatOptions): Item[] {
       let sx = a.dx ?? 0;
       let sy = a.dy ?? 0;
       if (a.direction) {
-        const px = (a.amount ?? 5) * (a.unit === 'px' ? 1 : 100);
+        // A viewport fraction is taken on a 1000 px viewport (Grove's default height).
+        const px = (a.amount ?? 5) * (a.unit === 'px' ? 1 : a.unit === 'viewport' ? 1000 : 100);
         if (a.direction === 'down') sy = px;
         else if (a.direction === 'up') sy = -px;
         else if (a.direction === 'right') sx = px;

@@ -1,0 +1,162 @@
+// Orchard-GUI calls through the step endpoint (model_output + format "orchard") against real Chromium: every example
+// call of the published prompt and a call of every tool parse on the server and do what web_env.py does.
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBrowserEnvironment } from '../../browser-env/index.ts';
+import type { StepResult } from '../../protocol/observation.ts';
+import { loadConfig } from '../../sandbox/config.ts';
+import { buildApp } from '../../server/app.ts';
+import { FORMATS } from '../../vlm-client/formats/index.ts';
+import { CALLS, PROMPT_EXAMPLES } from '../vlm-client/fixtures/orchard-calls.ts';
+
+const KEY = 'slow-orchard-key-123456';
+const auth = { 'x-api-key': KEY };
+// Fixed elements at the grid points the calls use (1280x1000 viewport: rel x * 1.28, rel y * 1).
+const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>start</title><style>
+  body{margin:0;height:3000px;user-select:none} div,form{position:fixed}
+  #f{left:400px;top:50px} #q{width:300px;height:40px}
+  #c1{left:200px;top:260px;width:240px;height:80px;background:#cde}
+  #box{left:860px;top:420px;width:200px;height:160px;overflow:auto;border:1px solid #000}
+  #h{left:80px;top:860px;width:100px;height:80px;background:#eee}
+  #strip{left:0;top:680px;width:1280px;height:40px;background:#fed}
+</style></head><body>
+<form id="f" onsubmit="event.preventDefault(); document.title = 'submit:' + q.value"><input id="q" value="old text"></form>
+<div id="c1"></div><div id="box"><div style="position:static;height:2000px">inner</div></div><div id="h"></div><div id="strip"></div>
+<script>
+  const t = (s) => { document.title = s; };
+  let downs = 0, from = '';
+  c1.addEventListener('click', (e) => t('click:c1:' + e.detail));
+  c1.addEventListener('dblclick', () => t('dblclick:c1'));
+  c1.addEventListener('contextmenu', (e) => { e.preventDefault(); t('contextmenu:c1'); });
+  q.addEventListener('focus', () => t('focus:q'));
+  q.addEventListener('input', () => t('input:' + q.value));
+  document.addEventListener('keydown', (e) => {
+    if (e.target === q || ['Control', 'Shift', 'Alt', 'Meta'].includes(e.key)) return;
+    if (e.key === 'ArrowDown') { e.preventDefault(); t('down:' + (++downs)); return; }
+    t('key:' + (e.ctrlKey ? 'Control+' : '') + e.key);
+  });
+  window.addEventListener('scroll', () => t('scrollY:' + Math.round(scrollY)));
+  box.addEventListener('scroll', () => t('box:' + Math.round(box.scrollTop)));
+  h.addEventListener('mouseenter', () => t('hover:h'));
+  strip.addEventListener('mousedown', (e) => { from = e.clientX + ',' + e.clientY; });
+  strip.addEventListener('mouseup', (e) => t('drag:' + from + '->' + e.clientX + ',' + e.clientY));
+</script></body></html>`;
+const OTHER = '<!doctype html><html><head><title>other</title></head><body>other page</body></html>';
+
+let root: string;
+let fixture: http.Server;
+let origin: string;
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  root = mkdtempSync(path.join(os.tmpdir(), 'grove-orchard-slow-'));
+  fixture = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(req.url === '/other' ? OTHER : PAGE);
+  });
+  await new Promise<void>((ok) => fixture.listen(0, '127.0.0.1', ok));
+  origin = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}`;
+  const config = loadConfig({ env: {}, flags: { apiKey: KEY, dataDir: root, maxSandboxes: 2 } });
+  const browser = await createBrowserEnvironment({
+    executablePath: config.chromiumPath,
+    processes: 1,
+    recycleAfter: 50,
+    warmPool: 0,
+    dataDir: path.join(root, 'browser'),
+    headless: true,
+    extraArgs: [],
+  });
+  app = await buildApp({ config, environments: { browser } });
+});
+
+afterAll(async () => {
+  await app?.close();
+  if (fixture) {
+    fixture.closeAllConnections();
+    await new Promise<void>((ok) => fixture.close(() => ok()));
+  }
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+async function sandbox(): Promise<string> {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/sandboxes',
+    headers: auth,
+    // Orchard-GUI's environment: its defaults (1280x1000, PNG, rel1000).
+    payload: { type: 'browser', ...FORMATS.orchard.sandbox, start_url: `${origin}/`, network: { allow: [new URL(origin).host] } },
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  const id = res.json().sandbox_id as string;
+  expect((await app.inject({ method: 'GET', url: `/sandboxes/${id}/wait?timeout=60`, headers: auth })).statusCode).toBe(200);
+  return id;
+}
+
+async function step(id: string, model_output: string): Promise<StepResult> {
+  const res = await app.inject({ method: 'POST', url: `/sandboxes/${id}/step`, headers: auth, payload: { format: 'orchard', model_output } });
+  expect(res.statusCode, res.body).toBe(200);
+  const r = res.json() as StepResult;
+  expect(r.parse, model_output).toEqual({ ok: true, format: 'orchard' });
+  expect(r.observation.last_action_error, model_output).toBeNull();
+  return r;
+}
+
+const tc = (name: string, args: object) => `<think>next</think>\n<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
+const call = (name: string, i = 0) => CALLS.filter((c) => c.name === name)[i];
+const run = (id: string, c: { name: string; args: Record<string, unknown> }) =>
+  step(id, tc(c.name, JSON.parse(JSON.stringify(c.args).replace('"URL"', JSON.stringify(`${origin}/other`)))));
+
+describe('Orchard-GUI on the wire', () => {
+  it('executes the example calls of the published prompt', async () => {
+    const id = await sandbox();
+    const first = await step(id, PROMPT_EXAMPLES.click);
+    expect(first.observation.screenshot).toMatchObject({ mime: 'image/png', width: 1280, height: 1000 });
+    expect(first.observation.title).toBe('focus:q');
+    // click → write → press Enter: write empties the field first (old text is gone).
+    expect((await step(id, PROMPT_EXAMPLES.clickWriteEnter)).observation.title).toBe('submit:wireless mouse');
+    // new_tab → goto_url
+    const r = await step(id, PROMPT_EXAMPLES.newTabGoto.replace('URL', `${origin}/other`));
+    expect(r.observation.tabs).toHaveLength(2);
+    expect(r.observation).toMatchObject({ url: `${origin}/other`, title: 'other' });
+    await app.inject({ method: 'DELETE', url: `/sandboxes/${id}`, headers: auth });
+  });
+
+  it('executes a call of every tool as web_env.py does', async () => {
+    const id = await sandbox();
+    const title = async (c: { name: string; args: Record<string, unknown> }) => (await run(id, c)).observation.title;
+    expect(await title(call('click'))).toBe('click:c1:1');
+    expect(await title(call('click', 1))).toBe('dblclick:c1');
+    expect(await title(call('click', 2))).toBe('contextmenu:c1');
+    await step(id, PROMPT_EXAMPLES.click);
+    expect(await title(call('write'))).toBe('input:red shoes');
+    expect(await title(call('press_keys'))).toBe('submit:red shoes');
+    await run(id, call('click'));
+    expect(await title(call('press_keys', 1))).toBe('key:Control+a');
+    expect(await title(call('press_keys', 2))).toBe('down:3');
+    // Half of the 1000 px viewport; then a quarter of it inside the box under the point.
+    expect(await title(call('scroll'))).toBe('scrollY:500');
+    expect(await title(call('scroll', 1))).toBe('box:250');
+    await run(id, call('wait'));
+    expect(await title(call('hover'))).toBe('hover:h');
+    // [100, 700] → [400, 700] on the grid is CSS 128,700 → 512,700.
+    expect(await title(call('drag'))).toBe('drag:128,700->512,700');
+    expect((await run(id, call('goto_url'))).observation.url).toBe(`${origin}/other`);
+    expect((await run(id, call('go_back'))).observation.url).toBe(`${origin}/`);
+    const opened = await run(id, call('new_tab'));
+    expect(opened.observation.tabs.map((t) => t.active)).toEqual([false, true]);
+    const closed = await run(id, call('close_tab'));
+    expect(closed.observation.tabs).toHaveLength(1);
+    await run(id, call('new_tab'));
+    const switched = await run(id, call('switch_tab'));
+    expect(switched.observation.tabs.map((t) => t.active)).toEqual([true, false]);
+    const done = await run(id, call('done'));
+    expect(done.done).toBe(true);
+    expect(done.actions[0].action).toEqual({ action: 'answer', text: 'The cheapest item costs $12.' });
+    await app.inject({ method: 'DELETE', url: `/sandboxes/${id}`, headers: auth });
+  });
+});
