@@ -23,7 +23,7 @@ export function computeAgreement(pairs: { predicted: Verdict['outcome']; truth: 
   let fn = 0;
   let skipped = 0;
   for (const p of pairs) {
-    if (p.predicted === 'judge_error' || p.truth === 'judge_error') {
+    if (p.predicted === 'judge_error' || p.truth === 'judge_error' || p.predicted === 'unparsed' || p.truth === 'unparsed') {
       skipped++;
       continue;
     }

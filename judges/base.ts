@@ -6,6 +6,7 @@ import type { Verdict } from '../protocol/task.ts';
 import { imageContent, type ImagePart } from '../vlm-client/client.ts';
 import { hashOf, sha256, type JudgeCache } from './cache.ts';
 import type { CallRecord, JudgeModel } from './model.ts';
+import type { PromptSource } from './prompts.ts';
 import { JudgeError, judgeErrorVerdict, type JudgeInput, type ScreenshotRef } from './types.ts';
 
 export interface LoadedImage {
@@ -39,9 +40,26 @@ export async function loadImages(refs: ScreenshotRef[]): Promise<LoadedImage[]> 
 
 export const imagePart = (img: LoadedImage): ImagePart => imageContent(img.bytes, img.mime);
 
+/**
+ * Online-Mind2Web's encode_image: the screenshot re-encoded as JPEG (alpha dropped, the encoder's default quality
+ * 75), sent with `detail: "high"`. An image that cannot be decoded is a bad_input judge error.
+ */
+export async function jpegImagePart(img: LoadedImage): Promise<ImagePart> {
+  const { default: sharp } = await import('sharp');
+  let jpeg: Buffer;
+  try {
+    jpeg = await sharp(img.bytes).removeAlpha().jpeg({ quality: 75 }).toBuffer();
+  } catch (err) {
+    throw new JudgeError('bad_input', `screenshot ${img.index} is not a readable image${img.path ? ` (${img.path})` : ''}: ${(err as Error).message}`, { cause: err });
+  }
+  return imageContent(jpeg, 'image/jpeg', 'high');
+}
+
 export interface JudgeRecord {
   judge: string;
   config: Record<string, unknown>;
+  /** Which prompt texts were sent: Grove's own, or a user-supplied folder (slots and hashes). */
+  prompts: PromptSource;
   model: Record<string, unknown>;
   task: JudgeInput['task'];
   answer?: string;
@@ -67,6 +85,7 @@ export interface ProtocolContext {
 export async function runProtocol(opts: {
   name: string;
   config: Record<string, unknown>;
+  prompts: PromptSource;
   model?: JudgeModel;
   cache?: JudgeCache;
   input: JudgeInput;
@@ -86,6 +105,7 @@ export async function runProtocol(opts: {
       kind: 'verdict',
       judge: name,
       config: opts.config,
+      prompts: opts.prompts,
       model: opts.model?.identity() ?? null,
       task: opts.taskKey,
       answer: input.answer ?? null,
@@ -105,11 +125,13 @@ export async function runProtocol(opts: {
   } catch (err) {
     verdict = judgeErrorVerdict(name, err);
   }
+  verdict = { ...verdict, details: { ...verdict.details, prompts: opts.prompts.source } };
   const dir = input.recordDir ?? (input.episodeDir ? join(input.episodeDir, 'judge') : undefined);
   if (dir) {
     const record: JudgeRecord = {
       judge: name,
       config: opts.config,
+      prompts: opts.prompts,
       model: opts.model?.identity() ?? {},
       task: input.task,
       answer: input.answer,

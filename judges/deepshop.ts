@@ -3,6 +3,9 @@
 // - one WebVoyager-style judgement per present dimension (attribute, filter, sort; "None" = absent), where the
 //   dimension's text takes the place of the task, with the agent's answer and the last k = 15 screenshots;
 // - no answer → every present dimension scores 0 without a model call;
+// - a reply without "SUCCESS"/"NOT SUCCESS" scores that dimension 0 (the DeepShop scripts append 0, unlike
+//   WebVoyager's auto_eval which returns None): a failure here, marked `unparsed` in the details;
+// - the request as WebVoyager's: temperature 0, max_tokens 1000, seed 42;
 // - overall success = every present dimension passes (a task with none present counts as success, as the
 //   original's product over present dimensions does);
 // - per-dimension rates are computed over the tasks where that dimension is present (see report.ts).
@@ -13,7 +16,8 @@ import type { JudgeCache } from './cache.ts';
 import type { JudgeModel } from './model.ts';
 import { parseSuccessVerdict } from './parse.ts';
 import { JudgeError, judgeErrorVerdict, type Judge, type JudgeInput } from './types.ts';
-import { successPromptMessages, WEBVOYAGER_SEED } from './webvoyager.ts';
+import { GROVE_PROMPTS, promptRecord, type PromptSet } from './prompts.ts';
+import { successPromptMessages, WEBVOYAGER_PARAMS, WEBVOYAGER_SEED } from './webvoyager.ts';
 
 export const DEEPSHOP_SYSTEM = `You are judging one requirement of an online-shopping task performed by a web agent. The requirement concerns either product attributes (e.g. brand, colour, size, features), search filters (e.g. price range, customer rating, shipping, release date) or a sorting preference (e.g. lowest price, newest arrivals, best sellers).
 
@@ -29,9 +33,10 @@ Explain briefly how you reached your judgement, then give the verdict on its own
 
 export type DimensionResult = 0 | 1 | null | 'judge_error';
 
-export function createDeepShopJudge(opts: { model: JudgeModel; k?: number; cache?: JudgeCache; name?: string }): Judge {
+export function createDeepShopJudge(opts: { model: JudgeModel; k?: number; cache?: JudgeCache; name?: string; prompts?: PromptSet }): Judge {
   const k = opts.k ?? 15;
   const name = opts.name ?? 'deepshop';
+  const prompts = opts.prompts ?? GROVE_PROMPTS;
   return {
     name,
     judge(input: JudgeInput): Promise<Verdict> {
@@ -58,6 +63,7 @@ export function createDeepShopJudge(opts: { model: JudgeModel; k?: number; cache
       return runProtocol({
         name,
         config: { k },
+        prompts: promptRecord(prompts, 'deepshop'),
         model: opts.model,
         cache: opts.cache,
         input: { ...input, screenshots: lastK(input.screenshots, k) },
@@ -65,18 +71,21 @@ export function createDeepShopJudge(opts: { model: JudgeModel; k?: number; cache
         protocol: async ({ images, transcript }) => {
           const responses: Record<string, string> = {};
           const errors: Record<string, string> = {};
+          const unparsed: string[] = [];
           let errorKind: string | undefined;
           await Promise.all(
             present.map(async (d) => {
               try {
                 const r = await opts.model.call({
                   purpose: `dimension ${d.dimension}`,
-                  messages: successPromptMessages(DEEPSHOP_SYSTEM, d.text, answer, images),
+                  messages: successPromptMessages(prompts, 'deepshop', DEEPSHOP_SYSTEM, { task: d.text, answer, num: k }, images),
                   parse: parseSuccessVerdict,
                   transcript,
+                  params: WEBVOYAGER_PARAMS,
                   extra: { seed: WEBVOYAGER_SEED },
                 });
-                dimensions[d.dimension] = r.value;
+                if (r.value === null) unparsed.push(d.dimension);
+                dimensions[d.dimension] = r.value ?? 0;
                 responses[d.dimension] = r.text;
               } catch (err) {
                 if (!(err instanceof JudgeError)) throw err;
@@ -86,9 +95,9 @@ export function createDeepShopJudge(opts: { model: JudgeModel; k?: number; cache
               }
             }),
           );
-          const details = { dimensions, responses, k, images_sent: images.length };
+          const details = { dimensions, responses, k, images_sent: images.length, ...(unparsed.length ? { unparsed: true, unparsed_dimensions: unparsed } : {}) };
           if (Object.keys(errors).length) {
-            // One dimension without a verdict leaves the overall outcome unknown; the others are kept.
+            // One dimension that could not be asked leaves the overall outcome unknown; the others are kept.
             return {
               judge: name,
               outcome: 'judge_error',

@@ -2,33 +2,27 @@
 // folders) is recording/reader.ts's job (H7); this file only maps an EpisodeView to a JudgeInput.
 import { join } from 'node:path';
 import type { Suite, Task } from '../protocol/task.ts';
-import { describeAction } from '../recording/action-text.ts';
 import type { EpisodeView } from '../recording/reader.ts';
 import { mimeOf } from './base.ts';
+import { judgedHistory, stepText } from './history.ts';
 import type { JudgeInput, ScreenshotRef } from './types.ts';
 
-/** Frames oldest first: the initial frame, then the frame after each step (repeats of the same file dropped). */
-export function episodeFrames(view: EpisodeView): string[] {
-  const out: string[] = [];
-  const push = (f?: string) => {
-    if (f && out[out.length - 1] !== f) out.push(f);
-  };
-  push(view.initial.frame);
-  for (const s of view.steps) push(s.frame);
-  return out;
+/**
+ * Frames oldest first and the action history, as judges get them (judges/history.ts). Grove recordings: the
+ * initial frame, then the frame after each step, without the final answer step. Foreign layouts keep what their
+ * own harness judges: WebVoyager every screenshotN, Online-Mind2Web v1 every trajectory image and action, v2 every
+ * step's screenshot and every action but the last (run.py's steps[:-1]).
+ */
+export function episodeHistory(view: EpisodeView): { frames: string[]; actions: string[] } {
+  if (view.layout === 'grove') return judgedHistory(view.initial.frame, view.steps);
+  const frames: string[] = [];
+  for (const f of [view.initial.frame, ...view.steps.map((s) => s.frame)]) if (f && frames.at(-1) !== f) frames.push(f);
+  const steps = view.layout === 'online-mind2web' && view.schema === 'v2' ? view.steps.slice(0, -1) : view.steps;
+  return { frames, actions: steps.map(stepText) };
 }
 
-/** The action history as text, one entry per step. */
-export function episodeActions(view: EpisodeView): string[] {
-  let steps = view.steps;
-  // Online-Mind2Web v2: the last step is the agent's answer/complete action, which run.py drops from the history.
-  if (view.layout === 'online-mind2web' && view.schema === 'v2') steps = steps.slice(0, -1);
-  return steps.map((s) => {
-    if (s.action_text) return s.action_text;
-    if (s.actions.length) return s.actions.map((a) => describeAction(a.action, a.css ?? undefined)).join('; ');
-    return s.parse_error ? `(unparsed: ${s.parse_error})` : '(no action)';
-  });
-}
+export const episodeFrames = (view: EpisodeView): string[] => episodeHistory(view).frames;
+export const episodeActions = (view: EpisodeView): string[] => episodeHistory(view).actions;
 
 /**
  * The Task for an episode: the one from the task file when given (it carries references, level and DeepShop
@@ -54,7 +48,8 @@ export function judgeInputFromEpisode(
   view: EpisodeView,
   opts: { suite: Suite; tasks?: Map<string, Task>; recordDir?: string },
 ): JudgeInput {
-  const screenshots: ScreenshotRef[] = episodeFrames(view).map((f) => {
+  const history = episodeHistory(view);
+  const screenshots: ScreenshotRef[] = history.frames.map((f) => {
     const path = join(view.dir, f);
     return { path, mime: mimeOf(path) };
   });
@@ -63,7 +58,7 @@ export function judgeInputFromEpisode(
     task: episodeTask(view, opts.suite, opts.tasks),
     answer: view.meta.answer,
     screenshots,
-    actions: episodeActions(view),
+    actions: history.actions,
     thoughts: thoughts.some((t) => t !== '') ? thoughts : undefined,
     episodeDir: view.dir,
     recordDir: opts.recordDir,

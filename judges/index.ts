@@ -4,6 +4,7 @@ import type { Logger } from '../sandbox/log.ts';
 import type { JudgeCache } from './cache.ts';
 import { createDeepShopJudge } from './deepshop.ts';
 import { JudgeModel } from './model.ts';
+import type { PromptSet } from './prompts.ts';
 import type { Judge, JudgeModelConfigInput } from './types.ts';
 import { createAutonomousJudge, createWebJudge } from './webjudge.ts';
 import { createWebVoyagerJudge } from './webvoyager.ts';
@@ -15,6 +16,8 @@ export { parseSuccessVerdict, parseStatusVerdict, parseKeyPoints, parseImageScor
 export { createWebVoyagerJudge } from './webvoyager.ts';
 export { createWebJudge, createAutonomousJudge } from './webjudge.ts';
 export { createDeepShopJudge } from './deepshop.ts';
+export { GROVE_PROMPTS, loadPromptDir, PROMPT_SLOTS, PromptDirError, type PromptSet, type PromptSource } from './prompts.ts';
+export { judgedHistory, isAnswerOnly } from './history.ts';
 export { buildReport, formatReport, type JudgeReport, type JudgeResultLine } from './report.ts';
 export { computeAgreement, formatAgreement, type AgreementReport } from './agreement.ts';
 
@@ -26,6 +29,8 @@ export interface CreateJudgeOptions {
   /** WebJudge screenshot threshold (1-5): default 3. */
   scoreThreshold?: number;
   cache?: JudgeCache;
+  /** Prompt texts (default: Grove's own; `loadPromptDir` for user-supplied ones). */
+  prompts?: PromptSet;
   fetch?: typeof fetch;
   log?: Logger;
 }
@@ -43,24 +48,24 @@ export const JUDGES: JudgeDef[] = [
     name: 'webvoyager',
     description: 'WebVoyager auto-eval: task + answer + last k screenshots → SUCCESS / NOT SUCCESS',
     defaultFor: 'webvoyager',
-    create: (model, o) => createWebVoyagerJudge({ model, k: o.k, cache: o.cache }),
+    create: (model, o) => createWebVoyagerJudge({ model, k: o.k, cache: o.cache, prompts: o.prompts }),
   },
   {
     name: 'webjudge',
     description: 'Online-Mind2Web WebJudge: key points, per-screenshot scores, outcome',
     defaultFor: 'online-mind2web',
-    create: (model, o) => createWebJudge({ model, scoreThreshold: o.scoreThreshold, cache: o.cache }),
+    create: (model, o) => createWebJudge({ model, scoreThreshold: o.scoreThreshold, cache: o.cache, prompts: o.prompts }),
   },
   {
     name: 'autonomous',
     description: 'Online-Mind2Web autonomous eval: task + action history + last screenshot',
-    create: (model, o) => createAutonomousJudge({ model, cache: o.cache }),
+    create: (model, o) => createAutonomousJudge({ model, cache: o.cache, prompts: o.prompts }),
   },
   {
     name: 'deepshop',
     description: 'DeepShop: one judgement per present dimension (attribute, filter, sort)',
     defaultFor: 'deepshop',
-    create: (model, o) => createDeepShopJudge({ model, k: o.k, cache: o.cache }),
+    create: (model, o) => createDeepShopJudge({ model, k: o.k, cache: o.cache, prompts: o.prompts }),
   },
 ];
 

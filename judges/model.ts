@@ -9,7 +9,8 @@ import { JudgeError, JudgeModelConfig, type JudgeModelConfigInput } from './type
 /** One model call as recorded beside the episode (images replaced by their hash and size). */
 export interface CallRecord {
   purpose: string;
-  request: { model: string; temperature: number; max_tokens: number; extra?: Record<string, unknown>; messages: unknown[] };
+  /** The body sent, images redacted: model, the sampling fields actually sent, extra fields, messages. */
+  request: { model: string; temperature?: number; max_tokens?: number; max_completion_tokens?: number; extra?: Record<string, unknown>; messages: unknown[] };
   /** Raw reply text of the accepted attempt (or of the last failed one). */
   response?: string;
   /** Every attempt's raw reply or error, in order. */
@@ -17,20 +18,43 @@ export interface CallRecord {
   cached: boolean;
   usage?: unknown;
   error?: string;
+  /** The reply held no verdict (kept, not retried: the originals do not retry either). */
+  unparsed?: boolean;
+}
+
+/** The request parameters a judge's original harness sends (used where the judge config leaves them unset). */
+export interface OriginalParams {
+  temperature?: number;
+  maxTokens?: number;
 }
 
 export interface CallOptions<T> {
   /** What this call is for, e.g. "verdict", "key_points", "image 3". */
   purpose: string;
   messages: ChatMessage[];
-  /** Extract the wanted value; null means the reply has no usable verdict (retried, then missing_verdict). */
+  /** Extract the wanted value; null means the reply holds no verdict (returned as such, never retried). */
   parse: (text: string) => T | null;
   /** Where to append the call record. */
   transcript?: CallRecord[];
-  /** Overrides config.maxTokens for this call (WebJudge's key-point and image stages allow 2048). */
-  maxTokens?: number;
+  /** The original harness's values of temperature / max tokens for this call. */
+  params: OriginalParams;
   /** Extra body fields (e.g. the seed the WebVoyager evaluation fixes). */
   extra?: Record<string, unknown>;
+}
+
+/** The sampling fields of a request body: the config's value when set (null = leave the field out), else the original's. */
+export function requestParams(config: Pick<JudgeModelConfig, 'temperature' | 'maxTokens' | 'maxTokensField'>, original: OriginalParams): Record<string, number> {
+  const temperature = config.temperature === undefined ? original.temperature : (config.temperature ?? undefined);
+  const maxTokens = config.maxTokens === undefined ? original.maxTokens : (config.maxTokens ?? undefined);
+  const out: Record<string, number> = {};
+  if (temperature !== undefined) out.temperature = temperature;
+  if (maxTokens !== undefined) out[config.maxTokensField] = maxTokens;
+  return out;
+}
+
+/** The request one call would send (images inlined): for `--preview` and the call record. */
+export function requestBody(config: JudgeModelConfig, opts: Pick<CallOptions<unknown>, 'messages' | 'params' | 'extra'>): Record<string, unknown> {
+  return { model: config.model, ...requestParams(config, opts.params), ...(opts.extra ?? {}), messages: opts.messages };
 }
 
 class Semaphore {
@@ -92,54 +116,48 @@ export class JudgeModel {
 
   /** Identity of the model settings that change replies (part of every cache key). */
   identity(): Record<string, unknown> {
-    return { baseURL: this.config.baseURL, model: this.config.model, temperature: this.config.temperature, max_tokens: this.config.maxTokens };
+    const { baseURL, model, temperature, maxTokens, maxTokensField } = this.config;
+    return { baseURL, model, temperature: temperature ?? null, max_tokens: maxTokens ?? null, max_tokens_field: maxTokensField };
   }
 
   /**
-   * Send one request; retry (up to config.retries more times) when the call fails or the reply has no verdict.
-   * Throws JudgeError (timeout | api_error | missing_verdict) when every attempt failed.
+   * Send one request; retry (up to config.retries more times) when the call fails on the wire or times out.
+   * A reply without a verdict is returned as `value: null` at once (the originals neither retry it).
+   * Throws JudgeError (timeout | api_error) when every attempt failed.
    */
-  async call<T>(opts: CallOptions<T>): Promise<{ value: T; text: string }> {
-    const { model, temperature } = this.config;
-    const maxTokens = opts.maxTokens ?? this.config.maxTokens;
+  async call<T>(opts: CallOptions<T>): Promise<{ value: T | null; text: string }> {
+    const sampling = requestParams(this.config, opts.params);
+    const extra = { ...sampling, ...(opts.extra ?? {}) };
     const record: CallRecord = {
       purpose: opts.purpose,
-      request: { model, temperature, max_tokens: maxTokens, ...(opts.extra ? { extra: opts.extra } : {}), messages: redactImages(opts.messages) },
+      request: { model: this.config.model, ...sampling, ...(opts.extra ? { extra: opts.extra } : {}), messages: redactImages(opts.messages) },
       attempts: [],
       cached: false,
     };
     opts.transcript?.push(record);
-    const key = this.cache
-      ? hashOf({ kind: 'call', ...this.identity(), max_tokens: maxTokens, extra: opts.extra ?? null, messages: opts.messages })
-      : '';
+    const key = this.cache ? hashOf({ kind: 'call', ...this.identity(), body: extra, messages: opts.messages }) : '';
+    const done = (text: string, cached: boolean) => {
+      const value = opts.parse(text);
+      record.response = text;
+      record.cached = cached;
+      if (value === null) record.unparsed = true;
+      return { value, text };
+    };
     if (this.cache) {
       const hit = (await this.cache.get(key)) as { text?: unknown } | undefined;
-      if (hit && typeof hit.text === 'string') {
-        const value = opts.parse(hit.text);
-        if (value !== null) {
-          record.cached = true;
-          record.response = hit.text;
-          return { value, text: hit.text };
-        }
-      }
+      if (hit && typeof hit.text === 'string') return done(hit.text, true);
     }
     let last: JudgeError | undefined;
     for (let attempt = 0; attempt <= this.config.retries; attempt++) {
       const t0 = performance.now();
       try {
-        const res = await this.sem.run(() =>
-          this.client.complete({ messages: opts.messages, temperature, max_tokens: maxTokens, extra: opts.extra }),
-        );
+        // temperature / max tokens travel as extra body fields: absent ones are not sent at all.
+        const res = await this.sem.run(() => this.client.complete({ messages: opts.messages, extra }));
         record.attempts.push({ response: res.text, latency_ms: Math.round(performance.now() - t0) });
-        record.response = res.text;
         record.usage = res.usage ?? undefined;
-        const value = opts.parse(res.text);
-        if (value !== null) {
-          if (this.cache) await this.cache.set(key, { text: res.text });
-          delete record.error;
-          return { value, text: res.text };
-        }
-        last = new JudgeError('missing_verdict', `${opts.purpose}: the reply holds no verdict`, { raw: res.text });
+        delete record.error;
+        if (this.cache) await this.cache.set(key, { text: res.text });
+        return done(res.text, false);
       } catch (err) {
         const kind = err instanceof APITimeoutError ? 'timeout' : 'api_error';
         const msg = err instanceof Error ? err.message : String(err);

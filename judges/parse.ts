@@ -1,8 +1,10 @@
 // Pure parsing of judge replies. Semantics follow the original evaluation scripts (facts, not code):
 // - WebVoyager evaluation/auto_eval.py: "NOT SUCCESS" anywhere → 0, else "SUCCESS" anywhere → 1, else no verdict
-//   (the script returns None; DeepShop's auto_eval_{attribute,filter,sort}.py use the same test).
+//   (the script returns None and the episode is left out). DeepShop's auto_eval_{attribute,filter,sort}.py use the
+//   same test but count a reply with neither as 0 (judges/deepshop.ts).
 // - Online-Mind2Web src/utils.py extract_predication: the text after the first "status:" (case-insensitive)
-//   containing "success" → 1, else 0; a reply without "status:" is counted 0 there — here it is "no verdict".
+//   containing "success" → 1, else 0; a reply without "status:" is counted 0 there (judges/webjudge.ts does the
+//   same and marks it unparsed) — this parser returns null for it so the judge can tell the two apart.
 // - WebJudge key points: the text after "**Key Points**:" (else after the last "Key Points:", else the whole
 //   reply), blank lines collapsed, each line left-trimmed.
 // - WebJudge image scores: the first digit 1-5 after "Score"; the reason is the text after the last

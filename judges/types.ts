@@ -3,8 +3,10 @@
 // calls it over recorded episodes.
 //
 // Contract:
-// - `judge()` never throws for a judging problem: a timeout, an API error or a reply without a verdict is a
-//   Verdict with outcome `judge_error` (details.error_kind says which). `judge_error` is never a task failure.
+// - `judge()` never throws for a judging problem: a timeout, an API error or an unreadable input is a Verdict with
+//   outcome `judge_error` (details.error_kind says which). `judge_error` is never a task failure.
+// - A reply without a verdict is treated as each judge's original harness treats it: `unparsed` (left out of the
+//   rate: WebVoyager) or `failure` with details.unparsed (WebJudge, autonomous, DeepShop).
 // - A task failure is outcome `failure` (score 0); success is `success` (score 1).
 // - `screenshots` are chronological (oldest first): the initial frame, then the frame after each step.
 // - `actions` is the action history as text, one entry per step, chronological.
@@ -59,13 +61,20 @@ export const JudgeModelConfig = z.object({
   timeoutMs: z.number().int().min(1).default(120_000),
   /** HTTP retries inside the client (429/5xx/timeouts), per judge-level attempt. */
   httpRetries: z.number().int().min(0).default(1),
-  temperature: z.number().min(0).max(2).default(0),
-  maxTokens: z.number().int().min(1).default(1024),
+  /**
+   * Request parameters. Unset (undefined): the value the judge's original harness sends (WebVoyager: temperature 0,
+   * max_tokens 1000; Online-Mind2Web: temperature 0, max_tokens 512). null: not sent at all — reasoning models
+   * (o4-mini, the WebJudge default) reject `temperature` and `max_tokens`.
+   */
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  maxTokens: z.number().int().min(1).nullable().optional(),
+  /** The body field that carries maxTokens: `max_completion_tokens` for reasoning models. */
+  maxTokensField: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
 });
 export type JudgeModelConfig = z.infer<typeof JudgeModelConfig>;
 export type JudgeModelConfigInput = z.input<typeof JudgeModelConfig>;
 
-export type JudgeErrorKind = 'timeout' | 'api_error' | 'missing_verdict' | 'bad_input';
+export type JudgeErrorKind = 'timeout' | 'api_error' | 'bad_input';
 
 /** A judging problem (never a task failure). Judges turn it into a `judge_error` verdict. */
 export class JudgeError extends Error {

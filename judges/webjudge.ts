@@ -12,17 +12,30 @@
 // ([{Response, Score}]), evaluation_details {response, predicted_label}, input_text, system_msg.
 //
 // Autonomous eval: one request with task, action history and the last screenshot → "Status:".
+//
+// Both: a reply without "Status:" counts 0 as in utils.py extract_predication (a failure, marked unparsed); images
+// are re-encoded to JPEG and sent with detail "high" (utils.py encode_image); every request is sent as
+// OpenaiEngine.generate sends it: temperature 0, max_tokens 512 (the judge config may override or drop them — o4-mini,
+// the README's recommended judge, rejects both). The action history is given without the final answer step (run.py
+// drops it; the README: "include only factual actions, not agent outputs").
 import type { Verdict } from '../protocol/task.ts';
 import type { ChatMessage, ContentPart } from '../vlm-client/client.ts';
-import { imagePart, lastK, runProtocol } from './base.ts';
+import { jpegImagePart, lastK, runProtocol } from './base.ts';
 import type { JudgeCache } from './cache.ts';
-import type { JudgeModel } from './model.ts';
+import type { JudgeModel, OriginalParams } from './model.ts';
 import { parseImageScore, parseKeyPoints, parseStatusVerdict, type ImageScore } from './parse.ts';
+import { fill, GROVE_PROMPTS, promptRecord, promptText, type PromptSet } from './prompts.ts';
 import { JudgeError, type Judge, type JudgeInput } from './types.ts';
 
 export const WEBJUDGE_MAX_IMAGES = 50;
-/** The original allows 2048 new tokens for the key-point and screenshot stages (the outcome uses the default). */
-const STAGE_MAX_TOKENS = 2048;
+/** OpenaiEngine.generate's defaults, used by every stage. */
+export const ONLINE_MIND2WEB_PARAMS: OriginalParams = { temperature: 0, maxTokens: 512 };
+
+export const KEY_POINTS_USER = 'Task: {task}';
+export const IMAGE_USER = 'Task: {task}\n\nKey points for completing the task:\n{key_points}\n\nThe screenshot of the web page follows.';
+export const OUTCOME_USER = `User task: {task}\n\nKey points:\n{key_points}\n\nAction history:\n{last_actions}\n\nScreenshots from the agent's session that may matter, and why each was selected:\n{thoughts}`;
+export const OUTCOME_USER_NO_IMAGES = 'User task: {task}\n\nKey points:\n{key_points}\n\nAction history:\n{last_actions}';
+export const AUTONOMOUS_USER = 'User task: {task}\n\nAction history:\n{last_actions}\n\nThe last screenshot of the session follows.';
 
 export const KEY_POINTS_SYSTEM = `You analyse a task given to a web agent and list its key points: the requirements the task states explicitly.
 
@@ -70,6 +83,8 @@ export interface WebJudgeOptions {
   maxImages?: number;
   cache?: JudgeCache;
   name?: string;
+  /** Prompt texts (default: Grove's own). */
+  prompts?: PromptSet;
 }
 
 const numbered = (xs: string[]) => xs.map((x, i) => `${i + 1}. ${x}`).join('\n');
@@ -89,6 +104,8 @@ export function createWebJudge(opts: WebJudgeOptions): Judge {
   const maxImages = Math.max(1, opts.maxImages ?? WEBJUDGE_MAX_IMAGES);
   const name = opts.name ?? 'webjudge';
   const model = opts.model;
+  const prompts = opts.prompts ?? GROVE_PROMPTS;
+  const p = (slot: string, grove: string) => promptText(prompts, `webjudge.${slot}`, grove);
   return {
     name,
     judge(input: JudgeInput): Promise<Verdict> {
@@ -96,74 +113,64 @@ export function createWebJudge(opts: WebJudgeOptions): Judge {
       return runProtocol({
         name,
         config: { score_threshold: threshold, max_images: maxImages },
+        prompts: promptRecord(prompts, 'webjudge'),
         model,
         cache: opts.cache,
         input,
         taskKey: { question: task },
         protocol: async ({ images, transcript }) => {
-          // Stage 1: key points from the task alone.
+          // Stage 1: key points from the task alone (whatever the reply holds: the original has no failure path).
           const kp = await model.call({
             purpose: 'key_points',
             messages: [
-              { role: 'system', content: KEY_POINTS_SYSTEM },
-              { role: 'user', content: [{ type: 'text', text: `Task: ${task}` }] },
+              { role: 'system', content: p('key_points_system', KEY_POINTS_SYSTEM) },
+              { role: 'user', content: [{ type: 'text', text: fill(p('key_points_user', KEY_POINTS_USER), { task }) }] },
             ],
-            parse: (t) => {
-              const k = parseKeyPoints(t);
-              return k === '' ? null : k;
-            },
+            parse: parseKeyPoints,
             transcript,
-            maxTokens: STAGE_MAX_TOKENS,
+            params: ONLINE_MIND2WEB_PARAMS,
           });
-          const keyPoints = kp.value;
+          const keyPoints = kp.value ?? '';
 
           // Stage 2: every screenshot scored in parallel; the endpoint's semaphore bounds concurrency.
           const scored = await Promise.all(
             images.map(async (img): Promise<ImageJudgeRecord> => {
-              try {
-                const r = await model.call<ImageScore>({
-                  purpose: `image ${img.index}`,
-                  messages: [
-                    { role: 'system', content: IMAGE_SYSTEM },
-                    {
-                      role: 'user',
-                      content: [
-                        { type: 'text', text: `Task: ${task}\n\nKey points for completing the task:\n${keyPoints}\n\nThe screenshot of the web page follows.` },
-                        imagePart(img),
-                      ],
-                    },
-                  ],
-                  parse: parseImageScore,
-                  transcript,
-                  maxTokens: STAGE_MAX_TOKENS,
-                });
-                return { Response: r.text, Score: r.value.score, index: img.index, path: img.path, kept: r.value.score >= threshold, reason: r.value.reason };
-              } catch (err) {
-                // The original scores an unparsable reply 0 and carries on; transport failures are judge errors.
-                if (err instanceof JudgeError && err.kind === 'missing_verdict') {
-                  return { Response: err.raw ?? '', Score: 0, index: img.index, path: img.path, kept: false, parse_error: err.message };
-                }
-                throw err;
-              }
+              const r = await model.call<ImageScore>({
+                purpose: `image ${img.index}`,
+                messages: [
+                  { role: 'system', content: p('image_system', IMAGE_SYSTEM) },
+                  {
+                    role: 'user',
+                    content: [{ type: 'text', text: fill(p('image_user', IMAGE_USER), { task, key_points: keyPoints }) }, await jpegImagePart(img)],
+                  },
+                ],
+                parse: parseImageScore,
+                transcript,
+                params: ONLINE_MIND2WEB_PARAMS,
+              });
+              // The original scores an unparsable reply 0 and carries on; transport failures are judge errors.
+              if (r.value === null) return { Response: r.text, Score: 0, index: img.index, path: img.path, kept: false, parse_error: 'no score in the reply' };
+              return { Response: r.text, Score: r.value.score, index: img.index, path: img.path, kept: r.value.score >= threshold, reason: r.value.reason };
             }),
           );
-          const kept = scored.filter((s) => s.kept).slice(0, maxImages);
+          const allKept = scored.filter((s) => s.kept);
+          const kept = allKept.slice(0, maxImages);
+          // The reasons: every kept image's non-empty reason, then cut to the limit (as the original's two lists).
+          const reasons = allKept.map((s) => s.reason ?? '').filter((r) => r !== '').slice(0, maxImages);
 
           // Stage 3: the outcome.
-          let text = `User task: ${task}\n\nKey points:\n${keyPoints}\n\nAction history:\n${numbered(input.actions)}`;
-          const content: ContentPart[] = [];
-          if (kept.length) {
-            const reasons = kept.map((s) => s.reason ?? '').filter((r) => r !== '');
-            text += `\n\nScreenshots from the agent's session that may matter, and why each was selected:\n${numbered(reasons)}`;
-          }
-          content.push({ type: 'text', text });
-          for (const s of kept) content.push(imagePart(images[s.index]));
+          const fields = { task, key_points: keyPoints, last_actions: numbered(input.actions), thoughts: numbered(reasons) };
+          const text = fill(kept.length ? p('outcome_user', OUTCOME_USER) : p('outcome_user_no_images', OUTCOME_USER_NO_IMAGES), fields);
+          const content: ContentPart[] = [{ type: 'text', text }];
+          for (const s of kept) content.push(await jpegImagePart(images[s.index]));
+          const systemMsg = p('outcome_system', OUTCOME_SYSTEM);
           const messages: ChatMessage[] = [
-            { role: 'system', content: OUTCOME_SYSTEM },
+            { role: 'system', content: systemMsg },
             { role: 'user', content },
           ];
-          const out = await model.call({ purpose: 'outcome', messages, parse: parseStatusVerdict, transcript });
-          const label = out.value;
+          const out = await model.call({ purpose: 'outcome', messages, parse: parseStatusVerdict, transcript, params: ONLINE_MIND2WEB_PARAMS });
+          // utils.py extract_predication: no "status:" → 0.
+          const label = out.value ?? 0;
           for (const s of scored) if (s.kept && !kept.includes(s)) s.kept = false;
           return {
             judge: name,
@@ -177,8 +184,9 @@ export function createWebJudge(opts: WebJudgeOptions): Judge {
               kept_images: kept.map((s) => s.index),
               evaluation_details: { response: out.text, predicted_label: label },
               input_text: text,
-              system_msg: OUTCOME_SYSTEM,
+              system_msg: systemMsg,
               score_threshold: threshold,
+              ...(out.value === null ? { unparsed: true } : {}),
             },
           };
         },
@@ -187,8 +195,9 @@ export function createWebJudge(opts: WebJudgeOptions): Judge {
   };
 }
 
-export function createAutonomousJudge(opts: { model: JudgeModel; cache?: JudgeCache; name?: string }): Judge {
+export function createAutonomousJudge(opts: { model: JudgeModel; cache?: JudgeCache; name?: string; prompts?: PromptSet }): Judge {
   const name = opts.name ?? 'autonomous';
+  const prompts = opts.prompts ?? GROVE_PROMPTS;
   return {
     name,
     judge(input: JudgeInput): Promise<Verdict> {
@@ -196,31 +205,37 @@ export function createAutonomousJudge(opts: { model: JudgeModel; cache?: JudgeCa
       return runProtocol({
         name,
         config: {},
+        prompts: promptRecord(prompts, 'autonomous'),
         model: opts.model,
         cache: opts.cache,
         input: { ...input, screenshots: lastK(input.screenshots, 1) },
         taskKey: { question: task },
         protocol: async ({ images, transcript }) => {
-          const text = `User task: ${task}\n\nAction history:\n${numbered(input.actions)}\n\nThe last screenshot of the session follows.`;
+          const text = fill(promptText(prompts, 'autonomous.user', AUTONOMOUS_USER), { task, last_actions: numbered(input.actions) });
+          const systemMsg = promptText(prompts, 'autonomous.system', AUTONOMOUS_SYSTEM);
+          const parts = await Promise.all(images.map(jpegImagePart));
           const out = await opts.model.call({
             purpose: 'outcome',
             messages: [
-              { role: 'system', content: AUTONOMOUS_SYSTEM },
-              { role: 'user', content: [{ type: 'text', text }, ...images.map(imagePart)] },
+              { role: 'system', content: systemMsg },
+              { role: 'user', content: [{ type: 'text', text }, ...parts] },
             ],
             parse: parseStatusVerdict,
             transcript,
+            params: ONLINE_MIND2WEB_PARAMS,
           });
+          const label = out.value ?? 0;
           return {
             judge: name,
-            outcome: out.value === 1 ? 'success' : 'failure',
-            score: out.value,
+            outcome: label === 1 ? 'success' : 'failure',
+            score: label,
             reasoning: out.text,
             details: {
-              predicted_label: out.value,
-              evaluation_details: { response: out.text, predicted_label: out.value },
+              predicted_label: label,
+              evaluation_details: { response: out.text, predicted_label: label },
               input_text: text,
-              system_msg: AUTONOMOUS_SYSTEM,
+              system_msg: systemMsg,
+              ...(out.value === null ? { unparsed: true } : {}),
             },
           };
         },

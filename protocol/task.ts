@@ -41,10 +41,15 @@ export type TerminationReason = z.infer<typeof TerminationReason>;
 export const Termination = z.object({ reason: TerminationReason, detail: z.string().optional() });
 export type Termination = z.infer<typeof Termination>;
 
-/** A judge verdict. `judge_error` is never a task failure: it is reported apart. */
+/**
+ * A judge verdict. `judge_error` (the judge could not be asked: transport/API failure, unreadable input) is never a
+ * task failure: it is reported apart. `unparsed`: the judge replied without a verdict and the judge's original
+ * harness leaves such an episode out of its rate (WebVoyager's auto_eval returns None); judges whose original counts
+ * such a reply as a failure (WebJudge, DeepShop) return `failure` with `details.unparsed: true`.
+ */
 export const Verdict = z.object({
   judge: z.string(),
-  outcome: z.enum(['success', 'failure', 'judge_error']),
+  outcome: z.enum(['success', 'failure', 'unparsed', 'judge_error']),
   score: z.number().min(0).max(1).optional(),
   reasoning: z.string().optional(),
   details: z.record(z.string(), z.unknown()).optional(),

@@ -267,6 +267,20 @@ async function numberedFiles(dir: string, re: RegExp): Promise<Map<number, strin
 }
 
 /**
+ * The agent's answer as WebVoyager's evaluation/auto_eval.py takes it: only from the last message, only when it
+ * holds "Action: ANSWER" (case-sensitive), the text after "ANSWER", separators "; " and an optional "[" skipped, up
+ * to the first "]" (so "ANSWER; [4.6 stars]" gives "4.6 stars" and a "]" inside an answer ends it), trimmed.
+ * Undefined when the original finds none (it then scores 0 without asking the judge).
+ */
+export function webVoyagerAnswer(messages: { content: ChatContent }[]): string | undefined {
+  if (messages.length <= 1) return undefined;
+  const text = textOf(messages[messages.length - 1].content);
+  if (!text.includes('Action: ANSWER')) return undefined;
+  const m = /ANSWER[; ]+\[?(.[^\]]*)\]?/.exec(text);
+  return m ? m[1].trim() : undefined;
+}
+
+/**
  * WebVoyager: assistant message k (1-based) was decided on screenshot k; the user message after it carries the
  * environment's feedback for step k (e.g. "The web element you're trying to type may not be a textbox").
  */
@@ -278,7 +292,7 @@ async function readWebVoyager(dir: string, id: string): Promise<EpisodeView> {
   const q = /Now given a task:\s*([\s\S]*?)\s*Please interact with\s+(\S+?)\s+and get the answer/i.exec(firstText);
   const taskId = basename(dir).replace(/^task/, '');
   const steps: StepView[] = [];
-  let answer: string | undefined;
+  const answer = webVoyagerAnswer(messages);
   messages.forEach((m, i) => {
     if (m.role !== 'assistant') return;
     const k = steps.length + 1;
@@ -287,7 +301,6 @@ async function readWebVoyager(dir: string, id: string): Promise<EpisodeView> {
     const next = messages[i + 1];
     const feedback = next && next.role === 'user' ? /Observation:\s*(?:note:|Note:)\s*([^\n]*)/.exec(textOf(next.content)) : null;
     const after = shots.get(k + 1);
-    if (turn.action?.action === 'answer') answer = turn.action.text;
     steps.push(
       foreignStep(k, {
         model_output: text,

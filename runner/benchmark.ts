@@ -11,6 +11,7 @@ import type { Task, Verdict } from '../protocol/task.ts';
 import { EpisodeRecorder } from '../recording/recorder.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import type { Judge, JudgeInput, ScreenshotRef } from '../judges/types.ts';
+import { judgedHistory } from '../judges/history.ts';
 import type { Policy } from './policy.ts';
 import type { EnvClient } from './env-client.ts';
 import { runEpisode, type EpisodeOutcome, type LocalParser, type RetryPolicy } from './episode.ts';
@@ -122,7 +123,7 @@ export function successFrom(verdicts: Verdict[], r: Pick<EpisodeResult, 'termina
   if (!haveJudges) return r.termination.reason === 'task_completed';
   const primary = verdicts[0];
   if (!primary) return false;
-  if (primary.outcome === 'judge_error') return null;
+  if (primary.outcome === 'judge_error' || primary.outcome === 'unparsed') return null;
   return primary.outcome === 'success';
 }
 
@@ -136,11 +137,15 @@ export async function judgeInput(
 ): Promise<JudgeInput> {
   const shot = (s: { mime: string; base64: string } | undefined, frame: string | undefined): ScreenshotRef | undefined =>
     s ? { bytes: Buffer.from(s.base64, 'base64'), mime: s.mime } : frame ? { path: join(episodeDir, frame), mime: frame.endsWith('.png') ? 'image/png' : frame.endsWith('.webp') ? 'image/webp' : 'image/jpeg' } : undefined;
-  const screenshots = [shot(o.initial?.screenshot, o.initial?.frame), ...o.trajectory.map((t) => shot(t.screenshot, t.frame))].filter(
-    (x): x is ScreenshotRef => x !== undefined,
-  );
-  const actions = o.trajectory.map((t) =>
-    t.parse_error ? `(unparseable output: ${t.parse_error})` : t.actions.map((a) => JSON.stringify(a)).join('; ') || '(no action)',
+  // The same frames and action texts `grove judge` derives from the recording (judges/history.ts).
+  const { frames: screenshots, actions } = judgedHistory(
+    shot(o.initial?.screenshot, o.initial?.frame),
+    o.trajectory.map((t) => ({
+      actions: t.actions.map((action, i) => ({ action, css: t.css?.[i] })),
+      parse_error: t.parse_error,
+      frame: shot(t.screenshot, t.frame),
+    })),
+    () => false,
   );
   return {
     task,

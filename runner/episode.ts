@@ -38,6 +38,8 @@ export interface TrajectoryStep {
   output: string;
   thought?: string;
   actions: Action[];
+  /** Page coordinates each action resolved to (same order as actions), for the judges' action text. */
+  css?: ({ x: number; y: number } | undefined)[];
   parse_error?: string;
   url: string;
   title: string;
@@ -423,6 +425,7 @@ async function runAttempt(
         output: decision.output,
         thought,
         actions,
+        css: result?.actions.map((x) => x.css),
         parse_error: parseError,
         url: obs.url,
         title: obs.title,

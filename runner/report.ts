@@ -93,6 +93,15 @@ const REASON_COLORS: Record<string, string> = {
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
+const RESULT_LABEL: Record<ReturnType<typeof classifyRow>, string> = {
+  succeeded: '✔',
+  failed: '✘',
+  unparsed: 'no verdict',
+  judge_error: 'judge error',
+  aborted: 'aborted',
+  infra: 'env',
+};
+
 export function renderReport(s: RunSummary): string {
   const siteBars = Object.entries(s.by_site).map(([k, r]) => ({ label: k, value: r.success_rate, note: `${pct(r.success_rate)} (${r.succeeded}/${r.total})` }));
   const levelBars = Object.entries(s.by_level).map(([k, r]) => ({ label: k, value: r.success_rate, note: `${pct(r.success_rate)} (${r.succeeded}/${r.total})` }));
@@ -109,7 +118,7 @@ export function renderReport(s: RunSummary): string {
         `<tr class="${cls}"><td><a href="${escapeHtml(href)}">${escapeHtml(e.task_id)}</a>` +
         ` <a class="s" href="${escapeHtml(href)}episode.json">json</a></td>` +
         `<td>${escapeHtml(e.site)}</td><td>${escapeHtml(e.level ?? '')}</td>` +
-        `<td>${cls === 'succeeded' ? '✔' : cls === 'failed' ? '✘' : cls === 'judge_error' ? 'judge error' : 'env'}</td>` +
+        `<td>${RESULT_LABEL[cls]}</td>` +
         `<td>${escapeHtml(e.termination.reason)}${e.termination.detail ? `<div class="s">${escapeHtml(e.termination.detail.slice(0, 300))}</div>` : ''}</td>` +
         `<td>${e.steps}</td><td>${e.attempts}</td><td>${(e.duration_ms / 1000).toFixed(1)} s</td>` +
         `<td>${e.mean_step_ms !== undefined ? `${e.mean_step_ms.toFixed(0)} ms` : ''}</td>` +
@@ -129,7 +138,9 @@ export function renderReport(s: RunSummary): string {
     ['succeeded', `${s.succeeded} (${pct(s.success_rate)}; strict ${pct(s.success_rate_all)})`],
     ['failed', String(s.failed)],
     ['judge errors', String(s.judge_errors)],
+    ['no verdict (unparsed)', String(s.unparsed)],
     ['env/website failures', String(s.infra_failures)],
+    ['aborted', String(s.aborted)],
     ['env retries', String(s.env_retries)],
     ['tokens', `${s.tokens.prompt} prompt / ${s.tokens.completion} completion`],
   ];

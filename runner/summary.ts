@@ -5,11 +5,18 @@ import type { EpisodeRow, Rate, RunSummary } from './types.ts';
 /** Terminations that are the environment's or the operator's doing, never the model's. */
 export const INFRA_REASONS: ReadonlySet<TerminationReason> = new Set(['env_error', 'website_error', 'aborted']);
 
-export type RowClass = 'succeeded' | 'failed' | 'judge_error' | 'infra';
+export type RowClass = 'succeeded' | 'failed' | 'unparsed' | 'judge_error' | 'aborted' | 'infra';
 
+/**
+ * An episode's class in the summary: `aborted` (the operator stopped it: Ctrl-C, a cap) and `infra` (environment or
+ * website) are never the model's fault; `unparsed` (the primary judge replied without a verdict and its original
+ * leaves such episodes out) and `judge_error` are left out of the rate too.
+ */
 export function classifyRow(r: EpisodeRow): RowClass {
+  if (r.termination.reason === 'aborted') return 'aborted';
   if (INFRA_REASONS.has(r.termination.reason)) return 'infra';
   if (r.success === true) return 'succeeded';
+  if (r.success === null && r.verdicts[0]?.outcome === 'unparsed') return 'unparsed';
   if (r.success === null && r.verdicts.some((v) => v.outcome === 'judge_error')) return 'judge_error';
   return 'failed';
 }
@@ -73,7 +80,7 @@ export interface SummaryMeta {
 }
 
 export function summarize(rows: EpisodeRow[], meta: SummaryMeta): RunSummary {
-  const counts = { succeeded: 0, failed: 0, judge_error: 0, infra: 0 };
+  const counts: Record<RowClass, number> = { succeeded: 0, failed: 0, unparsed: 0, judge_error: 0, aborted: 0, infra: 0 };
   const termination_reasons: Record<string, number> = {};
   for (const r of rows) {
     counts[classifyRow(r)]++;
@@ -97,7 +104,9 @@ export function summarize(rows: EpisodeRow[], meta: SummaryMeta): RunSummary {
     succeeded: counts.succeeded,
     failed: counts.failed,
     judge_errors: counts.judge_error,
+    unparsed: counts.unparsed,
     infra_failures: counts.infra,
+    aborted: counts.aborted,
     success_rate: ratio(counts.succeeded, evaluated),
     success_rate_all: ratio(counts.succeeded, meta.total),
     by_site: rates(rows, (r) => r.site),
@@ -128,7 +137,7 @@ export function summaryTable(s: RunSummary): string {
   lines.push(`run ${s.run_id} (${s.suite}${s.model ? `, ${s.model}` : ''})`);
   lines.push(
     `  tasks ${s.total}  finished ${s.finished}  succeeded ${s.succeeded}  failed ${s.failed}  ` +
-      `judge errors ${s.judge_errors}  env/website failures ${s.infra_failures}`,
+      `judge errors ${s.judge_errors}  unparsed ${s.unparsed}  env/website failures ${s.infra_failures}  aborted ${s.aborted}`,
   );
   lines.push(`  success rate ${pct(s.success_rate)} (strict ${pct(s.success_rate_all)})`);
   const siteW = Math.max(4, ...Object.keys(s.by_site).map((k) => k.length));

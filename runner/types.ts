@@ -90,9 +90,13 @@ export const RunSummary = z.object({
   /** Judged failures (the model failed). */
   failed: z.number().int(),
   judge_errors: z.number().int(),
-  /** Episodes lost to env_error/website_error/aborted after retries: not the model's fault. */
+  /** The primary judge replied without a verdict and its original leaves such episodes out (WebVoyager's None). */
+  unparsed: z.number().int().default(0),
+  /** Episodes lost to env_error/website_error after retries: not the model's fault. */
   infra_failures: z.number().int(),
-  /** succeeded / (finished − judge_errors − infra_failures): judge and environment failures never count against the model. */
+  /** Episodes the operator interrupted (Ctrl-C, a time or cost cap): neither the model's nor the environment's fault. */
+  aborted: z.number().int().default(0),
+  /** succeeded / (finished − judge_errors − unparsed − infra_failures − aborted): only judged episodes count. */
   success_rate: z.number(),
   /** succeeded / total: the strict figure. */
   success_rate_all: z.number(),

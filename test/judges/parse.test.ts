@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { computeAgreement } from '../../judges/agreement.ts';
 import { parseImageScore, parseKeyPoints, parseStatusVerdict, parseSuccessVerdict } from '../../judges/parse.ts';
-import { buildReport, type JudgeResultLine } from '../../judges/report.ts';
+import { buildReport, formatReport, resultLine, type JudgeResultLine } from '../../judges/report.ts';
+import type { Verdict } from '../../protocol/task.ts';
 
 describe('WebVoyager / DeepShop verdicts', () => {
   it.each([
@@ -71,13 +72,30 @@ describe('agreement and reports', () => {
       { ...base, episode: 'c', task_id: 'c', site: 'Amazon', level: 'hard', outcome: 'judge_error', predicted_label: null, dimensions: { attribute: 'judge_error', filter: 1, sort: null } },
     ];
     const r = buildReport('deepshop', lines);
-    expect(r.overall).toEqual({ episodes: 3, success: 1, failure: 1, judge_error: 1, rate: 0.5 });
+    expect(r.overall).toEqual({ episodes: 3, success: 1, failure: 1, unparsed: 0, judge_error: 1, rate: 0.5 });
     expect(r.by_level.easy.rate).toBe(0.5);
-    expect(r.by_level.hard).toEqual({ episodes: 1, success: 0, failure: 0, judge_error: 1, rate: null });
+    expect(r.by_level.hard).toEqual({ episodes: 1, success: 0, failure: 0, unparsed: 0, judge_error: 1, rate: null });
     expect(r.by_dimension).toEqual({
       attribute: { present: 3, passed: 2, judge_error: 1, rate: 1 },
       filter: { present: 3, passed: 2, judge_error: 0, rate: 2 / 3 },
       sort: { present: 1, passed: 0, judge_error: 0, rate: 0 },
     });
+  });
+
+  it('replies without a verdict are counted apart: left out of the rate (WebVoyager unparsed) or failures (WebJudge)', () => {
+    const base = { layout: 'grove', task: 'q', suite: 'webvoyager', site: 'S', judged_at: '', judge: 'x' } as const;
+    const line = (episode: string, v: Verdict) => resultLine({ ...base, episode, task_id: episode }, v);
+    const wv = buildReport('webvoyager', [
+      line('a', { judge: 'webvoyager', outcome: 'success', score: 1 }),
+      line('b', { judge: 'webvoyager', outcome: 'unparsed', details: { unparsed: true } }),
+      line('c', { judge: 'webvoyager', outcome: 'judge_error', details: { error_kind: 'api_error' } }),
+    ]);
+    expect(wv.overall).toEqual({ episodes: 3, success: 1, failure: 0, unparsed: 1, judge_error: 1, rate: 1 });
+    const wj = buildReport('webjudge', [
+      line('a', { judge: 'webjudge', outcome: 'success', score: 1 }),
+      line('b', { judge: 'webjudge', outcome: 'failure', score: 0, details: { unparsed: true } }),
+    ]);
+    expect(wj.overall).toEqual({ episodes: 2, success: 1, failure: 1, unparsed: 1, judge_error: 0, rate: 0.5 });
+    expect(formatReport(wj)).toMatch(/^judge webjudge: success rate 50\.0% \(1\/2 judged\), unparsed 1, judge_error 0, episodes 2/);
   });
 });

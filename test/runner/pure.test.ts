@@ -168,18 +168,22 @@ describe('worker pool', () => {
 describe('judge input', () => {
   it('builds the judges/ JudgeInput from an episode: frames on disk or in memory, action history, state', async () => {
     const { judgeInput } = await import('../../runner/benchmark.ts');
+    const { episodeHistory } = await import('../../judges/episodes.ts');
     const task = { id: 'x', suite: 'offline' as const, site: 's', question: 'q', extra: {}, flags: [] };
+    const click = { action: 'click' as const, x: 500, y: 250, space: 'rel1000' as const };
+    const answer = { action: 'answer' as const, text: '42' };
     const input = await judgeInput(
       task,
       {
         result: {
-          task_id: 'x', episode_id: 'e', termination: { reason: 'task_completed' }, steps: 2, answer: '42', attempts: 1, attempt_failures: [],
+          task_id: 'x', episode_id: 'e', termination: { reason: 'task_completed' }, steps: 3, answer: '42', attempts: 1, attempt_failures: [],
           parse_failures: 1, started_at: 'now', duration_ms: 1, reset_ms: 1, step_timings: [], tokens: { prompt: 0, completion: 0 },
         },
         initial: { frame: 'frames/0000.jpg' },
         trajectory: [
           { step: 1, output: 'bad', actions: [], parse_error: 'no tool call', url: 'u', title: 't' },
-          { step: 2, output: 'ok', thought: 'done', actions: [{ action: 'answer', text: '42' }], url: 'u', title: 't', frame: 'frames/0002.png', screenshot: { mime: 'image/png', base64: Buffer.from('png').toString('base64') } },
+          { step: 2, output: 'go', actions: [click], css: [{ x: 640, y: 180 }], url: 'u', title: 't', frame: 'frames/0002.png', screenshot: { mime: 'image/png', base64: Buffer.from('png').toString('base64') } },
+          { step: 3, output: 'ok', thought: 'done', actions: [answer], url: 'u', title: 't', frame: 'frames/0003.png' },
         ],
       },
       '/runs/r/episodes/x',
@@ -187,12 +191,25 @@ describe('judge input', () => {
       async (_t, s) => ({ session: s }),
     );
     expect(input.answer).toBe('42');
-    expect(input.actions).toEqual(['(unparseable output: no tool call)', '{"action":"answer","text":"42"}']);
-    expect(input.thoughts).toEqual(['', 'done']);
+    // The final answer step is not an action of the history, and the frame after it (the same screen) is not sent.
+    expect(input.actions).toEqual(['(unparsed: no tool call)', 'CLICK (640, 180)']);
+    expect(input.thoughts).toEqual(['', '', 'done']);
     expect(input.screenshots).toEqual([
       { path: '/runs/r/episodes/x/frames/0000.jpg', mime: 'image/jpeg' },
       { bytes: Buffer.from('png'), mime: 'image/png' },
     ]);
+    // `grove judge` over the recording of the same episode gives the same action texts and frames.
+    const step = (n: number, fields: object) => ({ step: n, ts: '', url: 'u', title: 't', tabs: [], events: [], last_action_error: null, timings: { action: 0, settle: 0, capture: 0, encode: 0, total: 0 }, ...fields });
+    const recorded = episodeHistory({
+      layout: 'grove',
+      initial: { frame: 'frames/0000.jpg' },
+      steps: [
+        step(1, { actions: [], parse_error: 'no tool call' }),
+        step(2, { actions: [{ action: click, css: { x: 640, y: 180 }, error: null, ms: 1 }], frame: 'frames/0002.png' }),
+        step(3, { actions: [{ action: answer, error: null, ms: 0 }], frame: 'frames/0003.png' }),
+      ],
+    } as unknown as Parameters<typeof episodeHistory>[0]);
+    expect(recorded).toEqual({ frames: ['frames/0000.jpg', 'frames/0002.png'], actions: input.actions });
     expect(input.state).toEqual({ session: 'sess_1' });
     expect(input.episodeDir).toBe('/runs/r/episodes/x');
   });
