@@ -22,7 +22,7 @@ import { startOpenAIServer, type ChatRequestRecord, type OpenAITestServer, type 
 
 // One server for the file; each test installs its own reply script.
 let server: OpenAITestServer;
-let script: (req: ChatRequestRecord, i: number) => ScriptedReply = () => 'SUCCESS';
+let script: (req: ChatRequestRecord, i: number) => ScriptedReply | Promise<ScriptedReply> = () => 'SUCCESS';
 let dir: string;
 beforeAll(async () => {
   server = await startOpenAIServer((req, i) => script(req, i));
