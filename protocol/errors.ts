@@ -21,6 +21,7 @@ export const ERROR_CATALOG = {
   file_not_found: { status: 404, message: 'No such file or directory in the sandbox.' },
   file_too_large: { status: 413, message: 'The file is larger than the server allows.' },
   job_not_found: { status: 404, message: 'No job with this id.' },
+  wait_timeout: { status: 408, message: 'The server-side wait ran out before the sandbox was ready.' },
   sandbox_exists: { status: 409, message: 'A sandbox with this id exists already.' },
   exec_failed: { status: 500, message: 'The command could not be started in the sandbox.' },
   capacity_exhausted: { status: 503, message: 'The maximum number of live sandboxes is reached; retry later.' },

@@ -12,6 +12,7 @@ import type { Backend, Clock } from '../sandbox/types.ts';
 import { Metrics } from './metrics.ts';
 import { buildOpenApi } from './openapi.ts';
 import type { AnyRoute, RouteContext } from './route.ts';
+import { ORCHARD_PREFIX, orchardPlugin } from './orchard/plugin.ts';
 import { attachPtySockets } from './pty-socket.ts';
 import { ROUTES } from './routes/index.ts';
 import { RecordingBrowserEnvironment } from './recording.ts';
@@ -150,6 +151,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
 
   for (const r of routes) registerRoute(app, r, ctx);
+  // Orchard Env's API on the same core, for its SDK unchanged (errors in FastAPI's {"detail": ...} shape).
+  void app.register(orchardPlugin(ctx), { prefix: ORCHARD_PREFIX });
   // Terminals (WebSocket upgrades) check the same key; `?api_key=` is accepted there for clients without headers.
   attachPtySockets(app, ctx, (given) => {
     if (!expected) return 'ok';

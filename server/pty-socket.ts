@@ -46,6 +46,8 @@ export function attachPtySockets(app: FastifyInstance, ctx: RouteContext, checkK
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
   const sessions = new Set<WebSocket>();
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // A client that hangs up mid-handshake must not raise an unhandled 'error'.
+    socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://x');
     const id = PATHS.map((re) => re.exec(url.pathname)?.[1]).find((m) => m !== undefined);
     if (!id) return refuse(socket, 404, 'not_found', `No WebSocket route ${url.pathname}.`);
