@@ -6,6 +6,7 @@ import type { Observation, StepResult } from '../protocol/observation.ts';
 import type { BrowserCreateInput, CreateSandboxBody, SandboxInfo } from '../protocol/sandbox.ts';
 import type { z } from 'zod';
 import type { ShellCreateOptions } from '../protocol/sandbox.ts';
+import type { ApplyPatchResult, ExecInput, ExecResult, FileList, JobInfo } from '../protocol/shell.ts';
 import { nodeFetch, type FetchLike, type HttpAnswer } from './http.ts';
 
 export type ShellCreateInput = z.input<typeof ShellCreateOptions>;
@@ -16,7 +17,7 @@ export interface ObservationOptions {
   som?: boolean;
   accessibility?: boolean;
 }
-export type { DownloadInfo, Health, Observation, SandboxInfo, StepResult, CreateSandboxBody };
+export type { DownloadInfo, Health, Observation, SandboxInfo, StepResult, CreateSandboxBody, ExecInput, ExecResult, JobInfo, FileList, ApplyPatchResult };
 
 /** A step or observation answered with `screenshot: "binary"`. */
 export interface BinaryAnswer<T> {
@@ -277,6 +278,39 @@ export class GroveClient {
   async download(id: string, downloadId: string): Promise<Uint8Array> {
     const res = await this.request('GET', `/sandboxes/${GroveClient.id(id)}/downloads/${encodeURIComponent(downloadId)}`);
     return new Uint8Array(await res.arrayBuffer());
+  }
+
+  /** Runs a command in a shell sandbox and answers when it ended (the HTTP timeout allows for its own). */
+  exec(id: string, body: Omit<ExecInput, 'background'>): Promise<ExecResult> {
+    return this.json('POST', `/sandboxes/${GroveClient.id(id)}/exec`, body, (body.timeout_s ?? 300) * 1000);
+  }
+
+  /** Starts a command as a job (202); follow it with job(). */
+  startJob(id: string, body: Omit<ExecInput, 'background'>): Promise<JobInfo> {
+    return this.json('POST', `/sandboxes/${GroveClient.id(id)}/exec`, { ...body, background: true });
+  }
+
+  /** A job's info; with waitSec, once it finished or waitSec passed. */
+  job(id: string, jobId: string, waitSec = 0): Promise<JobInfo> {
+    return this.json('GET', `/sandboxes/${GroveClient.id(id)}/jobs/${encodeURIComponent(jobId)}?wait=${waitSec}`, undefined, waitSec * 1000);
+  }
+
+  uploadFile(id: string, path: string, data: Uint8Array | string, mode?: string): Promise<{ path: string; size: number }> {
+    const content = typeof data === 'string' ? data : Buffer.from(data).toString('base64');
+    return this.json('POST', `/sandboxes/${GroveClient.id(id)}/files`, { path, content, encoding: typeof data === 'string' ? 'utf8' : 'base64', ...(mode ? { mode } : {}) });
+  }
+
+  async downloadFile(id: string, path: string): Promise<Uint8Array> {
+    const res = await this.request('GET', `/sandboxes/${GroveClient.id(id)}/files?path=${encodeURIComponent(path)}`);
+    return new Uint8Array(await res.arrayBuffer());
+  }
+
+  listFiles(id: string, path = '/workspace'): Promise<FileList> {
+    return this.json('GET', `/sandboxes/${GroveClient.id(id)}/files/list?path=${encodeURIComponent(path)}`);
+  }
+
+  applyPatch(id: string, patch: string, cwd?: string): Promise<ApplyPatchResult> {
+    return this.json('POST', `/sandboxes/${GroveClient.id(id)}/apply_patch`, { patch, ...(cwd ? { cwd } : {}) });
   }
 
   async metrics(): Promise<string> {

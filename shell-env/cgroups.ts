@@ -84,11 +84,20 @@ export class SandboxCgroups {
     readonly enforced: Enforcement,
   ) {}
 
-  /** A new freezer child for one exec (or the holder); returns its key. */
+  /** Empty exec groups ready for reuse: creating and removing a cgroup costs far more than an exec on a busy host. */
+  private readonly free: string[] = [];
+
+  /** A freezer child for one exec (or the holder), reused when one is free; returns its key. */
   async newGroup(prefix = 'e'): Promise<string> {
+    if (prefix === 'e' && this.free.length > 0) return this.free.pop() as string;
     const key = `${prefix}${++this.seq}`;
     await mkdir(path.join(this.freezer, key));
     return key;
+  }
+
+  /** Gives an exec's group back once it is empty (a background process may keep it until the sandbox ends). */
+  async releaseGroup(key: string): Promise<void> {
+    if ((await this.pids(key)).length === 0 && this.free.length < 8) this.free.push(key);
   }
 
   private get freezer(): string {
@@ -142,11 +151,6 @@ export class SandboxCgroups {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
     for (const e of entries) if (e.isDirectory()) out.push(...(await this.allDirs(path.join(dir, e.name))));
     return out;
-  }
-
-  /** Removes group `key` if it is empty (a background process may keep it). */
-  async removeGroup(key: string): Promise<void> {
-    await rmdir(path.join(this.freezer, key)).catch(() => {});
   }
 
   /** Kills everything and removes the sandbox's cgroups. */

@@ -118,7 +118,7 @@ export async function startExec(target: ExecTarget, opts: RunOptions): Promise<R
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
-      if (cg && group) void cg.removeGroup(group);
+      if (cg && group) void cg.releaseGroup(group);
       const merged = opts.mergeStderr;
       let exit = code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : -1);
       if (timedOut) exit = 124;

@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { GroveClient } from '../../client/index.ts';
 import { KEY, startShellServer, type ShellServer } from './support.ts';
 
 let srv: ShellServer;
@@ -209,6 +210,29 @@ describe('shell sandboxes', () => {
     const bad = new WebSocket(`${srv.url.replace('http', 'ws')}/sandboxes/${id}/pty?api_key=wrong-key-000`);
     const status = await new Promise<number>((resolve) => bad.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
     expect(status).toBe(403);
+  });
+});
+
+describe('the typed client', () => {
+  it('drives exec, jobs, files and patches of a shell sandbox', async () => {
+    const client = new GroveClient({ baseUrl: srv.url, apiKey: KEY });
+    try {
+      const sb = await client.createAndWait({ type: 'shell' });
+      const id = sb.sandbox_id;
+      expect((await client.exec(id, { command: 'echo $((1+2))' })).stdout).toBe('3\n');
+      const job = await client.startJob(id, { command: ['sh', '-c', 'echo job'] });
+      expect((await client.job(id, job.job_id, 10)).result?.stdout).toBe('job\n');
+      await client.uploadFile(id, 'x/a.txt', 'one\n');
+      expect(Buffer.from(await client.downloadFile(id, '/workspace/x/a.txt')).toString()).toBe('one\n');
+      expect((await client.listFiles(id, 'x')).files.map((f) => f.name)).toEqual(['a.txt']);
+      const patch = '--- a/x/a.txt\n+++ b/x/a.txt\n@@ -1 +1 @@\n-one\n+two\n';
+      expect((await client.applyPatch(id, patch)).success).toBe(true);
+      expect((await client.exec(id, { command: ['cat', 'x/a.txt'] })).stdout).toBe('two\n');
+      await expect(client.downloadFile(id, '../etc/passwd')).rejects.toMatchObject({ status: 400, code: 'path_not_allowed' });
+      await client.deleteSandbox(id);
+    } finally {
+      client.close();
+    }
   });
 });
 
