@@ -75,12 +75,13 @@ export class ClawApp {
     this.extra = new Map((opts.extraTools ?? []).map((t) => [t.name, t]));
   }
 
-  /** The tool a called name runs (through aliases), if this sandbox offers it. */
-  resolve(name: string): AnyTool | undefined {
+  /** The tool a called name runs (through aliases), if this sandbox offers it. The web UI (actor "web") may use
+   * every tool of the sandbox's apps; a task's tool subset limits tool-calling agents. */
+  resolve(name: string, actor = 'tool'): AnyTool | undefined {
     const target = this.aliases[name] ?? name;
     const tool = this.extra.get(target) ?? getTool(target);
     if (!tool || !this.apps.includes(tool.app)) return undefined;
-    if (this.allowed !== null && !this.allowed.has(name)) return undefined;
+    if (this.allowed !== null && actor !== 'web' && !this.allowed.has(name)) return undefined;
     return tool;
   }
 
@@ -109,7 +110,7 @@ export class ClawApp {
 
   call(name: string, args: unknown, actor = 'tool'): CallResult {
     const at = iso(this.clock.tick());
-    const tool = this.resolve(name);
+    const tool = this.resolve(name, actor);
     const entry: AuditEntry = { seq: this.audit.length + 1, at, actor, tool: name, app: tool?.app ?? null, args: args ?? {}, status: 200, result: null, mutated: false, fault: null };
     this.audit.push(entry);
     const fail = (status: number, code: string, message: string, extra: Partial<CallResult> = {}): CallResult => {

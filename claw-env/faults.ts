@@ -1,15 +1,10 @@
 // Fault injection per sandbox: a share of tool calls answers 429 (with Retry-After) or 500, or answers late.
 // A seeded generator makes a run's fault sequence reproducible; faults are decided before a call runs, so a
 // failed call never changes state (a retry is always safe).
-import { z } from 'zod';
+import type { z } from 'zod';
+import { ClawFaults } from '../protocol/claw.ts';
 
-export const FaultConfig = z.object({
-  rate_429: z.number().min(0).max(1).default(0),
-  rate_500: z.number().min(0).max(1).default(0),
-  rate_slow: z.number().min(0).max(1).default(0),
-  slow_ms: z.number().int().min(0).max(30_000).default(1500),
-  seed: z.number().int().default(1),
-});
+export const FaultConfig = ClawFaults;
 export type FaultConfig = z.infer<typeof FaultConfig>;
 export type FaultConfigInput = z.input<typeof FaultConfig>;
 

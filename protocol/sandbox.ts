@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CoordinateSpace } from './action.ts';
 import { ImageFormat } from './observation.ts';
 import { ShellDetails } from './shell.ts';
+import { ClawCreateOptions, ClawDetails } from './claw.ts';
 
 export const NetworkRules = z.object({
   /** Deny everything (the start URL too, unless it is allowed explicitly by `allow`). */
@@ -61,6 +62,9 @@ export const BrowserCreateOptions = z.object({
    * HAR does not hold fail instead of reaching the network. */
   replay_har: z.string().min(1).max(4096).optional(),
   labels: z.record(z.string(), z.string()).default({}),
+  /** Pair with a Claw sandbox: its origin (only that host:port) is added to `network.allow`, and `start_url`
+   * defaults to its login URL. */
+  claw_sandbox: z.string().min(1).max(200).optional(),
 });
 export type BrowserCreateOptions = z.infer<typeof BrowserCreateOptions>;
 export type BrowserCreateInput = z.input<typeof BrowserCreateOptions>;
@@ -90,7 +94,7 @@ export const ShellCreateOptions = z.object({
 });
 export type ShellCreateOptions = z.infer<typeof ShellCreateOptions>;
 
-export const CreateSandboxBody = z.discriminatedUnion('type', [BrowserCreateOptions, ShellCreateOptions]);
+export const CreateSandboxBody = z.discriminatedUnion('type', [BrowserCreateOptions, ShellCreateOptions, ClawCreateOptions]);
 export type CreateSandboxBody = z.infer<typeof CreateSandboxBody>;
 
 export const SandboxStatus = z.enum(['creating', 'ready', 'busy', 'closing', 'closed', 'error']);
@@ -98,7 +102,7 @@ export type SandboxStatus = z.infer<typeof SandboxStatus>;
 
 export const SandboxInfo = z.object({
   sandbox_id: z.string(),
-  type: z.enum(['browser', 'shell']),
+  type: z.enum(['browser', 'shell', 'claw']),
   status: SandboxStatus,
   created_at: z.string(),
   last_used_at: z.string(),
@@ -108,5 +112,7 @@ export const SandboxInfo = z.object({
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   /** Shell sandboxes: root file system, network mode and limits actually in force. */
   shell: ShellDetails.optional(),
+  /** Claw sandboxes: the apps' own origin, login URL and token. */
+  claw: ClawDetails.optional(),
 });
 export type SandboxInfo = z.infer<typeof SandboxInfo>;

@@ -14,6 +14,7 @@ export interface EnvironmentFactory<Spec, S extends Sandbox = Sandbox> {
 export interface LocalEnvironments {
   browser?: EnvironmentFactory<BrowserCreateOptions>;
   shell?: EnvironmentFactory<Extract<CreateSandboxBody, { type: 'shell' }>>;
+  claw?: EnvironmentFactory<Extract<CreateSandboxBody, { type: 'claw' }>>;
 }
 
 export class LocalBackend implements Backend {
@@ -34,6 +35,9 @@ export class LocalBackend implements Backend {
         break;
       case 'shell':
         if (this.envs.shell) return this.envs.shell.create(id, spec);
+        break;
+      case 'claw':
+        if (this.envs.claw) return this.envs.claw.create(id, spec);
         break;
     }
     throw new GroveError('unsupported_sandbox_type', `Sandbox type "${spec.type}" is not available on this server.`);

@@ -2,12 +2,12 @@
 import type { CreateSandboxBody, SandboxInfo, SandboxStatus } from '../protocol/sandbox.ts';
 
 /** Type-specific parts of SandboxInfo a sandbox reports itself (e.g. `shell`). */
-export type SandboxDetails = Partial<Pick<SandboxInfo, 'shell'>>;
+export type SandboxDetails = Partial<Pick<SandboxInfo, 'shell' | 'claw'>>;
 
 /** A live environment instance owned by a backend. Browser/shell sandboxes extend this. */
 export interface Sandbox {
   readonly id: string;
-  readonly type: 'browser' | 'shell';
+  readonly type: 'browser' | 'shell' | 'claw';
   /** Becomes true once the sandbox can take a step. */
   readonly status: SandboxStatus;
   /** Resolves when ready (or rejects with a GroveError when creation failed). */

@@ -16,6 +16,7 @@ import { ORCHARD_PREFIX, orchardPlugin } from './orchard/plugin.ts';
 import { attachPtySockets } from './pty-socket.ts';
 import { ROUTES } from './routes/index.ts';
 import { RecordingBrowserEnvironment } from './recording.ts';
+import { ClawEnvironment } from '../claw-env/sandbox.ts';
 import { parseInput } from './validation.ts';
 
 export interface BuildAppOptions {
@@ -76,6 +77,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     const envs = typeof opts.environments === 'function' ? await opts.environments(log) : { ...opts.environments };
     // `record` / `record_har` / `replay_har` sandboxes are recorded (or replayed) here, where model output is known.
     if (envs.browser) envs.browser = new RecordingBrowserEnvironment(envs.browser, config.recordingsDir, log);
+    // Claw sandboxes need nothing but this process: always available on the local backend.
+    envs.claw ??= new ClawEnvironment();
     backend = new LocalBackend(envs);
   }
   const registry = new SandboxRegistry({

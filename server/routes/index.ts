@@ -1,8 +1,9 @@
 // Every route of the API, in documentation order.
 import type { AnyRoute } from '../route.ts';
 import { browserRoutes } from './browser.ts';
+import { clawRoutes } from './claw.ts';
 import { metaRoutes } from './meta.ts';
 import { sandboxRoutes } from './sandboxes.ts';
 import { shellRoutes } from './shell.ts';
 
-export const ROUTES: AnyRoute[] = [...sandboxRoutes, ...browserRoutes, ...shellRoutes, ...metaRoutes];
+export const ROUTES: AnyRoute[] = [...sandboxRoutes, ...browserRoutes, ...shellRoutes, ...clawRoutes, ...metaRoutes];

@@ -2,6 +2,8 @@
 import { SandboxIdParams, SandboxList, WaitQuery } from '../../protocol/api.ts';
 import { CreateSandboxBody, SandboxInfo } from '../../protocol/sandbox.ts';
 import { checkRecordingOptions } from '../recording.ts';
+import { resolveClawSpec } from '../../claw-env/sandbox.ts';
+import { pairWithClaw } from './claw.ts';
 import { errorResponses } from './common.ts';
 import { defineRoute } from '../route.ts';
 
@@ -21,6 +23,9 @@ export const createSandbox = defineRoute({
   async handler({ body, reply, ctx }) {
     // Recording options that cannot work answer 400 now, not as a failed sandbox later.
     if (body.type === 'browser') await checkRecordingOptions(body, ctx.config.recordingsDir);
+    // A Claw sandbox's spec (task, fixture) is checked now, and a paired browser gets exactly its origin.
+    if (body.type === 'claw') resolveClawSpec(body);
+    if (body.type === 'browser' && body.claw_sandbox !== undefined) pairWithClaw(body, ctx);
     const info = ctx.registry.create(body);
     reply.code(201);
     return info;

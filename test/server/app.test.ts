@@ -273,6 +273,12 @@ describe('metrics and OpenAPI', () => {
         '/sandboxes/{id}/files',
         '/sandboxes/{id}/files/list',
         '/sandboxes/{id}/apply_patch',
+        '/sandboxes/{id}/claw/tools',
+        '/sandboxes/{id}/claw/call',
+        '/sandboxes/{id}/claw/state',
+        '/sandboxes/{id}/claw/audit',
+        '/sandboxes/{id}/claw/reset',
+        '/sandboxes/{id}/claw/grade',
       ].sort(),
     );
     expect(committed.paths['/health'].get.security).toEqual([]);

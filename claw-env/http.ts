@@ -1,0 +1,192 @@
+// The per-sandbox origin: one HTTP server on 127.0.0.1 (ephemeral port) per Claw sandbox, serving the apps'
+// tool API (/api/...) and the web UI, both behind the sandbox's token (Bearer header, X-Claw-Token, or the
+// cookie /login?token=... sets). A browser sandbox paired with it is opened to exactly this origin.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { ClawApp } from './app.ts';
+import { inputJsonSchema } from './tool.ts';
+import { openAiTool } from './tools.ts';
+import { ALL_TOOLS } from './tools.ts';
+import { esc, page, type PageCtx, type Raw } from './web/html.ts';
+import { calendarEvent, calendarFreeBusy, calendarNew, calendarWeek } from './web/calendar.ts';
+import { mailCompose, mailList, mailMessage } from './web/mail.ts';
+import { contactPage, contactsPage, docPage, docsPage, todoPage } from './web/other.ts';
+import { WebError } from './web/read.ts';
+import { iso } from './time.ts';
+
+const MAX_BODY = 1 << 20;
+const hash = (s: string) => createHash('sha256').update(s).digest();
+
+export interface ClawServer {
+  origin: string;
+  close(): Promise<void>;
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((ok, fail) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        fail(new WebError(413, 'Request body too large.'));
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', fail);
+  });
+}
+
+function cookie(req: http.IncomingMessage, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return undefined;
+}
+
+/** Leaf JSON-schema type of a dotted path in a tool's input schema. */
+function leafType(schema: any, path: string[]): string | undefined {
+  let s = schema;
+  for (const p of path) {
+    s = s?.properties?.[p];
+    if (s?.anyOf) s = s.anyOf.find((x: any) => x.type !== 'null') ?? s.anyOf[0];
+  }
+  return s?.type;
+}
+
+/** Form fields "a.<path>" → tool arguments, typed by the tool's schema (arrays comma-separated). Empty = absent. */
+export function formArgs(toolName: string, form: URLSearchParams): Record<string, unknown> {
+  const tool = ALL_TOOLS.find((t) => t.name === toolName);
+  const schema = tool ? inputJsonSchema(tool) : {};
+  const args: Record<string, any> = {};
+  for (const [k, v] of form) {
+    if (!k.startsWith('a.') || v.trim() === '') continue;
+    const path = k.slice(2).split('.');
+    const type = leafType(schema, path);
+    const value = type === 'array' ? v.split(',').map((x) => x.trim()).filter(Boolean) : type === 'boolean' ? v === 'true' || v === 'on' : type === 'integer' || type === 'number' ? Number(v) : v;
+    let o = args;
+    for (const p of path.slice(0, -1)) o = o[p] ??= {};
+    o[path[path.length - 1]] = value;
+  }
+  return args;
+}
+
+export function startClawServer(app: ClawApp, token: string): Promise<ClawServer> {
+  const expected = hash(token);
+  const authed = (req: http.IncomingMessage): boolean => {
+    const auth = req.headers.authorization;
+    const given = (auth?.startsWith('Bearer ') ? auth.slice(7) : undefined) ?? (req.headers['x-claw-token'] as string | undefined) ?? cookie(req, 'claw_token');
+    return typeof given === 'string' && timingSafeEqual(hash(given), expected);
+  };
+  const pageCtx = (): PageCtx => ({ user: app.state.user.email, now: iso(app.clock.now()), apps: app.apps });
+  const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const htmlOut = (res: http.ServerResponse, status: number, text: string, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...headers });
+    res.end(text);
+  };
+  const delay = (ms: number | undefined) => (ms ? new Promise((ok) => setTimeout(ok, ms)) : undefined);
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://claw.local');
+    const p = url.pathname;
+    if (p === '/login' && req.method === 'GET') {
+      const t = url.searchParams.get('token') ?? '';
+      if (!timingSafeEqual(hash(t), expected)) return htmlOut(res, 401, page('Sign in failed', '', pageCtx(), { html: '<p>Wrong or missing token.</p>' } as Raw));
+      res.writeHead(303, { location: url.searchParams.get('next')?.startsWith('/') ? url.searchParams.get('next')! : '/', 'set-cookie': `claw_token=${encodeURIComponent(t)}; Path=/; HttpOnly; SameSite=Strict` });
+      return void res.end();
+    }
+    if (!authed(req)) {
+      if (p.startsWith('/api/')) return json(res, 401, { error: { code: 'unauthenticated', message: 'Send the sandbox token: Authorization: Bearer <token>.' } });
+      return htmlOut(res, 401, page('Not signed in', '', pageCtx(), { html: '<p>Open /login?token=… first.</p>' } as Raw));
+    }
+    // --- tool API
+    if (p === '/api/tools' && req.method === 'GET') return json(res, 200, { tools: ALL_TOOLS.filter((t) => app.offers(t)).map(openAiTool) });
+    const m = /^\/api\/tools\/([\w.-]+)$/.exec(p);
+    if (m && req.method === 'POST') {
+      const text = await readBody(req);
+      let args: unknown = {};
+      try {
+        args = text.trim() ? JSON.parse(text) : {};
+      } catch {
+        return json(res, 400, { error: { code: 'invalid_argument', message: 'The body is not valid JSON.' } });
+      }
+      const r = app.call(m[1], args, String(req.headers['x-claw-actor'] ?? 'tool').slice(0, 40));
+      await delay(r.delayMs);
+      return json(res, r.status, r.body, r.retryAfter ? { 'retry-after': String(r.retryAfter) } : {});
+    }
+    if (p === '/api/state' && req.method === 'GET') return json(res, 200, { state: app.state });
+    if (p === '/api/audit' && req.method === 'GET') return json(res, 200, { entries: app.audit });
+    if (p === '/api/reset' && req.method === 'POST') {
+      app.reset();
+      return json(res, 200, { ok: true });
+    }
+    // --- web UI
+    const ui = /^\/ui\/call\/([\w-]+)$/.exec(p);
+    if (ui && req.method === 'POST') {
+      const form = new URLSearchParams(await readBody(req));
+      const back = form.get('_back') ?? '/';
+      const r = app.call(ui[1], formArgs(ui[1], form), 'web');
+      await delay(r.delayMs);
+      if (r.status === 200) {
+        res.writeHead(303, { location: back.startsWith('/') && !back.startsWith('//') ? back : '/' });
+        return void res.end();
+      }
+      const e = (r.body as { error: { message: string } }).error;
+      return htmlOut(res, r.status, page('Action failed', '', pageCtx(), { html: `<p><a href="${esc(back)}">Back</a></p>` } as Raw, e.message), r.retryAfter ? { 'retry-after': String(r.retryAfter) } : {});
+    }
+    if (req.method !== 'GET') return htmlOut(res, 405, page('Not allowed', '', pageCtx(), { html: '' } as Raw));
+    let view: { title: string; body: Raw } | null = null;
+    let active = p.split('/')[1] ?? '';
+    const seg = p.split('/').map(decodeURIComponent);
+    if (p === '/') {
+      active = '';
+      view = { title: 'Home', body: { html: `<ul>${app.apps.map((a) => `<li><a href="/${a}">${a}</a></li>`).join('')}</ul>` } as Raw };
+    } else if (p === '/mail' && app.apps.includes('mail')) view = mailList(app, url);
+    else if (p === '/mail/compose' && app.apps.includes('mail')) view = mailCompose();
+    else if (seg[1] === 'mail' && seg[2] === 'message' && seg[3] && app.apps.includes('mail')) view = mailMessage(app, seg[3]);
+    else if (p === '/calendar' && app.apps.includes('calendar')) view = calendarWeek(app, url);
+    else if (p === '/calendar/new' && app.apps.includes('calendar')) view = calendarNew(app);
+    else if (p === '/calendar/freebusy' && app.apps.includes('calendar')) view = calendarFreeBusy(app, url);
+    else if (seg[1] === 'calendar' && seg[2] === 'event' && seg[3] && app.apps.includes('calendar')) view = calendarEvent(app, seg[3]);
+    else if (p === '/contacts' && app.apps.includes('contacts')) view = contactsPage(app, url);
+    else if (seg[1] === 'contacts' && seg[2] && app.apps.includes('contacts')) view = contactPage(app, seg[2]);
+    else if (p === '/docs' && app.apps.includes('docs')) view = docsPage(app, url);
+    else if (seg[1] === 'docs' && seg[2] && app.apps.includes('docs')) view = docPage(app, seg[2]);
+    else if (p === '/todo' && app.apps.includes('todo')) view = todoPage(app, url);
+    if (!view) return htmlOut(res, 404, page('Not found', '', pageCtx(), { html: `<p>No page ${esc(p)}.</p>` } as Raw));
+    return htmlOut(res, 200, page(view.title, active, pageCtx(), view.body));
+  }
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (res.headersSent) return void res.destroy();
+      if (err instanceof WebError) {
+        const headers: Record<string, string> = err.retryAfter ? { 'retry-after': String(err.retryAfter) } : {};
+        if ((req.url ?? '').startsWith('/api/')) return json(res, err.status, { error: { code: 'error', message: err.message } }, headers);
+        return htmlOut(res, err.status, page('Error', '', pageCtx(), { html: '<p><a href="javascript:history.back()">Back</a></p>' } as Raw, err.message), headers);
+      }
+      json(res, 500, { error: { code: 'internal', message: 'Internal error.' } });
+    });
+  });
+  server.keepAliveTimeout = 5000;
+  return new Promise((ok, fail) => {
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      ok({
+        origin: `http://127.0.0.1:${port}`,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}

@@ -1,0 +1,142 @@
+// Claw sandboxes on the core: a ClawApp (state, clock, audit, faults) served on its own origin with its own
+// token. ClawEnvironment is the factory the local backend delegates `type: "claw"` to.
+import { GroveError } from '../protocol/errors.ts';
+import type { ClawCreateOptions, ClawDetails } from '../protocol/claw.ts';
+import type { SandboxStatus } from '../protocol/sandbox.ts';
+import type { EnvironmentFactory } from '../sandbox/local-backend.ts';
+import type { Sandbox, SandboxDetails } from '../sandbox/types.ts';
+import { ClawApp, type CallResult } from './app.ts';
+import { baseWorld } from './fixtures/world.ts';
+import { startClawServer, type ClawServer } from './http.ts';
+import { newToken } from './ids.ts';
+import { APPS, parseState, type AppName, type ClawState } from './state.ts';
+import { COMPAT_TOOLS } from './tasks/claw-eval-compat.ts';
+import type { ClawTask } from './tasks/format.ts';
+import { builtinTask } from './tasks/index.ts';
+import { openAiTool, ALL_TOOLS, type OpenAIToolDef } from './tools.ts';
+
+export interface ResolvedClawSpec {
+  seed: ClawState;
+  apps: readonly AppName[];
+  tools?: string[];
+  task: ClawTask | null;
+  faults?: ClawCreateOptions['faults'];
+}
+
+/** Seed, apps and tools of a creation request; a 400 (invalid_request) for unknown tasks or bad fixtures. */
+export function resolveClawSpec(spec: ClawCreateOptions, tasks: (id: string) => ClawTask | undefined = builtinTask): ResolvedClawSpec {
+  const given = [spec.task_id, spec.state, spec.world_seed].filter((x) => x !== undefined).length;
+  if (given > 1) throw new GroveError('invalid_request', 'Give at most one of task_id, state and world_seed.');
+  if (spec.task_id !== undefined) {
+    const task = tasks(spec.task_id);
+    if (!task) throw new GroveError('invalid_request', `No Claw task "${spec.task_id}"; list them with \`grove claw tasks\`.`);
+    return { seed: task.seed, apps: spec.apps ?? task.apps, tools: spec.tools ?? task.tools, task, faults: spec.faults ?? task.faults };
+  }
+  let seed: ClawState;
+  if (spec.state !== undefined) {
+    try {
+      seed = parseState(spec.state, 'state');
+    } catch (err) {
+      throw new GroveError('invalid_request', (err as Error).message);
+    }
+  } else seed = baseWorld(spec.world_seed ?? 1).state;
+  return { seed, apps: spec.apps ?? APPS, tools: spec.tools, task: null, faults: spec.faults };
+}
+
+export class ClawSandbox implements Sandbox {
+  readonly type = 'claw' as const;
+  status: SandboxStatus = 'creating';
+  readonly app: ClawApp;
+  readonly token = newToken();
+  readonly task: ClawTask | null;
+  private server: ClawServer | null = null;
+  private readonly starting: Promise<void>;
+
+  constructor(
+    readonly id: string,
+    spec: ResolvedClawSpec,
+  ) {
+    this.task = spec.task;
+    this.app = new ClawApp({
+      seed: spec.seed,
+      apps: spec.apps,
+      tools: spec.tools,
+      faults: spec.faults,
+      aliases: spec.task?.aliases,
+      extraTools: spec.task && Object.keys(spec.task.aliases).length ? COMPAT_TOOLS : undefined,
+    });
+    this.starting = startClawServer(this.app, this.token).then(
+      (s) => {
+        this.server = s;
+        if (this.status === 'creating') this.status = 'ready';
+        else void s.close();
+      },
+      (err: unknown) => {
+        this.status = 'error';
+        throw new GroveError('internal_error', `Claw server failed to start: ${(err as Error).message}`);
+      },
+    );
+  }
+
+  ready(): Promise<void> {
+    return this.starting;
+  }
+
+  get origin(): string {
+    if (!this.server) throw new GroveError('sandbox_not_ready');
+    return this.server.origin;
+  }
+
+  get steps(): number {
+    return this.app.audit.length;
+  }
+
+  details(): SandboxDetails {
+    if (!this.server) return {};
+    const claw: ClawDetails = { origin: this.server.origin, login_url: `${this.server.origin}/login?token=${this.token}`, token: this.token, apps: [...this.app.apps], task_id: this.task?.id ?? null };
+    return { claw };
+  }
+
+  /** Tool definitions offered to a tool-calling agent (a Claw-Eval task's own, else the built-in ones). */
+  toolDefs(): OpenAIToolDef[] {
+    if (this.task?.tool_defs) return this.task.tool_defs;
+    return ALL_TOOLS.filter((t) => this.app.offers(t)).map(openAiTool);
+  }
+
+  /** One tool call; a "slow" fault delays the answer. */
+  async call(tool: string, args: unknown, actor = 'tool'): Promise<CallResult> {
+    const r = this.app.call(tool, args, actor);
+    if (r.delayMs) await new Promise((ok) => setTimeout(ok, r.delayMs));
+    return r;
+  }
+
+  async close(): Promise<void> {
+    if (this.status === 'closed') return;
+    this.status = 'closed';
+    await this.starting.catch(() => undefined);
+    await this.server?.close();
+  }
+}
+
+export class ClawEnvironment implements EnvironmentFactory<ClawCreateOptions, ClawSandbox> {
+  private readonly live = new Set<ClawSandbox>();
+
+  async create(id: string, spec: ClawCreateOptions): Promise<ClawSandbox> {
+    const sb = new ClawSandbox(id, resolveClawSpec(spec));
+    this.live.add(sb);
+    const close = sb.close.bind(sb);
+    sb.close = async () => {
+      this.live.delete(sb);
+      await close();
+    };
+    return sb;
+  }
+
+  async shutdown(): Promise<void> {
+    await Promise.allSettled([...this.live].map((s) => s.close()));
+  }
+
+  stats(): Record<string, number> {
+    return { claw_sandboxes: this.live.size };
+  }
+}

@@ -1,0 +1,105 @@
+// Wire schemas of Claw sandboxes (mock productivity apps, claw-env): creation options, the info a sandbox
+// reports, and the tool-call / state / audit / reset routes.
+import { z } from 'zod';
+
+export const CLAW_APPS = ['mail', 'calendar', 'contacts', 'docs', 'todo'] as const;
+
+export const ClawFaults = z.object({
+  /** Share of tool calls answered 429 (Retry-After: 1) without running. */
+  rate_429: z.number().min(0).max(1).default(0),
+  /** Share answered 500 without running. */
+  rate_500: z.number().min(0).max(1).default(0),
+  /** Share answered after `slow_ms`. */
+  rate_slow: z.number().min(0).max(1).default(0),
+  slow_ms: z.number().int().min(0).max(30_000).default(1500),
+  /** Seed of the fault sequence (the same seed gives the same faults on the same calls). */
+  seed: z.number().int().default(1),
+});
+
+export const ClawCreateOptions = z.object({
+  type: z.literal('claw'),
+  /** A built-in Claw task (`grove claw tasks`): the sandbox starts from its seed, apps, tools and faults. */
+  task_id: z.string().min(1).max(200).optional(),
+  /** Or an inline fixture in claw-env's state format (user, now, mail, calendar, contacts, docs, todos). */
+  state: z.record(z.string(), z.unknown()).optional(),
+  /** Or the seeded fixture world with this seed (the default: seed 1). */
+  world_seed: z.number().int().optional(),
+  apps: z.array(z.enum(CLAW_APPS)).min(1).optional(),
+  /** Tool names offered to tool-calling agents (default: every tool of the apps). */
+  tools: z.array(z.string().min(1)).max(200).optional(),
+  faults: ClawFaults.optional(),
+  ttl_seconds: z.number().int().min(1).max(7 * 86400).optional(),
+  idle_timeout_seconds: z.number().int().min(1).max(86400).optional(),
+  labels: z.record(z.string(), z.string()).default({}),
+});
+export type ClawCreateOptions = z.infer<typeof ClawCreateOptions>;
+
+export const ClawDetails = z.object({
+  /** The sandbox's own origin (web UI and /api/...), e.g. http://127.0.0.1:40123. */
+  origin: z.string(),
+  /** Opens the web UI in a browser (sets the token cookie, then redirects to /). */
+  login_url: z.string(),
+  /** The per-sandbox token (Authorization: Bearer … on the origin's /api routes). */
+  token: z.string(),
+  apps: z.array(z.enum(CLAW_APPS)),
+  task_id: z.string().nullable(),
+});
+export type ClawDetails = z.infer<typeof ClawDetails>;
+
+export const OpenAIToolDef = z.object({
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) }),
+});
+export const ClawToolsResponse = z.object({ tools: z.array(OpenAIToolDef) });
+
+export const ClawCallRequest = z.object({
+  tool: z.string().min(1).max(200),
+  /** The tool's arguments: an object, or the JSON text a model produced. */
+  arguments: z.union([z.record(z.string(), z.unknown()), z.string().max(1_000_000)]).default({}),
+  /** Recorded in the audit log (default "tool"). */
+  actor: z.string().min(1).max(40).default('tool'),
+});
+
+export const RecordChange = z.object({
+  collection: z.string(),
+  id: z.string(),
+  op: z.enum(['added', 'removed', 'changed']),
+  fields: z.record(z.string(), z.tuple([z.unknown(), z.unknown()])).optional(),
+  record: z.unknown().optional(),
+});
+
+export const ClawCallResponse = z.object({
+  /** What the app answered: 200, a 4xx for invalid arguments / unknown ids, or an injected 429/500. */
+  status: z.number().int(),
+  result: z.unknown().optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  /** Seconds to wait before retrying (429). */
+  retry_after: z.number().optional(),
+  /** What the call changed in the apps' state. */
+  changes: z.array(RecordChange),
+  /** The call's entry number in the audit log. */
+  seq: z.number().int(),
+});
+export type ClawCallResponse = z.infer<typeof ClawCallResponse>;
+
+export const AuditEntry = z.object({
+  seq: z.number().int(),
+  at: z.string(),
+  actor: z.string(),
+  tool: z.string(),
+  app: z.string().nullable(),
+  args: z.unknown(),
+  status: z.number().int(),
+  result: z.unknown(),
+  mutated: z.boolean(),
+  fault: z.enum(['429', '500', 'slow']).nullable(),
+});
+export const ClawAuditQuery = z.object({ since: z.coerce.number().int().min(0).default(0) });
+export const ClawAuditResponse = z.object({ entries: z.array(AuditEntry) });
+export const ClawStateResponse = z.object({ state: z.record(z.string(), z.unknown()) });
+export const ClawResetResponse = z.object({ ok: z.literal(true) });
+
+export const ClawGradeRequest = z.object({
+  /** The agent's final answer (keyword checks and the judge read it). */
+  answer: z.string().max(1_000_000).default(''),
+});

@@ -1,0 +1,155 @@
+// Claw sandbox routes: tool definitions, tool calls, state, audit log, reset, and grading a built-in task.
+import { z } from 'zod';
+import { SandboxIdParams } from '../../protocol/api.ts';
+import {
+  ClawAuditQuery,
+  ClawAuditResponse,
+  ClawCallRequest,
+  ClawCallResponse,
+  ClawGradeRequest,
+  ClawResetResponse,
+  ClawStateResponse,
+  ClawToolsResponse,
+} from '../../protocol/claw.ts';
+import { GroveError } from '../../protocol/errors.ts';
+import type { BrowserCreateOptions } from '../../protocol/sandbox.ts';
+import type { ClawSandbox } from '../../claw-env/sandbox.ts';
+import { grade } from '../../claw-env/graders/grade.ts';
+import type { RouteContext } from '../route.ts';
+import { defineRoute } from '../route.ts';
+import { errorResponses } from './common.ts';
+
+export function clawSandbox(ctx: RouteContext, id: string): ClawSandbox {
+  const sb = ctx.registry.use(id);
+  if (sb.type !== 'claw') throw new GroveError('wrong_sandbox_type', `Sandbox ${id} is a ${sb.type} sandbox; this operation needs a claw sandbox.`);
+  return sb as ClawSandbox;
+}
+
+const ERR = errorResponses(400, 401, 403, 404, 409, 410);
+
+/** Opens a browser spec to exactly the paired Claw sandbox's origin (host:port) and starts it at the login URL. */
+export function pairWithClaw(body: BrowserCreateOptions, ctx: RouteContext): void {
+  const id = body.claw_sandbox!;
+  let sb: ClawSandbox;
+  try {
+    sb = clawSandbox(ctx, id);
+  } catch (err) {
+    if (err instanceof GroveError && err.status >= 400 && err.status < 500) throw new GroveError('invalid_request', `claw_sandbox: ${err.message}`);
+    throw err;
+  }
+  const d = sb.details().claw!;
+  body.network.allow = [...body.network.allow, new URL(d.origin).host];
+  body.start_url ??= d.login_url;
+}
+
+export const clawTools = defineRoute({
+  id: 'clawTools',
+  method: 'GET',
+  url: '/sandboxes/:id/claw/tools',
+  summary: 'Tool definitions of a Claw sandbox (OpenAI function-calling shape)',
+  tags: ['claw'],
+  params: SandboxIdParams,
+  responses: { 200: { description: 'Tools', schema: ClawToolsResponse }, ...ERR },
+  async handler({ params, ctx }) {
+    return { tools: clawSandbox(ctx, params.id).toolDefs() };
+  },
+});
+
+export const clawCall = defineRoute({
+  id: 'clawCall',
+  method: 'POST',
+  url: '/sandboxes/:id/claw/call',
+  summary: 'Call one tool of a Claw sandbox',
+  description:
+    'Runs the tool against the sandbox state and records it in the audit log. The answer is 200 whenever the call ' +
+    'reached the apps: `status` is what the app answered (200, a 4xx for invalid arguments or unknown ids with ' +
+    '`error`, or an injected 429/500 that ran nothing). `arguments` may be the JSON text a model produced.',
+  tags: ['claw'],
+  params: SandboxIdParams,
+  body: ClawCallRequest,
+  responses: { 200: { description: 'Call result', schema: ClawCallResponse }, ...ERR },
+  async handler({ params, body, ctx }) {
+    const sb = clawSandbox(ctx, params.id);
+    let args: unknown = body.arguments;
+    const started = performance.now();
+    if (typeof args === 'string') {
+      try {
+        args = args.trim() === '' ? {} : JSON.parse(args);
+      } catch {
+        args = { __unparseable_arguments__: args };
+      }
+    }
+    try {
+      const r = await sb.call(body.tool, args, body.actor);
+      ctx.metrics.observeStep('claw', (performance.now() - started) / 1000, r.status < 400 ? 'ok' : 'error');
+      const out: z.input<typeof ClawCallResponse> = { status: r.status, changes: r.changes, seq: r.entry.seq };
+      if (r.status === 200) out.result = r.body;
+      else out.error = (r.body as { error: { code: string; message: string } }).error;
+      if (r.retryAfter !== undefined) out.retry_after = r.retryAfter;
+      return out;
+    } finally {
+      ctx.registry.touch(params.id);
+    }
+  },
+});
+
+export const clawState = defineRoute({
+  id: 'clawState',
+  method: 'GET',
+  url: '/sandboxes/:id/claw/state',
+  summary: 'The current state of a Claw sandbox\'s apps',
+  tags: ['claw'],
+  params: SandboxIdParams,
+  responses: { 200: { description: 'State', schema: ClawStateResponse }, ...ERR },
+  async handler({ params, ctx }) {
+    return { state: clawSandbox(ctx, params.id).app.state };
+  },
+});
+
+export const clawAudit = defineRoute({
+  id: 'clawAudit',
+  method: 'GET',
+  url: '/sandboxes/:id/claw/audit',
+  summary: 'The audit log of a Claw sandbox (every call: who, what, arguments, result)',
+  description: '`since` skips entries up to that sequence number.',
+  tags: ['claw'],
+  params: SandboxIdParams,
+  query: ClawAuditQuery,
+  responses: { 200: { description: 'Audit entries', schema: ClawAuditResponse }, ...ERR },
+  async handler({ params, query, ctx }) {
+    return { entries: clawSandbox(ctx, params.id).app.audit.filter((e) => e.seq > query.since) };
+  },
+});
+
+export const clawReset = defineRoute({
+  id: 'clawReset',
+  method: 'POST',
+  url: '/sandboxes/:id/claw/reset',
+  summary: 'Reset a Claw sandbox to its seed (state, clock, fault sequence; the audit log is cleared)',
+  tags: ['claw'],
+  params: SandboxIdParams,
+  responses: { 200: { description: 'Reset', schema: ClawResetResponse }, ...ERR },
+  async handler({ params, ctx }) {
+    clawSandbox(ctx, params.id).app.reset();
+    return { ok: true as const };
+  },
+});
+
+export const clawGrade = defineRoute({
+  id: 'clawGrade',
+  method: 'POST',
+  url: '/sandboxes/:id/claw/grade',
+  summary: 'Grade the sandbox against the task it was created from (no LLM judge here)',
+  description: 'Needs a sandbox created with `task_id`. llm_judge checks are skipped (listed in `skipped`).',
+  tags: ['claw'],
+  params: SandboxIdParams,
+  body: ClawGradeRequest,
+  responses: { 200: { description: 'Grade', schema: z.record(z.string(), z.unknown()) }, ...ERR },
+  async handler({ params, body, ctx }) {
+    const sb = clawSandbox(ctx, params.id);
+    if (!sb.task) throw new GroveError('invalid_request', `Sandbox ${params.id} was not created from a task (task_id).`);
+    return grade(sb.task, { audit: sb.app.audit, final: sb.app.state, answer: body.answer });
+  },
+});
+
+export const clawRoutes = [clawTools, clawCall, clawState, clawAudit, clawReset, clawGrade];
