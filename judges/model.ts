@@ -84,7 +84,7 @@ export function redactImages(messages: ChatMessage[]): unknown[] {
         const match = /^data:([^;]+);base64,(.*)$/s.exec(p.image_url.url);
         if (!match) return p;
         const bytes = Buffer.from(match[2], 'base64');
-        return { type: 'image_url', image: { mime: match[1], bytes: bytes.length, sha256: sha256(bytes) } };
+        return { type: 'image_url', image: { mime: match[1], bytes: bytes.length, sha256: sha256(bytes), ...(p.image_url.detail ? { detail: p.image_url.detail } : {}) } };
       }),
     };
   });

@@ -8,16 +8,17 @@ import type { Command } from '../command.ts';
 import type { Task } from '../../protocol/task.ts';
 import { intOption, options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
 import { loadTaskFile } from '../task-file.ts';
+import { JUDGE_FLAGS_HELP, JUDGE_FLAGS_USAGE, JUDGE_MODEL_FLAGS, judgeModelConfig, parseJudgeModelFlags, type JudgeModelFlags } from './judge-flags.ts';
 
 // The judges, the VLM client and the episode reader load on demand, so `grove --help` stays fast.
 const JUDGE_NAMES = ['webvoyager', 'webjudge', 'autonomous', 'deepshop'];
 const DEFAULT_JUDGE: Record<string, string> = { webvoyager: 'webvoyager', 'online-mind2web': 'webjudge', deepshop: 'deepshop' };
 
 const usage = `grove judge --suite <webvoyager|online-mind2web|deepshop> --episodes DIR
-    --judge-base-url URL --judge-model NAME [--judge-api-key KEY (default: $GROVE_JUDGE_API_KEY, $OPENAI_API_KEY)]
+    ${JUDGE_FLAGS_USAGE}
     [--judge ${JUDGE_NAMES.join('|')}] [--tasks FILE] [--out DIR] [--cache DIR | --no-cache]
     [--k N] [--score-threshold N] [--concurrency N] [--retries N] [--timeout-ms N] [--episode-concurrency N]
-    [--truth PREFIX] [--json]
+    [--truth PREFIX] [--json] [--preview [--episode ID]]
 
 Judges every episode folder under DIR (Grove recordings, WebVoyager task<id>/ folders, Online-Mind2Web
 <task_id>/ folders). Episodes already judged in <out>/<judge>_results.jsonl are skipped (judge errors are retried).
@@ -25,7 +26,11 @@ Judges every episode folder under DIR (Grove recordings, WebVoyager task<id>/ fo
 webvoyager/deepshop judges (default 15; Orchard-GUI's reward uses 3). --score-threshold: WebJudge (default 3).
 --out defaults to DIR for Grove recordings and is required for WebVoyager / Online-Mind2Web result folders.
 Records (full inputs, raw outputs) go to <episode>/judge/ for Grove episodes, <out>/records/<episode>/ otherwise.
---truth: episodes with a recorded verdict from a judge named PREFIX* (default "rule") feed an agreement report.`;
+--truth: episodes with a recorded verdict from a judge named PREFIX* (default "rule") feed an agreement report.
+--preview: print the requests the judge would send for one episode (the first, or --episode ID) as JSON lines,
+images shown by type, size and SHA-256, without calling a model and without writing anything; requests that depend
+on an earlier reply (WebJudge's later stages) are shown as a placeholder reply "(preview)" would shape them.
+${JUDGE_FLAGS_HELP}`;
 
 const INT_OPTIONS = [['k', 1], ['score-threshold', 1], ['concurrency', 1], ['retries', 0], ['timeout-ms', 1], ['episode-concurrency', 1]] as const;
 
@@ -35,8 +40,8 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
     {
       args: argv,
       options: options(
-        ['suite', 'episodes', 'judge', 'tasks', 'out', 'cache', 'judge-base-url', 'judge-model', 'judge-api-key', ...INT_OPTIONS.map(([f]) => f), 'truth'],
-        ['no-cache', 'json'],
+        ['suite', 'episodes', 'judge', 'tasks', 'out', 'cache', ...JUDGE_MODEL_FLAGS, ...INT_OPTIONS.map(([f]) => f), 'truth', 'episode'],
+        ['no-cache', 'json', 'preview'],
       ),
     },
     u,
@@ -52,8 +57,18 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
     return bad(`--judge must be one of ${JUDGE_NAMES.join(', ')} (no default for suite ${suite.data})`);
   }
   if (!values.episodes) return bad('--episodes DIR is required');
-  if (!values['judge-base-url'] || !values['judge-model']) {
-    return bad('the judge model is configured on its own: --judge-base-url URL and --judge-model NAME are required');
+  let flags: JudgeModelFlags;
+  try {
+    flags = parseJudgeModelFlags(values);
+  } catch (err) {
+    return bad((err as Error).message);
+  }
+  if (values.preview) {
+    // Nothing is sent: the endpoint only has to be named for the request body's model field.
+    flags = { ...flags, baseURL: flags.baseURL ?? 'http://preview.invalid/v1', model: flags.model ?? 'judge-model' };
+  }
+  if (!flags.baseURL || !flags.model) {
+    return bad('the judge model is configured on its own: --judge-url URL and --judge-model NAME are required');
   }
   const nums: Record<string, number | undefined> = {};
   for (const [flag, min] of INT_OPTIONS) {
@@ -66,12 +81,15 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
     io.err(`error: --episodes ${values.episodes}: no such directory\n`);
     return 1;
   }
-  const [{ createJudge, fileCache, formatAgreement, formatReport, JudgeModel }, { judgeEpisodes }, { findEpisodes }, { readEnvSetting }] = await Promise.all([
-    import('../../judges/index.ts'),
-    import('../../judges/run.ts'),
-    import('../../recording/reader.ts'),
-    import('../../sandbox/config.ts'),
-  ]);
+  const [{ createJudge, fileCache, formatAgreement, formatReport, JudgeModel, loadPromptDir, PromptDirError }, { judgeEpisodes }, { findEpisodes }, { readEnvSetting }] =
+    await Promise.all([import('../../judges/index.ts'), import('../../judges/run.ts'), import('../../recording/reader.ts'), import('../../sandbox/config.ts')]);
+  let prompts;
+  try {
+    prompts = flags.promptsDir ? await loadPromptDir(flags.promptsDir) : undefined;
+  } catch (err) {
+    if (err instanceof PromptDirError) return bad(err.message);
+    throw err;
+  }
 
   let tasks: Map<string, Task> | undefined;
   if (values.tasks) {
@@ -81,6 +99,10 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
     if (res.issues.length) io.err(`${values.tasks}: ${res.issues.length} unusable rows ignored\n`);
   }
 
+  if (values.preview) {
+    const { previewJudge } = await import('./judge-preview.ts');
+    return previewJudge({ io, suite: suite.data, episodesDir: values.episodes, episode: values.episode, tasks, flags, prompts, judgeName, k: nums.k, scoreThreshold: nums['score-threshold'] });
+  }
   if (values.out === undefined) {
     // Results go beside Grove recordings (our own run folders); foreign result folders are not ours to write into.
     const foreign = (await findEpisodes(values.episodes)).filter((e) => e.layout !== 'grove');
@@ -101,10 +123,8 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
   try {
     model = new JudgeModel(
       {
-        baseURL: values['judge-base-url'],
-        model: values['judge-model'],
         // Keys stay out of argv when possible: the environment is read through sandbox/config.ts.
-        apiKey: values['judge-api-key'] ?? readEnvSetting('GROVE_JUDGE_API_KEY') ?? readEnvSetting('OPENAI_API_KEY'),
+        ...judgeModelConfig(flags, readEnvSetting('GROVE_JUDGE_API_KEY') ?? readEnvSetting('OPENAI_API_KEY')),
         concurrency: nums.concurrency,
         retries: nums.retries,
         timeoutMs: nums['timeout-ms'],
@@ -114,7 +134,7 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
   } catch (err) {
     return bad(`invalid judge model settings: ${(err as Error).message}`);
   }
-  const judge = createJudge(judgeName, { model, k: nums.k, scoreThreshold: nums['score-threshold'], cache });
+  const judge = createJudge(judgeName, { model, k: nums.k, scoreThreshold: nums['score-threshold'], cache, prompts });
 
   let done = 0;
   const res = await judgeEpisodes({

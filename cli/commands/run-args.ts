@@ -1,6 +1,7 @@
 // Argument parsing of `grove run` (pure: unit-tested).
 import { FILTER_OPTIONS, listFilters, options, tryParseArgs } from '../args.ts';
 import { FORMAT_NAMES, getFormat } from '../../vlm-client/formats/index.ts';
+import { JUDGE_FLAGS_HELP, JUDGE_FLAGS_USAGE, JUDGE_MODEL_FLAGS, parseJudgeModelFlags, type JudgeModelFlags } from './judge-flags.ts';
 
 export const RUN_SUITES = ['offline', 'webvoyager', 'online-mind2web', 'deepshop'] as const;
 export type RunSuite = (typeof RUN_SUITES)[number];
@@ -10,7 +11,8 @@ export type RunJudge = (typeof RUN_JUDGES)[number];
 export const RUN_USAGE = `grove run --suite offline|webvoyager|online-mind2web|deepshop [--tasks FILE]
     --policy URL|scripted [--model NAME] [--format qwen3vl] [--policy-api-key KEY]
     [--concurrency N] [--max-steps N] [--episode-timeout SEC]
-    [--judge rule|webvoyager|webjudge|deepshop|none] [--judge-url URL] [--judge-model NAME] [--judge-all]
+    [--judge rule|webvoyager|webjudge|deepshop|none] [--judge-all]
+    [${JUDGE_FLAGS_USAGE}]
     [--server URL --api-key KEY | (embedded server)] [--browser-processes N]
     --out DIR [--resume] [--max-cost-usd X --price-in USD_PER_MTOK --price-out USD_PER_MTOK] [--max-minutes N]
     [--site S[,S]] [--level L[,L]] [--ids ID[,ID]] [--limit N] [--retries N]
@@ -27,6 +29,7 @@ Without --server, a Grove server runs inside this process on a free loopback por
 Messages API (default for --format anthropic) or OpenAI's Responses API (default for --format openai_cua).
 Context: --keep-screenshots K sends the last K screenshots (default 1), --history turns|summary replays past steps as
 turns or as one text list, --max-history-steps N keeps at most N past steps, --context-tokens N is the prompt budget.
+${JUDGE_FLAGS_HELP}
 Exit code: 0 when the run finished (whatever the success rate), 1 on a crash, 2 on bad arguments.`;
 
 export interface RunArgs {
@@ -40,8 +43,8 @@ export interface RunArgs {
   maxSteps: number;
   episodeTimeoutSec?: number;
   judge: RunJudge;
-  judgeUrl?: string;
-  judgeModel?: string;
+  /** The judge model's endpoint and request parameters (shared with `grove judge`). */
+  judgeModel?: JudgeModelFlags;
   judgeAll: boolean;
   server?: string;
   apiKey?: string;
@@ -87,7 +90,7 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   const parsed = tryParseArgs({
     args: argv,
     options: options(
-      ['suite', 'tasks', 'policy', 'model', 'format', 'policy-api-key', 'concurrency', 'max-steps', 'episode-timeout', 'judge', 'judge-url', 'judge-model',
+      ['suite', 'tasks', 'policy', 'model', 'format', 'policy-api-key', 'concurrency', 'max-steps', 'episode-timeout', 'judge', ...JUDGE_MODEL_FLAGS,
         'server', 'api-key', 'browser-processes', 'out', 'max-cost-usd', 'price-in', 'price-out', 'max-minutes', ...FILTER_OPTIONS, 'retries',
         'api', 'keep-screenshots', 'history', 'max-history-steps', 'context-tokens'],
       ['judge-all', 'resume'],
@@ -119,7 +122,13 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   const judge = (s('judge') ?? DEFAULT_JUDGE[st]) as RunJudge;
   if (!(RUN_JUDGES as readonly string[]).includes(judge)) return { ok: false, error: `--judge must be one of ${RUN_JUDGES.join(', ')}` };
   if (judge === 'rule' && st !== 'offline') return { ok: false, error: 'the rule judge only knows the offline sites; pick an LLM judge' };
-  if (judge !== 'rule' && judge !== 'none' && (!s('judge-url') || !s('judge-model'))) {
+  let judgeModel: JudgeModelFlags;
+  try {
+    judgeModel = parseJudgeModelFlags(values);
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+  if (judge !== 'rule' && judge !== 'none' && (!judgeModel.baseURL || !judgeModel.model)) {
     return { ok: false, error: `--judge ${judge} needs --judge-url and --judge-model (an OpenAI-compatible judge model)` };
   }
   const out = s('out');
@@ -145,8 +154,7 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
         maxSteps: num('max-steps', s('max-steps'), { int: true, min: 1 }) ?? 30,
         episodeTimeoutSec: num('episode-timeout', s('episode-timeout'), { min: 1 }),
         judge,
-        judgeUrl: s('judge-url'),
-        judgeModel: s('judge-model'),
+        judgeModel,
         judgeAll: values['judge-all'] === true,
         server: s('server'),
         apiKey: s('api-key'),

@@ -15,6 +15,8 @@ import { createWebJudge } from '../../judges/webjudge.ts';
 import { createDeepShopJudge } from '../../judges/deepshop.ts';
 import { fetchOfflineState, offlineRuleJudge } from '../../judges/rules/offline.ts';
 import type { Judge } from '../../judges/types.ts';
+import { loadPromptDir } from '../../judges/prompts.ts';
+import { judgeModelConfig } from './judge-flags.ts';
 import { runBenchmark, type BenchmarkOptions, type BenchmarkResult } from '../../runner/benchmark.ts';
 import type { Policy } from '../../runner/policy.ts';
 import type { ProgressStream } from '../../runner/progress.ts';
@@ -48,19 +50,18 @@ export const stdio: RunIO = {
   progress: process.stderr,
 };
 
-function judgesFor(args: RunArgs, sites: SitesServer | undefined, log?: Logger): Judge[] {
+async function judgesFor(args: RunArgs, sites: SitesServer | undefined, log?: Logger): Promise<Judge[]> {
   if (args.judge === 'none') return [];
   if (args.judge === 'rule') {
     if (!sites) throw new Error('the rule judge needs the offline sites');
     return [offlineRuleJudge(sites.url)];
   }
-  const model = new JudgeModel(
-    { baseURL: args.judgeUrl!, model: args.judgeModel!, apiKey: readEnvSetting('GROVE_JUDGE_API_KEY') ?? readEnvSetting('OPENAI_API_KEY') },
-    { log },
-  );
-  if (args.judge === 'webvoyager') return [createWebVoyagerJudge({ model })];
-  if (args.judge === 'webjudge') return [createWebJudge({ model })];
-  return [createDeepShopJudge({ model })];
+  if (!args.judgeModel) throw new Error(`--judge ${args.judge} needs --judge-url and --judge-model`);
+  const model = new JudgeModel(judgeModelConfig(args.judgeModel, readEnvSetting('GROVE_JUDGE_API_KEY') ?? readEnvSetting('OPENAI_API_KEY')), { log });
+  const prompts = args.judgeModel.promptsDir ? await loadPromptDir(args.judgeModel.promptsDir) : undefined;
+  if (args.judge === 'webvoyager') return [createWebVoyagerJudge({ model, prompts })];
+  if (args.judge === 'webjudge') return [createWebJudge({ model, prompts })];
+  return [createDeepShopJudge({ model, prompts })];
 }
 
 /** Runs the benchmark described by `args`; everything it started is stopped before it returns. */
@@ -98,7 +99,7 @@ export async function executeRun(args: RunArgs, io: RunIO = stdio, hooks: RunHoo
     }
     const env = new GroveClient({ baseUrl, apiKey });
 
-    const judges = judgesFor(args, sites, io.logger);
+    const judges = await judgesFor(args, sites, io.logger);
     const sitesUrl = sites?.url;
     const sitesHost = sites ? new URL(sites.url).host : undefined;
     const policy = hooks.policy ?? makePolicyFactory(args, io.logger);

@@ -33,7 +33,7 @@ async function judge(...argv: string[]) {
   let out = '';
   let err = '';
   const start = server.requests.length;
-  const code = await runJudge(['--judge-base-url', server.url, '--judge-model', 'judge-model', '--retries', '0', ...argv], {
+  const code = await runJudge(['--judge-url', server.url, '--judge-model', 'judge-model', '--retries', '0', ...argv], {
     out: (s) => (out += s),
     err: (s) => (err += s),
   });
@@ -200,7 +200,7 @@ describe('Grove recordings and agreement with rule ground truth', () => {
     expect(empty.err).toMatch(/no episodes found/);
     let err = '';
     expect(await runJudge(['--suite', 'webvoyager', '--episodes', dir], { out: () => {}, err: (s) => (err += s) })).toBe(2);
-    expect(err).toMatch(/--judge-base-url URL and --judge-model NAME are required/);
+    expect(err).toMatch(/--judge-url URL and --judge-model NAME are required/);
   });
 });
 
@@ -220,5 +220,50 @@ describe.skipIf(!haveData)('DeepShop over WebVoyager-layout folders', () => {
     expect(r.out).toMatch(/attribute\s+50\.0%\s+1\s+2\s+0/);
     expect(r.out).toMatch(/filter\s+0\.0%\s+0\s+1\s+0/);
     expect(r.out).toMatch(/sort\s+0\.0%\s+0\s+1\s+0/);
+  });
+});
+
+describe('one spelling of the judge flags; --preview', () => {
+  it('grove judge and grove run take the same judge flags, the API key and request parameters included', async () => {
+    const { parseRunArgs } = await import('../../cli/commands/run-args.ts');
+    const flags = ['--judge-url', server.url, '--judge-model', 'o4-mini', '--judge-api-key', 'sk-judge-123', '--judge-temperature', 'none', '--judge-max-tokens', '4000', '--judge-max-tokens-field', 'max_completion_tokens'];
+    const run = parseRunArgs(['--suite', 'webvoyager', '--tasks', 't.jsonl', '--policy', 'http://p/v1', '--model', 'm', '--out', 'o', ...flags]);
+    expect(run.ok && run.args.judgeModel).toEqual({
+      baseURL: server.url, model: 'o4-mini', apiKey: 'sk-judge-123', temperature: null, maxTokens: 4000, maxTokensField: 'max_completion_tokens', promptsDir: undefined,
+    });
+    expect(parseRunArgs(['--suite', 'webvoyager', '--tasks', 't', '--policy', 'http://p/v1', '--model', 'm', '--out', 'o', '--judge-url', 'x', '--judge-model', 'j']))
+      .toMatchObject({ ok: false, error: expect.stringMatching(/--judge-url must be an http/) });
+    const root = join(dir, 'flags');
+    await writeSyntheticEpisode(join(root, 'a'), { episodeId: 'a', suite: 'offline', site: 'shop', steps: 1, question: 'Buy a' });
+    script = () => 'SUCCESS';
+    let out = '';
+    const start = server.requests.length;
+    const code = await runJudge(['--suite', 'webvoyager', '--episodes', root, '--no-cache', '--retries', '0', ...flags], { out: (s) => (out += s), err: () => {} });
+    expect(code).toBe(0);
+    const [req] = server.requests.slice(start);
+    expect(req.headers.authorization).toBe('Bearer sk-judge-123');
+    expect([req.body.model, 'temperature' in req.body, 'max_tokens' in req.body, req.body.max_completion_tokens]).toEqual(['o4-mini', false, false, 4000]);
+    expect(out).toMatch(/success rate 100\.0%/);
+  });
+
+  it('--preview prints the exact requests for one episode without calling a model or writing anything', async () => {
+    const root = join(dir, 'preview');
+    await writeSyntheticEpisode(join(root, 'a'), { episodeId: 'a', suite: 'offline', site: 'shop', steps: 2, question: 'Buy item a' });
+    let out = '';
+    let err = '';
+    const start = server.requests.length;
+    const code = await runJudge(['--suite', 'webvoyager', '--episodes', root, '--preview'], { out: (s) => (out += s), err: (s) => (err += s) });
+    expect(code).toBe(0);
+    expect(server.requests.length).toBe(start);
+    expect(existsSync(join(root, 'a', 'judge'))).toBe(false);
+    expect(existsSync(join(root, 'webvoyager_results.jsonl'))).toBe(false);
+    const reqs = out.trim().split('\n').map((l) => JSON.parse(l));
+    expect(reqs).toHaveLength(1);
+    expect(reqs[0]).toMatchObject({ model: 'judge-model', temperature: 0, max_tokens: 1000, seed: 42 });
+    const content = reqs[0].messages[1].content;
+    expect(content[0].text).toMatch(/^Task: Buy item a\nAgent's final response: answer for a\n/);
+    expect(content.filter((p: { type: string }) => p.type === 'image_url')).toHaveLength(3);
+    expect(content[1].image).toMatchObject({ mime: expect.stringMatching(/^image\//), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(err).toMatch(/preview of webvoyager for episode a: 1 request\(s\), prompts: grove/);
   });
 });

@@ -10,7 +10,7 @@ describe('grove run arguments', () => {
       ok: true,
       args: expect.objectContaining({
         suite: 'webvoyager', tasks: 'wv.jsonl', policy: 'http://127.0.0.1:8000/v1', model: 'qwen', format: 'qwen3vl', concurrency: 4,
-        maxSteps: 30, judge: 'webvoyager', judgeUrl: 'http://j/v1', judgeModel: 'gpt', out: 'runs/a', resume: true,
+        maxSteps: 30, judge: 'webvoyager', judgeModel: { baseURL: 'http://j/v1', model: 'gpt', apiKey: undefined, temperature: undefined, maxTokens: undefined, maxTokensField: undefined, promptsDir: undefined }, out: 'runs/a', resume: true,
         maxCostUsd: 2, priceIn: 0.5, priceOut: 1.5, maxMinutes: 30,
       }),
     });
