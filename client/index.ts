@@ -16,6 +16,8 @@ export interface ObservationOptions {
   screenshot?: 'base64' | 'none';
   som?: boolean;
   accessibility?: boolean;
+  /** Draw the SoM labels onto the screenshot. */
+  som_overlay?: boolean;
 }
 export type { DownloadInfo, Health, Observation, SandboxInfo, StepResult, CreateSandboxBody, ExecInput, ExecResult, JobInfo, FileList, ApplyPatchResult };
 

@@ -27,6 +27,10 @@ export const ERROR_CATALOG = {
   capacity_exhausted: { status: 503, message: 'The maximum number of live sandboxes is reached; retry later.' },
   shutting_down: { status: 503, message: 'The server is shutting down.' },
   // environment (reported inside observations as last_action_error, or as 5xx when the sandbox is lost)
+  pod_unschedulable: { status: 503, message: 'No Kubernetes node can run the sandbox pod (requests too large, or no capacity).' },
+  image_pull_failed: { status: 502, message: 'The worker image of the sandbox pod cannot be pulled.' },
+  pod_start_timeout: { status: 504, message: 'The sandbox pod did not become ready in time.' },
+  worker_lost: { status: 502, message: 'The worker running this sandbox stopped or cannot be reached.' },
   start_url_failed: { status: 502, message: 'The start URL could not be opened.' },
   browser_crashed: { status: 500, message: 'The browser process crashed.' },
   internal_error: { status: 500, message: 'Internal Server Error' },

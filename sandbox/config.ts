@@ -44,6 +44,10 @@ export const GroveConfigSchema = z
     shellMaxFileBytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
     /** Exec timeout when a request names none, seconds. */
     shellExecTimeoutS: z.number().min(1).max(86_400).default(300),
+    /** Where sandboxes run: this process (`local`) or worker pods (`kubernetes`, configured by k8sConfig). */
+    backend: z.enum(['local', 'kubernetes']).default('local'),
+    /** JSON file of the kubernetes backend's settings (k8s/config.ts); defaults apply without it. */
+    k8sConfig: z.string().min(1).optional(),
   })
   .strict();
 
@@ -71,7 +75,7 @@ export function envName(key: ConfigKey): string {
   return 'GROVE_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
 }
 
-const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir']);
+const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig']);
 const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled']);
 const JSON_KEYS = new Set<ConfigKey>(['shellImages']);
 const NUMBER_KEYS = new Set<ConfigKey>(KEYS.filter((k) => !STRING_KEYS.has(k) && !BOOLEAN_KEYS.has(k) && !JSON_KEYS.has(k)));

@@ -7,6 +7,8 @@ import type { Backend, Sandbox } from './types.ts';
 /** What an environment (browser-env, swe-env, ...) offers the backend. BrowserEnvironment fits it. */
 export interface EnvironmentFactory<Spec, S extends Sandbox = Sandbox> {
   create(id: string, spec: Spec): Promise<S>;
+  /** Optional back-pressure check (see Backend.admit). */
+  admit?(spec: Spec): void;
   shutdown(): Promise<void>;
   stats(): Record<string, number>;
 }
@@ -25,6 +27,11 @@ export class LocalBackend implements Backend {
 
   supports(type: CreateSandboxBody['type']): boolean {
     return this.envs[type] !== undefined;
+  }
+
+  admit(spec: CreateSandboxBody): void {
+    if (spec.type === 'browser') this.envs.browser?.admit?.(spec);
+    else if (spec.type === 'shell') this.envs.shell?.admit?.(spec);
   }
 
   async create(id: string, spec: CreateSandboxBody): Promise<Sandbox> {

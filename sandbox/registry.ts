@@ -130,6 +130,7 @@ export class SandboxRegistry {
         { retryAfter },
       );
     }
+    this.opts.backend.admit?.(spec);
     const now = this.clock.now();
     let id = opts.id ?? newSandboxId();
     while (this.entries.has(id) || this.tombstones.has(id)) id = newSandboxId();

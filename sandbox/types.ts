@@ -36,6 +36,9 @@ export interface Backend {
   create(id: string, spec: CreateSandboxBody): Promise<Sandbox>;
   /** Closes everything this backend started (graceful shutdown). */
   shutdown(): Promise<void>;
+  /** Optional back-pressure check before a sandbox is accepted; throws a GroveError (e.g. 503 capacity_exhausted
+   * with retryAfter) so the create request is refused at once instead of failing in the background. */
+  admit?(spec: CreateSandboxBody): void;
   /** Backend-level gauges for /metrics (e.g. chromium processes, pool size). */
   stats(): Record<string, number>;
 }

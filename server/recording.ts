@@ -95,6 +95,10 @@ export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCr
     return options.record ? new RecordedBrowserSandbox(sb as BrowserSandbox, dir, this.log) : sb;
   }
 
+  admit(options: BrowserCreateOptions): void {
+    this.inner.admit?.(options);
+  }
+
   shutdown(): Promise<void> {
     return this.inner.shutdown();
   }

@@ -25,10 +25,13 @@ export interface StartServerOptions {
 }
 
 export async function startServer(config: GroveConfig, opts: StartServerOptions = {}): Promise<RunningServer> {
-  try {
-    await access(config.chromiumPath, constants.X_OK);
-  } catch {
-    throw new ConfigError(`chromiumPath ${config.chromiumPath} is not an executable file; set --chromium-path or GROVE_CHROMIUM_PATH`);
+  // Environments handed in (e.g. the kubernetes backend's worker pods) need no Chromium in this process.
+  if (!opts.environments) {
+    try {
+      await access(config.chromiumPath, constants.X_OK);
+    } catch {
+      throw new ConfigError(`chromiumPath ${config.chromiumPath} is not an executable file; set --chromium-path or GROVE_CHROMIUM_PATH`);
+    }
   }
   mkdirSync(config.dataDir, { recursive: true });
 

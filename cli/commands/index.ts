@@ -8,6 +8,8 @@ import { judgeCommand } from './judge.ts';
 import { viewCommand } from './view.ts';
 import { exportCommand } from './export.ts';
 import { proxyCommand } from './proxy.ts';
+import { worker } from './worker.ts';
+import { k8sCommand } from './k8s.ts';
 
 export const COMMANDS: Command[] = [
   serve,
@@ -18,4 +20,6 @@ export const COMMANDS: Command[] = [
   viewCommand,
   exportCommand,
   proxyCommand,
+  worker,
+  k8sCommand,
 ];

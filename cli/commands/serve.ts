@@ -21,6 +21,8 @@ const FLAGS: Record<string, { key: keyof GroveConfigInput; kind: 'string' | 'num
   'log-level': { key: 'logLevel', kind: 'string' },
   'recordings-dir': { key: 'recordingsDir', kind: 'string' },
   'shutdown-timeout-ms': { key: 'shutdownTimeoutMs', kind: 'number' },
+  backend: { key: 'backend', kind: 'string' },
+  'k8s-config': { key: 'k8sConfig', kind: 'string' },
 };
 
 const usage = `grove serve [options]
@@ -40,6 +42,8 @@ Options (precedence: flags > GROVE_* environment > --config file > defaults):
   --browser-processes N      Chromium processes               --recycle-after N  contexts per process
   --chromium-path PATH       --data-dir DIR    --recordings-dir DIR    --log-level LEVEL
   --body-limit BYTES         --reaper-interval-ms MS          --shutdown-timeout-ms MS
+  --backend local|kubernetes sandboxes in this process, or on worker pods (docs/kubernetes.md)
+  --k8s-config FILE          settings of the kubernetes backend (JSON; see grove k8s render)
 
 Settings and their environment variables:
 ${configHelp()}
@@ -101,7 +105,7 @@ export const serve: Command = {
     const { closeOnSignal, startServer } = await import('../../server/server.ts');
     let server;
     try {
-      server = await startServer(config);
+      server = await startServer(config, config.backend === 'kubernetes' ? { environments: await kubernetesEnvironmentsFor(config) } : {});
     } catch (err) {
       process.stderr.write(`grove serve: could not start: ${(err as Error).message}\n`);
       return err instanceof ConfigError ? 2 : 1;
@@ -116,3 +120,30 @@ export const serve: Command = {
     return forced ? 130 : 0;
   },
 };
+
+/** The orchestrator's environments: worker pods through the Kubernetes API (secrets from the environment). */
+async function kubernetesEnvironmentsFor(config: GroveConfig) {
+  const [{ loadK8sConfig }, { kubernetesEnvironments, readSecretValue, startKubernetesBackend }, { readEnvSetting }, { hostname }] = await Promise.all([
+    import('../../k8s/config.ts'),
+    import('../../k8s/environments.ts'),
+    import('../../sandbox/config.ts'),
+    import('node:os'),
+  ]);
+  const secret = readEnvSetting('GROVE_K8S_TOKEN_SECRET');
+  if (!secret) throw new ConfigError('the kubernetes backend needs GROVE_K8S_TOKEN_SECRET (the secret worker tokens are derived from)');
+  const backend = await startKubernetesBackend({
+    config: loadK8sConfig(config.k8sConfig),
+    replicaId: readEnvSetting('GROVE_K8S_REPLICA_ID') ?? hostname(),
+    tokenSecret: readSecretValue(secret),
+    defaultTtlSeconds: config.defaultTtlSeconds,
+    log: stderrLogger('kubernetes'),
+  });
+  return kubernetesEnvironments(backend);
+}
+
+/** Warnings and errors of the backend as JSON lines on stderr (the app's logger does not exist yet at this point). */
+function stderrLogger(component: string) {
+  const line = (level: string) => (obj: unknown, msg?: string) =>
+    process.stderr.write(JSON.stringify({ level, time: Date.now(), component, msg, ...(typeof obj === 'object' && obj ? obj : { detail: obj }) }) + '\n');
+  return { debug() {}, info: line('info'), warn: line('warn'), error: line('error') };
+}

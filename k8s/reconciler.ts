@@ -1,0 +1,170 @@
+// Background work of a replica: renew its liveness Lease, compete for the leader Lease, and — as leader only —
+// reconcile the pods against the Leases and labels (delete orphans: pods claimed by a replica that is gone, pods
+// past their TTL, failed warm pods) and keep every template's warm pool full. Nothing but the labels, annotations
+// and Leases is consulted, so a restarted or second replica sees the same truth.
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from '../sandbox/log.ts';
+import type { Clock } from '../sandbox/types.ts';
+import type { K8sConfig } from './config.ts';
+import type { KubeApi } from './kube.ts';
+import { A, L } from './labels.ts';
+import { LEASE_KIND_LABEL, LeaseHolder, leaderLeaseLabels, leaseExpired, ownerLeaseLabels, ownerLeaseName } from './leases.ts';
+import type { PodCache } from './pod-cache.ts';
+import { podCondition } from './pods.ts';
+
+export interface ReconcilerHooks {
+  /** True when this replica has a record of the pod (a slot). */
+  owns(pod: V1Pod): boolean;
+  /** Creates one warm pod of the template. */
+  createWarm(template: string): Promise<void>;
+}
+
+export class Reconciler {
+  private readonly ownerLease: LeaseHolder;
+  private readonly leaderLease: LeaseHolder;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private lastReconcile = 0;
+  private pokeTimer: NodeJS.Timeout | null = null;
+  private readonly creatingWarm = new Map<string, number>();
+  private stopped = false;
+  orphansDeleted = 0;
+  expiredDeleted = 0;
+  passes = 0;
+
+  constructor(
+    private readonly cfg: K8sConfig,
+    private readonly api: KubeApi,
+    private readonly cache: PodCache,
+    private readonly replicaId: string,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly hooks: ReconcilerHooks,
+  ) {
+    const d = cfg.leaseDurationSeconds;
+    this.ownerLease = new LeaseHolder(api, ownerLeaseName(replicaId), replicaId, d, ownerLeaseLabels(cfg.instance), clock);
+    this.leaderLease = new LeaseHolder(api, `grove-leader-${cfg.instance}`, replicaId, d, leaderLeaseLabels(cfg.instance), clock);
+  }
+
+  get isLeader(): boolean {
+    return this.leaderLease.held();
+  }
+
+  /** Takes the owner Lease, runs a first tick, then ticks every leaseDuration / 3. */
+  async start(): Promise<void> {
+    await this.tick();
+    const every = Math.max(200, Math.min(this.cfg.leaseDurationSeconds * 1000 / 3, this.cfg.reconcileIntervalSeconds * 1000));
+    this.timer = setInterval(() => void this.tick(), every);
+    this.timer.unref();
+  }
+
+  /** Something changed (a warm pod was claimed): the leader refills soon, without waiting for the next tick. */
+  poke(): void {
+    if (this.pokeTimer || this.stopped) return;
+    this.pokeTimer = setTimeout(() => {
+      this.pokeTimer = null;
+      if (this.isLeader) void this.guard(() => this.replenish());
+    }, 50);
+    this.pokeTimer.unref();
+  }
+
+  private async guard(fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      this.log.warn({ err: String(err) }, 'kubernetes reconciler step failed');
+    }
+  }
+
+  /** One pass: renew, elect, and (leader, when due) reconcile. Passes never overlap. */
+  tick(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return (this.running ??= (async () => {
+      await this.guard(async () => void (await this.ownerLease.tryAcquire()));
+      await this.guard(async () => void (await this.leaderLease.tryAcquire()));
+      if (this.isLeader && this.clock.now() - this.lastReconcile >= this.cfg.reconcileIntervalSeconds * 1000) {
+        this.lastReconcile = this.clock.now();
+        await this.guard(() => this.reconcile());
+      }
+    })().finally(() => (this.running = null)));
+  }
+
+  /** Leader only: deletes orphaned, expired and failed pods, then refills the warm pools. */
+  async reconcile(): Promise<void> {
+    this.passes++;
+    const now = this.clock.now();
+    const leases = await this.api.listLeases(`${LEASE_KIND_LABEL}=owner,${L.instance}=${this.cfg.instance}`);
+    const live = new Set<string>([this.replicaId]);
+    for (const l of leases) {
+      if (!leaseExpired(l, now)) live.add(l.spec?.holderIdentity ?? '');
+      // A Lease nobody renewed for many durations belongs to a replica that is gone for good.
+      else if (l.spec?.holderIdentity !== this.replicaId && leaseExpired(l, now - 3 * this.cfg.leaseDurationSeconds * 1000)) {
+        await this.api.deleteLease(l.metadata!.name!);
+      }
+    }
+    const grace = 2 * this.cfg.leaseDurationSeconds * 1000;
+    const doomed: Array<{ name: string; why: 'orphan' | 'expired' | 'failed' }> = [];
+    for (const pod of this.cache.all()) {
+      if (pod.metadata?.deletionTimestamp) continue;
+      const labels = pod.metadata?.labels ?? {};
+      const ann = pod.metadata?.annotations ?? {};
+      const name = pod.metadata!.name!;
+      const cond = podCondition(pod);
+      if (labels[L.state] === 'claimed') {
+        const owner = labels[L.owner] ?? '';
+        const claimedAt = Date.parse(ann[A.claimedAt] ?? '') || 0;
+        if (!live.has(owner)) doomed.push({ name, why: 'orphan' });
+        else if (owner === this.replicaId && !this.hooks.owns(pod) && now - claimedAt > grace) doomed.push({ name, why: 'orphan' });
+        else if (ann[A.expiresAt] && Date.parse(ann[A.expiresAt]) <= now) doomed.push({ name, why: 'expired' });
+        else if (cond.state === 'failed' && cond.code !== 'pod_unschedulable' && !this.hooks.owns(pod)) doomed.push({ name, why: 'failed' });
+      } else if (cond.state === 'failed' && cond.code !== 'pod_unschedulable') {
+        doomed.push({ name, why: 'failed' });
+      }
+    }
+    await Promise.all(
+      doomed.map(async ({ name, why }) => {
+        this.log.info({ pod: name, reason: why }, 'reconciler deleting pod');
+        if (await this.api.deletePod(name)) {
+          if (why === 'expired') this.expiredDeleted++;
+          else this.orphansDeleted++;
+        }
+      }),
+    );
+    await this.replenish();
+  }
+
+  /** Leader only: creates the warm pods each template is short of (ready or starting ones count). */
+  async replenish(): Promise<void> {
+    const jobs: Array<Promise<void>> = [];
+    for (const [template, t] of Object.entries(this.cfg.templates)) {
+      if (t.warmPool === 0) continue;
+      const have = this.cache.all().filter((p) => {
+        const l = p.metadata?.labels ?? {};
+        const c = podCondition(p);
+        return l[L.template] === template && l[L.state] === 'warm' && (c.state === 'ready' || c.state === 'pending');
+      }).length;
+      const inFlight = this.creatingWarm.get(template) ?? 0;
+      for (let i = have + inFlight; i < t.warmPool; i++) {
+        this.creatingWarm.set(template, (this.creatingWarm.get(template) ?? 0) + 1);
+        jobs.push(
+          this.hooks.createWarm(template).finally(() => this.creatingWarm.set(template, (this.creatingWarm.get(template) ?? 1) - 1)),
+        );
+      }
+    }
+    const results = await Promise.allSettled(jobs);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** Stops ticking; with `release`, gives both Leases up so others need not wait for them to expire. */
+  async stop(release: boolean): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.pokeTimer) clearTimeout(this.pokeTimer);
+    await this.running?.catch(() => undefined);
+    if (release) {
+      await this.guard(() => this.leaderLease.release());
+      await this.guard(() => this.ownerLease.release());
+    }
+  }
+}

@@ -1,0 +1,222 @@
+// A sandbox that lives on a worker pod. The orchestrator's routes call it exactly as they call a local browser
+// sandbox (the shape of browser-env's BrowserSandbox, which k8s/ may not import); each call is one HTTP request to
+// the worker at podIP:port with the pod's token — the Kubernetes API is never on this path.
+import { GroveApiError, GroveClient } from '../client/index.ts';
+import type { Action } from '../protocol/action.ts';
+import { ERROR_CATALOG, GroveError, type ErrorCode } from '../protocol/errors.ts';
+import type { Observation, SomElement, StepResult, Tab } from '../protocol/observation.ts';
+import type { BrowserCreateOptions, CreateSandboxBody, SandboxStatus } from '../protocol/sandbox.ts';
+import type { Sandbox } from '../sandbox/types.ts';
+
+export interface RemoteStepOptions {
+  screenshot?: 'base64' | 'none';
+  som?: boolean;
+  accessibility?: boolean;
+  settle?: boolean;
+  som_overlay?: boolean;
+}
+
+export interface DownloadInfo {
+  id: string;
+  filename: string;
+  size: number;
+  url: string;
+  created_at: string;
+  failure?: string;
+}
+
+/** Where a placed sandbox runs. */
+export interface Placement {
+  pod: string;
+  url: string;
+  token: string;
+}
+
+/** The backend's side of a remote sandbox: finding it a worker, and giving the worker back. */
+export interface PlacementDriver {
+  /** Finds (claims or creates) a worker and waits until it is ready; rejects with a GroveError. */
+  place(sandbox: RemoteSandbox): Promise<Placement>;
+  /** The sandbox is gone from the worker (or never reached it): free its slot / pod. */
+  release(sandbox: RemoteSandbox, placement: Placement | null): Promise<void>;
+  /** Milliseconds left for the worker to create its sandbox. */
+  readyDeadline(): number;
+}
+
+/** Maps an error from a worker call onto the error catalog (the worker speaks the same API). */
+export function workerError(err: unknown, pod: string): GroveError {
+  if (err instanceof GroveError) return err;
+  if (err instanceof GroveApiError) {
+    if (err.status === 0) return new GroveError('worker_lost', `Worker pod ${pod} cannot be reached (${err.message}).`, { cause: err });
+    if (err.code in ERROR_CATALOG) return new GroveError(err.code as ErrorCode, err.message, { cause: err, retryAfter: err.retryAfter });
+  }
+  return new GroveError('internal_error', undefined, { cause: err });
+}
+
+export class RemoteSandbox implements Sandbox {
+  readonly type: 'browser' | 'shell';
+  private state: SandboxStatus = 'creating';
+  private placement: Placement | null = null;
+  private client: GroveClient | null = null;
+  private workerId: string | null = null;
+  private readonly starting: Promise<void>;
+  private closing: Promise<void> | null = null;
+  private inFlight = 0;
+  private last: { som?: SomElement[]; width?: number; height?: number } = {};
+  private downloadList: DownloadInfo[] = [];
+  steps = 0;
+  startError: { code: string; message: string } | null = null;
+  /** Aborted by close(): a placement still waiting for a pod gives up. */
+  readonly aborted = new AbortController();
+  /** Set when the pod went away under a live sandbox. */
+  lostReason: string | null = null;
+
+  constructor(
+    readonly id: string,
+    readonly spec: CreateSandboxBody,
+    readonly templateName: string,
+    private readonly driver: PlacementDriver,
+  ) {
+    this.type = spec.type;
+    this.starting = this.start();
+    // Creation failures surface through ready(); this copy only keeps the rejection from being unhandled.
+    this.starting.catch(() => undefined);
+  }
+
+  get options(): BrowserCreateOptions {
+    return this.spec as BrowserCreateOptions;
+  }
+
+  get status(): SandboxStatus {
+    if (this.state === 'ready' && this.inFlight > 0) return 'busy';
+    return this.state;
+  }
+
+  get pod(): string | null {
+    return this.placement?.pod ?? null;
+  }
+
+  ready(): Promise<void> {
+    return this.starting;
+  }
+
+  private async start(): Promise<void> {
+    const placement = await this.driver.place(this);
+    this.placement = placement;
+    if (this.closing) throw new GroveError('sandbox_closed', `Sandbox ${this.id} was closed while starting.`);
+    this.client = new GroveClient({ baseUrl: placement.url, apiKey: placement.token });
+    // Recording and HAR stay on the orchestrator; the worker keeps the sandbox's TTL as a safety net of its own.
+    const body = { ...this.spec, labels: { ...(this.spec.labels ?? {}), orchestrator_sandbox: this.id } } as Record<string, unknown>;
+    if (body.type === 'browser') body.record = false;
+    try {
+      const info = await this.client.createSandbox(body as CreateSandboxBody);
+      this.workerId = info.sandbox_id;
+      for (;;) {
+        const left = this.driver.readyDeadline();
+        if (left <= 0) throw new GroveError('pod_start_timeout', `The worker did not start sandbox ${this.id} in time.`);
+        const w = await this.client.waitSandboxInfo(info.sandbox_id, Math.max(1, Math.min(30, Math.ceil(left / 1000))));
+        if (w.status === 'creating') continue;
+        if (w.status === 'ready' || w.status === 'busy') {
+          this.startError = w.error;
+          break;
+        }
+        const code = w.error && w.error.code in ERROR_CATALOG ? (w.error.code as ErrorCode) : 'internal_error';
+        throw new GroveError(code, `The worker could not start the sandbox: ${w.error?.message ?? w.status}.`);
+      }
+    } catch (err) {
+      throw workerError(err, placement.pod);
+    }
+    if (this.closing) throw new GroveError('sandbox_closed', `Sandbox ${this.id} was closed while starting.`);
+    this.state = 'ready';
+  }
+
+  /** The pod under this sandbox went away: later calls answer sandbox_closed. */
+  markLost(reason: string): boolean {
+    if (this.state === 'closed') return false;
+    this.lostReason = reason;
+    this.state = 'closed';
+    return true;
+  }
+
+  private live(): { client: GroveClient; wid: string } {
+    if (this.lostReason) throw new GroveError('sandbox_closed', `Sandbox ${this.id} was lost: ${this.lostReason}`);
+    if (!this.client || !this.workerId || this.state !== 'ready') throw new GroveError('sandbox_not_ready');
+    return { client: this.client, wid: this.workerId };
+  }
+
+  private async remote<T>(fn: (c: GroveClient, wid: string) => Promise<T>): Promise<T> {
+    const { client, wid } = this.live();
+    this.inFlight++;
+    try {
+      return await fn(client, wid);
+    } catch (err) {
+      throw workerError(err, this.placement?.pod ?? '?');
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private remember(obs: Observation): Observation {
+    this.last = { som: obs.som ?? undefined, width: obs.screenshot?.width, height: obs.screenshot?.height };
+    if (obs.events?.some((e) => e.type === 'download')) {
+      // Downloads are listed by the worker; refresh the copy the (synchronous) listing route reads.
+      void this.client
+        ?.downloads(this.workerId!)
+        .then((d) => (this.downloadList = d))
+        .catch(() => undefined);
+    }
+    return obs;
+  }
+
+  async step(actions: Action[], opts: RemoteStepOptions = {}): Promise<StepResult> {
+    const r = await this.remote((c, wid) =>
+      c.step(wid, { actions, screenshot: opts.screenshot, som: opts.som, accessibility: opts.accessibility, som_overlay: opts.som_overlay }),
+    );
+    this.steps++;
+    this.remember(r.observation);
+    return r;
+  }
+
+  async observe(opts: RemoteStepOptions = {}): Promise<Observation> {
+    const obs = await this.remote((c, wid) =>
+      c.observation(wid, { screenshot: opts.screenshot, som: opts.som, accessibility: opts.accessibility, som_overlay: opts.som_overlay }),
+    );
+    return this.remember(obs);
+  }
+
+  async screenshot(): Promise<{ mime: string; bytes: Buffer; width: number; height: number }> {
+    const s = await this.remote((c, wid) => c.screenshot(wid));
+    return { ...s, bytes: Buffer.from(s.bytes.buffer, s.bytes.byteOffset, s.bytes.byteLength) };
+  }
+
+  downloads(): DownloadInfo[] {
+    return this.downloadList;
+  }
+
+  /** Download bytes stay on the worker (no shared filesystem with the orchestrator). */
+  downloadPath(_id: string): string | undefined {
+    return undefined;
+  }
+
+  parseContext(): { som?: SomElement[]; width?: number; height?: number } {
+    return this.last;
+  }
+
+  async pageState(): Promise<{ url: string; title: string; tabs: Tab[] }> {
+    const obs = await this.observe({ screenshot: 'none' });
+    return { url: obs.url, title: obs.title, tabs: obs.tabs };
+  }
+
+  /** Idempotent: deletes the worker's sandbox and gives the worker back. */
+  close(): Promise<void> {
+    return (this.closing ??= (async () => {
+      this.aborted.abort();
+      await this.starting.catch(() => undefined);
+      if (this.client && this.workerId && !this.lostReason) {
+        await this.client.deleteSandbox(this.workerId).catch(() => undefined);
+      }
+      this.client?.close();
+      this.state = 'closed';
+      await this.driver.release(this, this.placement);
+    })());
+  }
+}

@@ -1,0 +1,204 @@
+// "Kubelets" for the simulated API server: they run a pod by starting a worker on a loopback address of its own
+// (127.x.y.z, the pod IP) at the pod's containerPort, with the pod spec's environment.
+//   ProcessKubelet: a real `grove worker` process (Chromium inside) — the end-to-end tests.
+//   StubKubelet: a lightweight in-process worker answering the worker API the orchestrator uses (create, wait,
+//   step, delete, health) — the fast fault tests and the 1,000-sandbox bench.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Kubelet, KubeSim } from './kube-sim.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+type Obj = Record<string, any>;
+
+/** Unique loopback pod IPs: 127.<random>.<n>.<n>, so parallel test files do not collide. */
+export class PodIps {
+  private n = 0;
+  private readonly base = randomInt(2, 250);
+  next(): string {
+    this.n++;
+    return `127.${this.base}.${(this.n >> 8) & 255}.${(this.n & 255) || 1}`;
+  }
+}
+
+function envOf(pod: Obj): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of pod.spec.containers[0].env ?? []) if (typeof e.value === 'string') out[e.name] = e.value;
+  return out;
+}
+
+function portOf(pod: Obj): number {
+  return pod.spec.containers[0].ports[0].containerPort;
+}
+
+export type PodFate = 'ok' | 'unschedulable' | 'image_pull' | 'never_ready';
+
+/** A real Grove worker process per pod. */
+export class ProcessKubelet implements Kubelet {
+  readonly ips = new PodIps();
+  readonly procs = new Map<string, ChildProcess>();
+  private readonly dirs = new Map<string, string>();
+  sim: KubeSim | null = null;
+  fate: (pod: Obj) => PodFate = () => 'ok';
+
+  async start(pod: Obj): Promise<{ ip: string } | { fail: Exclude<PodFate, 'ok'> }> {
+    const fate = this.fate(pod);
+    if (fate !== 'ok') return { fail: fate };
+    const name = pod.metadata.name as string;
+    const ip = this.ips.next();
+    const dir = mkdtempSync(path.join(os.tmpdir(), `grove-pod-${name}-`));
+    this.dirs.set(name, dir);
+    const env: Record<string, string | undefined> = { ...process.env, ...envOf(pod), GROVE_HOST: ip, GROVE_DATA_DIR: dir, GROVE_LOG_LEVEL: "warn" };
+    delete env.GROVE_CONFIG;
+    const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'cli/main.ts'), 'worker'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    this.procs.set(name, proc);
+    let stderr = '';
+    proc.stderr!.on('data', (d) => (stderr += String(d)));
+    proc.on('exit', (code, signal) => {
+      if (this.procs.get(name) === proc) this.sim?.workerExited(pod.metadata.namespace, name, code ?? 137, signal);
+    });
+    // Readiness probe: GET /health until it answers.
+    const url = `http://${ip}:${portOf(pod)}/health`;
+    for (let i = 0; i < 600; i++) {
+      if (proc.exitCode !== null) throw new Error(`worker exited: ${stderr}`);
+      const ok = await fetch(url).then((r) => r.ok, () => false);
+      if (ok) return { ip };
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return { fail: 'never_ready' };
+  }
+
+  async stop(pod: Obj): Promise<void> {
+    const name = pod.metadata.name as string;
+    const proc = this.procs.get(name);
+    this.procs.delete(name);
+    if (proc && proc.exitCode === null && proc.signalCode === null) {
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(t);
+    }
+    const dir = this.dirs.get(name);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }
+
+  /** SIGKILLs a pod's worker (the pod stays, its status turns Failed). */
+  kill(name: string): void {
+    this.procs.get(name)?.kill('SIGKILL');
+  }
+
+  killAll(): void {
+    for (const p of this.procs.values()) if (p.exitCode === null) p.kill('SIGKILL');
+  }
+}
+
+const OBSERVATION = {
+  step: 0,
+  url: 'about:blank',
+  title: '',
+  tabs: [{ index: 0, url: 'about:blank', title: '', active: true }],
+  viewport: { width: 1280, height: 1000 },
+  last_action_error: null,
+  events: [],
+  timings: { action: 0, settle: 0, capture: 0, encode: 0, total: 0 },
+};
+
+/** One in-process stub worker: the subset of the worker API the orchestrator calls, with the token checked. */
+class StubWorker {
+  readonly server: http.Server;
+  private readonly sandboxes = new Map<string, Obj>();
+  requests = 0;
+
+  constructor(private readonly token: string) {
+    this.server = http.createServer((req, res) => this.handle(req, res));
+    this.server.keepAliveTimeout = 1000;
+  }
+
+  private reply(res: http.ServerResponse, code: number, body?: unknown): void {
+    if (body === undefined) {
+      res.writeHead(code).end();
+      return;
+    }
+    res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    this.requests++;
+    const url = new URL(req.url ?? '/', 'http://w');
+    if (url.pathname === '/health') return this.reply(res, 200, { status: 'ok', version: 'stub', uptime_s: 0, sandboxes: this.sandboxes.size });
+    if (req.headers['x-api-key'] !== this.token) return this.reply(res, req.headers['x-api-key'] ? 403 : 401, { error: { code: req.headers['x-api-key'] ? 'forbidden' : 'unauthorized', message: 'token' } });
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const m = url.pathname.match(/^\/sandboxes(?:\/([^/]+))?(?:\/(\w+))?$/);
+      if (!m) return this.reply(res, 404, { error: { code: 'not_found', message: url.pathname } });
+      const [, id, op] = m;
+      if (!id && req.method === 'POST') {
+        const spec = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+        const now = new Date().toISOString();
+        const info = { sandbox_id: 'sb_' + randomBytes(8).toString('hex'), type: spec.type, status: 'ready', created_at: now, last_used_at: now, expires_at: now, steps: 0, labels: spec.labels ?? {}, error: null };
+        this.sandboxes.set(info.sandbox_id, info);
+        return this.reply(res, 201, info);
+      }
+      const sb = id ? this.sandboxes.get(id) : undefined;
+      if (!sb) return this.reply(res, 404, { error: { code: 'sandbox_not_found', message: `no ${id}` } });
+      if (req.method === 'DELETE') {
+        this.sandboxes.delete(id!);
+        return this.reply(res, 204);
+      }
+      if (op === 'wait' || !op) return this.reply(res, 200, sb);
+      if (op === 'step') {
+        sb.steps++;
+        return this.reply(res, 200, { observation: { ...OBSERVATION, step: sb.steps }, actions: [], done: false });
+      }
+      if (op === 'observation') return this.reply(res, 200, { ...OBSERVATION, step: sb.steps });
+      return this.reply(res, 404, { error: { code: 'not_found', message: url.pathname } });
+    });
+  }
+}
+
+export class StubKubelet implements Kubelet {
+  readonly ips = new PodIps();
+  readonly workers = new Map<string, StubWorker>();
+  sim: KubeSim | null = null;
+  fate: (pod: Obj) => PodFate = () => 'ok';
+  /** Simulated container start time (image already on the node), ms. */
+  startMs = 0;
+
+  async start(pod: Obj): Promise<{ ip: string } | { fail: Exclude<PodFate, 'ok'> }> {
+    const fate = this.fate(pod);
+    if (fate !== 'ok') return { fail: fate };
+    if (this.startMs) await new Promise((r) => setTimeout(r, this.startMs));
+    const ip = this.ips.next();
+    const w = new StubWorker(envOf(pod).GROVE_API_KEY ?? '');
+    await new Promise<void>((resolve, reject) => {
+      w.server.once('error', reject);
+      w.server.listen(portOf(pod), ip, () => resolve());
+    });
+    this.workers.set(pod.metadata.name, w);
+    return { ip };
+  }
+
+  async stop(pod: Obj): Promise<void> {
+    const w = this.workers.get(pod.metadata.name);
+    this.workers.delete(pod.metadata.name);
+    if (!w) return;
+    w.server.closeAllConnections();
+    await new Promise((r) => w.server.close(r));
+  }
+
+  /** The worker dies: its server stops and the pod's status turns Failed. */
+  async kill(name: string, namespace = 'grove'): Promise<void> {
+    const w = this.workers.get(name);
+    if (!w) return;
+    this.workers.delete(name);
+    w.server.closeAllConnections();
+    await new Promise((r) => w.server.close(r));
+    this.sim?.workerExited(namespace, name, 137, 'SIGKILL');
+  }
+}
