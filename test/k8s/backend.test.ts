@@ -240,8 +240,8 @@ describe('expiry and reconciling', () => {
     expect(pods().every((p) => p.metadata.labels[L.owner] === 'orch-a')).toBe(true);
     const b = await orchestrator(POD_TEMPLATE, 'orch-b');
     await until(() => b.backend.stats().k8s_leader === 1, 'b leads');
-    await until(() => pods().length === 0, 'orphans deleted');
-    expect(b.backend.stats().k8s_orphans_deleted).toBe(3);
+    await until(() => b.backend.stats().k8s_orphans_deleted === 3, 'orphans deleted');
+    await until(() => pods().length === 0, 'orphan pods gone');
     expect(third).toMatch(/^sb_/);
   });
 
