@@ -107,7 +107,7 @@ export function loadK8sConfig(file?: string): K8sConfig {
 }
 
 /** The template a sandbox of this type uses: `labels.template` when given, else the first template of the type. */
-export function templateFor(cfg: K8sConfig, type: 'browser' | 'shell', labels: Record<string, string> | undefined): [string, Template] | null {
+export function templateFor(cfg: K8sConfig, type: string, labels: Record<string, string> | undefined): [string, Template] | null {
   const wanted = labels?.template;
   for (const [name, t] of Object.entries(cfg.templates)) {
     if (t.type !== type) continue;

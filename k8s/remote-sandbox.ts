@@ -53,7 +53,7 @@ export function workerError(err: unknown, pod: string): GroveError {
 }
 
 export class RemoteSandbox implements Sandbox {
-  readonly type: 'browser' | 'shell';
+  readonly type: CreateSandboxBody['type'];
   private state: SandboxStatus = 'creating';
   private placement: Placement | null = null;
   private client: GroveClient | null = null;
@@ -108,7 +108,7 @@ export class RemoteSandbox implements Sandbox {
     const body = { ...this.spec, labels: { ...(this.spec.labels ?? {}), orchestrator_sandbox: this.id } } as Record<string, unknown>;
     if (body.type === 'browser') body.record = false;
     try {
-      const info = await this.client.createSandbox(body as CreateSandboxBody);
+      const info = await this.client.createSandbox(body as Parameters<GroveClient['createSandbox']>[0]);
       this.workerId = info.sandbox_id;
       for (;;) {
         const left = this.driver.readyDeadline();
