@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { BrowserContext, CDPSession, Dialog, Download, Page } from 'playwright-core';
 import type { Action } from '../protocol/action.ts';
 import { GroveError } from '../protocol/errors.ts';
-import type { ActionError, EnvEvent, Observation, ResolvedAction, SomElement, StepResult, Tab } from '../protocol/observation.ts';
+import type { ActionError, EnvEvent, Observation, ResolvedAction, SettleReport, SomElement, StepResult, Tab } from '../protocol/observation.ts';
 import type { BrowserCreateOptions, SandboxStatus } from '../protocol/sandbox.ts';
 import type { Logger } from '../sandbox/log.ts';
 import { accessibilityText } from './a11y.ts';
@@ -23,7 +23,7 @@ import {
 import { resolvePoint, type CoordContext, type PointInput } from './coords.ts';
 import { captureFormat, cdpCapture, finishShot, type EncodedShot, type ShotSettings } from './observe.ts';
 import { targetSize } from './resize.ts';
-import { NetworkTracker, settle } from './settle.ts';
+import { NetworkTracker, settle, type SettleHost } from './settle.ts';
 import { collectSom } from './som.ts';
 import type { BrowserSandbox, ContextExtras, DownloadInfo, ParseContext, StepOptions } from './types.ts';
 import { delay, errMessage, quietly, TimeoutError, withTimeout } from './util.ts';
@@ -92,6 +92,8 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   private contextLost = false;
   private replacingContext = false;
   private net = new NetworkTracker();
+  /** Settles waiting for a popup to become the active page. */
+  private pageWaiters = new Set<() => void>();
   private lastSom: SomElement[] | null = null;
   /** The page the labels of `lastSom` were made on, and why they no longer describe it (set on navigation). */
   private somPage: Page | null = null;
@@ -238,6 +240,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     if (known || this.ownPageOps > 0) return;
     // A page opened by the page (window.open, target=_blank): follow it, as a user would see it.
     this.page = pg;
+    for (const w of [...this.pageWaiters]) w();
     const index = this.tabs.indexOf(pg);
     this.track(
       (async () => {
@@ -527,6 +530,38 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     };
   }
 
+  private settleHost(): SettleHost {
+    const self = this;
+    return {
+      get page() {
+        return self.page;
+      },
+      evaluate: async (expression, timeoutMs) => {
+        const run = async () => {
+          const s = await this.session(this.page);
+          const r = (await s.send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true })) as {
+            result?: { value?: unknown };
+            exceptionDetails?: unknown;
+          };
+          return r.exceptionDetails ? null : (r.result?.value ?? null);
+        };
+        return withTimeout(run(), timeoutMs, 'settle probe');
+      },
+      waitPageChange: (from, deadline) =>
+        new Promise<boolean>((resolve) => {
+          const check = () => {
+            if (this.page === from && Date.now() < deadline) return;
+            clearTimeout(timer);
+            this.pageWaiters.delete(check);
+            resolve(this.page !== from);
+          };
+          const timer = setTimeout(check, Math.max(0, deadline - Date.now()));
+          this.pageWaiters.add(check);
+          check();
+        }),
+    };
+  }
+
   private async navigate(kind: 'goto' | 'back' | 'forward' | 'reload', url?: string): Promise<void> {
     const pg = this.page;
     const started = Date.now();
@@ -611,6 +646,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       let answer: string | undefined;
       let actionMs = 0;
       let settleMs = 0;
+      let settled: SettleReport | undefined;
       const host = this.host();
       const useSettle = opts.settle ?? this.options.settle;
       // Budget: the action plus the responsiveness probe stay within action_timeout_ms.
@@ -633,10 +669,12 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
         const ms = Date.now() - ta;
         actionMs += ms;
         if (wantSettle && !err) {
-          const st = await settle(this.page, this.net, this.options.settle_quiet_ms, this.options.settle_max_ms, ta);
+          const deadline = Math.max(ta, Date.now()) + this.options.settle_max_ms;
+          const st = await settle(this.settleHost(), this.net, ta, deadline, this.options.settle_quiet_ms);
           settleMs += st.ms;
+          settled = mergeSettle(settled, st);
           // Settling to the cap may mean a busy page (the input was acknowledged before the script spun).
-          if (!st.quiet && !(await this.responsive(this.page))) {
+          if (st.stopped === 'cap' && !(await this.responsive(this.page))) {
             err = await this.classifyFailure(new TimeoutError(`settle after ${a.action}`, this.options.settle_max_ms));
           }
         } else this.net.end();
@@ -649,6 +687,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
         if (done) break;
       }
       const observation = await this.buildObservation(opts, error, actionMs, settleMs, t0);
+      if (settled) observation.settle = settled;
       const result: StepResult = { observation, actions: resolved, done };
       if (answer !== undefined) result.answer = answer;
       return result;
@@ -830,6 +869,15 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       })),
     );
   }
+}
+
+/** One report for a step of several actions: times and counts add up, the worst stop reason wins. */
+function mergeSettle(a: SettleReport | undefined, b: SettleReport): SettleReport {
+  if (!a) return b;
+  const rank = { caused_done: 0, navigation: 1, cap: 2 } as const;
+  const waited_for = { ...a.waited_for };
+  for (const [k, n] of Object.entries(b.waited_for)) waited_for[k] = (waited_for[k] ?? 0) + n;
+  return { ms: a.ms + b.ms, stopped: rank[b.stopped] >= rank[a.stopped] ? b.stopped : a.stopped, waited_for };
 }
 
 function firstLine(s: string): string {

@@ -1,102 +1,53 @@
-// Adaptive settle after an action: wait until the network, the DOM and short timers have been quiet for
-// `quietMs`, capped at `maxMs`. Network is watched from Node (context request events); DOM mutations and
-// pending short timers are recorded in the page by an init script and checked by an in-page poll.
-// A navigation the action started is waited for even when its request has not reached Node yet: Chromium
-// runs a form submission (Enter in a field, a submit button) as a task after the input event is
-// acknowledged, and the browser reports the request later still. The init script records every
-// cross-document navigation the page starts (Navigation API `navigate` event); after the action the settle
-// lets the page run its queued tasks, asks whether one started, and if so holds until the navigation's
-// request is seen. Without this a loaded machine observes the old page after a submit.
-import type { BrowserContext, Page, Request } from 'playwright-core';
-import { inPage, TimeoutError, withTimeout } from './util.ts';
+// Settle by causality: after an action, wait for the work the action caused — not for the page to go quiet.
+// The page attributes its own asynchronous work (timers, promise chains, MessageChannel, animation frames,
+// fetch/XHR, WebSocket replies, the loading of a document the action navigated to): see settle-script.ts.
+// Node adds what only the browser sees: navigation requests (a submit's request reaches Node only after the
+// key is acknowledged, so the page is asked whether it started a navigation and the settle holds for its
+// request and commit), and subresource loads (images, scripts, styles, frames) started since the action.
+// Fetch/XHR are left to the page's attribution, so an ambient poll does not hold the step.
+import type { BrowserContext, Frame, Page, Request } from 'playwright-core';
+import type { SettleReport } from '../protocol/observation.ts';
+import { delay, TimeoutError, withTimeout } from './util.ts';
 
-/**
- * Installed in every frame before page scripts run. Records the last DOM mutation time and the number of
- * pending short `setTimeout`s (≤ 2 s). Timers created from inside a tracked timer's callback beyond the
- * second generation are not counted, so self-rescheduling polling loops do not hold settling to the cap.
- */
-export const SETTLE_INIT_SCRIPT = `(() => {
-  if (window.__grove) return;
-  const now = Date.now.bind(Date);
-  const origSet = window.setTimeout, origClear = window.clearTimeout;
-  const g = { lastMutation: now(), pending: new Map(), depth: 0, navAt: 0, navEvent: null, setTimeout: origSet.bind(window) };
-  Object.defineProperty(window, '__grove', { value: g, enumerable: false, configurable: false });
-  try {
-    if (window.navigation) window.navigation.addEventListener('navigate', (e) => {
-      if (!e.destination || !e.destination.sameDocument) { g.navAt = now(); g.navEvent = e; }
-    });
-  } catch {}
-  window.setTimeout = function (fn, delay, ...args) {
-    const d = Number(delay) || 0;
-    if (typeof fn !== 'function' || d > 2000 || g.depth >= 2) return origSet.call(window, fn, delay, ...args);
-    const myDepth = g.depth + 1;
-    let id;
-    const wrapped = function () {
-      g.pending.delete(id);
-      const prev = g.depth; g.depth = myDepth;
-      try { return fn.apply(this, args); } finally { g.depth = prev; }
-    };
-    id = origSet.call(window, wrapped, delay);
-    g.pending.set(id, true);
-    return id;
-  };
-  window.clearTimeout = function (id) { g.pending.delete(id); return origClear.call(window, id); };
-  // Look native to scripts that inspect timer functions.
-  const nativeSet = origSet.toString(), nativeClear = origClear.toString();
-  window.setTimeout.toString = () => nativeSet;
-  window.clearTimeout.toString = () => nativeClear;
-  const start = () => {
-    try {
-      new MutationObserver(() => { g.lastMutation = now(); })
-        .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-    } catch {}
-  };
-  start();
-})();`;
-
-/** True in the page when DOM and short timers have been quiet for `quiet` ms and the document is parsed. */
-const PAGE_QUIET = (quiet: number) => {
-  const g = (window as unknown as { __grove?: { lastMutation: number; pending: Map<number, boolean> } }).__grove;
-  if (document.readyState === 'loading') return false;
-  if (!g) return true;
-  return g.pending.size === 0 && Date.now() - g.lastMutation >= quiet;
-};
-
-/**
- * In the page, after the action: lets two macrotasks run (a scheduled form submission goes first), then
- * answers whether this document started a cross-document navigation at or after `since` (epoch ms).
- */
-const NAV_STARTED = async (since: number): Promise<boolean> => {
-  type G = { navAt: number; navEvent: Event | null; setTimeout: (f: () => void, ms: number) => void };
-  const g = (window as unknown as { __grove?: G }).__grove;
-  if (!g) return false;
-  for (let i = 0; i < 2; i++) await new Promise<void>((r) => g.setTimeout(r, 0));
-  // A later listener may have cancelled it (a script-handled link): nothing will load.
-  return g.navAt >= since && !g.navEvent?.defaultPrevented;
-};
+export { SETTLE_INIT_SCRIPT } from './settle-script.ts';
 
 /** Longest wait for the request of a navigation the page started (it normally shows up within milliseconds). */
 const NAV_REQUEST_WAIT_MS = 2000;
+/** Longest wait for the tab a click opened to be reported. */
+const POPUP_WAIT_MS = 2000;
+/** Request types Node never waits for: long-lived or not the page's doing. */
+const IGNORED_TYPES = new Set(['websocket', 'eventsource', 'manifest', 'other', 'ping']);
+/** Request types the page attributes itself (an ambient poll must not hold the step). */
+const PAGE_ATTRIBUTED = new Set(['fetch', 'xhr']);
 
-const IGNORED_TYPES = new Set(['websocket', 'eventsource', 'manifest', 'other']);
-
-/** Counts requests started since `begin()`; wakes waiters on every change. */
+/** Requests started since `begin()`: main-frame documents, and subresources the settle waits for. */
 export class NetworkTracker {
   private inflight = new Set<Request>();
-  private lastActivity = 0;
+  private docsInflight = new Set<Request>();
   private listeners = new Set<() => void>();
   private tracking = false;
   private documents = 0;
+  private total = 0;
+  /** Whether fetch/XHR are counted too (pages without the init script). */
+  private countAll = false;
 
   attach(context: BrowserContext): void {
     context.on('request', (r) => {
-      if (!this.tracking || IGNORED_TYPES.has(r.resourceType())) return;
-      if (r.isNavigationRequest()) this.documents++;
+      if (!this.tracking) return;
+      const type = r.resourceType();
+      if (IGNORED_TYPES.has(type)) return;
+      if (isMainDocument(r)) {
+        this.documents++;
+        this.docsInflight.add(r);
+      }
       this.inflight.add(r);
+      if (!PAGE_ATTRIBUTED.has(type)) this.total++;
       this.bump();
     });
     const done = (r: Request) => {
-      if (this.inflight.delete(r)) this.bump();
+      const a = this.inflight.delete(r);
+      const b = this.docsInflight.delete(r);
+      if (a || b) this.bump();
     };
     context.on('requestfinished', done);
     context.on('requestfailed', done);
@@ -105,7 +56,10 @@ export class NetworkTracker {
   /** Starts counting: only requests started from now on hold the settle. */
   begin(): void {
     this.inflight.clear();
+    this.docsInflight.clear();
     this.documents = 0;
+    this.total = 0;
+    this.countAll = false;
     this.tracking = true;
     this.bump();
   }
@@ -113,104 +67,210 @@ export class NetworkTracker {
   end(): void {
     this.tracking = false;
     this.inflight.clear();
+    this.docsInflight.clear();
+  }
+
+  /** Counts fetch/XHR too (the page cannot attribute them: no init script there). */
+  countEverything(): void {
+    this.countAll = true;
+    this.bump();
   }
 
   private bump(): void {
-    this.lastActivity = Date.now();
     for (const l of [...this.listeners]) l();
   }
 
-  quietFor(ms: number): boolean {
-    return this.inflight.size === 0 && Date.now() - this.lastActivity >= ms;
+  private busy(): boolean {
+    for (const r of this.inflight) if (this.countAll || !PAGE_ATTRIBUTED.has(r.resourceType())) return true;
+    return false;
   }
 
-  /** Navigation (document) requests started since `begin()`. */
+  /** Main-frame navigation requests started since `begin()`. */
   get documentRequests(): number {
     return this.documents;
   }
 
+  /** Requests Node waited for (not fetch/XHR: the page reports those) started since `begin()`, documents aside. */
+  get requests(): number {
+    return this.total - this.documents;
+  }
+
   /** Resolves true once a navigation request has been seen since `begin()`; false at `deadline`. */
   waitDocument(deadline: number): Promise<boolean> {
-    // Request events call the test again; the timer only enforces the cap.
-    return this.waitUntil(deadline, () => this.documents > 0 || deadline);
+    return this.waitUntil(deadline, () => this.documents > 0);
   }
 
-  /** Resolves true once no request is in flight and none started/ended for `quietMs`; false at `deadline`. */
-  waitQuiet(quietMs: number, deadline: number): Promise<boolean> {
-    return this.waitUntil(deadline, (now) => {
-      if (this.inflight.size > 0) return deadline;
-      const idle = now - this.lastActivity;
-      return idle >= quietMs || now + quietMs - idle;
-    });
+  /** Resolves true once no navigation request is in flight; false at `deadline`. */
+  waitDocumentsDone(deadline: number): Promise<boolean> {
+    return this.waitUntil(deadline, () => this.docsInflight.size === 0);
   }
 
-  /**
-   * Resolves true when `test` does; false at `deadline`. `test` runs now and on every request event, and
-   * otherwise answers when to look again (epoch ms).
-   */
-  private waitUntil(deadline: number, test: (now: number) => true | number): Promise<boolean> {
+  /** Resolves true once no waited-for request is in flight; false at `deadline`. */
+  waitIdle(deadline: number): Promise<boolean> {
+    return this.waitUntil(deadline, () => !this.busy());
+  }
+
+  /** Resolves true when `test` does (checked now and on every request event); false at `deadline`. */
+  private waitUntil(deadline: number, test: () => boolean): Promise<boolean> {
     return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
       const finish = (v: boolean) => {
         clearTimeout(timer);
         this.listeners.delete(check);
         resolve(v);
       };
       const check = () => {
-        clearTimeout(timer);
-        const now = Date.now();
-        if (now >= deadline) return finish(false);
-        const next = test(now);
-        if (next === true) return finish(true);
-        timer = setTimeout(check, Math.min(next, deadline) - now);
+        if (test()) finish(true);
+        else if (Date.now() >= deadline) finish(false);
       };
+      const timer = setTimeout(() => finish(test()), Math.max(0, deadline - Date.now()));
       this.listeners.add(check);
       check();
     });
   }
 }
 
-export interface SettleResult {
-  ms: number;
-  /** False when the cap was reached before everything went quiet. */
-  quiet: boolean;
+function isMainDocument(r: Request): boolean {
+  try {
+    return r.isNavigationRequest() && r.frame().parentFrame() === null;
+  } catch {
+    return false; // service-worker requests have no frame
+  }
 }
 
-/** Waits for network + page quiet. Call `net.begin()` before the action and pass its start time. */
-export async function settle(page: Page, net: NetworkTracker, quietMs: number, maxMs: number, actionStart: number): Promise<SettleResult> {
+/** What the settle needs from the sandbox. */
+export interface SettleHost {
+  readonly page: Page;
+  /** Evaluates `expression` in the active page's main frame (main world), awaiting a returned promise. */
+  evaluate(expression: string, timeoutMs: number): Promise<unknown>;
+  /** Resolves true once the active page is no longer `from` (a popup was followed); false at `deadline`. */
+  waitPageChange(from: Page, deadline: number): Promise<boolean>;
+}
+
+interface PageAnswer {
+  state: 'done' | 'cap' | 'navigation';
+  waited: Record<string, number>;
+  navAt: number;
+  popupAt: number;
+  pending: string[];
+}
+
+const probe = (since: number, ms: number, navSeen: number) =>
+  `window.__grove && window.__grove.settle ? window.__grove.settle(${since}, ${Math.max(0, Math.round(ms))}, ${navSeen}) : null`;
+
+/**
+ * Waits for the work the action (started at `since`, epoch ms) caused, until `deadline` (epoch ms). Call
+ * `net.begin()` before the action. `extraQuietMs` is added once the caused work is done.
+ */
+export async function settle(host: SettleHost, net: NetworkTracker, since: number, deadline: number, extraQuietMs = 0): Promise<SettleReport> {
   const t0 = Date.now();
-  const deadline = Math.max(actionStart, t0) + maxMs;
-  let quiet = false;
+  const waited: Record<string, number> = {};
+  const add = (k: string, n: number) => {
+    if (n > 0) waited[k] = (waited[k] ?? 0) + n;
+  };
+  let stopped: SettleReport['stopped'] = 'cap';
+  let navigated = false;
+  let navSeen = 0;
+  let popupFollowed = false;
+  const startPage = host.page;
   try {
-    // A navigation the page started whose request Node has not seen yet: wait for the request first.
-    // Bounded: a navigation to a scheme that loads nothing (mailto:) must not hold the step to the cap.
-    if (net.documentRequests === 0) {
-      const started = await withTimeout(page.evaluate(inPage(NAV_STARTED, actionStart)), Math.max(1, deadline - Date.now()), 'navigation probe').then(
-        (v) => v === true,
-        // A busy page: the loop below reports it. Any other failure: the document went away under the
-        // probe, so a navigation is committing.
-        (e) => !(e instanceof TimeoutError),
-      );
-      if (started) await net.waitDocument(Math.min(deadline, Date.now() + NAV_REQUEST_WAIT_MS));
-    }
     for (;;) {
-      if (!(await net.waitQuiet(quietMs, deadline))) break;
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) break;
-      const pageOk = await page
-        .waitForFunction(inPage(PAGE_QUIET, quietMs), undefined, { polling: 30, timeout: remaining })
-        .then(
-          () => true,
-          () => false,
-        );
-      if (!pageOk) break;
-      if (net.quietFor(quietMs)) {
-        quiet = true;
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      let answer: PageAnswer | null;
+      try {
+        answer = (await host.evaluate(probe(since, left, navSeen), left + 200)) as PageAnswer | null;
+      } catch (e) {
+        if (e instanceof TimeoutError) break; // a busy page: the sandbox checks whether it still answers
+        // The document went away under the probe (a navigation is committing) or has no context yet.
+        navigated = true;
+        await delay(Math.min(20, deadline - Date.now()));
+        continue;
+      }
+      if (answer === null) {
+        // No init script in this document (about:blank, a chrome-error page): wait for the network only.
+        net.countEverything();
+        if (await net.waitIdle(deadline)) stopped = navigated || net.documentRequests > 0 ? 'navigation' : 'caused_done';
         break;
       }
+      for (const [k, n] of Object.entries(answer.waited)) add(k, n);
+      if (answer.state === 'cap') break;
+      if (answer.state === 'navigation') {
+        navigated = true;
+        navSeen = answer.navAt;
+        add('navigation', 1);
+        // A navigation to a scheme that loads nothing (mailto:) must not hold the step: bounded.
+        if (await net.waitDocument(Math.min(deadline, Date.now() + NAV_REQUEST_WAIT_MS))) await waitCommit(host.page, net, deadline);
+        continue;
+      }
+      // A tab the action opened: the sandbox follows it; settle on the new page (its load is caused work).
+      if (answer.popupAt >= since && !popupFollowed) {
+        popupFollowed = true;
+        if (host.page !== startPage || (await host.waitPageChange(startPage, Math.min(deadline, Date.now() + POPUP_WAIT_MS)))) {
+          add('new tab', 1);
+          navSeen = 0;
+          continue;
+        }
+      }
+      // Caused work in the page is done; subresources and frames it started come next.
+      const docsBefore = net.documentRequests;
+      if (!(await net.waitIdle(deadline))) break;
+      const frames = await settleFrames(host.page, since, deadline);
+      for (const [k, n] of Object.entries(frames.waited)) add(k, n);
+      if (!frames.done) break;
+      if (net.documentRequests > docsBefore) {
+        // The page navigated after all (a late redirect, a meta refresh): follow it.
+        navigated = true;
+        await waitCommit(host.page, net, deadline);
+        continue;
+      }
+      if (extraQuietMs > 0) await delay(Math.min(extraQuietMs, deadline - Date.now()));
+      stopped = navigated || net.documentRequests > 0 ? 'navigation' : 'caused_done';
+      break;
     }
   } finally {
+    add('request', net.requests);
+    if (net.documentRequests && !waited.navigation) add('navigation', 1);
     net.end();
   }
-  return { ms: Date.now() - t0, quiet };
+  return { ms: Date.now() - t0, stopped, waited_for: waited };
+}
+
+/** Resolves when the active page's main frame commits a new document, or the navigation request ended without one. */
+async function waitCommit(page: Page, net: NetworkTracker, deadline: number): Promise<void> {
+  let onNav: ((f: Frame) => void) | undefined;
+  const committed = new Promise<void>((resolve) => {
+    onNav = (f: Frame) => {
+      if (f === page.mainFrame()) resolve();
+    };
+    page.on('framenavigated', onNav);
+  });
+  try {
+    await Promise.race([committed, net.waitDocumentsDone(deadline)]);
+  } finally {
+    if (onNav) page.off('framenavigated', onNav);
+  }
+}
+
+/** Child frames (out-of-process ones included) run the same script: wait for what the action caused there. */
+async function settleFrames(page: Page, since: number, deadline: number): Promise<{ done: boolean; waited: Record<string, number> }> {
+  const waited: Record<string, number> = {};
+  let done = true;
+  const children = page.frames().filter((f) => f !== page.mainFrame() && !f.isDetached());
+  if (!children.length) return { done, waited };
+  await Promise.all(
+    children.map(async (f) => {
+      const left = deadline - Date.now();
+      if (left <= 0) return;
+      try {
+        const a = (await withTimeout(f.evaluate(probe(since, left, Number.MAX_SAFE_INTEGER)), left + 200, 'frame settle')) as PageAnswer | null;
+        if (!a) return;
+        if (a.state === 'cap') done = false;
+        for (const [k, n] of Object.entries(a.waited)) waited[`frame ${k}`] = (waited[`frame ${k}`] ?? 0) + n;
+      } catch (e) {
+        // A frame detached or navigating: its own load is a subresource Node already waited for.
+        if (e instanceof TimeoutError) done = false;
+      }
+    }),
+  );
+  return { done, waited };
 }

@@ -51,6 +51,18 @@ export const Timings = z.object({
 });
 export type Timings = z.infer<typeof Timings>;
 
+/** What the settle after the step's actions waited for, and why it stopped. */
+export const SettleReport = z.object({
+  ms: z.number(),
+  /** caused_done: the work the action caused finished; navigation: ... including a navigation it started,
+   * whose document loaded; cap: settle_max_ms (or the step's deadline) was reached first. */
+  stopped: z.enum(['caused_done', 'navigation', 'cap']),
+  /** Caused work seen, by kind (timer, fetch, xhr, message, animation frame, websocket reply, navigation,
+   * document load, request; `frame …` for child frames), with counts. */
+  waited_for: z.record(z.string(), z.number().int()),
+});
+export type SettleReport = z.infer<typeof SettleReport>;
+
 export const SomElement = z.object({
   label: z.number().int(),
   tag: z.string(),
@@ -92,6 +104,8 @@ export const Observation = z.object({
   som: z.array(SomElement).optional(),
   accessibility: z.string().optional(),
   timings: Timings,
+  /** Present when the step settled after its actions. */
+  settle: SettleReport.optional(),
 });
 export type Observation = z.infer<typeof Observation>;
 

@@ -44,9 +44,11 @@ export const BrowserCreateOptions = z.object({
   resize: ResizeOptions.optional(),
   coordinate_space: CoordinateSpace.default('css_px'),
   rel_divisor: z.union([z.literal(1000), z.literal(999)]).default(1000),
-  /** Settle after actions: adaptive wait for network/DOM/navigation quiet. */
+  /** Settle after actions: wait for the work the action caused (timers, fetches, navigations, ...; see
+   * browser-env/settle.ts), then one animation frame. Activity that was running before the action does not count. */
   settle: z.boolean().default(true),
-  settle_quiet_ms: z.number().int().min(0).max(5000).default(150),
+  /** Extra quiet time after the caused work is done (0: none; the frame wait is always there). */
+  settle_quiet_ms: z.number().int().min(0).max(5000).default(0),
   settle_max_ms: z.number().int().min(0).max(30_000).default(3000),
   action_timeout_ms: z.number().int().min(100).max(120_000).default(10_000),
   som: z.boolean().default(false),

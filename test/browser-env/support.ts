@@ -17,6 +17,8 @@ export interface Fixture {
   url(path: string): string;
   /** Requests seen, by path (for asserting what reached the server). */
   hits: string[];
+  /** The HTTP server (e.g. to accept WebSocket upgrades). */
+  server: import('node:http').Server;
   close(): Promise<void>;
 }
 
@@ -51,6 +53,7 @@ export async function startFixture(pages: Record<string, string | Handler>): Pro
     origin,
     url: (p) => origin + p,
     hits,
+    server,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
