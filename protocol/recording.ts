@@ -27,6 +27,20 @@ export const StepRecord = z.object({
     .optional(),
   /** Visual diff against the previous frame. */
   diff: z.object({ changed_share: z.number(), noop: z.boolean() }).optional(),
+  /** Tool-calling episodes (Claw): the step's tool calls with what the apps answered and the state they changed. */
+  tool_calls: z
+    .array(
+      z.object({
+        id: z.string().optional(),
+        name: z.string(),
+        arguments: z.unknown(),
+        status: z.number().int(),
+        result: z.unknown().optional(),
+        error: z.object({ code: z.string(), message: z.string() }).optional(),
+        changes: z.array(z.record(z.string(), z.unknown())).default([]),
+      }),
+    )
+    .optional(),
   policy: z
     .object({
       latency_ms: z.number().optional(),

@@ -7,6 +7,7 @@ import { tasksCommand } from './tasks.ts';
 import { judgeCommand } from './judge.ts';
 import { viewCommand } from './view.ts';
 import { exportCommand } from './export.ts';
+import { clawCommand } from './claw.ts';
 import { proxyCommand } from './proxy.ts';
 import { worker } from './worker.ts';
 import { k8sCommand } from './k8s.ts';
@@ -19,6 +20,7 @@ export const COMMANDS: Command[] = [
   judgeCommand,
   viewCommand,
   exportCommand,
+  clawCommand,
   proxyCommand,
   worker,
   k8sCommand,

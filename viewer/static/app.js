@@ -411,6 +411,7 @@ function renderSide() {
       st.diff ? h('div', { class: st.diff.noop ? 'badge warn' : 'badge' }, `${(st.diff.changed_share * 100).toFixed(2)}% of pixels changed${st.diff.noop ? ' — no visible effect (missed click?)' : ''}`) : ''));
     if (st.thought) cards.push(card('Thought', h('pre', {}, st.thought)));
     if (st.model_output) cards.push(card(`Model output${st.format ? ` · ${st.format}` : ''}`, h('pre', { id: 'model-output' }, prettyOutput(st.model_output))));
+    if (st.tool_calls && st.tool_calls.length) cards.push(...toolCallCards(st.tool_calls));
     if (st.actions && st.actions.length) {
       cards.push(h('details', { class: 'card', open: !st.model_output || undefined }, h('summary', {}, 'Parsed action (canonical)'), h('pre', {}, JSON.stringify(st.actions.map((a) => a.action), null, 1))));
     }
@@ -433,6 +434,18 @@ function renderSide() {
   }
   if (ep.meta.termination) cards.push(card('Ended', kv([['reason', ep.meta.termination.reason], ['detail', ep.meta.termination.detail], ['finished', ep.meta.finished_at]])));
   side.replaceChildren(...cards);
+}
+// Claw (tool-calling) steps: each call with what the app answered, and the state it changed.
+function toolCallCards(calls) {
+  const changes = calls.flatMap((c) => c.changes || []);
+  return [
+    card(`Tool calls (${calls.length})`, calls.map((c) => h('div', { class: 'act' },
+      h('div', { class: 'd' }, `${c.name}(${trunc(JSON.stringify(c.arguments), 160)})`),
+      h('div', { class: c.status >= 400 ? 'c err' : 'c' }, c.status >= 400 ? `${c.status} ${c.error ? `${c.error.code}: ${c.error.message}` : ''}` : `200 ${trunc(JSON.stringify(c.result), 240)}`)))),
+    card(`State changes (${changes.length})`, changes.length
+      ? h('ul', { class: 'plain' }, changes.map((ch) => h('li', {}, `${ch.op} ${ch.collection} ${ch.id}${ch.fields ? `: ${Object.entries(ch.fields).map(([k, v]) => `${k} ${trunc(JSON.stringify(v[0]), 40)} → ${trunc(JSON.stringify(v[1]), 60)}`).join('; ')}` : ch.record ? ` ${trunc(JSON.stringify(ch.record), 160)}` : ''}`)))
+      : h('div', { class: 'c' }, 'No state change.')),
+  ];
 }
 function tabList(tabs) {
   return h('ul', { class: 'plain' }, tabs.map((t) => h('li', {}, `${t.active ? '● ' : ''}${t.index}: ${trunc(t.title, 40)} — ${trunc(t.url, 80)}`)));
