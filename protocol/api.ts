@@ -68,6 +68,16 @@ export const SandboxIdParams = z.object({ id: z.string().min(1).max(100) });
 export const DownloadParams = z.object({ id: z.string().min(1).max(100), download_id: z.string().min(1).max(200) });
 
 export const SandboxList = z.object({ sandboxes: z.array(SandboxInfo) });
+
+/** GET /sandboxes query: `label=key=value`, repeatable (all must match). */
+export const SandboxListQuery = z.object({
+  label: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .transform((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]))
+    .pipe(z.array(z.string().regex(/^[^=]+=/, 'expected key=value').max(2000)).max(32))
+    .describe('key=value; repeat for several labels (all must match)'),
+});
 export type SandboxList = z.infer<typeof SandboxList>;
 
 export const DownloadInfo = z.object({

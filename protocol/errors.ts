@@ -24,6 +24,8 @@ export const ERROR_CATALOG = {
   wait_timeout: { status: 408, message: 'The server-side wait ran out before the sandbox was ready.' },
   sandbox_exists: { status: 409, message: 'A sandbox with this id exists already.' },
   exec_failed: { status: 500, message: 'The command could not be started in the sandbox.' },
+  task_not_found: { status: 404, message: 'No task with this suite and id on this server (offline sites, or files given with --task-files).' },
+  no_task: { status: 409, message: 'This sandbox runs no task: create it with `task` to evaluate it.' },
   capacity_exhausted: { status: 503, message: 'The maximum number of live sandboxes is reached; retry later.' },
   shutting_down: { status: 503, message: 'The server is shutting down.' },
   // environment (reported inside observations as last_action_error, or as 5xx when the sandbox is lost)

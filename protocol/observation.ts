@@ -127,6 +127,10 @@ export const StepResult = z.object({
   /** Set when the step contained a terminal action (answer/terminate). */
   done: z.boolean(),
   answer: z.string().optional(),
+  /** The episode ended by the agent (answer/terminate) or by too many parse failures in a row. */
+  terminated: z.boolean().optional(),
+  /** The episode hit its step limit (`episode.max_steps`) without terminating. */
+  truncated: z.boolean().optional(),
   /** Present when the step was given raw model text: the parse outcome. */
   parse: z
     .object({ ok: z.boolean(), format: z.string(), error: z.string().optional() })

@@ -1,6 +1,7 @@
 // Wire schemas for sandbox creation and listing (shared by server, client, backends).
 import { z } from 'zod';
 import { CoordinateSpace } from './action.ts';
+import { EpisodeConfig, TaskSpec } from './episode.ts';
 import { ImageFormat } from './observation.ts';
 import { ShellDetails } from './shell.ts';
 import { ClawCreateOptions, ClawDetails } from './claw.ts';
@@ -67,6 +68,11 @@ export const BrowserCreateOptions = z.object({
   /** Pair with a Claw sandbox: its origin (only that host:port) is added to `network.allow`, and `start_url`
    * defaults to its login URL. */
   claw_sandbox: z.string().min(1).max(200).optional(),
+  /** Run a task: its start URL opens (offline sites: in a fresh session) and POST /sandboxes/{id}/evaluate
+   * answers its reward. `start_url` is then not allowed. */
+  task: TaskSpec.optional(),
+  /** Episode limits and reward rules (terminated / truncated on step answers). */
+  episode: EpisodeConfig.optional(),
 });
 export type BrowserCreateOptions = z.infer<typeof BrowserCreateOptions>;
 export type BrowserCreateInput = z.input<typeof BrowserCreateOptions>;

@@ -1,7 +1,7 @@
 // One normalised Task type for every suite, and the episode termination reasons.
 import { z } from 'zod';
 
-export const Suite = z.enum(['webvoyager', 'online-mind2web', 'deepshop', 'swe-bench', 'claw', 'offline']);
+export const Suite = z.enum(['webvoyager', 'online-mind2web', 'deepshop', 'swe-bench', 'claw', 'offline', 'orchard-gui']);
 export type Suite = z.infer<typeof Suite>;
 
 export const Task = z.object({

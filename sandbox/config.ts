@@ -48,6 +48,12 @@ export const GroveConfigSchema = z
     backend: z.enum(['local', 'kubernetes']).default('local'),
     /** JSON file of the kubernetes backend's settings (k8s/config.ts); defaults apply without it. */
     k8sConfig: z.string().min(1).optional(),
+    /** Task files sandboxes may name with `task: {suite, id}`: "suite=path[,suite=path...]" (offline sites are built in). */
+    taskFiles: z.string().optional(),
+    /** The LLM judge endpoint (OpenAI-compatible base URL) and model for POST /sandboxes/{id}/evaluate of web suites. */
+    judgeUrl: z.string().url().optional(),
+    judgeModel: z.string().min(1).optional(),
+    judgeApiKey: z.string().min(1).optional(),
   })
   .strict();
 
@@ -75,7 +81,7 @@ export function envName(key: ConfigKey): string {
   return 'GROVE_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
 }
 
-const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig']);
+const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig', 'taskFiles', 'judgeUrl', 'judgeModel', 'judgeApiKey']);
 const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled']);
 const JSON_KEYS = new Set<ConfigKey>(['shellImages']);
 const NUMBER_KEYS = new Set<ConfigKey>(KEYS.filter((k) => !STRING_KEYS.has(k) && !BOOLEAN_KEYS.has(k) && !JSON_KEYS.has(k)));
@@ -184,6 +190,13 @@ export function loadConfig(opts: LoadConfigOptions = {}): GroveConfig {
     throw new ConfigError(
       `reaperIntervalMs (${c.reaperIntervalMs}) is longer than idleTimeoutSeconds (${c.idleTimeoutSeconds}s): idle sandboxes would outlive their timeout`,
     );
+  }
+
+  if ((c.judgeUrl === undefined) !== (c.judgeModel === undefined)) {
+    throw new ConfigError('judgeUrl and judgeModel go together: the LLM judge needs both an endpoint and a model');
+  }
+  for (const entry of (c.taskFiles ?? '').split(',').filter((e) => e.trim())) {
+    if (!/^[^=]+=.+/.test(entry.trim())) throw new ConfigError(`taskFiles (from ${origin.taskFiles}): "${entry}" is not suite=path`);
   }
 
   let apiKeySource: GroveConfig['apiKeySource'] = 'none';

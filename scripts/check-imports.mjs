@@ -37,7 +37,9 @@ const DEPS = {
   k8s: ['protocol', 'sandbox', 'client'],
   // The recording proxy records model calls; it knows nothing of sandboxes beyond the logger contract.
   proxy: ['protocol', 'sandbox'],
-  server: ['protocol', 'sandbox', ...ENVS, 'vlm-client', 'recording'],
+  // Task-backed sandboxes (gym episodes): tasks, offline sites and judges behind one service.
+  episodes: ['protocol', 'sandbox', 'tasks', 'judges', 'sites'],
+  server: ['protocol', 'sandbox', ...ENVS, 'vlm-client', 'recording', 'episodes'],
   runner: ['protocol', 'sandbox', ...ENVS, ...LIBS, 'client', 'sites'],
   cli: ['protocol', 'sandbox', 'server', ...ENVS, ...LIBS, 'client', 'runner', 'viewer', 'sites', 'k8s', 'proxy'],
   bin: ['cli'],

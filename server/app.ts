@@ -9,6 +9,7 @@ import { LocalBackend, type LocalEnvironments } from '../sandbox/local-backend.t
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { SandboxRegistry } from '../sandbox/registry.ts';
 import type { Backend, Clock } from '../sandbox/types.ts';
+import { EpisodeService } from '../episodes/service.ts';
 import { Metrics } from './metrics.ts';
 import { buildOpenApi } from './openapi.ts';
 import type { AnyRoute, RouteContext } from './route.ts';
@@ -92,6 +93,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
   const metrics = new Metrics();
   metrics.attach(registry);
+  const judge = config.judgeUrl && config.judgeModel ? { baseURL: config.judgeUrl, model: config.judgeModel, apiKey: config.judgeApiKey } : undefined;
+  const episodes = new EpisodeService({ taskFiles: config.taskFiles, judge, log });
+  registry.onEvent((e) => {
+    if (e.type === 'closed') episodes.forget(e.id);
+    else if (e.type === 'failed') episodes.sandboxFailed(e.id, `sandbox creation failed (${e.code})`);
+  });
   const routes = [...ROUTES, ...(opts.extraRoutes ?? [])];
   let doc: unknown;
   const ctx: RouteContext = {
@@ -99,6 +106,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     registry,
     metrics,
     log,
+    episodes,
     version: VERSION,
     startedAt: Date.now(),
     openapi: () => (doc ??= buildOpenApi(routes, VERSION)),
@@ -174,6 +182,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   app.addHook('onClose', async () => {
     await registry.shutdown();
     await backend.shutdown();
+    await episodes.close();
   });
   return app;
 }

@@ -6,6 +6,7 @@ import type { ErrorCode } from '../protocol/errors.ts';
 import type { GroveConfig } from '../sandbox/config.ts';
 import type { Logger } from '../sandbox/log.ts';
 import type { SandboxRegistry } from '../sandbox/registry.ts';
+import type { EpisodeService } from '../episodes/service.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface RouteContext {
@@ -13,6 +14,8 @@ export interface RouteContext {
   registry: SandboxRegistry;
   metrics: Metrics;
   log: Logger;
+  /** Task-backed sandboxes: episode state, terminated/truncated, evaluate. */
+  episodes: EpisodeService;
   version: string;
   startedAt: number;
   /** The OpenAPI document of this server (built once). */

@@ -3,6 +3,7 @@ import type { Suite, Task } from '../protocol/task.ts';
 import { clawLoader } from './claw.ts';
 import { deepshopLoader } from './deepshop.ts';
 import { onlineMind2WebLoader } from './online-mind2web.ts';
+import { orchardGuiLoader } from './orchard-gui.ts';
 import { readRows, TaskFileError } from './read.ts';
 import { sweBenchLoader } from './swe-bench.ts';
 import type { LoadEvent, LoadIssue, LoadOptions, SuiteLoader } from './types.ts';
@@ -20,6 +21,7 @@ export const LOADERS: Partial<Record<Suite, SuiteLoader>> = {
   deepshop: deepshopLoader,
   'swe-bench': sweBenchLoader,
   claw: clawLoader,
+  'orchard-gui': orchardGuiLoader,
 };
 
 export function loaderFor(suite: string): SuiteLoader | undefined {

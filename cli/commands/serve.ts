@@ -23,6 +23,9 @@ const FLAGS: Record<string, { key: keyof GroveConfigInput; kind: 'string' | 'num
   'shutdown-timeout-ms': { key: 'shutdownTimeoutMs', kind: 'number' },
   backend: { key: 'backend', kind: 'string' },
   'k8s-config': { key: 'k8sConfig', kind: 'string' },
+  'task-files': { key: 'taskFiles', kind: 'string' },
+  'judge-url': { key: 'judgeUrl', kind: 'string' },
+  'judge-model': { key: 'judgeModel', kind: 'string' },
 };
 
 const usage = `grove serve [options]
@@ -44,6 +47,8 @@ Options (precedence: flags > GROVE_* environment > --config file > defaults):
   --body-limit BYTES         --reaper-interval-ms MS          --shutdown-timeout-ms MS
   --backend local|kubernetes sandboxes in this process, or on worker pods (docs/kubernetes.md)
   --k8s-config FILE          settings of the kubernetes backend (JSON; see grove k8s render)
+  --task-files SUITE=PATH[,SUITE=PATH]   task files sandboxes may name with task: {suite, id}
+  --judge-url URL --judge-model NAME     LLM judge for POST /sandboxes/{id}/evaluate (key: GROVE_JUDGE_API_KEY)
 
 Settings and their environment variables:
 ${configHelp()}

@@ -41,7 +41,11 @@ export const step = defineRoute({
     const sb = browserSandbox(ctx, params.id);
     const answer = screenshotAnswer(body.screenshot);
     const opts: StepOptions = { screenshot: answer.capture, som: body.som, accessibility: body.accessibility, som_overlay: body.som_overlay };
-    const send = (r: StepResult) => answer.send(reply, r, r.observation);
+    const send = (r: StepResult) => {
+      // terminated / truncated as the episode loop defines them (episodes/state.ts).
+      const annotated = ctx.episodes.annotate(params.id, r, { model_output: body.model_output });
+      return answer.send(reply, annotated, annotated.observation);
+    };
     const started = performance.now();
     let actions: Action[];
     let parse: StepResult['parse'];
@@ -76,6 +80,9 @@ export const step = defineRoute({
       const failed = result.actions.some((a) => a.error !== null);
       ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, failed ? 'error' : 'ok');
       return send(parse ? { ...result, parse } : result);
+    } catch (err) {
+      ctx.episodes.stepFailed(params.id, err);
+      throw err;
     } finally {
       ctx.registry.touch(params.id);
     }

@@ -2,6 +2,7 @@
 import { ErrorBody } from '../../protocol/api.ts';
 import { GroveError } from '../../protocol/errors.ts';
 import type { BrowserSandbox } from '../../browser-env/types.ts';
+import type { SandboxInfo } from '../../protocol/sandbox.ts';
 import type { RouteContext, RouteResponse } from '../route.ts';
 
 const DESCRIPTIONS: Record<number, string> = {
@@ -26,4 +27,13 @@ export function browserSandbox(ctx: RouteContext, id: string): BrowserSandbox {
     throw new GroveError('wrong_sandbox_type', `Sandbox ${id} is a ${sb.type} sandbox; this operation needs a browser sandbox.`);
   }
   return sb as BrowserSandbox;
+}
+
+/** A predicate over sandbox infos for `key=value` label filters (all must match; none = everything). */
+export function labelFilter(filters: string[]): (info: SandboxInfo) => boolean {
+  const pairs = filters.map((f) => {
+    const at = f.indexOf('=');
+    return [f.slice(0, at), f.slice(at + 1)] as const;
+  });
+  return (info) => pairs.every(([k, v]) => info.labels[k] === v);
 }

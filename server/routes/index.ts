@@ -1,9 +1,11 @@
 // Every route of the API, in documentation order.
 import type { AnyRoute } from '../route.ts';
+import { createSandboxes } from './batch.ts';
 import { browserRoutes } from './browser.ts';
 import { clawRoutes } from './claw.ts';
+import { episodeRoutes } from './episodes.ts';
 import { metaRoutes } from './meta.ts';
 import { sandboxRoutes } from './sandboxes.ts';
 import { shellRoutes } from './shell.ts';
 
-export const ROUTES: AnyRoute[] = [...sandboxRoutes, ...browserRoutes, ...shellRoutes, ...clawRoutes, ...metaRoutes];
+export const ROUTES: AnyRoute[] = [...sandboxRoutes, createSandboxes, ...browserRoutes, ...episodeRoutes, ...shellRoutes, ...clawRoutes, ...metaRoutes];

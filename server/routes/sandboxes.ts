@@ -1,11 +1,26 @@
 // Sandbox lifecycle routes: create, list, info, wait, heartbeat, delete.
-import { SandboxIdParams, SandboxList, WaitQuery } from '../../protocol/api.ts';
+import { SandboxIdParams, SandboxList, SandboxListQuery, WaitQuery } from '../../protocol/api.ts';
 import { CreateSandboxBody, SandboxInfo } from '../../protocol/sandbox.ts';
 import { checkRecordingOptions } from '../recording.ts';
 import { resolveClawSpec } from '../../claw-env/sandbox.ts';
 import { pairWithClaw } from './claw.ts';
-import { errorResponses } from './common.ts';
-import { defineRoute } from '../route.ts';
+import { errorResponses, labelFilter } from './common.ts';
+import { defineRoute, type RouteContext } from '../route.ts';
+
+/** Creates one sandbox from a validated body (shared by the single and the batch create). */
+export async function createOne(ctx: RouteContext, body: CreateSandboxBody): Promise<SandboxInfo> {
+  // A Claw sandbox's spec (task, fixture) is checked now, and a paired browser gets exactly its origin.
+  if (body.type === 'claw') resolveClawSpec(body);
+  if (body.type !== 'browser') return ctx.registry.create(body);
+  // Recording options that cannot work answer 400 now, not as a failed sandbox later.
+  await checkRecordingOptions(body, ctx.config.recordingsDir);
+  if (body.claw_sandbox !== undefined) pairWithClaw(body, ctx);
+  // A task fills in the start URL (offline sites: a fresh session) and the episode's state.
+  const prepared = await ctx.episodes.prepare(body);
+  const info = ctx.registry.create(prepared.body);
+  ctx.episodes.attach(info.sandbox_id, prepared.state);
+  return info;
+}
 
 export const createSandbox = defineRoute({
   id: 'createSandbox',
@@ -21,12 +36,7 @@ export const createSandbox = defineRoute({
   body: CreateSandboxBody,
   responses: { 201: { description: 'Sandbox accepted', schema: SandboxInfo }, ...errorResponses(400, 401, 403, 503) },
   async handler({ body, reply, ctx }) {
-    // Recording options that cannot work answer 400 now, not as a failed sandbox later.
-    if (body.type === 'browser') await checkRecordingOptions(body, ctx.config.recordingsDir);
-    // A Claw sandbox's spec (task, fixture) is checked now, and a paired browser gets exactly its origin.
-    if (body.type === 'claw') resolveClawSpec(body);
-    if (body.type === 'browser' && body.claw_sandbox !== undefined) pairWithClaw(body, ctx);
-    const info = ctx.registry.create(body);
+    const info = await createOne(ctx, body);
     reply.code(201);
     return info;
   },
@@ -37,10 +47,13 @@ export const listSandboxes = defineRoute({
   method: 'GET',
   url: '/sandboxes',
   summary: 'List sandboxes that are not closed',
+  description: 'Filter by labels with `label=key=value` (repeatable; all must match), e.g. to clean up after a crashed trainer.',
   tags: ['sandboxes'],
-  responses: { 200: { description: 'Sandboxes', schema: SandboxList }, ...errorResponses(401, 403) },
-  async handler({ ctx }) {
-    return { sandboxes: ctx.registry.list() };
+  query: SandboxListQuery,
+  responses: { 200: { description: 'Sandboxes', schema: SandboxList }, ...errorResponses(400, 401, 403) },
+  async handler({ query, ctx }) {
+    const match = labelFilter(query.label);
+    return { sandboxes: ctx.registry.list().filter(match) };
   },
 });
 

@@ -279,6 +279,8 @@ describe('metrics and OpenAPI', () => {
         '/sandboxes/{id}/claw/audit',
         '/sandboxes/{id}/claw/reset',
         '/sandboxes/{id}/claw/grade',
+        '/sandboxes/batch',
+        '/sandboxes/{id}/evaluate',
       ].sort(),
     );
     expect(committed.paths['/health'].get.security).toEqual([]);

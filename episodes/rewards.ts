@@ -1,0 +1,29 @@
+// Reward rules applied at evaluate time. `grove`: the judge's score, null with judge_error when the judge
+// fails. `orchard-gui`: Orchard-GUI's RL recipe (MSR-Orchard/slime examples/orchard_gui/reward_browser.py, read
+// for its rules): an episode ended by consecutive parse failures scores −1 without a judge; one that did not
+// complete (max steps) scores 0 without a judge; an environment or judge failure drops the sample (reward null,
+// dropped: the trainer must not learn from it).
+import type { EvaluateResult, RewardRules } from '../protocol/episode.ts';
+import type { Termination, Verdict } from '../protocol/task.ts';
+
+export interface RewardContext {
+  rules: RewardRules;
+  termination: Termination | null;
+  envError?: string;
+  /** True when the episode ended with an answer (or the caller gave one). */
+  completed: boolean;
+}
+
+/** What the rules decide before any judge runs: a final result, or `judge` (run the judge, then `fromVerdict`). */
+export function decideWithoutJudge(c: RewardContext): Pick<EvaluateResult, 'reward' | 'dropped' | 'judge_error'> | 'judge' {
+  if (c.rules === 'grove') return 'judge';
+  if (c.envError !== undefined) return { reward: null, dropped: true, judge_error: null };
+  if (c.termination?.reason === 'consecutive_parse_failures') return { reward: -1, dropped: false, judge_error: null };
+  if (!c.completed) return { reward: 0, dropped: false, judge_error: null };
+  return 'judge';
+}
+
+export function fromVerdict(rules: RewardRules, v: Verdict): Pick<EvaluateResult, 'reward' | 'dropped' | 'judge_error'> {
+  if (v.outcome === 'judge_error') return { reward: null, dropped: rules === 'orchard-gui', judge_error: v.reasoning ?? 'the judge failed' };
+  return { reward: v.score ?? (v.outcome === 'success' ? 1 : 0), dropped: false, judge_error: null };
+}

@@ -1,0 +1,79 @@
+"""The API's routes as the clients know them: one entry per operation of ``docs/openapi.json``.
+
+``tests/test_openapi.py`` compares this table with the server's OpenAPI document: a route, a parameter or a
+body field the server has and this table lacks fails the test, so the client cannot drift silently. Routes
+tagged ``orchard-gui`` are another protocol (Orchard-GUI's env server) and are not client methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Route:
+    operation_id: str
+    method: str
+    path: str  # OpenAPI style: /sandboxes/{id}
+    query: tuple[str, ...] = ()
+    body: tuple[str, ...] = ()
+    #: top-level fields of the JSON answer the client relies on or passes through
+    response: tuple[str, ...] = ()
+    #: the Python method name on Client / AsyncClient
+    name: str = field(default="")
+
+
+_SANDBOX_INFO = ("sandbox_id", "type", "status", "created_at", "last_used_at", "expires_at", "steps", "labels", "error")
+_OBSERVATION = (
+    "step", "url", "title", "tabs", "viewport", "screenshot", "last_action_error", "events", "som", "accessibility", "timings",
+)
+_OBS_OPTIONS = ("screenshot", "som", "accessibility", "som_overlay")
+
+#: Fields of a browser sandbox's creation options (CreateSandboxBody, type "browser").
+BROWSER_OPTIONS = (
+    "type", "viewport", "start_url", "user_agent", "locale", "timezone", "screenshot_format", "screenshot_quality",
+    "resize", "coordinate_space", "rel_divisor", "settle", "settle_quiet_ms", "settle_max_ms", "action_timeout_ms",
+    "som", "accessibility", "network", "ttl_seconds", "idle_timeout_seconds", "record", "record_har", "replay_har",
+    "labels", "task", "episode",
+)
+#: Fields of a shell sandbox's creation options.
+SHELL_OPTIONS = ("type", "block_network", "ttl_seconds", "idle_timeout_seconds", "labels")
+
+ROUTES: tuple[Route, ...] = (
+    Route("createSandbox", "POST", "/sandboxes", body=tuple(sorted(set(BROWSER_OPTIONS) | set(SHELL_OPTIONS))), response=_SANDBOX_INFO),
+    Route("createSandboxes", "POST", "/sandboxes/batch", body=("count", "sandbox", "sandboxes"), response=("sandboxes",)),
+    Route("listSandboxes", "GET", "/sandboxes", query=("label",), response=("sandboxes",)),
+    Route("getSandbox", "GET", "/sandboxes/{id}", response=_SANDBOX_INFO),
+    Route("waitSandbox", "GET", "/sandboxes/{id}/wait", query=("timeout",), response=_SANDBOX_INFO),
+    Route("heartbeat", "POST", "/sandboxes/{id}/heartbeat", response=_SANDBOX_INFO),
+    Route("deleteSandbox", "DELETE", "/sandboxes/{id}"),
+    Route(
+        "step", "POST", "/sandboxes/{id}/step",
+        body=("action", "actions", "model_output", "format") + _OBS_OPTIONS,
+        response=("observation", "actions", "done", "answer", "parse", "terminated", "truncated"),
+    ),
+    Route("observation", "GET", "/sandboxes/{id}/observation", query=_OBS_OPTIONS, response=_OBSERVATION),
+    Route("screenshot", "GET", "/sandboxes/{id}/screenshot"),
+    Route("evaluate", "POST", "/sandboxes/{id}/evaluate", body=("answer",),
+          response=("reward", "judge_error", "verdict", "dropped", "termination", "steps", "task_id", "answer", "reward_rules")),
+    Route("listDownloads", "GET", "/sandboxes/{id}/downloads", response=("downloads",)),
+    Route("getDownload", "GET", "/sandboxes/{id}/downloads/{download_id}"),
+    Route("health", "GET", "/health", response=("status", "version", "uptime_s", "sandboxes")),
+    Route("metrics", "GET", "/metrics"),
+    Route("openapi", "GET", "/openapi.json"),
+)
+
+
+def snake(operation_id: str) -> str:
+    out = []
+    for ch in operation_id:
+        if ch.isupper():
+            out.append("_" + ch.lower())
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+ROUTES = tuple(Route(**{**r.__dict__, "name": r.name or snake(r.operation_id)}) for r in ROUTES)
+BY_NAME = {r.name: r for r in ROUTES}
+BY_ID = {r.operation_id: r for r in ROUTES}

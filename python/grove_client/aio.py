@@ -1,0 +1,198 @@
+"""asyncio client of the Grove REST API: the same methods as ``Client``, as coroutines, plus
+``AsyncClient.sandbox()`` (an async context manager that always deletes its sandbox, with an optional
+heartbeat task)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Iterable, Mapping
+
+from ._aio_http import AsyncTransport
+from ._core import Endpoint, RetryPolicy, decode_json, drop_none
+from .client import DEFAULT_URL, creation_body, label_query, step_body
+from .errors import GroveApiError, SandboxFailedError
+from .images import to_array
+
+
+class AsyncClient:
+    def __init__(self, base_url: str = DEFAULT_URL, api_key: str | None = None, *, timeout: float = 120.0,
+                 retry: RetryPolicy | None = None, max_connections: int = 64) -> None:
+        self.endpoint = Endpoint(base_url, api_key, timeout)
+        self._t = AsyncTransport(self.endpoint, retry or RetryPolicy(), max_idle=max_connections)
+        self._owned: set[str] = set()
+
+    async def _call(self, name, path=None, query=None, body=None, timeout=None, accept="application/json"):
+        return await self._t.send(self.endpoint.request(name, path, query, body, timeout, accept))
+
+    async def _json(self, name, path=None, query=None, body=None, timeout=None) -> Any:
+        return decode_json(await self._call(name, path, query, body, timeout))
+
+    async def aclose(self) -> None:
+        """Deletes the sandboxes this client created that are still open, then closes its connections."""
+        ids, self._owned = list(self._owned), set()
+        await asyncio.gather(*(self._delete_quietly(s) for s in ids))
+        await self._t.close()
+
+    async def _delete_quietly(self, sid: str) -> None:
+        try:
+            await self.delete_sandbox(sid)
+        except GroveApiError:
+            pass
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.shield(self.aclose())
+
+    # --- sandboxes ------------------------------------------------------------------------------------------
+    async def create_sandbox(self, type: str = "browser", **options: Any) -> dict:
+        info = await self._json("createSandbox", body=creation_body(type, options))
+        self._owned.add(info["sandbox_id"])
+        return info
+
+    async def create_sandboxes(self, count: int | None = None, sandbox: Mapping[str, Any] | None = None,
+                               sandboxes: list[Mapping[str, Any]] | None = None) -> list[dict]:
+        infos = (await self._json("createSandboxes", body=drop_none({"count": count, "sandbox": sandbox, "sandboxes": sandboxes})))["sandboxes"]
+        self._owned.update(i["sandbox_id"] for i in infos)
+        return infos
+
+    async def list_sandboxes(self, label: Mapping[str, str] | Iterable[str] | None = None) -> list[dict]:
+        return (await self._json("listSandboxes", query={"label": label_query(label)}))["sandboxes"]
+
+    async def get_sandbox(self, id: str) -> dict:
+        return await self._json("getSandbox", {"id": id})
+
+    async def wait_sandbox(self, id: str, timeout: float = 30) -> dict:
+        return await self._json("waitSandbox", {"id": id}, {"timeout": timeout}, timeout=timeout + self.endpoint.timeout)
+
+    async def wait_ready(self, id: str, timeout: float = 60) -> dict:
+        info = await self.wait_sandbox(id, timeout)
+        if info["status"] == "error":
+            err = info.get("error") or {}
+            raise SandboxFailedError(0, err.get("code", "sandbox_failed"), err.get("message", "sandbox creation failed"))
+        if info["status"] == "creating":
+            raise GroveApiError(0, "timeout", f"sandbox {id} not ready after {timeout} s")
+        return info
+
+    async def heartbeat(self, id: str) -> dict:
+        return await self._json("heartbeat", {"id": id})
+
+    async def delete_sandbox(self, id: str) -> None:
+        await self._call("deleteSandbox", {"id": id})
+        self._owned.discard(id)
+
+    def sandbox(self, type: str = "browser", *, ready_timeout: float = 60, heartbeat_interval: float | None = None,
+                **options: Any) -> "AsyncSandbox":
+        return AsyncSandbox(self, type, options, ready_timeout, heartbeat_interval)
+
+    # --- browser --------------------------------------------------------------------------------------------
+    async def step(self, id: str, action: Mapping[str, Any] | None = None, *, actions: list | None = None,
+                   model_output: str | None = None, format: str | None = None, screenshot: str | None = None,
+                   som: bool | None = None, accessibility: bool | None = None, som_overlay: bool | None = None) -> dict:
+        body = step_body(action, actions, model_output, format, screenshot, som, accessibility, som_overlay)
+        return await self._json("step", {"id": id}, body=body)
+
+    async def observation(self, id: str, *, screenshot: str | None = None, som: bool | None = None,
+                          accessibility: bool | None = None, som_overlay: bool | None = None) -> dict:
+        q = {"screenshot": screenshot, "som": som, "accessibility": accessibility, "som_overlay": som_overlay}
+        return await self._json("observation", {"id": id}, q)
+
+    async def screenshot(self, id: str) -> bytes:
+        return (await self._call("screenshot", {"id": id}, accept="image/*")).body
+
+    async def screenshot_array(self, id: str) -> Any:
+        return to_array(await self.screenshot(id))
+
+    async def evaluate(self, id: str, *, answer: str | None = None) -> dict:
+        return await self._json("evaluate", {"id": id}, body=drop_none({"answer": answer}))
+
+    async def list_downloads(self, id: str) -> list[dict]:
+        return (await self._json("listDownloads", {"id": id}))["downloads"]
+
+    async def get_download(self, id: str, download_id: str) -> bytes:
+        return (await self._call("getDownload", {"id": id, "download_id": download_id}, accept="application/octet-stream")).body
+
+    # --- service --------------------------------------------------------------------------------------------
+    async def health(self) -> dict:
+        return await self._json("health")
+
+    async def metrics(self) -> str:
+        return (await self._call("metrics", accept="text/plain")).body.decode()
+
+    async def openapi(self) -> dict:
+        return await self._json("openapi")
+
+
+class AsyncSandbox:
+    def __init__(self, client: AsyncClient, type: str, options: Mapping[str, Any], ready_timeout: float,
+                 heartbeat_interval: float | None) -> None:
+        self.client = client
+        self.type = type
+        self.options = dict(options)
+        self.ready_timeout = ready_timeout
+        self.heartbeat_interval = heartbeat_interval
+        self.id: str | None = None
+        self.info: dict | None = None
+        self._beat: asyncio.Task | None = None
+
+    async def open(self) -> "AsyncSandbox":
+        info = await self.client.create_sandbox(self.type, **self.options)
+        self.id = info["sandbox_id"]
+        try:
+            self.info = await self.client.wait_ready(self.id, self.ready_timeout)
+            if self.heartbeat_interval:
+                self._beat = asyncio.get_running_loop().create_task(self._heartbeat_loop())
+        except BaseException:
+            await asyncio.shield(self.close())
+            raise
+        return self
+
+    async def _heartbeat_loop(self) -> None:
+        assert self.heartbeat_interval
+        while True:
+            await asyncio.sleep(self.heartbeat_interval)
+            try:
+                await self.client.heartbeat(self.id)  # type: ignore[arg-type]
+            except GroveApiError as e:
+                if e.code in ("sandbox_closed", "sandbox_not_found"):
+                    return
+
+    async def close(self) -> None:
+        if self._beat is not None:
+            self._beat.cancel()
+            self._beat = None
+        if self.id is None:
+            return
+        sid, self.id = self.id, None
+        try:
+            await self.client.delete_sandbox(sid)
+        except GroveApiError:
+            pass
+
+    async def __aenter__(self) -> "AsyncSandbox":
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        # Shielded: a cancelled task (Ctrl-C under asyncio.run cancels the main task) still deletes its sandbox.
+        await asyncio.shield(self.close())
+
+    def _sid(self) -> str:
+        if self.id is None:
+            raise RuntimeError("the sandbox is not open")
+        return self.id
+
+    async def step(self, action: Mapping[str, Any] | None = None, **kw: Any) -> dict:
+        return await self.client.step(self._sid(), action, **kw)
+
+    async def observation(self, **kw: Any) -> dict:
+        return await self.client.observation(self._sid(), **kw)
+
+    async def screenshot(self) -> bytes:
+        return await self.client.screenshot(self._sid())
+
+    async def evaluate(self, **kw: Any) -> dict:
+        return await self.client.evaluate(self._sid(), **kw)
+
+    async def heartbeat(self) -> dict:
+        return await self.client.heartbeat(self._sid())

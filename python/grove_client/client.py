@@ -1,0 +1,280 @@
+"""Sync client of the Grove REST API: one method per route, plus ``Client.sandbox()``, a context manager that
+always deletes its sandbox (also on KeyboardInterrupt) and can keep it alive with a heartbeat thread."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterable, Mapping
+
+from ._core import Endpoint, RetryPolicy, check_fields, decode_json, drop_none, screenshot_bytes
+from ._http import SyncTransport
+from ._routes import BROWSER_OPTIONS, SHELL_OPTIONS
+from .errors import GroveApiError, SandboxFailedError
+from .images import to_array
+
+DEFAULT_URL = "http://127.0.0.1:8321"
+
+
+def label_query(labels: Mapping[str, str] | Iterable[str] | None) -> list[str] | None:
+    if labels is None:
+        return None
+    if isinstance(labels, Mapping):
+        return [f"{k}={v}" for k, v in labels.items()]
+    return list(labels)
+
+
+def creation_body(type: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields("create_sandbox", options, BROWSER_OPTIONS if type == "browser" else SHELL_OPTIONS)
+    return {"type": type, **drop_none(options)}
+
+
+def step_body(action, actions, model_output, format, screenshot, som, accessibility, som_overlay) -> dict[str, Any]:
+    given = [k for k, v in (("action", action), ("actions", actions), ("model_output", model_output)) if v is not None]
+    if len(given) != 1:
+        raise TypeError(f"step: give exactly one of action, actions or model_output (got {', '.join(given) or 'none'})")
+    return drop_none(
+        {
+            "action": action, "actions": actions, "model_output": model_output, "format": format,
+            "screenshot": screenshot, "som": som, "accessibility": accessibility, "som_overlay": som_overlay,
+        }
+    )
+
+
+class Client:
+    """``Client(base_url, api_key)``. Thread-safe: each thread keeps its own keep-alive connection.
+
+    As a context manager it closes its connections and deletes every sandbox it created that is still open.
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_URL,
+        api_key: str | None = None,
+        *,
+        timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.endpoint = Endpoint(base_url, api_key, timeout)
+        self._t = SyncTransport(self.endpoint, retry or RetryPolicy())
+        self._owned: set[str] = set()
+        self._owned_lock = threading.Lock()
+
+    # --- plumbing -------------------------------------------------------------------------------------------
+    def _call(self, name: str, path: Mapping[str, str] | None = None, query=None, body=None, timeout=None, accept="application/json"):
+        return self._t.send(self.endpoint.request(name, path, query, body, timeout, accept))
+
+    def _json(self, name: str, path=None, query=None, body=None, timeout=None) -> Any:
+        return decode_json(self._call(name, path, query, body, timeout))
+
+    def close(self) -> None:
+        """Deletes the sandboxes this client created that are still open, then closes its connections."""
+        with self._owned_lock:
+            ids, self._owned = list(self._owned), set()
+        for sid in ids:
+            try:
+                self.delete_sandbox(sid)
+            except GroveApiError:
+                pass
+        self._t.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- sandboxes ------------------------------------------------------------------------------------------
+    def create_sandbox(self, type: str = "browser", **options: Any) -> dict:
+        """POST /sandboxes. Options as in CreateSandboxBody (``start_url``, ``viewport``, ``task``, ``labels``...)."""
+        info = self._json("createSandbox", body=creation_body(type, options))
+        with self._owned_lock:
+            self._owned.add(info["sandbox_id"])
+        return info
+
+    def create_sandboxes(self, count: int | None = None, sandbox: Mapping[str, Any] | None = None,
+                         sandboxes: list[Mapping[str, Any]] | None = None) -> list[dict]:
+        """POST /sandboxes/batch: ``count`` copies of ``sandbox``, or one per entry of ``sandboxes``; all or nothing."""
+        body = drop_none({"count": count, "sandbox": sandbox, "sandboxes": sandboxes})
+        infos = self._json("createSandboxes", body=body)["sandboxes"]
+        with self._owned_lock:
+            self._owned.update(i["sandbox_id"] for i in infos)
+        return infos
+
+    def list_sandboxes(self, label: Mapping[str, str] | Iterable[str] | None = None) -> list[dict]:
+        """GET /sandboxes, optionally filtered by labels (``{"run": "r1"}`` or ``["run=r1"]``; all must match)."""
+        return self._json("listSandboxes", query={"label": label_query(label)})["sandboxes"]
+
+    def get_sandbox(self, id: str) -> dict:
+        return self._json("getSandbox", {"id": id})
+
+    def wait_sandbox(self, id: str, timeout: float = 30) -> dict:
+        """GET /sandboxes/{id}/wait: the info once the sandbox leaves ``creating`` (or after ``timeout`` s)."""
+        return self._json("waitSandbox", {"id": id}, {"timeout": timeout}, timeout=timeout + self.endpoint.timeout)
+
+    def wait_ready(self, id: str, timeout: float = 60) -> dict:
+        """Waits for ``ready``; raises SandboxFailedError when creation failed, GroveApiError on timeout."""
+        info = self.wait_sandbox(id, timeout)
+        if info["status"] == "error":
+            err = info.get("error") or {}
+            raise SandboxFailedError(0, err.get("code", "sandbox_failed"), err.get("message", "sandbox creation failed"))
+        if info["status"] == "creating":
+            raise GroveApiError(0, "timeout", f"sandbox {id} not ready after {timeout} s")
+        return info
+
+    def heartbeat(self, id: str) -> dict:
+        return self._json("heartbeat", {"id": id})
+
+    def delete_sandbox(self, id: str) -> None:
+        """DELETE /sandboxes/{id} (idempotent on the server)."""
+        self._call("deleteSandbox", {"id": id})
+        with self._owned_lock:
+            self._owned.discard(id)
+
+    def sandbox(self, type: str = "browser", *, ready_timeout: float = 60, heartbeat_interval: float | None = None,
+                **options: Any) -> "Sandbox":
+        """A context manager: creates the sandbox, waits until it is ready, deletes it on exit (always)."""
+        return Sandbox(self, type, options, ready_timeout, heartbeat_interval)
+
+    # --- browser --------------------------------------------------------------------------------------------
+    def step(self, id: str, action: Mapping[str, Any] | None = None, *, actions: list | None = None,
+             model_output: str | None = None, format: str | None = None, screenshot: str | None = None,
+             som: bool | None = None, accessibility: bool | None = None, som_overlay: bool | None = None) -> dict:
+        """POST /sandboxes/{id}/step. With ``screenshot="binary"`` the image arrives as raw bytes in
+        ``observation.screenshot.bytes`` (multipart on the wire, no base64)."""
+        body = step_body(action, actions, model_output, format, screenshot, som, accessibility, som_overlay)
+        return self._json("step", {"id": id}, body=body)
+
+    def observation(self, id: str, *, screenshot: str | None = None, som: bool | None = None,
+                    accessibility: bool | None = None, som_overlay: bool | None = None) -> dict:
+        q = {"screenshot": screenshot, "som": som, "accessibility": accessibility, "som_overlay": som_overlay}
+        return self._json("observation", {"id": id}, q)
+
+    def screenshot(self, id: str) -> bytes:
+        """GET /sandboxes/{id}/screenshot: the image bytes (sandbox format)."""
+        return self._call("screenshot", {"id": id}, accept="image/*").body
+
+    def screenshot_array(self, id: str) -> Any:
+        """The current screenshot as a numpy array (H, W, 3) (needs numpy; Pillow for JPEG/WebP)."""
+        return to_array(self.screenshot(id))
+
+    def evaluate(self, id: str, *, answer: str | None = None) -> dict:
+        """POST /sandboxes/{id}/evaluate: the reward of the sandbox's task from its judge, with the judge's record.
+        ``reward`` is None with ``judge_error`` when the judge failed (never a silent 0)."""
+        return self._json("evaluate", {"id": id}, body=drop_none({"answer": answer}))
+
+    def list_downloads(self, id: str) -> list[dict]:
+        return self._json("listDownloads", {"id": id})["downloads"]
+
+    def get_download(self, id: str, download_id: str) -> bytes:
+        return self._call("getDownload", {"id": id, "download_id": download_id}, accept="application/octet-stream").body
+
+    # --- service --------------------------------------------------------------------------------------------
+    def health(self) -> dict:
+        return self._json("health")
+
+    def metrics(self) -> str:
+        return self._call("metrics", accept="text/plain").body.decode()
+
+    def openapi(self) -> dict:
+        return self._json("openapi")
+
+
+class Sandbox:
+    """One sandbox, bound to its client. Use as ``with client.sandbox(start_url=...) as sb: sb.step(...)``."""
+
+    def __init__(self, client: Client, type: str, options: Mapping[str, Any], ready_timeout: float,
+                 heartbeat_interval: float | None) -> None:
+        self.client = client
+        self.type = type
+        self.options = dict(options)
+        self.ready_timeout = ready_timeout
+        self.heartbeat_interval = heartbeat_interval
+        self.id: str | None = None
+        self.info: dict | None = None
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
+
+    @classmethod
+    def attach(cls, client: Client, sandbox_id: str) -> "Sandbox":
+        sb = cls(client, "browser", {}, 0, None)
+        sb.id = sandbox_id
+        return sb
+
+    def open(self) -> "Sandbox":
+        info = self.client.create_sandbox(self.type, **self.options)
+        self.id = info["sandbox_id"]
+        try:
+            self.info = self.client.wait_ready(self.id, self.ready_timeout)
+            if self.heartbeat_interval:
+                self._beat = threading.Thread(target=self._heartbeat_loop, name=f"grove-heartbeat-{self.id}", daemon=True)
+                self._beat.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _heartbeat_loop(self) -> None:
+        assert self.heartbeat_interval
+        while not self._stop.wait(self.heartbeat_interval):
+            try:
+                self.client.heartbeat(self.id)  # type: ignore[arg-type]
+            except GroveApiError as e:
+                if e.code in ("sandbox_closed", "sandbox_not_found"):
+                    return
+
+    def close(self) -> None:
+        """Deletes the sandbox. A KeyboardInterrupt during the delete does not stop it: the delete is sent again
+        once, then the interrupt goes on."""
+        self._stop.set()
+        if self.id is None:
+            return
+        interrupted: BaseException | None = None
+        for _ in range(2):
+            try:
+                self.client.delete_sandbox(self.id)
+                break
+            except KeyboardInterrupt as e:
+                interrupted = e
+            except GroveApiError:
+                break
+        if self._beat is not None and self._beat is not threading.current_thread():
+            self._beat.join(timeout=5)
+        self.id = None
+        if interrupted is not None:
+            raise interrupted
+
+    def __enter__(self) -> "Sandbox":
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- per-sandbox calls ------------------------------------------------------------------------------------
+    def _sid(self) -> str:
+        if self.id is None:
+            raise RuntimeError("the sandbox is not open")
+        return self.id
+
+    def step(self, action: Mapping[str, Any] | None = None, **kw: Any) -> dict:
+        return self.client.step(self._sid(), action, **kw)
+
+    def observation(self, **kw: Any) -> dict:
+        return self.client.observation(self._sid(), **kw)
+
+    def screenshot(self) -> bytes:
+        return self.client.screenshot(self._sid())
+
+    def screenshot_array(self) -> Any:
+        return self.client.screenshot_array(self._sid())
+
+    def evaluate(self, **kw: Any) -> dict:
+        return self.client.evaluate(self._sid(), **kw)
+
+    def heartbeat(self) -> dict:
+        return self.client.heartbeat(self._sid())
+
+    def get(self) -> dict:
+        return self.client.get_sandbox(self._sid())
+
+
+__all__ = ["Client", "Sandbox", "screenshot_bytes", "DEFAULT_URL"]

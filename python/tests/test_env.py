@@ -1,0 +1,149 @@
+"""``BrowserEnv`` through full offline-site episodes (the server's built-in offline sites, judged by their rule
+judge) with a scripted policy: reward 1 on success, 0 on a wrong answer; truncation at max steps; the
+Orchard-GUI reward rules; the vectorised helper."""
+
+import re
+
+import pytest
+
+from grove_client import GroveApiError
+from grove_client.env import HAVE_GYMNASIUM, BrowserEnv, VectorBrowserEnv
+
+TASK = {"suite": "offline", "id": "Recipes--0"}  # "How long does the Lemon Garlic Roast Chicken take ... in minutes?"
+DISH = "Lemon Garlic Roast Chicken"
+
+
+def find(obs, pred):
+    for el in obs["som"] or []:
+        if pred(el):
+            return el["label"]
+    raise AssertionError(f"no such element among {[(e['tag'], e['text'][:30]) for e in obs['som'] or []]}")
+
+
+def without_popups(env, obs):
+    """The offline sites show interruptions (a newsletter modal, a cookie banner): dismiss them first."""
+    for _ in range(3):
+        btn = next((e["label"] for e in obs["som"] or [] if e["tag"] == "button" and e["text"].strip() in ("No thanks", "Accept", "Reject")), None)
+        if btn is None:
+            return obs
+        obs, reward, term, trunc, _ = env.step({"action": "click_label", "label": btn})
+        assert (reward, term, trunc) == (0.0, False, False)
+    return obs
+
+
+def scripted_episode(env, answer_of):
+    """Search the dish, open it, read the total time, answer. Returns the last step's tuple."""
+    obs, info = env.reset()
+    assert info["sandbox_id"] and obs["url"].startswith("http://127.0.0.1")
+    assert obs["screenshot"][:2] == b"\xff\xd8"
+    obs = without_popups(env, obs)
+    search = find(obs, lambda e: e["tag"] == "input")
+    obs, reward, term, trunc, info = env.step({"action": "type_label", "label": search, "text": DISH, "clear": True, "submit": True})
+    assert (reward, term, trunc) == (0.0, False, False)
+    obs = without_popups(env, obs)
+    link = find(obs, lambda e: e["tag"] == "a" and e["text"].strip() == DISH)
+    obs, reward, term, trunc, info = env.step({"action": "click_label", "label": link})
+    assert obs["title"].startswith(DISH)
+    minutes = re.search(r"Total time (\d+) minutes", obs["accessibility"]).group(1)
+    return env.step({"action": "answer", "text": answer_of(minutes)})
+
+
+@pytest.fixture()
+def env(server):
+    e = BrowserEnv(server.url, server.api_key, task=TASK, som=True, sandbox={"accessibility": True}, max_steps=10)
+    yield e
+    e.close()
+
+
+def test_env_is_a_gymnasium_env_when_gymnasium_is_installed():
+    if HAVE_GYMNASIUM:
+        import gymnasium
+
+        assert issubclass(BrowserEnv, gymnasium.Env)
+    else:
+        assert BrowserEnv.__mro__[1] is object
+
+
+def test_full_episode_reward_1_on_success(env, client):
+    obs, reward, term, trunc, info = scripted_episode(env, lambda m: f"It takes {m} minutes in total.")
+    assert (term, trunc) == (True, False)
+    assert reward == 1
+    ev = info["evaluation"]
+    assert ev["verdict"]["judge"] == "rule:offline" and ev["verdict"]["outcome"] == "success"
+    assert ev["judge_error"] is None and ev["termination"]["reason"] == "task_completed"
+    assert ev["steps"] >= 3 and ev["task_id"] == "Recipes--0"
+    sid = env.sandbox_id
+    assert client.get_sandbox(sid)["labels"]["task"] == "Recipes--0"
+    env.close()
+    assert client.get_sandbox(sid)["status"] == "closed"
+
+
+def test_full_episode_reward_0_on_a_wrong_answer(env):
+    obs, reward, term, trunc, info = scripted_episode(env, lambda m: f"It takes {int(m) + 7} minutes.")
+    assert term and reward == 0
+    assert info["evaluation"]["verdict"]["outcome"] == "failure"
+    assert "does not name" in info["evaluation"]["verdict"]["reasoning"]
+    with pytest.raises(RuntimeError):
+        env.step({"action": "wait", "ms": 10})  # the episode is over
+
+
+def test_truncated_at_max_steps_and_reset_starts_a_fresh_episode(server):
+    with BrowserEnv(server.url, server.api_key, task=TASK, max_steps=2) as env:
+        env.reset()
+        first = env.sandbox_id
+        _, r, term, trunc, _ = env.step({"action": "scroll", "direction": "down", "amount": 2})
+        assert (r, term, trunc) == (0.0, False, False)
+        _, r, term, trunc, info = env.step({"action": "scroll", "direction": "up", "amount": 2})
+        assert (term, trunc) == (False, True)
+        # grove rules: the judge still scores the unanswered episode (no answer → failure, reward 0)
+        assert r == 0 and info["termination"]["reason"] == "max_steps_exhausted"
+        env.reset()
+        assert env.sandbox_id != first
+        assert env.client.get_sandbox(first)["status"] == "closed"
+
+
+def test_orchard_gui_rules_parse_failures_score_minus_1(server):
+    with BrowserEnv(server.url, server.api_key, task=TASK, reward_rules="orchard-gui", format="qwen3vl", max_steps=10) as env:
+        env.reset()
+        for i in range(3):
+            _, r, term, trunc, info = env.step("I am not sure what to do")
+            assert info["parse"]["ok"] is False
+        assert (term, trunc) == (True, False)
+        assert r == -1 and info["evaluation"]["verdict"] is None  # decided by the rules, no judge
+        assert info["termination"]["reason"] == "consecutive_parse_failures"
+
+
+def test_orchard_gui_rules_max_steps_score_0_without_judge(server):
+    with BrowserEnv(server.url, server.api_key, task=TASK, reward_rules="orchard-gui", max_steps=1) as env:
+        env.reset()
+        _, r, term, trunc, info = env.step({"action": "wait", "ms": 10})
+        assert trunc and r == 0 and info["evaluation"]["verdict"] is None and info["dropped"] is False
+
+
+def test_llm_judged_task_without_a_judge_endpoint_is_a_judge_error_never_0(server, site):
+    task = {"id": "inline-1", "suite": "webvoyager", "question": "Read the page title.", "start_url": site.url + "/page/hello"}
+    for rules, dropped in (("grove", False), ("orchard-gui", True)):
+        with BrowserEnv(server.url, server.api_key, task=task, reward_rules=rules, sandbox={"network": {"allow": [site.host_port]}}) as env:
+            obs, _ = env.reset()
+            assert obs["title"] == "hello"
+            _, r, term, _, info = env.step({"action": "answer", "text": "hello"})
+            assert term and r is None
+            assert "--judge-url" in info["judge_error"] and info["dropped"] is dropped
+
+
+def test_unknown_task_is_a_typed_error(server):
+    with BrowserEnv(server.url, server.api_key, task={"suite": "offline", "id": "Nope--1"}) as env:
+        with pytest.raises(GroveApiError) as e:
+            env.reset()
+        assert (e.value.status, e.value.code) == (404, "task_not_found")
+
+
+def test_vector_env_runs_episodes_concurrently(server):
+    with VectorBrowserEnv(3, server.url, server.api_key, max_steps=5, som=True) as venv:
+        tasks = [{"task": {"suite": "offline", "id": i}} for i in ("Recipes--0", "Recipes--2", "Shop--0")]
+        obs, infos = venv.reset(options=tasks)
+        assert len({i["sandbox_id"] for i in infos}) == 3
+        assert all(o["som"] for o in obs)
+        obs, rewards, term, trunc, infos = venv.step([{"action": "answer", "text": "no idea"}] * 3)
+        assert term == [True] * 3 and rewards == [0, 0, 0]
+        assert [i["evaluation"]["task_id"] for i in infos] == ["Recipes--0", "Recipes--2", "Shop--0"]
