@@ -23,7 +23,7 @@ class Route:
     name: str = field(default="")
 
 
-_SANDBOX_INFO = ("sandbox_id", "type", "status", "created_at", "last_used_at", "expires_at", "steps", "labels", "error")
+_SANDBOX_INFO = ("sandbox_id", "type", "status", "created_at", "last_used_at", "expires_at", "steps", "labels", "error", "shell")
 _OBSERVATION = (
     "step", "url", "title", "tabs", "viewport", "screenshot", "last_action_error", "events", "som", "accessibility", "timings",
 )
@@ -37,7 +37,10 @@ BROWSER_OPTIONS = (
     "labels", "task", "episode",
 )
 #: Fields of a shell sandbox's creation options.
-SHELL_OPTIONS = ("type", "block_network", "ttl_seconds", "idle_timeout_seconds", "labels")
+SHELL_OPTIONS = (
+    "type", "block_network", "ttl_seconds", "idle_timeout_seconds", "labels", "image", "allow", "cpu", "memory_mb",
+    "max_processes", "env",
+)
 
 ROUTES: tuple[Route, ...] = (
     Route("createSandbox", "POST", "/sandboxes", body=tuple(sorted(set(BROWSER_OPTIONS) | set(SHELL_OPTIONS))), response=_SANDBOX_INFO),
