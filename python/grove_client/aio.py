@@ -5,10 +5,12 @@ heartbeat task)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 from typing import Any, Iterable, Mapping
 
 from ._aio_http import AsyncTransport
-from ._core import Endpoint, RetryPolicy, decode_json, drop_none
+from ._core import Endpoint, RetryPolicy, check_fields, decode_json, drop_none
+from ._routes import BY_ID
 from .client import DEFAULT_URL, creation_body, label_query, step_body
 from .errors import GroveApiError, SandboxFailedError
 from .images import to_array
@@ -112,6 +114,37 @@ class AsyncClient:
 
     async def get_download(self, id: str, download_id: str) -> bytes:
         return (await self._call("getDownload", {"id": id, "download_id": download_id}, accept="application/octet-stream")).body
+
+    # --- shell ----------------------------------------------------------------------------------------------
+    async def exec(self, id: str, command: str | list, **options: Any) -> dict:
+        """POST /sandboxes/{id}/exec (``cwd``, ``env``, ``stdin``, ``timeout_s``, ``background``, ...)."""
+        check_fields("exec", options, BY_ID["exec"].body)
+        timeout = float(options.get("timeout_s") or 300) + self.endpoint.timeout
+        return await self._json("exec", {"id": id}, body={"command": command, **drop_none(options)}, timeout=timeout)
+
+    async def get_job(self, id: str, job_id: str, *, wait: float | None = None) -> dict:
+        return await self._json("getJob", {"id": id, "job_id": job_id}, {"wait": wait},
+                          timeout=(wait or 0) + self.endpoint.timeout)
+
+    async def upload_file(self, id: str, path: str, content: bytes | str, *, mode: int | None = None,
+                    encoding: str | None = None) -> dict:
+        """POST /sandboxes/{id}/files: bytes go as base64, text as utf-8 (``encoding`` only to send text as is)."""
+        if encoding is not None:
+            body = {"path": path, "content": content, "encoding": encoding}
+        elif isinstance(content, (bytes, bytearray)):
+            body = {"path": path, "content": base64.b64encode(content).decode(), "encoding": "base64"}
+        else:
+            body = {"path": path, "content": content, "encoding": "utf8"}
+        return await self._json("uploadFile", {"id": id}, body=drop_none({**body, "mode": mode}))
+
+    async def download_file(self, id: str, path: str) -> bytes:
+        return (await self._call("downloadFile", {"id": id}, {"path": path}, accept="application/octet-stream")).body
+
+    async def list_files(self, id: str, path: str = ".") -> dict:
+        return await self._json("listFiles", {"id": id}, {"path": path})
+
+    async def apply_patch(self, id: str, patch: str, *, cwd: str | None = None, timeout_s: float | None = None) -> dict:
+        return await self._json("applyPatch", {"id": id}, body=drop_none({"patch": patch, "cwd": cwd, "timeout_s": timeout_s}))
 
     # --- service --------------------------------------------------------------------------------------------
     async def health(self) -> dict:

@@ -3,12 +3,13 @@ always deletes its sandbox (also on KeyboardInterrupt) and can keep it alive wit
 
 from __future__ import annotations
 
+import base64
 import threading
 from typing import Any, Iterable, Mapping
 
 from ._core import Endpoint, RetryPolicy, check_fields, decode_json, drop_none, screenshot_bytes
 from ._http import SyncTransport
-from ._routes import BROWSER_OPTIONS, SHELL_OPTIONS
+from ._routes import BROWSER_OPTIONS, BY_ID, SHELL_OPTIONS
 from .errors import GroveApiError, SandboxFailedError
 from .images import to_array
 
@@ -167,6 +168,37 @@ class Client:
 
     def get_download(self, id: str, download_id: str) -> bytes:
         return self._call("getDownload", {"id": id, "download_id": download_id}, accept="application/octet-stream").body
+
+    # --- shell ----------------------------------------------------------------------------------------------
+    def exec(self, id: str, command: str | list, **options: Any) -> dict:
+        """POST /sandboxes/{id}/exec (``cwd``, ``env``, ``stdin``, ``timeout_s``, ``background``, ...)."""
+        check_fields("exec", options, BY_ID["exec"].body)
+        timeout = float(options.get("timeout_s") or 300) + self.endpoint.timeout
+        return self._json("exec", {"id": id}, body={"command": command, **drop_none(options)}, timeout=timeout)
+
+    def get_job(self, id: str, job_id: str, *, wait: float | None = None) -> dict:
+        return self._json("getJob", {"id": id, "job_id": job_id}, {"wait": wait},
+                          timeout=(wait or 0) + self.endpoint.timeout)
+
+    def upload_file(self, id: str, path: str, content: bytes | str, *, mode: int | None = None,
+                    encoding: str | None = None) -> dict:
+        """POST /sandboxes/{id}/files: bytes go as base64, text as utf-8 (``encoding`` only to send text as is)."""
+        if encoding is not None:
+            body = {"path": path, "content": content, "encoding": encoding}
+        elif isinstance(content, (bytes, bytearray)):
+            body = {"path": path, "content": base64.b64encode(content).decode(), "encoding": "base64"}
+        else:
+            body = {"path": path, "content": content, "encoding": "utf8"}
+        return self._json("uploadFile", {"id": id}, body=drop_none({**body, "mode": mode}))
+
+    def download_file(self, id: str, path: str) -> bytes:
+        return self._call("downloadFile", {"id": id}, {"path": path}, accept="application/octet-stream").body
+
+    def list_files(self, id: str, path: str = ".") -> dict:
+        return self._json("listFiles", {"id": id}, {"path": path})
+
+    def apply_patch(self, id: str, patch: str, *, cwd: str | None = None, timeout_s: float | None = None) -> dict:
+        return self._json("applyPatch", {"id": id}, body=drop_none({"patch": patch, "cwd": cwd, "timeout_s": timeout_s}))
 
     # --- service --------------------------------------------------------------------------------------------
     def health(self) -> dict:

@@ -82,8 +82,8 @@ def test_async_sandbox_deleted_when_the_task_is_cancelled(server, browser_opts):
 def test_async_heartbeat_task(server, browser_opts):
     async def main():
         async with AsyncClient(server.url, server.api_key) as c:
-            async with c.sandbox(**browser_opts, idle_timeout_seconds=1, heartbeat_interval=0.2) as sb:
-                await asyncio.sleep(2.5)
+            async with c.sandbox(**browser_opts, idle_timeout_seconds=2, heartbeat_interval=0.3) as sb:
+                await asyncio.sleep(4)
                 assert (await c.get_sandbox(sb.id))["status"] == "ready"
 
     run(main())

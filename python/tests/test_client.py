@@ -133,7 +133,7 @@ def test_client_close_deletes_what_it_created(server, browser_opts):
 
 
 def test_heartbeat_thread_keeps_an_idle_sandbox_alive(client, browser_opts):
-    with client.sandbox(**browser_opts, idle_timeout_seconds=1, heartbeat_interval=0.2) as kept:
+    with client.sandbox(**browser_opts, idle_timeout_seconds=3, heartbeat_interval=0.3) as kept:
         bare = client.create_sandbox(**browser_opts, idle_timeout_seconds=1)["sandbox_id"]
         client.wait_ready(bare)
         deadline = time.monotonic() + 20
@@ -172,3 +172,27 @@ def test_keep_alive_reuses_one_connection(client):
     for _ in range(5):
         client.health()
     assert client._t._local.conn is conn and conn.sock is sock
+
+
+def test_shell_sandbox_routes(client):
+    try:
+        sb = client.sandbox("shell")
+        sb.open()
+    except GroveApiError as e:
+        if e.code == "unsupported_sandbox_type":
+            pytest.skip("this server has no shell environment (needs root and bubblewrap)")
+        raise
+    try:
+        r = client.exec(sb.id, "echo hello; echo err >&2; exit 3")
+        assert (r["exit_code"], r["stdout"].strip(), r["stderr"].strip()) == (3, "hello", "err")
+        client.upload_file(sb.id, "data/a.bin", b"\x00\x01grove")
+        client.upload_file(sb.id, "notes.txt", "text ✓")
+        assert client.download_file(sb.id, "data/a.bin") == b"\x00\x01grove"
+        assert client.download_file(sb.id, "notes.txt").decode() == "text ✓"
+        names = [f["name"] for f in client.list_files(sb.id, ".")["files"]]
+        assert "notes.txt" in names and "data" in names
+        with pytest.raises(GroveApiError) as e:
+            client.download_file(sb.id, "../../etc/passwd")
+        assert e.value.status in (400, 404)
+    finally:
+        sb.close()
