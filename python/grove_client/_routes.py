@@ -23,7 +23,7 @@ class Route:
     name: str = field(default="")
 
 
-_SANDBOX_INFO = ("sandbox_id", "type", "status", "created_at", "last_used_at", "expires_at", "steps", "labels", "error", "shell")
+_SANDBOX_INFO = ("sandbox_id", "type", "status", "created_at", "last_used_at", "expires_at", "steps", "labels", "error", "shell", "claw")
 _OBSERVATION = (
     "step", "url", "title", "tabs", "viewport", "screenshot", "last_action_error", "events", "som", "accessibility", "timings",
 )
@@ -34,8 +34,10 @@ BROWSER_OPTIONS = (
     "type", "viewport", "start_url", "user_agent", "locale", "timezone", "screenshot_format", "screenshot_quality",
     "resize", "coordinate_space", "rel_divisor", "settle", "settle_quiet_ms", "settle_max_ms", "action_timeout_ms",
     "som", "accessibility", "network", "ttl_seconds", "idle_timeout_seconds", "record", "record_har", "replay_har",
-    "labels", "task", "episode",
+    "labels", "task", "episode", "claw_sandbox",
 )
+#: Fields of a claw sandbox's creation options (mock productivity apps).
+CLAW_OPTIONS = ("type", "apps", "faults", "state", "task_id", "tools", "world_seed", "ttl_seconds", "idle_timeout_seconds", "labels")
 #: Fields of a shell sandbox's creation options.
 SHELL_OPTIONS = (
     "type", "block_network", "ttl_seconds", "idle_timeout_seconds", "labels", "image", "allow", "cpu", "memory_mb",
@@ -43,7 +45,7 @@ SHELL_OPTIONS = (
 )
 
 ROUTES: tuple[Route, ...] = (
-    Route("createSandbox", "POST", "/sandboxes", body=tuple(sorted(set(BROWSER_OPTIONS) | set(SHELL_OPTIONS))), response=_SANDBOX_INFO),
+    Route("createSandbox", "POST", "/sandboxes", body=tuple(sorted(set(BROWSER_OPTIONS) | set(SHELL_OPTIONS) | set(CLAW_OPTIONS))), response=_SANDBOX_INFO),
     Route("createSandboxes", "POST", "/sandboxes/batch", body=("count", "sandbox", "sandboxes"), response=("sandboxes",)),
     Route("listSandboxes", "GET", "/sandboxes", query=("label",), response=("sandboxes",)),
     Route("getSandbox", "GET", "/sandboxes/{id}", response=_SANDBOX_INFO),
@@ -73,6 +75,14 @@ ROUTES: tuple[Route, ...] = (
     Route("listFiles", "GET", "/sandboxes/{id}/files/list", query=("path",), response=("path", "files")),
     Route("applyPatch", "POST", "/sandboxes/{id}/apply_patch", body=("patch", "cwd", "timeout_s"),
           response=("success", "exit_code", "stdout", "stderr")),
+    # claw sandboxes (mock productivity apps)
+    Route("clawTools", "GET", "/sandboxes/{id}/claw/tools", response=("tools",)),
+    Route("clawCall", "POST", "/sandboxes/{id}/claw/call", body=("tool", "arguments", "actor"),
+          response=("status", "result", "error", "changes", "seq", "retry_after")),
+    Route("clawState", "GET", "/sandboxes/{id}/claw/state", response=("state",)),
+    Route("clawAudit", "GET", "/sandboxes/{id}/claw/audit", query=("since",), response=("entries",)),
+    Route("clawReset", "POST", "/sandboxes/{id}/claw/reset", response=("ok",)),
+    Route("clawGrade", "POST", "/sandboxes/{id}/claw/grade", body=("answer",)),
     Route("health", "GET", "/health", response=("status", "version", "uptime_s", "sandboxes")),
     Route("metrics", "GET", "/metrics"),
     Route("openapi", "GET", "/openapi.json"),

@@ -146,6 +146,25 @@ class AsyncClient:
     async def apply_patch(self, id: str, patch: str, *, cwd: str | None = None, timeout_s: float | None = None) -> dict:
         return await self._json("applyPatch", {"id": id}, body=drop_none({"patch": patch, "cwd": cwd, "timeout_s": timeout_s}))
 
+    # --- claw (mock productivity apps) -----------------------------------------------------------------------
+    async def claw_tools(self, id: str) -> list:
+        return (await self._json("clawTools", {"id": id}))["tools"]
+
+    async def claw_call(self, id: str, tool: str, arguments: Mapping[str, Any] | None = None, *, actor: str | None = None) -> dict:
+        return await self._json("clawCall", {"id": id}, body=drop_none({"tool": tool, "arguments": arguments or {}, "actor": actor}))
+
+    async def claw_state(self, id: str) -> dict:
+        return (await self._json("clawState", {"id": id}))["state"]
+
+    async def claw_audit(self, id: str, *, since: int | None = None) -> list:
+        return (await self._json("clawAudit", {"id": id}, {"since": since}))["entries"]
+
+    async def claw_reset(self, id: str) -> dict:
+        return await self._json("clawReset", {"id": id})
+
+    async def claw_grade(self, id: str, *, answer: str | None = None) -> dict:
+        return await self._json("clawGrade", {"id": id}, body=drop_none({"answer": answer}))
+
     # --- service --------------------------------------------------------------------------------------------
     async def health(self) -> dict:
         return await self._json("health")

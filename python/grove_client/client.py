@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping
 
 from ._core import Endpoint, RetryPolicy, check_fields, decode_json, drop_none, screenshot_bytes
 from ._http import SyncTransport
-from ._routes import BROWSER_OPTIONS, BY_ID, SHELL_OPTIONS
+from ._routes import BROWSER_OPTIONS, BY_ID, CLAW_OPTIONS, SHELL_OPTIONS
 from .errors import GroveApiError, SandboxFailedError
 from .images import to_array
 
@@ -25,7 +25,8 @@ def label_query(labels: Mapping[str, str] | Iterable[str] | None) -> list[str] |
 
 
 def creation_body(type: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields("create_sandbox", options, BROWSER_OPTIONS if type == "browser" else SHELL_OPTIONS)
+    known = {"browser": BROWSER_OPTIONS, "shell": SHELL_OPTIONS, "claw": CLAW_OPTIONS}.get(type, ())
+    check_fields("create_sandbox", options, known)
     return {"type": type, **drop_none(options)}
 
 
@@ -199,6 +200,25 @@ class Client:
 
     def apply_patch(self, id: str, patch: str, *, cwd: str | None = None, timeout_s: float | None = None) -> dict:
         return self._json("applyPatch", {"id": id}, body=drop_none({"patch": patch, "cwd": cwd, "timeout_s": timeout_s}))
+
+    # --- claw (mock productivity apps) -----------------------------------------------------------------------
+    def claw_tools(self, id: str) -> list:
+        return self._json("clawTools", {"id": id})["tools"]
+
+    def claw_call(self, id: str, tool: str, arguments: Mapping[str, Any] | None = None, *, actor: str | None = None) -> dict:
+        return self._json("clawCall", {"id": id}, body=drop_none({"tool": tool, "arguments": arguments or {}, "actor": actor}))
+
+    def claw_state(self, id: str) -> dict:
+        return self._json("clawState", {"id": id})["state"]
+
+    def claw_audit(self, id: str, *, since: int | None = None) -> list:
+        return self._json("clawAudit", {"id": id}, {"since": since})["entries"]
+
+    def claw_reset(self, id: str) -> dict:
+        return self._json("clawReset", {"id": id})
+
+    def claw_grade(self, id: str, *, answer: str | None = None) -> dict:
+        return self._json("clawGrade", {"id": id}, body=drop_none({"answer": answer}))
 
     # --- service --------------------------------------------------------------------------------------------
     def health(self) -> dict:

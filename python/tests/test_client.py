@@ -196,3 +196,16 @@ def test_shell_sandbox_routes(client):
         assert e.value.status in (400, 404)
     finally:
         sb.close()
+
+
+def test_claw_sandbox_routes(client):
+    with client.sandbox("claw") as sb:
+        tools = client.claw_tools(sb.id)
+        assert tools and all(t["function"]["name"] for t in tools)
+        assert isinstance(client.claw_state(sb.id), dict)
+        ok = client.claw_call(sb.id, "mail_list_folders", {})
+        assert ok["status"] == 200 and "folders" in ok["result"]
+        bad = client.claw_call(sb.id, "no_such_tool", {})
+        assert bad["status"] == 404 and bad["error"]["code"] == "unknown_tool"  # a tool error is an answer, not an HTTP error
+        assert isinstance(client.claw_audit(sb.id), list)
+        assert client.claw_reset(sb.id)["ok"] is True

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grove_client import AsyncClient, Client
-from grove_client._routes import BROWSER_OPTIONS, ROUTES, SHELL_OPTIONS
+from grove_client._routes import BROWSER_OPTIONS, CLAW_OPTIONS, ROUTES, SHELL_OPTIONS
 
 DOC = json.loads((Path(__file__).resolve().parents[2] / "docs" / "openapi.json").read_text())
 SKIP_TAGS = {"orchard-gui"}  # another protocol (Orchard-GUI's env server), not client methods
@@ -95,3 +95,5 @@ def test_creation_options_match_the_sandbox_schemas():
     by_type = {v["properties"]["type"].get("const", (v["properties"]["type"].get("enum") or [None])[0]): set(v["properties"]) for v in variants}
     assert by_type["browser"] == set(BROWSER_OPTIONS), sorted(by_type["browser"] ^ set(BROWSER_OPTIONS))
     assert by_type["shell"] == set(SHELL_OPTIONS), sorted(by_type["shell"] ^ set(SHELL_OPTIONS))
+    assert by_type["claw"] == set(CLAW_OPTIONS), sorted(by_type["claw"] ^ set(CLAW_OPTIONS))
+    assert set(by_type) == {"browser", "shell", "claw"}, "a new sandbox type: add its options to grove_client/_routes.py"
