@@ -15,6 +15,7 @@ import { PodCache } from './pod-cache.ts';
 import { podCondition, workerPod } from './pods.ts';
 import { Reconciler } from './reconciler.ts';
 import { RemoteSandbox, type Placement, type PlacementDriver } from './remote-sandbox.ts';
+import { RemoteShellSandbox } from './remote-shell.ts';
 import { newPodName, workerToken } from './token.ts';
 
 export interface KubernetesBackendOptions {
@@ -118,7 +119,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     const t = templateFor(this.cfg, spec.type, spec.labels);
     if (!t) throw new GroveError('unsupported_sandbox_type', `No kubernetes template for ${spec.type} sandboxes.`);
     this.deadlines.set(id, this.clock.now() + this.cfg.readyTimeoutSeconds * 1000);
-    const sb = new RemoteSandbox(id, spec, t[0], this);
+    const sb = spec.type === 'shell' ? new RemoteShellSandbox(id, spec, t[0], this) : new RemoteSandbox(id, spec, t[0], this);
     this.sandboxes.set(id, sb);
     return sb;
   }

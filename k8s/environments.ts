@@ -14,8 +14,8 @@ import { loadKubeConfig } from './kube.ts';
 
 export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnvironments {
   const browser: EnvironmentFactory<BrowserCreateOptions> & { create(id: string, spec: BrowserCreateOptions, extras?: unknown): Promise<Sandbox> } = {
-    async create(id, spec, extras?: unknown) {
-      if (extras) {
+    async create(id, spec, extras?: { contextOptions?: unknown; prepare?: unknown }) {
+      if (extras?.contextOptions || extras?.prepare) {
         throw new GroveError('invalid_request', 'record_har and replay_har need the browser in this process; the kubernetes backend supports record: true without them.');
       }
       return backend.create(id, spec);
@@ -24,7 +24,14 @@ export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnviron
     shutdown: () => backend.shutdown(),
     stats: () => backend.stats(),
   };
-  return backend.supports('browser') ? { browser } : {};
+  const shell: NonNullable<LocalEnvironments['shell']> = {
+    create: (id, spec) => backend.create(id, spec),
+    admit: (spec) => backend.admit(spec),
+    shutdown: () => backend.shutdown(),
+    // Reported once, under browser_ (the gauges are the backend's, not per type).
+    stats: () => ({}),
+  };
+  return { ...(backend.supports('browser') ? { browser } : {}), ...(backend.supports('shell') ? { shell } : {}) };
 }
 
 export interface KubernetesSetup {

@@ -143,7 +143,7 @@ export class RemoteSandbox implements Sandbox {
     return { client: this.client, wid: this.workerId };
   }
 
-  private async remote<T>(fn: (c: GroveClient, wid: string) => Promise<T>): Promise<T> {
+  protected async remote<T>(fn: (c: GroveClient, wid: string) => Promise<T>): Promise<T> {
     const { client, wid } = this.live();
     this.inFlight++;
     try {

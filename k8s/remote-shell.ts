@@ -1,0 +1,50 @@
+// A shell sandbox on a worker pod: the shape of shell-env's ShellSandbox (which k8s/ may not import), each call one
+// request to the worker's shell routes. The interactive PTY is not relayed through the orchestrator.
+import type { GroveClient } from '../client/index.ts';
+import { GroveError } from '../protocol/errors.ts';
+import type { ApplyPatchResult, ExecRequest, ExecResult, FileEntry, JobInfo } from '../protocol/shell.ts';
+import { RemoteSandbox } from './remote-sandbox.ts';
+
+type ExecBody = Parameters<GroveClient['exec']>[1];
+
+function execBody(req: ExecRequest): ExecBody {
+  const { background: _b, ...rest } = req as ExecRequest & { background?: boolean };
+  return rest as ExecBody;
+}
+
+export class RemoteShellSandbox extends RemoteSandbox {
+  readonly workspace = '/workspace';
+
+  exec(req: ExecRequest): Promise<ExecResult> {
+    return this.remote((c, wid) => c.exec(wid, execBody(req)));
+  }
+
+  startJob(req: ExecRequest): Promise<JobInfo> {
+    return this.remote((c, wid) => c.startJob(wid, execBody(req)));
+  }
+
+  job(jobId: string, waitMs = 0): Promise<JobInfo> {
+    return this.remote((c, wid) => c.job(wid, jobId, Math.ceil(waitMs / 1000)));
+  }
+
+  writeFile(path: string, data: Buffer, mode?: string): Promise<{ path: string; size: number }> {
+    return this.remote((c, wid) => c.uploadFile(wid, path, data, mode));
+  }
+
+  async readFile(path: string): Promise<{ path: string; data: Buffer }> {
+    const bytes = await this.remote((c, wid) => c.downloadFile(wid, path));
+    return { path, data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+  }
+
+  async listFiles(path: string): Promise<{ path: string; files: FileEntry[] }> {
+    return (await this.remote((c, wid) => c.listFiles(wid, path))) as { path: string; files: FileEntry[] };
+  }
+
+  applyPatch(patch: string, opts: { cwd?: string; timeoutMs?: number } = {}): Promise<ApplyPatchResult> {
+    return this.remote((c, wid) => c.applyPatch(wid, patch, opts.cwd));
+  }
+
+  async openPty(): Promise<never> {
+    throw new GroveError('invalid_request', 'The interactive terminal is not relayed by the kubernetes backend; use exec and jobs.');
+  }
+}

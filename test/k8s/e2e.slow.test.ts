@@ -1,0 +1,171 @@
+// End to end through the kubernetes backend: a real orchestrator process (`grove serve --backend kubernetes`,
+// kubeconfig file → the simulated API server) and real `grove worker` processes that the simulated kubelet starts
+// on per-pod loopback addresses. Browser and shell flows through the unchanged REST API and client; a killed
+// worker; an orchestrator SIGKILLed mid-flight whose orphans the next replica reconciles.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { GroveApiError, GroveClient } from '../../client/index.ts';
+import { L } from '../../k8s/labels.ts';
+import { ProcessKubelet } from '../support/kube-kubelets.ts';
+import { KubeSim } from '../support/kube-sim.ts';
+import { until } from './harness.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const KEY = 'k8s-e2e-api-key-0123456789';
+const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-e2e-'));
+const kubelet = new ProcessKubelet();
+const sim = new KubeSim(kubelet);
+kubelet.sim = sim;
+const orchestrators: ChildProcess[] = [];
+let site: http.Server;
+let siteUrl = '';
+
+const PAGE = `<!doctype html><title>start</title>
+<button style="position:absolute;left:0;top:0;width:400px;height:300px" onclick="document.title='clicked'">go</button>`;
+
+beforeAll(async () => {
+  site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
+  await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
+  await sim.start();
+  writeFileSync(
+    path.join(dir, 'kubeconfig'),
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      `clusters: [{name: sim, cluster: {server: "${sim.url}", insecure-skip-tls-verify: true}}]`,
+      `users: [{name: grove, user: {token: "${sim.token}"}}]`,
+      'contexts: [{name: sim, context: {cluster: sim, user: grove, namespace: grove}}]',
+      'current-context: sim',
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(
+    path.join(dir, 'k8s.json'),
+    JSON.stringify({
+      kubeconfig: path.join(dir, 'kubeconfig'),
+      workerPort: 18000 + Math.floor(Math.random() * 1000),
+      leaseDurationSeconds: 2,
+      reconcileIntervalSeconds: 1,
+      readyTimeoutSeconds: 60,
+      templates: {
+        browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 1 },
+        shell: { type: 'shell', placement: 'pod', warmPool: 0 },
+      },
+    }),
+  );
+});
+
+afterAll(async () => {
+  for (const p of orchestrators) if (p.exitCode === null) p.kill('SIGKILL');
+  await sim.close();
+  kubelet.killAll();
+  await new Promise((r) => site.close(r));
+});
+
+/** Starts `grove serve --backend kubernetes`; resolves with a client once it listens. */
+async function startOrchestrator(replica: string): Promise<{ proc: ChildProcess; client: GroveClient; dataDir: string }> {
+  const dataDir = mkdtempSync(path.join(dir, `orch-${replica}-`));
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'cli/main.ts'), 'serve', '--backend', 'kubernetes', '--k8s-config', path.join(dir, 'k8s.json'), '--port', '0'], {
+    cwd: ROOT,
+    env: { ...process.env, GROVE_API_KEY: KEY, GROVE_K8S_TOKEN_SECRET: 'e2e-worker-token-secret-0123456789', GROVE_K8S_REPLICA_ID: replica, GROVE_DATA_DIR: dataDir, GROVE_LOG_LEVEL: 'warn', GROVE_CONFIG: '' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  orchestrators.push(proc);
+  let stderr = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    proc.stderr!.on('data', (d) => {
+      stderr += String(d);
+      const m = stderr.match(/listening on (http:\/\/\S+)/);
+      if (m) resolve(m[1]!);
+    });
+    proc.on('exit', (code) => reject(new Error(`orchestrator exited ${code}: ${stderr}`)));
+  });
+  return { proc, client: new GroveClient({ baseUrl: url, apiKey: KEY }), dataDir };
+}
+
+const workerPods = () => sim.listPodObjects();
+
+describe('kubernetes backend end to end', () => {
+  let orch: Awaited<ReturnType<typeof startOrchestrator>>;
+
+  test('browser flow: warm worker claimed, real Chromium on the worker, recording on the orchestrator', async () => {
+    orch = await startOrchestrator('orch-1');
+    await until(() => workerPods().some((p) => p.metadata.labels[L.state] === 'warm' && p.status.phase === 'Running'), 'a warm browser worker', 60_000);
+    const c = orch.client;
+    const sb = await c.createAndWait({ type: 'browser', start_url: siteUrl, network: { allow: [siteUrl.slice(7, -1)] }, record: true }, 60);
+    expect(sb.status).toBe('ready');
+    const claimed = workerPods().filter((p) => p.metadata.labels[L.state] === 'claimed');
+    expect(claimed).toHaveLength(1);
+    expect(claimed[0]!.metadata.labels[L.owner]).toBe('orch-1');
+    const obs = await c.observation(sb.sandbox_id);
+    expect(obs.title).toBe('start');
+    const step = await c.step(sb.sandbox_id, { action: { action: 'click', x: 100, y: 100, space: 'css_px' } });
+    expect(step.observation.title).toBe('clicked');
+    expect(step.observation.screenshot?.mime).toBe('image/jpeg');
+    const shot = await c.screenshot(sb.sandbox_id);
+    expect([...shot.bytes.slice(0, 2)]).toEqual([0xff, 0xd8]);
+    const metrics = await c.metrics();
+    expect(metrics).toMatch(/k8s_warm_hits\S* 1/);
+    await c.deleteSandbox(sb.sandbox_id);
+    // Recorded where the model output is known: the orchestrator's recordings directory.
+    const steps = readFileSync(path.join(orch.dataDir, 'recordings', sb.sandbox_id, 'steps.jsonl'), 'utf8').trim().split('\n');
+    expect(steps).toHaveLength(1);
+    expect(existsSync(path.join(orch.dataDir, 'recordings', sb.sandbox_id, 'episode.json'))).toBe(true);
+    // The empty shared worker is deleted; the pool refills to one warm worker.
+    await until(() => workerPods().every((p) => p.metadata.labels[L.state] === 'warm') && workerPods().length === 1, 'pool back to one warm worker', 60_000);
+    expect(sim.invalid).toEqual([]);
+  });
+
+  test('shell flow: one pod per sandbox, exec and files on the worker', async () => {
+    const c = orch.client;
+    const sb = await c.createAndWait({ type: 'shell' }, 60);
+    const pod = workerPods().find((p) => p.metadata.labels[L.sandbox] === sb.sandbox_id);
+    expect(pod?.metadata.labels[L.template]).toBe('shell');
+    const r = await c.exec(sb.sandbox_id, { command: 'echo hello from $(pwd)' });
+    expect(r.exit_code).toBe(0);
+    expect(r.stdout).toBe('hello from /workspace\n');
+    await c.uploadFile(sb.sandbox_id, '/workspace/a.txt', 'payload');
+    expect(new TextDecoder().decode(await c.downloadFile(sb.sandbox_id, '/workspace/a.txt'))).toBe('payload');
+    await c.deleteSandbox(sb.sandbox_id);
+    await until(() => !workerPods().some((p) => p.metadata.name === pod!.metadata.name), 'shell pod deleted', 30_000);
+  });
+
+  test('a killed worker: the sandbox answers 410 sandbox_closed, the failed pod is reconciled away', async () => {
+    const c = orch.client;
+    const sb = await c.createAndWait({ type: 'shell' }, 60);
+    const pod = workerPods().find((p) => p.metadata.labels[L.sandbox] === sb.sandbox_id)!;
+    kubelet.kill(pod.metadata.name);
+    const err = await until(
+      async () => c.exec(sb.sandbox_id, { command: 'true' }).then(() => null, (e: unknown) => (e instanceof GroveApiError && e.status === 410 ? e : null)),
+      'the sandbox to be reported lost',
+      30_000,
+    );
+    expect(err.code).toBe('sandbox_closed');
+    await c.deleteSandbox(sb.sandbox_id);
+    await until(() => !workerPods().some((p) => p.metadata.name === pod.metadata.name), 'failed pod deleted', 30_000);
+  });
+
+  test('orchestrator SIGKILLed mid-flight: the next replica reconciles its orphans (pods and worker processes)', async () => {
+    const sb = await orch.client.createAndWait({ type: 'shell' }, 60);
+    const orphan = workerPods().find((p) => p.metadata.labels[L.sandbox] === sb.sandbox_id)!;
+    orch.proc.kill('SIGKILL');
+    await new Promise((r) => orch.proc.once('exit', r));
+    expect(workerPods().some((p) => p.metadata.name === orphan.metadata.name)).toBe(true);
+    const next = await startOrchestrator('orch-2');
+    await until(() => !workerPods().some((p) => p.metadata.name === orphan.metadata.name), 'orphan deleted', 60_000);
+    expect(kubelet.procs.has(orphan.metadata.name)).toBe(false);
+    // The warm browser worker is no orphan: unclaimed pods belong to the pool, whoever made them.
+    expect(workerPods().filter((p) => p.metadata.labels[L.state] === 'warm')).toHaveLength(1);
+    next.proc.kill('SIGTERM');
+    await new Promise((r) => next.proc.once('exit', r));
+    expect(next.proc.exitCode).toBe(0);
+    expect(sim.invalid).toEqual([]);
+  });
+});
