@@ -4,6 +4,20 @@ import { z } from 'zod';
 import { ActionError, EnvEvent, ResolvedAction, Tab, Timings } from './observation.ts';
 import { Task, Termination, Verdict } from './task.ts';
 
+/** A shell step (SWE episodes): the command, its result as the agent saw it, and what it changed. */
+export const ExecStepRecord = z.object({
+  command: z.string(),
+  cwd: z.string().optional(),
+  exit_code: z.number().int(),
+  timed_out: z.boolean(),
+  /** stdout and stderr merged, truncated as the agent saw it. */
+  output: z.string(),
+  duration_ms: z.number(),
+  /** Files of the checkout the step created, changed or deleted. */
+  changed_files: z.array(z.string()).optional(),
+});
+export type ExecStepRecord = z.infer<typeof ExecStepRecord>;
+
 export const StepRecord = z.object({
   step: z.number().int(),
   ts: z.string(),
@@ -25,6 +39,8 @@ export const StepRecord = z.object({
   screenshot: z
     .object({ mime: z.string(), width: z.number(), height: z.number(), scale: z.number(), scale_y: z.number().optional() })
     .optional(),
+  /** Shell episodes: the command of this step and its result (no screenshot). */
+  exec: ExecStepRecord.optional(),
   /** Visual diff against the previous frame. */
   diff: z.object({ changed_share: z.number(), noop: z.boolean() }).optional(),
   /** Tool-calling episodes (Claw): the step's tool calls with what the apps answered and the state they changed. */

@@ -1,156 +1,77 @@
-// SWE-bench-style evaluation in shell sandboxes: for each prediction, a fresh sandbox with the repository at the
-// instance's base commit, the model patch applied (git apply), the test files reset and the test patch applied,
-// the repository's test command run, its log parsed and graded (grading.ts). One report per instance, and a
-// summary like SWE-bench's run report.
-import type { InstanceReport, SwePrediction, SweInstance } from '../protocol/swe.ts';
-import type { ShellSandbox } from '../shell-env/index.ts';
-import { grade } from './grading.ts';
+// Evaluating a patch as SWE-bench's harness does: apply the model patch to the checkout at the base commit
+// (git apply, then `patch --fuzz` as a fallback), reset the files of the test patch to the base commit and apply
+// the test patch, run the repository's test command on the test patch's files, parse the log, grade.
+import type { ExecResult } from '../protocol/shell.ts';
+import { grade, type GradeReport } from './grading.ts';
 import { LOG_PARSERS } from './log-parsers.ts';
-import { RepoBundles, TESTBED, checkoutRepo, patchFiles } from './repo.ts';
-import { repoSpec, type RepoSpec } from './specs.ts';
+import { diffFiles, testDirectives, type RepoSpec } from './specs.ts';
+import { REPO_DIR, type ShellTarget, type SweInstance } from './types.ts';
 
-/** Where sandboxes come from (the local shell environment, or a remote server through a client adapter). */
-export interface SandboxProvider {
-  acquire(): Promise<ShellSandbox>;
-  release(sb: ShellSandbox): Promise<void>;
+export interface Evaluation {
+  instance_id: string;
+  patch_is_None: boolean;
+  patch_exists: boolean;
+  patch_successfully_applied: boolean;
+  resolution: GradeReport['resolution'];
+  resolved: boolean;
+  report: GradeReport | null;
+  /** The test run's output (merged), for the report. */
+  test_log: string;
+  test_exit_code: number | null;
+  error?: string;
 }
 
-export interface EvaluateOptions {
-  /** repo ("owner/name") → local path or mirror of the repository. */
-  repos: Record<string, string>;
-  specs?: Record<string, RepoSpec>;
-  bundles?: RepoBundles;
-}
-
-export interface RunReport {
-  total_instances: number;
-  submitted_instances: number;
-  completed_instances: number;
-  resolved_instances: number;
-  partial_instances: number;
-  unresolved_instances: number;
-  empty_patch_instances: number;
-  error_instances: number;
-  resolved_ids: string[];
-  partial_ids: string[];
-  unresolved_ids: string[];
-  empty_patch_ids: string[];
-  error_ids: string[];
-  reports: InstanceReport[];
-}
-
-/** Prepares the sandbox: the repository at the base commit, then the model patch (false if it did not apply). */
-export async function prepare(sb: ShellSandbox, instance: SweInstance, opts: EvaluateOptions): Promise<void> {
-  const repoPath = opts.repos[instance.repo];
-  if (!repoPath) throw new Error(`no local path or mirror for repository "${instance.repo}"`);
-  const bundle = await (opts.bundles ?? new RepoBundles()).get(repoPath);
-  await checkoutRepo(sb, bundle, instance.base_commit, repoSpec(instance.repo, opts.specs));
-}
-
-/** Runs the instance's tests in a prepared sandbox (model patch already applied) and grades them. */
-export async function runTests(sb: ShellSandbox, instance: SweInstance, opts: EvaluateOptions) {
-  const spec = repoSpec(instance.repo, opts.specs);
-  if (instance.test_patch) {
-    // The model's own edits to the graded test files are discarded, as SWE-bench does.
-    const files = patchFiles(instance.test_patch);
-    if (files.length) await sb.exec({ command: ['git', 'checkout', instance.base_commit, '--', ...files], cwd: TESTBED, merge_stderr: true, login_shell: false, background: false });
-    const applied = await sb.applyPatch(instance.test_patch, { cwd: TESTBED });
-    if (!applied.success) throw new Error(`the test patch did not apply: ${applied.stderr.trim()}`);
+/** Applies a unified diff from stdin: `git apply`, else `patch --batch --fuzz=5 -p1`. */
+export async function applyPatch(shell: ShellTarget, patch: string): Promise<{ ok: boolean; output: string }> {
+  const attempts: string[][] = [
+    ['git', 'apply', '--verbose', '--whitespace=nowarn', '-'],
+    ['git', 'apply', '--verbose', '--reject', '--whitespace=nowarn', '-'],
+    ['patch', '--batch', '--fuzz=5', '-p1', '--forward'],
+  ];
+  let output = '';
+  for (const argv of attempts) {
+    const r = await shell.exec({ command: argv, cwd: REPO_DIR, stdin: patch, merge_stderr: true, timeout_s: 120 });
+    output += `$ ${argv.join(' ')}\n${r.stdout}\n`;
+    if (r.exit_code === 0) return { ok: true, output };
+    // A failed --reject attempt may leave hunks applied: back to a clean tree before the next try.
+    await shell.exec({ command: ['git', 'checkout', '-q', '--', '.'], cwd: REPO_DIR, timeout_s: 60 });
   }
-  const r = await sb.exec({ command: spec.testCmd, cwd: TESTBED, timeout_s: spec.testTimeoutS, merge_stderr: true, login_shell: false, background: false, max_output_bytes: 8 * 1024 * 1024 });
-  const results = LOG_PARSERS[spec.parser](r.stdout);
-  return { log: r.stdout, timedOut: r.timed_out, results, graded: grade(instance, results) };
+  return { ok: false, output };
 }
 
-export async function evaluateInstance(provider: SandboxProvider, instance: SweInstance, pred: SwePrediction, opts: EvaluateOptions): Promise<InstanceReport> {
-  const started = performance.now();
-  const patch = pred.model_patch ?? '';
-  const base: InstanceReport = {
-    instance_id: instance.instance_id,
-    model_name_or_path: pred.model_name_or_path,
-    patch_is_empty: patch.trim() === '',
-    patch_applied: false,
-    resolution: 'NO',
-    resolved: false,
-    tests_status: { FAIL_TO_PASS: { success: [], failure: [...instance.FAIL_TO_PASS] }, PASS_TO_PASS: { success: [], failure: [...instance.PASS_TO_PASS] } },
-    test_results: {},
-    error: null,
-    duration_ms: 0,
-  };
-  const sb = await provider.acquire();
-  try {
-    await prepare(sb, instance, opts);
-    if (!base.patch_is_empty) {
-      const applied = await sb.applyPatch(patch.endsWith('\n') ? patch : `${patch}\n`, { cwd: TESTBED });
-      if (!applied.success) return { ...base, error: `patch did not apply: ${applied.stderr.trim().slice(0, 2000)}`, duration_ms: performance.now() - started };
+/** Runs the instance's tests in the prepared checkout (with the model's changes in place) and grades them. */
+export async function evaluateCheckout(shell: ShellTarget, inst: SweInstance, spec: RepoSpec): Promise<Pick<Evaluation, 'resolution' | 'resolved' | 'report' | 'test_log' | 'test_exit_code' | 'error'>> {
+  const testPatch = inst.test_patch ?? '';
+  if (testPatch) {
+    const files = diffFiles(testPatch);
+    // Files of the test patch return to the base commit (the agent may have edited them); new ones are removed.
+    for (const f of files) {
+      const exists = await shell.exec({ command: ['git', 'cat-file', '-e', `${inst.base_commit}:${f}`], cwd: REPO_DIR, timeout_s: 30 });
+      const argv = exists.exit_code === 0 ? ['git', 'checkout', '-q', inst.base_commit, '--', f] : ['rm', '-f', '--', f];
+      await shell.exec({ command: argv, cwd: REPO_DIR, timeout_s: 30 });
     }
-    const t = await runTests(sb, instance, opts);
-    return {
-      ...base,
-      patch_applied: !base.patch_is_empty,
-      resolution: t.graded.resolution,
-      resolved: t.graded.resolution === 'FULL',
-      tests_status: { FAIL_TO_PASS: t.graded.FAIL_TO_PASS, PASS_TO_PASS: t.graded.PASS_TO_PASS },
-      test_results: Object.fromEntries(t.results),
-      error: t.timedOut ? 'the test command timed out' : null,
-      duration_ms: performance.now() - started,
-    };
-  } catch (err) {
-    return { ...base, error: err instanceof Error ? err.message : String(err), duration_ms: performance.now() - started };
-  } finally {
-    await provider.release(sb);
+    const applied = await applyPatch(shell, testPatch);
+    if (!applied.ok) return { resolution: 'NO', resolved: false, report: null, test_log: applied.output, test_exit_code: null, error: 'test_patch_failed' };
   }
+  const directives = testDirectives(testPatch, spec, inst.repo);
+  const command = [spec.test_cmd, ...directives.map((d) => `'${d.replaceAll("'", `'\\''`)}'`)].join(' ');
+  const r: ExecResult = await shell.exec({ command, cwd: REPO_DIR, merge_stderr: true, timeout_s: spec.test_timeout_s, max_output_bytes: 8 * 1024 * 1024 });
+  const status = LOG_PARSERS[spec.log_parser](r.stdout);
+  const report = grade(inst.FAIL_TO_PASS, inst.PASS_TO_PASS, status);
+  return { resolution: report.resolution, resolved: report.resolved, report, test_log: r.stdout, test_exit_code: r.exit_code, ...(r.timed_out ? { error: 'tests_timed_out' } : {}) };
 }
 
-/** Every prediction whose instance is known, `concurrency` at a time, in a SWE-bench-like run report. */
-export async function evaluatePredictions(
-  provider: SandboxProvider,
-  instances: SweInstance[],
-  preds: SwePrediction[],
-  opts: EvaluateOptions & { concurrency?: number },
-): Promise<RunReport> {
-  const byId = new Map(instances.map((i) => [i.instance_id, i]));
-  const todo = preds.filter((p) => byId.has(p.instance_id));
-  const reports: InstanceReport[] = new Array(todo.length);
-  const shared = { ...opts, bundles: opts.bundles ?? new RepoBundles() };
-  let next = 0;
-  const worker = async () => {
-    while (next < todo.length) {
-      const i = next++;
-      reports[i] = await evaluateInstance(provider, byId.get(todo[i].instance_id) as SweInstance, todo[i], shared);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.concurrency ?? 4, todo.length)) }, worker));
-  const ids = (f: (r: InstanceReport) => boolean) => reports.filter(f).map((r) => r.instance_id);
-  const resolved = ids((r) => r.resolution === 'FULL');
-  const partial = ids((r) => r.resolution === 'PARTIAL');
-  const empty = ids((r) => r.patch_is_empty);
-  const errors = ids((r) => r.error !== null);
-  const unresolved = ids((r) => r.resolution !== 'FULL' && !r.patch_is_empty && r.error === null);
-  return {
-    total_instances: instances.length,
-    submitted_instances: todo.length,
-    completed_instances: reports.filter((r) => r.error === null).length,
-    resolved_instances: resolved.length,
-    partial_instances: partial.length,
-    unresolved_instances: unresolved.length,
-    empty_patch_instances: empty.length,
-    error_instances: errors.length,
-    resolved_ids: resolved,
-    partial_ids: partial,
-    unresolved_ids: unresolved,
-    empty_patch_ids: empty,
-    error_ids: errors,
-    reports,
-  };
-}
-
-/** preds.json as SWE-bench writes it: a list of predictions, or an object keyed by instance_id. */
-export function readPredictions(json: unknown): SwePrediction[] {
-  const rows = Array.isArray(json) ? json : json && typeof json === 'object' ? Object.values(json as Record<string, unknown>) : [];
-  return rows.map((r) => {
-    const o = r as Partial<SwePrediction>;
-    if (typeof o?.instance_id !== 'string') throw new Error('preds.json: every prediction needs an instance_id');
-    return { instance_id: o.instance_id, model_name_or_path: o.model_name_or_path ?? 'unknown', model_patch: o.model_patch ?? '' };
-  });
+/** Applies `modelPatch` (if any) to a freshly prepared checkout and evaluates it. */
+export async function evaluatePatch(shell: ShellTarget, inst: SweInstance, spec: RepoSpec, modelPatch: string | null | undefined): Promise<Evaluation> {
+  const base = { instance_id: inst.instance_id, patch_is_None: modelPatch == null, patch_exists: !!modelPatch?.trim() };
+  if (!modelPatch?.trim()) {
+    // Without a patch the tests still run: an empty patch is graded like any other (it resolves nothing).
+    const e = await evaluateCheckout(shell, inst, spec);
+    return { ...base, patch_successfully_applied: false, ...e };
+  }
+  const applied = await applyPatch(shell, modelPatch.endsWith('\n') ? modelPatch : `${modelPatch}\n`);
+  if (!applied.ok) {
+    return { ...base, patch_successfully_applied: false, resolution: 'NO', resolved: false, report: null, test_log: applied.output, test_exit_code: null, error: 'patch_apply_failed' };
+  }
+  return { ...base, patch_successfully_applied: true, ...(await evaluateCheckout(shell, inst, spec)) };
 }

@@ -1,47 +1,35 @@
-// The fixture repository (grove/textkit) and its three instances, built from fixture/ into a real git
-// repository: one base commit; each instance's gold patch, test patch (and textkit-2's partial patch) are
-// computed with git diff. textkit-3's gold patch fixes its bug but breaks a PASS_TO_PASS test.
-import { cp, mkdir, readdir, readFile } from 'node:fs/promises';
+// The fixture repository (fixtures/textkit): built into a git repository with fixed author and dates, so its
+// commit hash — the instances' base_commit — is the same on every machine.
+import { execFile } from 'node:child_process';
+import { cp, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SweInstance } from '../protocol/swe.ts';
-import { git } from './git.ts';
+import { promisify } from 'node:util';
+import type { SweInstance } from './types.ts';
 
-const SRC = fileURLToPath(new URL('./fixture/', import.meta.url));
+const run = promisify(execFile);
+export const FIXTURE_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'textkit');
+export const FIXTURE_REPO = 'grove/textkit';
+export const FIXTURE_BASE_COMMIT = '689d812d553f7f54cf8043432e3181a482498336';
 
-export interface Fixture {
-  repoPath: string;
-  repo: string;
-  instances: SweInstance[];
-  /** Extra patches by name: "textkit-2:partial" fixes one of its two FAIL_TO_PASS tests. */
-  patches: Record<string, string>;
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'textkit', GIT_AUTHOR_EMAIL: 'textkit@example.invalid', GIT_AUTHOR_DATE: '2026-01-01T00:00:00Z',
+  GIT_COMMITTER_NAME: 'textkit', GIT_COMMITTER_EMAIL: 'textkit@example.invalid', GIT_COMMITTER_DATE: '2026-01-01T00:00:00Z',
+};
+
+/** Builds the fixture repository into `dir` (which must not exist or be empty); resolves to its HEAD commit. */
+export async function buildFixtureRepo(dir: string): Promise<string> {
+  await cp(path.join(FIXTURE_DIR, 'repo'), dir, { recursive: true, filter: (src) => !src.includes('__pycache__') });
+  const env = { ...process.env, ...IDENTITY, GIT_CONFIG_NOSYSTEM: '1', HOME: dir };
+  const git = (...args: string[]) => run('git', ['-C', dir, '-c', 'core.fileMode=false', ...args], { env });
+  await git('init', '-q', '-b', 'main', '.');
+  await git('add', '-A');
+  await git('commit', '-q', '-m', 'textkit 0.1');
+  return (await git('rev-parse', 'HEAD')).stdout.trim();
 }
 
-async function diffOf(repo: string, overlay: string): Promise<string> {
-  await cp(overlay, repo, { recursive: true });
-  const diff = await git(repo, ['diff', '--no-color', '--no-ext-diff']);
-  await git(repo, ['checkout', '--', '.']);
-  return diff;
-}
+export type FixtureInstance = SweInstance & { partial_patch?: string; note?: string };
 
-export async function buildFixture(dir: string): Promise<Fixture> {
-  const repoPath = path.join(dir, 'textkit');
-  await mkdir(repoPath, { recursive: true });
-  await cp(path.join(SRC, 'base'), repoPath, { recursive: true });
-  await git(repoPath, ['init', '-q', '-b', 'main']);
-  await git(repoPath, ['add', '-A']);
-  await git(repoPath, ['commit', '-q', '-m', 'textkit: slugify, stats, wrap']);
-  const base = (await git(repoPath, ['rev-parse', 'HEAD'])).trim();
-  const instances: SweInstance[] = [];
-  const patches: Record<string, string> = {};
-  const root = path.join(SRC, 'instances');
-  for (const id of (await readdir(root)).sort()) {
-    const meta = JSON.parse(await readFile(path.join(root, id, 'instance.json'), 'utf8')) as Omit<SweInstance, 'base_commit'>;
-    const patch = await diffOf(repoPath, path.join(root, id, 'gold'));
-    const testPatch = await diffOf(repoPath, path.join(root, id, 'tests'));
-    const entries = await readdir(path.join(root, id));
-    if (entries.includes('partial')) patches[`${id}:partial`] = await diffOf(repoPath, path.join(root, id, 'partial'));
-    instances.push({ ...meta, base_commit: base, patch, test_patch: testPatch });
-  }
-  return { repoPath, repo: 'grove/textkit', instances, patches };
+export async function fixtureInstances(): Promise<FixtureInstance[]> {
+  return JSON.parse(await readFile(path.join(FIXTURE_DIR, 'instances.json'), 'utf8')) as FixtureInstance[];
 }

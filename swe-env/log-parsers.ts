@@ -1,51 +1,61 @@
-// Test-log parsers, one per test framework, as SWE-bench's harness keeps them (its log_parsers module maps each
-// repository to one): the raw output of the test command → test name → status. Our own code.
-import type { TestStatus } from '../protocol/swe.ts';
+// Test-log parsers: a test runner's output → status per test id, as SWE-bench's harness reads logs (its
+// `log_parsers.py`: one parser per repository family; the statuses PASSED, FAILED, SKIPPED, ERROR, XFAIL).
+// Written here from that behaviour; a test absent from the log counts as failed at grading.
 
-export type LogParser = (log: string) => Map<string, TestStatus>;
+export type TestStatus = 'PASSED' | 'FAILED' | 'SKIPPED' | 'ERROR' | 'XFAIL';
+export type StatusMap = Record<string, TestStatus>;
+export type LogParserName = 'pytest' | 'unittest';
 
-/** `python -m unittest -v`: "test_x (pkg.mod.Class.test_x) ... ok" (the result may follow on a later line). */
-export const parseUnittest: LogParser = (log) => {
-  const out = new Map<string, TestStatus>();
-  const lines = log.split('\n');
-  let pending: string | null = null;
-  // The verdict ends the test's line ("... ok"), or ends a later line when the test printed output first.
-  const RESULT: Array<[RegExp, TestStatus]> = [
-    [/(?:\.\.\. |^)ok$/, 'PASSED'],
-    [/(?:\.\.\. |^)FAIL$/, 'FAILED'],
-    [/(?:\.\.\. |^)ERROR$/, 'ERROR'],
-    [/(?:\.\.\. |^)skipped\b.*$/, 'SKIPPED'],
-    [/(?:\.\.\. |^)expected failure$/, 'XFAIL'],
-    [/(?:\.\.\. |^)unexpected success$/, 'FAILED'],
-  ];
-  for (const raw of lines) {
+const PYTEST_STATUSES: TestStatus[] = ['PASSED', 'FAILED', 'SKIPPED', 'ERROR', 'XFAIL'];
+
+/**
+ * `pytest -rA` summary lines: `PASSED tests/test_x.py::test_a`, `FAILED tests/test_x.py::test_b - AssertionError`.
+ * The message after " - " is dropped; the id is the node id.
+ */
+export function parsePytest(log: string): StatusMap {
+  const out: StatusMap = {};
+  for (const raw of log.split('\n')) {
+    const line = raw.trim();
+    const status = PYTEST_STATUSES.find((s) => line.startsWith(`${s} `));
+    if (!status) continue;
+    let rest = line.slice(status.length + 1).trim();
+    if (status === 'FAILED' || status === 'ERROR') rest = rest.split(' - ')[0].trim();
+    const id = rest.split(/\s+/)[0];
+    if (id) out[id] = status;
+  }
+  return out;
+}
+
+// `test_name (module.Class.test_name) ... ok` (Python 3.11+) or `test_name (module.Class) ... ok` (older).
+const UNITTEST_LINE = /^(\w+) \(([\w.]+)\)(?:\s.*?)? \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure|unexpected success)$/;
+// The summary blocks after the run: `FAIL: test_name (module.Class.test_name)`.
+const UNITTEST_SUMMARY = /^(FAIL|ERROR): (\w+) \(([\w.]+)\)/;
+
+/** `python -m unittest -v` (and Django's runner): ids are `name (qualified)` as printed. */
+export function parseUnittest(log: string): StatusMap {
+  const out: StatusMap = {};
+  for (const raw of log.split('\n')) {
     const line = raw.trimEnd();
-    const head = /^(\w+ \([\w.]+\))(?: \.\.\. |$)/.exec(line);
-    if (head) pending = head[1];
-    const name = head ? head[1] : pending;
-    if (!name) continue;
-    for (const [re, status] of RESULT) {
-      if (re.test(line)) {
-        out.set(name, status);
-        pending = null;
-        break;
-      }
+    const m = line.match(UNITTEST_LINE);
+    if (m) {
+      const id = `${m[1]} (${m[2]})`;
+      const word = m[3];
+      out[id] =
+        word === 'ok' ? 'PASSED'
+        : word === 'FAIL' || word === 'unexpected success' ? 'FAILED'
+        : word === 'ERROR' ? 'ERROR'
+        : word === 'expected failure' ? 'XFAIL'
+        : 'SKIPPED';
+      continue;
     }
-  }
-  // "ERROR: test_x (pkg.mod.Class.test_x)" headers of failures raised outside the verbose line (setUpClass, imports).
-  for (const m of log.matchAll(/^(ERROR|FAIL): (\w+ \([\w.]+\))/gm)) if (!out.has(m[2])) out.set(m[2], m[1] === 'ERROR' ? 'ERROR' : 'FAILED');
-  return out;
-};
-
-/** `pytest -rA`: the short summary lines "PASSED tests/x.py::test_y", "FAILED tests/x.py::test_z - msg". */
-export const parsePytest: LogParser = (log) => {
-  const out = new Map<string, TestStatus>();
-  for (const m of log.matchAll(/^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)/gm)) {
-    const status = m[1] === 'XPASS' ? 'FAILED' : (m[1] as TestStatus);
-    out.set(m[2], status);
+    const s = line.match(UNITTEST_SUMMARY);
+    // A test whose result line was interleaved with its own output still shows up in the summary.
+    if (s) out[`${s[2]} (${s[3]})`] ??= s[1] === 'FAIL' ? 'FAILED' : 'ERROR';
   }
   return out;
-};
+}
 
-export const LOG_PARSERS = { unittest: parseUnittest, pytest: parsePytest } as const;
-export type LogParserName = keyof typeof LOG_PARSERS;
+export const LOG_PARSERS: Record<LogParserName, (log: string) => StatusMap> = {
+  pytest: parsePytest,
+  unittest: parseUnittest,
+};

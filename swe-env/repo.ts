@@ -1,57 +1,69 @@
-// Repositories into sandboxes without internet: the local path (or mirror) of `repo` is bundled once on the host,
-// the bundle uploaded into the sandbox, cloned to /workspace/testbed and checked out at the instance's base commit.
+// Preparing a shell sandbox for an instance: the repository arrives as a git bundle made on the host from a
+// local path or mirror (no internet; it travels through the files API, so it works on every backend), is cloned
+// into the workspace, checked out at `base_commit`, and the repository's install commands run.
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { ShellSandbox } from '../shell-env/index.ts';
-import { git } from './git.ts';
+import { promisify } from 'node:util';
+import type { ExecResult } from '../protocol/shell.ts';
 import type { RepoSpec } from './specs.ts';
+import { REPO_DIR, type RepoSources, type ShellTarget, type SweInstance } from './types.ts';
 
-export const TESTBED = '/workspace/testbed';
+const run = promisify(execFile);
+const COMMIT = /^[0-9a-f]{7,40}$/;
 
-/** Bundles of local repositories, built once per path. */
-export class RepoBundles {
-  private readonly cache = new Map<string, Promise<Buffer>>();
-
-  get(repoPath: string): Promise<Buffer> {
-    let b = this.cache.get(repoPath);
-    if (!b) {
-      b = (async () => {
-        const dir = await mkdtemp(path.join(os.tmpdir(), 'grove-bundle-'));
-        try {
-          const file = path.join(dir, 'repo.bundle');
-          await git(repoPath, ['bundle', 'create', file, '--all']);
-          return await readFile(file);
-        } finally {
-          await rm(dir, { recursive: true, force: true });
-        }
-      })();
-      b.catch(() => this.cache.delete(repoPath));
-      this.cache.set(repoPath, b);
-    }
-    return b;
+export class SweSetupError extends Error {
+  constructor(
+    readonly code: 'unknown_repo' | 'bad_commit' | 'bundle_failed' | 'checkout_failed' | 'install_failed',
+    message: string,
+  ) {
+    super(message);
   }
 }
 
-async function run(sb: ShellSandbox, command: string | string[], cwd: string, timeoutS = 300): Promise<string> {
-  const r = await sb.exec({ command, cwd, timeout_s: timeoutS, merge_stderr: true, login_shell: false, background: false });
-  if (r.exit_code !== 0) throw new Error(`${Array.isArray(command) ? command.join(' ') : command} exited ${r.exit_code}: ${r.stdout.slice(-2000)}`);
-  return r.stdout;
+/** A bundle of every ref of the local repository (the base commit must be reachable from one). */
+export async function bundleRepo(source: string, baseCommit: string): Promise<Buffer> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'grove-swe-bundle-'));
+  try {
+    const file = path.join(dir, 'repo.bundle');
+    await run('git', ['-C', source, 'cat-file', '-e', `${baseCommit}^{commit}`]).catch(() => {
+      throw new SweSetupError('bad_commit', `${baseCommit} is not a commit of ${source}`);
+    });
+    await run('git', ['-C', source, 'bundle', 'create', file, '--all'], { maxBuffer: 16 * 1024 * 1024 });
+    return await readFile(file);
+  } catch (err) {
+    if (err instanceof SweSetupError) throw err;
+    throw new SweSetupError('bundle_failed', `could not bundle ${source}: ${(err as Error).message}`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
-/** Clones the bundle into TESTBED at `baseCommit` and runs the repository's setup commands. */
-export async function checkoutRepo(sb: ShellSandbox, bundle: Buffer, baseCommit: string, spec: RepoSpec): Promise<void> {
-  await sb.writeFile('/workspace/.grove/repo.bundle', bundle);
-  await run(sb, ['git', 'clone', '-q', '--no-checkout', '/workspace/.grove/repo.bundle', TESTBED], '/workspace');
-  await run(sb, ['git', '-c', 'advice.detachedHead=false', 'checkout', '-q', baseCommit], TESTBED);
-  await run(sb, ['rm', '-rf', '/workspace/.grove'], '/workspace');
-  for (const cmd of spec.setup) await run(sb, cmd, TESTBED, 1800);
+function failed(r: ExecResult, what: string): string {
+  return `${what} failed (exit ${r.exit_code}): ${(r.stderr || r.stdout).slice(-2000)}`;
 }
 
-/** Files a patch touches (the b/ side of its diff headers). */
-export function patchFiles(patch: string): string[] {
-  const files = new Set<string>();
-  for (const m of patch.matchAll(/^diff --git a\/(\S+) b\/(\S+)$/gm)) files.add(m[2]);
-  for (const m of patch.matchAll(/^\+\+\+ b\/(\S+)/gm)) files.add(m[1]);
-  return [...files];
+/** Clones the instance's repository at its base commit into `<workspace>/repo` and runs the install commands. */
+export async function prepareRepo(shell: ShellTarget, inst: SweInstance, sources: RepoSources, spec: RepoSpec | undefined): Promise<void> {
+  const source = sources[inst.repo];
+  if (!source) throw new SweSetupError('unknown_repo', `no local source for ${inst.repo}: add it to the repository table (repo → path)`);
+  if (!COMMIT.test(inst.base_commit)) throw new SweSetupError('bad_commit', `base_commit "${inst.base_commit}" is not a commit hash`);
+  const bundle = await bundleRepo(source, inst.base_commit);
+  await shell.upload({ path: '.grove/repo.bundle', content: bundle.toString('base64'), encoding: 'base64' });
+  const steps: [string, string[]][] = [
+    ['clone', ['git', 'clone', '-q', '--no-checkout', '.grove/repo.bundle', REPO_DIR]],
+    ['checkout', ['git', '-C', REPO_DIR, 'checkout', '-q', '--detach', inst.base_commit]],
+    ['identity', ['git', '-C', REPO_DIR, 'config', 'user.email', 'agent@grove.invalid']],
+    ['identity', ['git', '-C', REPO_DIR, 'config', 'user.name', 'agent']],
+    ['remote', ['git', '-C', REPO_DIR, 'remote', 'remove', 'origin']],
+  ];
+  for (const [what, argv] of steps) {
+    const r = await shell.exec({ command: argv, timeout_s: 300 });
+    if (r.exit_code !== 0) throw new SweSetupError('checkout_failed', failed(r, `${what} of ${inst.repo}`));
+  }
+  for (const cmd of spec?.install ?? []) {
+    const r = await shell.exec({ command: cmd, cwd: REPO_DIR, timeout_s: 1800 });
+    if (r.exit_code !== 0) throw new SweSetupError('install_failed', failed(r, `install step "${cmd}"`));
+  }
 }

@@ -11,6 +11,7 @@ import { clawCommand } from './claw.ts';
 import { proxyCommand } from './proxy.ts';
 import { worker } from './worker.ts';
 import { k8sCommand } from './k8s.ts';
+import { sweCommand } from './swe.ts';
 
 export const COMMANDS: Command[] = [
   serve,
@@ -24,4 +25,5 @@ export const COMMANDS: Command[] = [
   proxyCommand,
   worker,
   k8sCommand,
+  sweCommand,
 ];

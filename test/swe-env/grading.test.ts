@@ -1,55 +1,141 @@
-// Log parsing and SWE-bench resolution rules.
 import { describe, expect, it } from 'vitest';
-import { grade, parsePytest, parseUnittest } from '../../swe-env/index.ts';
+import { grade } from '../../swe-env/grading.ts';
+import { parsePytest, parseUnittest } from '../../swe-env/log-parsers.ts';
+import { diffFiles, specFor, testDirectives } from '../../swe-env/specs.ts';
+import { parsePredictions, summarize } from '../../swe-env/preds.ts';
+import { parseBashReply, submission, SUBMIT_LINE } from '../../swe-env/bash-format.ts';
+import { diffSnapshots, parseChangedFiles, processSignals } from '../../swe-env/signals.ts';
 
-const UNITTEST_LOG = `test_a (tests.test_x.T.test_a) ... ok
-test_b (tests.test_x.T.test_b) ... FAIL
-test_c (tests.test_x.T.test_c) ... ERROR
-test_d (tests.test_x.T.test_d) ... skipped 'not today'
-test_e (tests.test_x.T.test_e) ... printed something
-ok
-test_f (tests.test_x.T.test_f) ... expected failure
+const UNITTEST_LOG = `test_collapses (tests.test_slug.SlugTests.test_collapses) ... FAIL
+test_lowercases (tests.test_slug.SlugTests.test_lowercases) ... ok
+test_skip (tests.test_slug.SlugTests.test_skip) ... skipped 'not on this platform'
+test_boom (tests.test_slug.SlugTests.test_boom) ... ERROR
+test_old_style (tests.test_slug.SlugTests) ... ok
+test_xf (tests.test_slug.SlugTests.test_xf) ... expected failure
 
 ======================================================================
-ERROR: test_g (tests.test_y.U.test_g)
+FAIL: test_collapses (tests.test_slug.SlugTests.test_collapses)
 ----------------------------------------------------------------------
-Traceback (most recent call last):
+FAIL: test_interleaved (tests.test_slug.SlugTests.test_interleaved)
 `;
 
 describe('log parsers', () => {
-  it('reads unittest -v, results on the same or a later line, and error headers', () => {
-    expect(Object.fromEntries(parseUnittest(UNITTEST_LOG))).toEqual({
-      'test_a (tests.test_x.T.test_a)': 'PASSED',
-      'test_b (tests.test_x.T.test_b)': 'FAILED',
-      'test_c (tests.test_x.T.test_c)': 'ERROR',
-      'test_d (tests.test_x.T.test_d)': 'SKIPPED',
-      'test_e (tests.test_x.T.test_e)': 'PASSED',
-      'test_f (tests.test_x.T.test_f)': 'XFAIL',
-      'test_g (tests.test_y.U.test_g)': 'ERROR',
+  it('reads unittest -v output (3.11 and older id forms, skips, errors, summaries)', () => {
+    expect(parseUnittest(UNITTEST_LOG)).toEqual({
+      'test_collapses (tests.test_slug.SlugTests.test_collapses)': 'FAILED',
+      'test_lowercases (tests.test_slug.SlugTests.test_lowercases)': 'PASSED',
+      'test_skip (tests.test_slug.SlugTests.test_skip)': 'SKIPPED',
+      'test_boom (tests.test_slug.SlugTests.test_boom)': 'ERROR',
+      'test_old_style (tests.test_slug.SlugTests)': 'PASSED',
+      'test_xf (tests.test_slug.SlugTests.test_xf)': 'XFAIL',
+      'test_interleaved (tests.test_slug.SlugTests.test_interleaved)': 'FAILED',
     });
   });
 
-  it('reads pytest -rA short summaries', () => {
-    const log = 'PASSED tests/a.py::test_one\nFAILED tests/a.py::test_two - AssertionError\nXPASS tests/a.py::test_three\n';
-    expect(Object.fromEntries(parsePytest(log))).toEqual({ 'tests/a.py::test_one': 'PASSED', 'tests/a.py::test_two': 'FAILED', 'tests/a.py::test_three': 'FAILED' });
+  it('reads pytest -rA summaries, dropping failure messages', () => {
+    const log = `============ short test summary info ============
+PASSED tests/test_a.py::test_one
+PASSED tests/test_a.py::TestK::test_two[param-1]
+FAILED tests/test_a.py::test_three - AssertionError: assert 1 == 2
+ERROR tests/test_b.py::test_four - ImportError
+SKIPPED [1] tests/test_b.py:10: unconditional skip
+XFAIL tests/test_b.py::test_five
+`;
+    expect(parsePytest(log)).toMatchObject({
+      'tests/test_a.py::test_one': 'PASSED',
+      'tests/test_a.py::TestK::test_two[param-1]': 'PASSED',
+      'tests/test_a.py::test_three': 'FAILED',
+      'tests/test_b.py::test_four': 'ERROR',
+      'tests/test_b.py::test_five': 'XFAIL',
+    });
   });
 });
 
-describe('grade', () => {
-  const inst = { FAIL_TO_PASS: ['f1', 'f2'], PASS_TO_PASS: ['p1'] };
-  const res = (o: Record<string, 'PASSED' | 'FAILED'>) => new Map(Object.entries(o));
-  it.each([
-    [{ f1: 'PASSED', f2: 'PASSED', p1: 'PASSED' }, 'FULL'],
-    [{ f1: 'PASSED', f2: 'FAILED', p1: 'PASSED' }, 'PARTIAL'],
-    [{ f1: 'PASSED', p1: 'PASSED' }, 'PARTIAL'], // a test missing from the log failed
-    [{ f1: 'PASSED', f2: 'PASSED', p1: 'FAILED' }, 'NO'], // a broken P2P test is always NO
-    [{ f1: 'PASSED', f2: 'FAILED', p1: 'FAILED' }, 'NO'],
-    [{ f1: 'FAILED', f2: 'FAILED', p1: 'PASSED' }, 'NO'],
-  ] as const)('%j → %s', (results, expected) => {
-    expect(grade(inst, res(results)).resolution).toBe(expected);
+describe('grading as SWE-bench grades', () => {
+  const S = (m: Record<string, string>) => m as never;
+  it('FULL, PARTIAL and NO', () => {
+    expect(grade(['a', 'b'], ['p'], S({ a: 'PASSED', b: 'XFAIL', p: 'PASSED' })).resolution).toBe('FULL');
+    expect(grade(['a', 'b'], ['p'], S({ a: 'PASSED', b: 'FAILED', p: 'PASSED' })).resolution).toBe('PARTIAL');
+    // A broken PASS_TO_PASS test is always NO, even with every F2P passing.
+    expect(grade(['a'], ['p', 'q'], S({ a: 'PASSED', p: 'PASSED', q: 'FAILED' })).resolution).toBe('NO');
+    // A test missing from the log counts as failed.
+    expect(grade(['a'], ['p'], S({ p: 'PASSED' })).resolution).toBe('NO');
+    expect(grade(['a'], ['p'], S({ a: 'PASSED' })).tests).toEqual({ a: 'PASSED', p: 'MISSING' });
+    // SKIPPED is neither success nor failure; an empty list has rate 1.
+    expect(grade(['a'], ['s'], S({ a: 'PASSED', s: 'SKIPPED' })).resolution).toBe('FULL');
+    expect(grade([], [], S({})).resolution).toBe('FULL');
+    expect(grade(['a', 'b'], [], S({ a: 'FAILED', b: 'ERROR' })).resolution).toBe('NO');
+  });
+});
+
+describe('repository table', () => {
+  it('maps a test patch to directives per repository', () => {
+    const patch = 'diff --git a/tests/test_slug.py b/tests/test_slug.py\n--- a/tests/test_slug.py\n+++ b/tests/test_slug.py\n';
+    expect(diffFiles(patch)).toEqual(['tests/test_slug.py']);
+    expect(testDirectives(patch, specFor('grove/textkit', '0.1')!, 'grove/textkit')).toEqual(['tests.test_slug']);
+    expect(testDirectives(patch, specFor('psf/requests', '2.0')!, 'psf/requests')).toEqual(['tests/test_slug.py']);
+    expect(testDirectives('diff --git a/tests/forms/tests.py b/tests/forms/tests.py\n', specFor('django/django', '4.0')!, 'django/django')).toEqual(['forms.tests']);
+    expect(specFor('nobody/nothing', '1')).toBeUndefined();
+  });
+});
+
+describe('predictions and summary', () => {
+  it('reads preds.json as a list, a keyed object or JSONL', () => {
+    const row = { instance_id: 'x-1', model_name_or_path: 'm', model_patch: 'diff' };
+    expect(parsePredictions(JSON.stringify([row]))).toEqual([row]);
+    expect(parsePredictions(JSON.stringify({ 'x-1': { model_name_or_path: 'm', model_patch: 'diff' } }))).toEqual([row]);
+    expect(parsePredictions(`${JSON.stringify(row)}\n${JSON.stringify({ ...row, instance_id: 'x-2', model_patch: null })}\n`)).toHaveLength(2);
+    expect(() => parsePredictions('[{"model_patch":"d"}]')).toThrow(/instance_id/);
   });
 
-  it('an empty FAIL_TO_PASS list counts as passing', () => {
-    expect(grade({ FAIL_TO_PASS: [], PASS_TO_PASS: ['p1'] }, res({ p1: 'PASSED' })).resolution).toBe('FULL');
+  it('counts resolutions like the harness summary', () => {
+    const base = { patch_is_None: false, patch_exists: true, patch_successfully_applied: true, report: null, test_log: '', test_exit_code: 0, resolved: false };
+    const s = summarize(4, [
+      { ...base, instance_id: 'a', resolution: 'FULL', resolved: true },
+      { ...base, instance_id: 'b', resolution: 'PARTIAL' },
+      { ...base, instance_id: 'c', resolution: 'NO', patch_exists: false },
+    ]);
+    expect(s).toMatchObject({ total_instances: 4, submitted_instances: 3, resolved_ids: ['a'], partial_ids: ['b'], empty_patch_ids: ['c'] });
+  });
+});
+
+describe('bash-only policy format', () => {
+  it('takes exactly one bash block, ignoring reasoning', () => {
+    expect(parseBashReply('Look first.\n```bash\nls -la\n```')).toEqual({ ok: true, command: 'ls -la', thought: 'Look first.' });
+    expect(parseBashReply('<think>maybe ```bash\nrm -rf /\n``` no</think>Run it.\n```bash\npwd\n```')).toMatchObject({ ok: true, command: 'pwd' });
+    expect(parseBashReply('no block')).toMatchObject({ ok: false });
+    expect(parseBashReply('```bash\na\n```\n```bash\nb\n```')).toMatchObject({ ok: false, error: expect.stringMatching(/2 bash blocks/) });
+  });
+  it('detects the submission', () => {
+    expect(submission(`${SUBMIT_LINE}\ndiff --git a/x b/x\n`, 0)).toBe('diff --git a/x b/x\n');
+    expect(submission(`${SUBMIT_LINE}\n`, 1)).toBeNull();
+    expect(submission(`hello\n${SUBMIT_LINE}`, 0)).toBeNull();
+  });
+});
+
+describe('process signals', () => {
+  const step = (n: number, command: string, exit: number, changed: string[] = []) => ({ step: n, command, exit_code: exit, changed_files: changed });
+  it('a good trajectory: writes a failing test, fixes, runs the tests green', () => {
+    const s = processSignals(
+      [
+        step(1, 'ls', 0),
+        step(2, "cat >> tests/test_slug.py <<'EOF'\n...\nEOF", 0, ['tests/test_slug.py']),
+        step(3, 'python3 -m unittest tests.test_slug', 1),
+        step(4, "sed -i 's/x/y/' textkit/slug.py", 0, ['textkit/slug.py']),
+        step(5, 'python3 -m unittest -v', 0),
+      ],
+      [],
+    );
+    expect(s).toMatchObject({ reproduced_bug: true, ran_tests_after_fix: true, kept_tests_passing: true, fix_steps: [4], test_edit_steps: [2] });
+  });
+  it('a bad trajectory: edits without tests, and a test run only before the fix', () => {
+    const s = processSignals([step(1, 'python3 -m pytest', 1), step(2, 'sed -i s/a/b/ src/x.py', 0, ['src/x.py'])], ['p1']);
+    expect(s).toMatchObject({ reproduced_bug: false, ran_tests_after_fix: false, kept_tests_passing: false });
+  });
+  it('snapshots of changed files give per-step edits', () => {
+    const a = parseChangedFiles('');
+    const b = parseChangedFiles(`${'a'.repeat(40)} textkit/slug.py\nDELETED README.md\n`);
+    expect(diffSnapshots(a, b)).toEqual(['README.md', 'textkit/slug.py']);
+    expect(diffSnapshots(b, b)).toEqual([]);
   });
 });

@@ -1,0 +1,84 @@
+// SWE-bench's files: predictions in (`preds.json`: a list, or an object keyed by instance id, or JSONL; each
+// `{instance_id, model_name_or_path, model_patch}`), and the evaluation report out (per instance, in the harness's
+// report fields, plus Grove's FULL/PARTIAL/NO and per-test results; and a run summary).
+import type { Evaluation } from './evaluate.ts';
+
+export interface Prediction {
+  instance_id: string;
+  model_name_or_path?: string;
+  model_patch: string | null;
+}
+
+export function parsePredictions(text: string): Prediction[] {
+  const trimmed = text.trim();
+  if (!trimmed) return [];
+  let rows: unknown[];
+  if (trimmed.startsWith('[')) rows = JSON.parse(trimmed) as unknown[];
+  else if (trimmed.startsWith('{') && !trimmed.includes('\n{')) {
+    const obj = JSON.parse(trimmed) as Record<string, unknown>;
+    rows = 'instance_id' in obj ? [obj] : Object.entries(obj).map(([id, v]) => ({ instance_id: id, ...(v as object) }));
+  } else rows = trimmed.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as unknown);
+  return rows.map((r, i) => {
+    const o = r as Record<string, unknown>;
+    if (typeof o?.instance_id !== 'string') throw new Error(`prediction ${i + 1}: instance_id missing`);
+    const patch = o.model_patch;
+    if (patch !== null && patch !== undefined && typeof patch !== 'string') throw new Error(`prediction ${o.instance_id}: model_patch must be a string or null`);
+    return { instance_id: o.instance_id, model_name_or_path: typeof o.model_name_or_path === 'string' ? o.model_name_or_path : undefined, model_patch: (patch as string | null | undefined) ?? null };
+  });
+}
+
+export interface RunSummary {
+  total_instances: number;
+  submitted_instances: number;
+  completed_instances: number;
+  resolved_instances: number;
+  partial_instances: number;
+  unresolved_instances: number;
+  empty_patch_instances: number;
+  error_instances: number;
+  resolved_ids: string[];
+  partial_ids: string[];
+  unresolved_ids: string[];
+  empty_patch_ids: string[];
+  error_ids: string[];
+}
+
+/** The per-instance report (SWE-bench's report.json fields, with Grove's resolution and per-test statuses). */
+export function instanceReport(e: Evaluation): Record<string, unknown> {
+  return {
+    [e.instance_id]: {
+      patch_is_None: e.patch_is_None,
+      patch_exists: e.patch_exists,
+      patch_successfully_applied: e.patch_successfully_applied,
+      resolved: e.resolved,
+      resolution: e.resolution,
+      tests_status: e.report ? { FAIL_TO_PASS: e.report.FAIL_TO_PASS, PASS_TO_PASS: e.report.PASS_TO_PASS } : null,
+      tests: e.report?.tests ?? {},
+      ...(e.error ? { error: e.error } : {}),
+    },
+  };
+}
+
+export function summarize(total: number, evals: (Evaluation | { instance_id: string; error: string })[]): RunSummary {
+  const s: RunSummary = {
+    total_instances: total, submitted_instances: evals.length, completed_instances: 0, resolved_instances: 0, partial_instances: 0,
+    unresolved_instances: 0, empty_patch_instances: 0, error_instances: 0, resolved_ids: [], partial_ids: [], unresolved_ids: [], empty_patch_ids: [], error_ids: [],
+  };
+  for (const e of evals) {
+    if (!('resolution' in e) || (e.error && e.error !== 'patch_apply_failed' && !e.report)) {
+      s.error_instances++;
+      s.error_ids.push(e.instance_id);
+      continue;
+    }
+    if (!e.patch_exists) {
+      s.empty_patch_instances++;
+      s.empty_patch_ids.push(e.instance_id);
+      continue;
+    }
+    s.completed_instances++;
+    if (e.resolution === 'FULL') (s.resolved_instances++, s.resolved_ids.push(e.instance_id));
+    else if (e.resolution === 'PARTIAL') (s.partial_instances++, s.partial_ids.push(e.instance_id));
+    else (s.unresolved_instances++, s.unresolved_ids.push(e.instance_id));
+  }
+  return s;
+}
