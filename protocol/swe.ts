@@ -51,3 +51,25 @@ export const InstanceReport = z.object({
   duration_ms: z.number(),
 });
 export type InstanceReport = z.infer<typeof InstanceReport>;
+// mini-swe-agent's environment contract (its `Environment.execute`): a command, a cwd and a timeout in; the merged
+// output, the return code and an exception note out. Served on shell sandboxes so its agents run unchanged.
+import { z } from 'zod';
+
+export const MiniSweExecuteRequest = z
+  .object({
+    command: z.string().min(1).max(1_000_000),
+    /** Empty: the sandbox's workspace (mini-swe-agent's default cwd). */
+    cwd: z.string().max(4096).default(''),
+    /** Seconds; mini-swe-agent's default is 30. */
+    timeout: z.number().positive().max(86_400).optional(),
+  })
+  .strict();
+
+export const MiniSweExecuteResult = z.object({
+  /** stdout and stderr merged, as mini-swe-agent's local environment reads them. */
+  output: z.string(),
+  /** The command's exit code; -1 when it timed out (as mini-swe-agent reports a TimeoutExpired). */
+  returncode: z.number().int(),
+  /** Empty, or what went wrong ("... timed out after N seconds"). */
+  exception_info: z.string(),
+});

@@ -45,11 +45,9 @@ export async function evaluateCheckout(shell: ShellTarget, inst: SweInstance, sp
   if (testPatch) {
     const files = diffFiles(testPatch);
     // Files of the test patch return to the base commit (the agent may have edited them); new ones are removed.
-    for (const f of files) {
-      const exists = await shell.exec({ command: ['git', 'cat-file', '-e', `${inst.base_commit}:${f}`], cwd: REPO_DIR, timeout_s: 30 });
-      const argv = exists.exit_code === 0 ? ['git', 'checkout', '-q', inst.base_commit, '--', f] : ['rm', '-f', '--', f];
-      await shell.exec({ command: argv, cwd: REPO_DIR, timeout_s: 30 });
-    }
+    // The commit and the files are arguments of the script, never spliced into it.
+    const script = 'base="$1"; shift; for f in "$@"; do if git cat-file -e "$base:$f" 2>/dev/null; then git checkout -q "$base" -- "$f"; else rm -f -- "$f"; fi; done';
+    await shell.exec({ command: ['bash', '-c', script, 'grove-reset', inst.base_commit, ...files], cwd: REPO_DIR, timeout_s: 120 });
     const applied = await applyPatch(shell, testPatch);
     if (!applied.ok) return { resolution: 'NO', resolved: false, report: null, test_log: applied.output, test_exit_code: null, error: 'test_patch_failed' };
   }

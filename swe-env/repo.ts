@@ -51,17 +51,18 @@ export async function prepareRepo(shell: ShellTarget, inst: SweInstance, sources
   if (!COMMIT.test(inst.base_commit)) throw new SweSetupError('bad_commit', `base_commit "${inst.base_commit}" is not a commit hash`);
   const bundle = await bundleRepo(source, inst.base_commit);
   await shell.upload({ path: '.grove/repo.bundle', content: bundle.toString('base64'), encoding: 'base64' });
-  const steps: [string, string[]][] = [
-    ['clone', ['git', 'clone', '-q', '--no-checkout', '.grove/repo.bundle', REPO_DIR]],
-    ['checkout', ['git', '-C', REPO_DIR, 'checkout', '-q', '--detach', inst.base_commit]],
-    ['identity', ['git', '-C', REPO_DIR, 'config', 'user.email', 'agent@grove.invalid']],
-    ['identity', ['git', '-C', REPO_DIR, 'config', 'user.name', 'agent']],
-    ['remote', ['git', '-C', REPO_DIR, 'remote', 'remove', 'origin']],
-  ];
-  for (const [what, argv] of steps) {
-    const r = await shell.exec({ command: argv, timeout_s: 300 });
-    if (r.exit_code !== 0) throw new SweSetupError('checkout_failed', failed(r, `${what} of ${inst.repo}`));
-  }
+  // One exec for the checkout; the commit and directory travel as arguments ($1, $2), never spliced into the script.
+  const script = [
+    'set -e',
+    'git clone -q --no-checkout .grove/repo.bundle "$2"',
+    'git -C "$2" checkout -q --detach "$1"',
+    'git -C "$2" config user.email agent@grove.invalid',
+    'git -C "$2" config user.name agent',
+    'git -C "$2" remote remove origin',
+    'rm -f .grove/repo.bundle',
+  ].join('\n');
+  const r = await shell.exec({ command: ['bash', '-c', script, 'grove-checkout', inst.base_commit, REPO_DIR], timeout_s: 600 });
+  if (r.exit_code !== 0) throw new SweSetupError('checkout_failed', failed(r, `checkout of ${inst.repo} at ${inst.base_commit}`));
   for (const cmd of spec?.install ?? []) {
     const r = await shell.exec({ command: cmd, cwd: REPO_DIR, timeout_s: 1800 });
     if (r.exit_code !== 0) throw new SweSetupError('install_failed', failed(r, `install step "${cmd}"`));

@@ -55,19 +55,25 @@ export function processSignals(steps: CommandStep[], p2pFailures: string[] | nul
   };
 }
 
+/** Build artefacts that change when code merely runs (bytecode caches): never an edit. */
+const ARTEFACT = /(^|\/)__pycache__\/|\.py[co]$|(^|\/)\.pytest_cache\//;
+
 /** The checkout's changed files as `path → content hash`, from the output of `CHANGED_FILES_COMMAND`. */
 export function parseChangedFiles(output: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const line of output.split('\n')) {
     const m = line.match(/^([0-9a-f]{40}|DELETED)\s+(.+)$/);
-    if (m) out.set(m[2], m[1]);
+    if (m && !ARTEFACT.test(m[2])) out.set(m[2], m[1]);
   }
   return out;
 }
 
-/** Lists modified/untracked files with a content hash, and deleted ones (run in the checkout). */
+/**
+ * Lists every file that differs from HEAD (staged or not) or is untracked, with a content hash, and deleted ones
+ * (run in the checkout). Staging (`git add`) changes nothing here: only content does.
+ */
 export const CHANGED_FILES_COMMAND =
-  "git ls-files -m -o --exclude-standard -z | xargs -0 -r sha1sum 2>/dev/null | sed 's/  / /'; git ls-files -d | sed 's/^/DELETED /'";
+  "{ git diff HEAD --name-only --no-renames -z; git ls-files -o --exclude-standard -z; } | sort -zu | while IFS= read -r -d '' f; do if [ -e \"$f\" ]; then echo \"$(git hash-object -- \"$f\") $f\"; else echo \"DELETED $f\"; fi; done";
 
 /** Files whose state differs between two snapshots. */
 export function diffSnapshots(before: Map<string, string>, after: Map<string, string>): string[] {

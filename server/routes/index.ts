@@ -7,5 +7,7 @@ import { episodeRoutes } from './episodes.ts';
 import { metaRoutes } from './meta.ts';
 import { sandboxRoutes } from './sandboxes.ts';
 import { shellRoutes } from './shell.ts';
+import { sweRoutes } from './swe.ts';
 
 export const ROUTES: AnyRoute[] = [...sandboxRoutes, createSandboxes, ...browserRoutes, ...episodeRoutes, ...shellRoutes, ...clawRoutes, ...metaRoutes];
+export const ROUTES: AnyRoute[] = [...sandboxRoutes, ...browserRoutes, ...shellRoutes, ...sweRoutes, ...clawRoutes, ...metaRoutes];

@@ -97,6 +97,7 @@ function describe(a) {
 function stepText(st) {
   if (!st) return '';
   if (st.actions && st.actions.length) return st.actions.map((r) => describe(r.action)).join(' ; ');
+  if (st.exec) return `$ ${st.exec.command.split('\n')[0]}${st.exec.command.includes('\n') ? ' …' : ''} → ${st.exec.timed_out ? 'timed out' : `exit ${st.exec.exit_code}`}`;
   return st.action_text || (st.parse_error ? `parse error: ${st.parse_error}` : 'no action');
 }
 
@@ -409,6 +410,13 @@ function renderSide() {
         ? h('div', { class: 'err' }, `${st.last_action_error.code}: ${st.last_action_error.message}`)
         : '',
       st.diff ? h('div', { class: st.diff.noop ? 'badge warn' : 'badge' }, `${(st.diff.changed_share * 100).toFixed(2)}% of pixels changed${st.diff.noop ? ' — no visible effect (missed click?)' : ''}`) : ''));
+    if (st.exec) {
+      // A shell step (SWE episodes): the command, its exit code, what it printed and the files it changed.
+      cards.push(card(`Command · ${st.exec.timed_out ? 'timed out' : `exit ${st.exec.exit_code}`} · ${fmtMs(st.exec.duration_ms)}`,
+        h('pre', { class: 'exec-command' }, st.exec.command),
+        st.exec.changed_files && st.exec.changed_files.length ? h('div', { class: 'c' }, `changed: ${st.exec.changed_files.join(', ')}`) : '',
+        h('pre', { class: 'exec-output' }, st.exec.output || '(no output)')));
+    }
     if (st.thought) cards.push(card('Thought', h('pre', {}, st.thought)));
     if (st.model_output) cards.push(card(`Model output${st.format ? ` · ${st.format}` : ''}`, h('pre', { id: 'model-output' }, prettyOutput(st.model_output))));
     if (st.tool_calls && st.tool_calls.length) cards.push(...toolCallCards(st.tool_calls));
