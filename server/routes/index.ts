@@ -9,5 +9,4 @@ import { sandboxRoutes } from './sandboxes.ts';
 import { shellRoutes } from './shell.ts';
 import { sweRoutes } from './swe.ts';
 
-export const ROUTES: AnyRoute[] = [...sandboxRoutes, createSandboxes, ...browserRoutes, ...episodeRoutes, ...shellRoutes, ...clawRoutes, ...metaRoutes];
-export const ROUTES: AnyRoute[] = [...sandboxRoutes, ...browserRoutes, ...shellRoutes, ...sweRoutes, ...clawRoutes, ...metaRoutes];
+export const ROUTES: AnyRoute[] = [...sandboxRoutes, createSandboxes, ...browserRoutes, ...episodeRoutes, ...shellRoutes, ...sweRoutes, ...clawRoutes, ...metaRoutes];

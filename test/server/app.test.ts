@@ -281,6 +281,7 @@ describe('metrics and OpenAPI', () => {
         '/sandboxes/{id}/claw/grade',
         '/sandboxes/batch',
         '/sandboxes/{id}/evaluate',
+        '/sandboxes/{id}/execute',
       ].sort(),
     );
     expect(committed.paths['/health'].get.security).toEqual([]);
