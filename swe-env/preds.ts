@@ -3,11 +3,8 @@
 // report fields, plus Grove's FULL/PARTIAL/NO and per-test results; and a run summary).
 import type { Evaluation } from './evaluate.ts';
 
-export interface Prediction {
-  instance_id: string;
-  model_name_or_path?: string;
-  model_patch: string | null;
-}
+export type { SwePrediction as Prediction } from '../protocol/swe.ts';
+import type { SwePrediction as Prediction } from '../protocol/swe.ts';
 
 export function parsePredictions(text: string): Prediction[] {
   const trimmed = text.trim();

@@ -1,21 +1,8 @@
 // The SWE environment's contracts: an instance as SWE-bench publishes it, and the shell it runs in.
 import type { ExecInput, ExecResult, FileUpload } from '../protocol/shell.ts';
 
-/** A SWE-bench instance (its published fields; the test lists decoded). */
-export interface SweInstance {
-  instance_id: string;
-  repo: string;
-  base_commit: string;
-  problem_statement: string;
-  /** The gold patch. */
-  patch?: string;
-  /** The tests the gold PR added or changed; applied before the tests run, as SWE-bench does. */
-  test_patch?: string;
-  FAIL_TO_PASS: string[];
-  PASS_TO_PASS: string[];
-  version?: string | number;
-  environment_setup_commit?: string;
-}
+/** A SWE-bench instance (its published fields; the test lists decoded): the protocol's schema. */
+export type { SweInstance } from '../protocol/swe.ts';
 
 /**
  * What the SWE environment needs of a shell sandbox: run a command, write a file. A shell sandbox of the local
