@@ -66,6 +66,13 @@ export interface ChatRequest {
   signal?: AbortSignal;
   /** Extra body fields merged last (top_p, seed, stop, response_format, vendor options...). */
   extra?: Record<string, unknown>;
+  /**
+   * The computer the model drives, for APIs with a built-in computer-use tool (Anthropic Messages, OpenAI
+   * Responses): the display size the tool declares, which is the size of the screenshots sent.
+   */
+  computer?: { width: number; height: number };
+  /** Conversation state of a stateful API (OpenAI Responses' previous_response_id): one object per episode. */
+  state?: Record<string, unknown>;
 }
 
 export interface ChatClientOptions {
@@ -283,11 +290,11 @@ interface AttemptOutcome {
 export class ChatClient {
   readonly model: string;
   readonly baseURL: string;
-  private readonly apiKey: string | undefined;
+  protected readonly apiKey: string | undefined;
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
   private readonly fetchImpl: typeof fetch;
-  private readonly defaultHeaders: Record<string, string>;
+  protected readonly defaultHeaders: Record<string, string>;
   private readonly log: Logger;
   private readonly retryBaseDelayMs: number;
   private readonly retryMaxDelayMs: number;
@@ -380,7 +387,12 @@ export class ChatClient {
     return base * (1 - Math.random() * 0.25);
   }
 
-  private buildBody(req: ChatRequest): Record<string, unknown> {
+  /** Path of the API call under baseURL; other APIs (Anthropic Messages, OpenAI Responses) override it. */
+  protected endpoint(): string {
+    return '/chat/completions';
+  }
+
+  protected buildBody(req: ChatRequest): Record<string, unknown> {
     const body: Record<string, unknown> = { model: this.model, messages: req.messages };
     if (req.tools?.length) body.tools = req.tools;
     if (req.tool_choice !== undefined) body.tool_choice = req.tool_choice;
@@ -393,13 +405,20 @@ export class ChatClient {
     return { ...body, ...(req.extra ?? {}) };
   }
 
-  private headers(): Record<string, string> {
+  protected headers(): Record<string, string> {
     const h: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json',
     };
     if (this.apiKey) h.authorization = `Bearer ${this.apiKey}`;
     return { ...h, ...this.defaultHeaders };
+  }
+
+  /** Reads a successful answer into a ChatResult (chat completions: JSON or an SSE stream). */
+  protected async decode(res: Response, headers: Record<string, string>, body: Record<string, unknown>): Promise<Omit<ChatResult, 'latency_ms' | 'attempts'>> {
+    const ctype = headers['content-type'] ?? '';
+    if (body.stream && ctype.includes('text/event-stream')) return readStream(res, headers);
+    return readJson(res, headers);
   }
 
   private async attempt(body: Record<string, unknown>, req: ChatRequest): Promise<AttemptOutcome> {
@@ -425,7 +444,7 @@ export class ChatClient {
     try {
       let res: Response;
       try {
-        res = await this.fetchImpl(`${this.baseURL}/chat/completions`, {
+        res = await this.fetchImpl(`${this.baseURL}${this.endpoint()}`, {
           method: 'POST',
           headers: this.headers(),
           body: JSON.stringify(body),
@@ -454,11 +473,7 @@ export class ChatClient {
         return { error: err, retryable, retryAfter: retryAfterMs(headers) };
       }
       try {
-        const ctype = headers['content-type'] ?? '';
-        if (body.stream && ctype.includes('text/event-stream')) {
-          return { result: await readStream(res, headers) };
-        }
-        return { result: await readJson(res, headers) };
+        return { result: await this.decode(res, headers, body) };
       } catch (e) {
         return classifyThrown(e);
       }

@@ -67,6 +67,8 @@ export class VlmPolicy implements Policy {
   private readonly log: Logger;
   private lastBuilt: BuiltContext | undefined;
   private firstStep = true;
+  /** Conversation state of a stateful API (OpenAI Responses), one per episode. */
+  private apiState: Record<string, unknown> = {};
 
   constructor(private readonly opts: VlmPolicyOptions) {
     const f = typeof opts.format === 'string' ? getFormat(opts.format) : opts.format;
@@ -96,6 +98,7 @@ export class VlmPolicy implements Policy {
     const system = this.opts.systemPrompt ?? this.format.systemPrompt(this.formatOptions());
     this.ctx.start(system, task.question);
     this.firstStep = true;
+    this.apiState = {};
   }
 
   async next(obs: Observation, step: PolicyStepContext): Promise<PolicyDecision> {
@@ -124,6 +127,9 @@ export class VlmPolicy implements Policy {
       stream: this.opts.stream,
       signal: this.opts.signal,
       extra: this.opts.extra,
+      // APIs with a built-in computer tool declare the screenshot size as the display (chat completions ignore it).
+      ...(obs.screenshot ? { computer: { width: obs.screenshot.width, height: obs.screenshot.height } } : {}),
+      state: this.apiState,
     });
     const output = outputString(res);
     // Parsed here only for the thought and the history text; the runner does the authoritative parse.

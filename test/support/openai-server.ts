@@ -1,24 +1,29 @@
-// The one sanctioned test double: a local OpenAI-compatible chat-completions server that speaks
-// the real wire format (JSON and SSE streaming). Tests script its replies; the real client code
-// talks to it over HTTP.
+// The one sanctioned test double: a local model server that speaks the real wire formats — OpenAI chat completions
+// (JSON and SSE streaming), Anthropic Messages (`/v1/messages`) and OpenAI Responses (`/v1/responses`), each with its
+// own auth header, request checks, answer and error shapes (vendor-apis.ts). Tests script its replies; the real
+// client code talks to it over HTTP.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicAnswer, checkAnthropic, ResponsesStore, type ReplyMessage } from './vendor-apis.ts';
 
 export interface ChatRequestRecord {
   headers: http.IncomingHttpHeaders;
   body: any;
+  /** Which API was called: chat (/chat/completions), anthropic (/messages) or responses (/responses). */
+  api: 'chat' | 'anthropic' | 'responses';
 }
 
 /** What a scripted reply may be. */
 export type ScriptedReply =
   | string // assistant text content
-  | { content?: string | null; tool_calls?: { name: string; arguments: string; id?: string }[]; finish_reason?: string }
+  | ReplyMessage
+  | { native: unknown } // an answer body sent as it is (any API's own shape)
   | { status: number; body?: unknown; headers?: Record<string, string> } // an HTTP error / odd response
   | { delay_ms: number; reply: ScriptedReply } // answer late (timeouts)
   | { raw: string; status?: number; content_type?: string }; // raw body bytes (malformed JSON or SSE etc.)
 
 export interface OpenAITestServer {
-  url: string; // base URL ending in /v1
+  url: string; // base URL ending in /v1 (…/v1/chat/completions, …/v1/messages, …/v1/responses)
   requests: ChatRequestRecord[];
   close(): Promise<void>;
 }
@@ -27,6 +32,7 @@ export async function startOpenAIServer(
   reply: (req: ChatRequestRecord, index: number) => ScriptedReply | Promise<ScriptedReply>,
 ): Promise<OpenAITestServer> {
   const requests: ChatRequestRecord[] = [];
+  const store = new ResponsesStore();
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -35,7 +41,8 @@ export async function startOpenAIServer(
       res.end(JSON.stringify({ object: 'list', data: [{ id: 'test-model', object: 'model' }] }));
       return;
     }
-    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+    const api = req.url?.endsWith('/chat/completions') ? 'chat' : req.url?.endsWith('/messages') ? 'anthropic' : req.url?.endsWith('/responses') ? 'responses' : undefined;
+    if (req.method !== 'POST' || !api) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error' } }));
       return;
@@ -48,8 +55,15 @@ export async function startOpenAIServer(
       res.end(JSON.stringify({ error: { message: 'invalid JSON body', type: 'invalid_request_error' } }));
       return;
     }
-    const record = { headers: req.headers, body };
+    const record: ChatRequestRecord = { headers: req.headers, body, api };
     const index = requests.push(record) - 1;
+    // The vendor APIs refuse what the real ones refuse, before any scripted reply.
+    const refused = api === 'anthropic' ? checkAnthropic(req.headers, body) : api === 'responses' ? store.check(req.headers, body) : undefined;
+    if (refused) {
+      res.writeHead(refused.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(refused.body));
+      return;
+    }
     let r = await reply(record, index);
     while (typeof r === 'object' && r !== null && 'delay_ms' in r) {
       const delayed: { delay_ms: number; reply: ScriptedReply } = r;
@@ -67,7 +81,17 @@ export async function startOpenAIServer(
       res.end(JSON.stringify(r.body ?? { error: { message: `status ${r.status}`, type: 'server_error' } }));
       return;
     }
-    const msg = typeof r === 'string' ? { content: r } : r;
+    if (typeof r === 'object' && r !== null && 'native' in r) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(r.native));
+      return;
+    }
+    const msg: ReplyMessage = typeof r === 'string' ? { content: r } : r;
+    if (api !== 'chat') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(api === 'anthropic' ? anthropicAnswer(msg, body, index) : store.answer(msg, body, index)));
+      return;
+    }
     const toolCalls = msg.tool_calls?.map((t, i) => ({
       id: t.id ?? `call_${index}_${i}`,
       type: 'function',

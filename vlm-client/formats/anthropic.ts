@@ -193,6 +193,9 @@ export const anthropic: PolicyFormat = {
   name: NAME,
   description: 'Anthropic computer tool (tool_use blocks or chat tool calls named "computer"), image_px coordinates.',
   space: 'image_px',
+  // Anthropic's API shrinks images above ~1.15 MP (1280x1000 is 1.28 MP) and Claude would answer in the shrunk
+  // space: send the size the model sees (1280x1000 → 1024x800), which is also the display size the tool declares.
+  sandbox: { resize: { mode: 'max_side', max_side: 1024 } },
   actions: ['click', 'right_click', 'double_click', 'triple_click', 'hover', 'drag', 'type', 'key', 'scroll', 'wait', 'answer'],
   systemPrompt,
   tools,
