@@ -221,10 +221,16 @@ export function generateApiKey(): string {
 }
 
 /** Human-readable list of the settings for `grove help serve`. */
+/** Defaults computed at load time (loadConfig), shown in the help instead of a bare "-". */
+const DERIVED_DEFAULTS: Partial<Record<ConfigKey, string>> = {
+  apiKey: '(generated and printed at start)',
+  recordingsDir: '<dataDir>/recordings',
+};
+
 export function configHelp(): string {
   return KEYS.map((k) => {
     const s = GroveConfigSchema.shape[k];
-    const def = s.def.type === 'default' ? JSON.stringify((s.def as { defaultValue: unknown }).defaultValue) : '-';
+    const def = DERIVED_DEFAULTS[k] ?? (s.def.type === 'default' ? JSON.stringify((s.def as { defaultValue: unknown }).defaultValue) : '(none)');
     return `  ${k.padEnd(20)} ${envName(k).padEnd(28)} default ${def}`;
   }).join('\n');
 }

@@ -120,8 +120,11 @@ export const serve: Command = {
       : config.apiKeySource === 'generated'
         ? `generated API key: ${config.apiKey}`
         : `API key from ${config.apiKeySource}`;
+    // The signal handlers go in before "listening" is printed: a supervisor that stops the server as soon as it
+    // reads that line gets a clean shutdown, not Node's default death by SIGTERM.
+    const closed = closeOnSignal(server);
     process.stderr.write(`grove serve: listening on ${server.url} (${auth})\n`);
-    const { forced } = await closeOnSignal(server);
+    const { forced } = await closed;
     return forced ? 130 : 0;
   },
 };

@@ -71,4 +71,11 @@ describe('grove serve options', () => {
     expect(() => parseServeArgs(['--prot', '1'])).toThrow(/Unknown option '--prot'/);
     expect(() => loadConfig({ env: {}, flags: parseServeArgs(['--no-auth', '--api-key', 'k-123456789']).flags })).toThrow(/contradict/);
   });
+
+  it('grove help serve names every default (none is a bare "-": recordings, API key)', async () => {
+    const io = capture();
+    expect(await main(['help', 'serve'], io)).toBe(0);
+    expect(io.outText).not.toMatch(/default -\s*$/m);
+    expect(io.outText).toMatch(/recordingsDir\s+GROVE_RECORDINGS_DIR\s+default <dataDir>\/recordings/);
+  });
 });
