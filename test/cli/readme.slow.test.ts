@@ -164,6 +164,11 @@ describe.skipIf(!haveData)('every command in the README', () => {
       expect(existsSync(out)).toBe(true);
     }
   });
+  handle(/^grove swe run --fixture /, async (line) => {
+    // The fixture repository, graded in real shell sandboxes (exit 0: the run finished).
+    await sh(local(line));
+    expect(existsSync(join(tmp, 'runs/swe'))).toBe(true);
+  });
   handle(/^grove proxy serve /, async (line) => {
     const port = await freePort();
     const s = await start(`${local(line, [['http://127.0.0.1:8000/v1', model.url]])} --port ${port}`, /http:\/\/127\.0\.0\.1:\d+/);
