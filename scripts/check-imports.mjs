@@ -40,7 +40,7 @@ const DEPS = {
   // Task-backed sandboxes (gym episodes): tasks, offline sites and judges behind one service.
   episodes: ['protocol', 'sandbox', 'tasks', 'judges', 'sites'],
   server: ['protocol', 'sandbox', ...ENVS, 'vlm-client', 'recording', 'episodes'],
-  runner: ['protocol', 'sandbox', ...ENVS, ...LIBS, 'client', 'sites'],
+  runner: ['protocol', 'sandbox', ...ENVS, ...LIBS, 'client', 'sites', 'proxy'],
   cli: ['protocol', 'sandbox', 'server', ...ENVS, ...LIBS, 'client', 'runner', 'viewer', 'sites', 'k8s', 'proxy'],
   bin: ['cli'],
   scripts: '*',

@@ -12,6 +12,7 @@ import { proxyCommand } from './proxy.ts';
 import { worker } from './worker.ts';
 import { k8sCommand } from './k8s.ts';
 import { sweCommand } from './swe.ts';
+import { harnessCommand } from './harness.ts';
 
 export const COMMANDS: Command[] = [
   serve,
@@ -26,4 +27,5 @@ export const COMMANDS: Command[] = [
   worker,
   k8sCommand,
   sweCommand,
+  harnessCommand,
 ];

@@ -1,0 +1,125 @@
+// `grove harness run`: an unmodified agent harness inside a sandbox, its model calls recorded by the proxy, graded
+// by the task, written as one episode directory (open with grove view).
+import { readFile, stat, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { intOption, parseCommandArgs, STDIO, usageError, valueError, options, type CommandIO } from '../args.ts';
+import type { Command } from '../command.ts';
+
+const BUILTIN = { 'mini-bash': fileURLToPath(new URL('../../runner/harness/harnesses/mini_bash.py', import.meta.url)) };
+
+const usage = `grove harness run --cmd "COMMAND" --upstream URL --model M (task) [options]
+
+Runs COMMAND (bash -c) in a shell sandbox whose only way out is the recording proxy (and, for Claw tasks, that
+Claw sandbox's apps). The harness finds its model through OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL (per
+rollout), its task in GROVE_TASK, Claw apps at CLAW_URL with CLAW_TOKEN.
+
+Task (one of):
+  --prompt TEXT [--check CMD]     a prompt; CMD run in the sandbox afterwards decides success by its exit code
+  --swe-fixture ID                an instance of the SWE fixture repository (graded as SWE-bench grades)
+  --claw-task ID                  a Claw task (a Claw sandbox beside the shell sandbox; graded by its graders)
+Harness:
+  --cmd COMMAND                   the harness command (e.g. "codex exec ...", "python3 mini_bash.py")
+  --harness mini-bash             put a built-in harness into the workspace (mini_bash.py: a bash-only loop)
+  --upload PATH[:DEST]            copy a file into the workspace (repeatable)
+  --sandbox shell|claw            where it runs (default shell; claw with --claw-task); browser: not available yet
+Model and run:
+  --upstream URL --model M        the real model server (OpenAI-compatible) the proxy forwards to
+  --upstream-key KEY              sent upstream as Authorization: Bearer
+  --timeout S (600)               the harness's time limit      --out DIR (runs/harness)   --episode ID
+  --server URL --server-key K     a running Grove server (default: one embedded in this process)
+
+Exit codes: 0 ok (whatever the reward), 1 failure, 2 bad options.`;
+
+const OPTS = options(['cmd', 'harness', 'prompt', 'check', 'swe-fixture', 'claw-task', 'sandbox', 'upstream', 'model', 'upstream-key', 'timeout', 'out', 'episode', 'server', 'server-key'], []);
+
+async function filesToUpload(v: { harness?: string; upload?: string[] }): Promise<{ path: string; content: Buffer; mode?: string }[] | string> {
+  const out: { path: string; content: Buffer; mode?: string }[] = [];
+  if (v.harness) {
+    const f = BUILTIN[v.harness as keyof typeof BUILTIN];
+    if (!f) return `--harness: unknown built-in "${v.harness}" (known: ${Object.keys(BUILTIN).join(', ')})`;
+    out.push({ path: path.basename(f), content: await readFile(f), mode: '755' });
+  }
+  for (const spec of v.upload ?? []) {
+    const [src, dest] = spec.split(':');
+    const st = await stat(src).catch(() => null);
+    if (!st) return `--upload: no such file "${src}"`;
+    if (st.isDirectory()) {
+      for (const name of await readdir(src)) {
+        const p = path.join(src, name);
+        if ((await stat(p)).isFile()) out.push({ path: path.join(dest ?? path.basename(src), name), content: await readFile(p) });
+      }
+    } else out.push({ path: dest ?? path.basename(src), content: await readFile(src), mode: (st.mode & 0o111) ? '755' : undefined });
+  }
+  return out;
+}
+
+async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
+  const u = { usage, io, name: 'harness' };
+  const parsed = parseCommandArgs({ args: argv, options: { ...OPTS, upload: { type: 'string', multiple: true } }, strict: true }, u);
+  if (typeof parsed === 'number') return parsed;
+  const v = parsed.values as Record<string, string | undefined> & { upload?: string[] };
+  if (!v.cmd) return usageError(u, '--cmd is required');
+  if (!v.upstream || !v.model) return usageError(u, '--upstream and --model are required');
+  const tasks = [v.prompt, v['swe-fixture'], v['claw-task']].filter((x) => x !== undefined);
+  if (tasks.length !== 1) return usageError(u, 'give exactly one task: --prompt, --swe-fixture or --claw-task');
+  const sandbox = v.sandbox ?? (v['claw-task'] ? 'claw' : 'shell');
+  if (sandbox === 'browser') return valueError(u, '--sandbox browser: harness runs in browser sandboxes are not available yet (use shell or claw)');
+  if (sandbox !== 'shell' && sandbox !== 'claw') return valueError(u, `--sandbox must be shell or claw, got "${sandbox}"`);
+  const timeout = intOption(v.timeout, 'timeout', 1);
+  if (timeout instanceof Error) return valueError(u, timeout.message);
+  const files = await filesToUpload(v);
+  if (typeof files === 'string') return valueError(u, files);
+
+  let task;
+  if (v.prompt !== undefined) task = { kind: 'prompt' as const, id: 'prompt', prompt: v.prompt, check: v.check };
+  else if (v['claw-task']) task = { kind: 'claw' as const, id: v['claw-task'], prompt: '' };
+  else {
+    const { fixtureInstances, buildFixtureRepo, FIXTURE_REPO } = await import('../../swe-env/fixture.ts');
+    const inst = (await fixtureInstances()).find((i) => i.instance_id === v['swe-fixture']);
+    if (!inst) return valueError(u, `--swe-fixture: unknown instance "${v['swe-fixture']}"`);
+    const os = await import('node:os');
+    const { mkdtemp } = await import('node:fs/promises');
+    const dir = path.join(await mkdtemp(path.join(os.tmpdir(), 'grove-textkit-')), 'textkit');
+    await buildFixtureRepo(dir);
+    task = { kind: 'swe' as const, instance: inst, sources: { [FIXTURE_REPO]: dir } };
+  }
+  if (task.kind === 'claw') {
+    const { clawTaskPrompt } = await import('../../runner/harness/claw-task.ts');
+    const prompt = clawTaskPrompt(task.id);
+    if (prompt === undefined) return valueError(u, `--claw-task: unknown task "${task.id}" (grove claw tasks lists them)`);
+    task.prompt = prompt;
+  }
+  const out = path.resolve(v.out ?? 'runs/harness');
+  const { startProxy } = await import('../../proxy/index.ts');
+  const { runHarness } = await import('../../runner/harness/run.ts');
+  const { GroveClient } = await import('../../client/index.ts');
+  let embedded: { url: string; apiKey: string; close(): Promise<void> } | undefined;
+  if (!v.server) {
+    const { startEmbeddedGrove } = await import('./run-embedded.ts');
+    embedded = await startEmbeddedGrove({});
+  }
+  const client = new GroveClient({ baseUrl: v.server ?? embedded!.url, apiKey: v.server ? v['server-key'] : embedded!.apiKey, timeoutMs: 600_000 });
+  const proxy = await startProxy({ upstream: v.upstream, upstreamKey: v['upstream-key'], dir: path.join(out, 'proxy'), callTimeoutMs: 600_000 });
+  try {
+    const episodeId = v.episode ?? `${task.kind === 'swe' ? task.instance.instance_id : task.id}--${Date.now().toString(36)}`;
+    const r = await runHarness({ client, proxy, cmd: v.cmd, files, task, model: v.model, timeoutS: (timeout as number | undefined) ?? 600, outDir: path.join(out, 'episodes'), episodeId, runId: path.basename(out) });
+    io.out(`${episodeId}: ${r.termination.reason}${r.termination.detail ? ` (${r.termination.detail})` : ''}, reward ${r.reward ?? '—'}, ${r.calls} model calls recorded; episode in ${r.episodeDir}\n`);
+    return r.termination.reason === 'env_error' ? 1 : 0;
+  } finally {
+    await proxy.close();
+    client.close();
+    await embedded?.close();
+  }
+}
+
+export const harnessCommand: Command = {
+  name: 'harness',
+  summary: 'Run an agent harness in a sandbox with its model calls recorded by the proxy, graded by the task',
+  usage,
+  async run(argv) {
+    const [sub, ...rest] = argv;
+    if (sub === 'run') return harnessRun(rest, STDIO);
+    return usageError({ usage, io: STDIO, name: 'harness' }, sub ? `unknown subcommand "${sub}"` : 'a subcommand is required: run');
+  },
+};

@@ -1,0 +1,156 @@
+// Harness runs: an unmodified agent harness (Codex CLI, a mini-swe-agent-style loop, ...) runs inside a shell
+// sandbox, its model calls go through the recording proxy, and the run becomes one episode directory like the
+// runner's. The sandbox's network rules open exactly the proxy's origin (and, for Claw tasks, that Claw sandbox's
+// app origin): nothing else on loopback, no private ranges, no metadata address.
+//
+// Flow: the task prepares the sandbox (a SWE checkout, a Claw sandbox beside it, or nothing), the harness command
+// runs with OPENAI_BASE_URL / OPENAI_API_KEY for its rollout and a time limit, its output and the recorded calls
+// are collected, the task's grader gives the reward, and the episode is written (one step per model call).
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { GroveClient } from '../../client/index.ts';
+import type { ExecResult } from '../../protocol/shell.ts';
+import type { Termination, Verdict } from '../../protocol/task.ts';
+import { readCalls, writeReward, type RecordingProxy } from '../../proxy/index.ts';
+import { EpisodeRecorder } from '../../recording/recorder.ts';
+import { evaluatePatch } from '../../swe-env/evaluate.ts';
+import { prepareRepo } from '../../swe-env/repo.ts';
+import { specFor } from '../../swe-env/specs.ts';
+import { REPO_DIR, type RepoSources, type SweInstance } from '../../swe-env/types.ts';
+import { callSteps } from './calls.ts';
+import { clientShellProvider } from '../swe/shell-session.ts';
+
+export type HarnessTask =
+  /** A prompt; `check` (a command run in the sandbox after the harness) decides success by its exit code. */
+  | { kind: 'prompt'; id: string; prompt: string; check?: string }
+  /** A SWE-bench instance: the harness works in the checkout; its diff is graded as SWE-bench grades. */
+  | { kind: 'swe'; instance: SweInstance; sources: RepoSources }
+  /** A Claw task: a Claw sandbox beside the shell one; the harness reaches its apps over HTTP (CLAW_URL). */
+  | { kind: 'claw'; id: string; prompt: string };
+
+export interface HarnessRunOptions {
+  client: GroveClient;
+  proxy: RecordingProxy;
+  /** The harness command (bash -c), run in the sandbox's workspace (a SWE task: in the checkout). */
+  cmd: string;
+  /** Files put into the workspace before the run (the harness itself, its config). */
+  files?: { path: string; content: Buffer; mode?: string }[];
+  task: HarnessTask;
+  model: string;
+  timeoutS: number;
+  /** Episode directory root: the episode is written to `<outDir>/<episodeId>/`. */
+  outDir: string;
+  episodeId: string;
+  env?: Record<string, string>;
+  runId?: string;
+}
+
+export interface HarnessRunResult {
+  episodeDir: string;
+  termination: Termination;
+  reward: number | null;
+  calls: number;
+  harness: { exit_code: number; timed_out: boolean };
+}
+
+function taskText(t: HarnessTask): string {
+  if (t.kind === 'swe') return `Fix this issue in the repository in the current directory:\n\n${t.instance.problem_statement.trim()}`;
+  return t.prompt;
+}
+
+function taskId(t: HarnessTask): string {
+  return t.kind === 'swe' ? t.instance.instance_id : t.id;
+}
+
+export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult> {
+  const rollout = o.episodeId;
+  const episodeDir = path.join(o.outDir, o.episodeId);
+  const proxyOrigin = new URL(o.proxy.url).host;
+  const labels = { 'grove.harness/episode': rollout.slice(0, 60), ...(o.runId ? { 'grove.run': o.runId } : {}) };
+  let claw: { id: string; origin: string; token: string } | undefined;
+  if (o.task.kind === 'claw') {
+    const info = await o.client.createAndWait({ type: 'claw', task_id: o.task.id, labels } as never);
+    const details = (info as { claw?: { origin: string; token: string } }).claw!;
+    claw = { id: info.sandbox_id, origin: details.origin, token: details.token };
+  }
+  const allow = [proxyOrigin, ...(claw ? [new URL(claw.origin).host] : [])];
+  const sb = await o.client.createAndWait({ type: 'shell', block_network: false, allow, labels } as never, 120);
+  const key = o.proxy.issueKey(rollout);
+  const started = new Date().toISOString();
+  let harness: ExecResult | undefined;
+  let reward: number | null = null;
+  let verdict: Verdict | undefined;
+  let termination: Termination;
+  try {
+    const target = {
+      exec: (req: Parameters<GroveClient['exec']>[1]) => o.client.exec(sb.sandbox_id, req),
+      upload: (f: { path: string; content: string; encoding?: 'base64' | 'utf8' }) =>
+        o.client.uploadFile(sb.sandbox_id, f.path, f.encoding === 'utf8' ? f.content : Buffer.from(f.content, 'base64')),
+    };
+    if (o.task.kind === 'swe') await prepareRepo(target, o.task.instance, o.task.sources, specFor(o.task.instance.repo, o.task.instance.version));
+    for (const f of o.files ?? []) await o.client.uploadFile(sb.sandbox_id, f.path, f.content, f.mode);
+    const env: Record<string, string> = {
+      OPENAI_BASE_URL: o.proxy.baseUrlFor(rollout),
+      OPENAI_API_KEY: key,
+      OPENAI_MODEL: o.model,
+      GROVE_TASK: taskText(o.task),
+      HOME: '/workspace/.home',
+      ...(claw ? { CLAW_URL: claw.origin, CLAW_TOKEN: claw.token } : {}),
+      ...o.env,
+    };
+    await o.client.exec(sb.sandbox_id, { command: 'mkdir -p /workspace/.home', timeout_s: 30 });
+    harness = await o.client.exec(sb.sandbox_id, {
+      command: o.cmd,
+      cwd: o.task.kind === 'swe' ? REPO_DIR : undefined,
+      env,
+      timeout_s: o.timeoutS,
+      max_output_bytes: 4 * 1024 * 1024,
+    });
+    termination = harness.timed_out ? { reason: 'timeout', detail: `harness ran past ${o.timeoutS} s` } : { reason: 'task_completed', ...(harness.exit_code ? { detail: `harness exited ${harness.exit_code}` } : {}) };
+    // Grading: by the task's own rule.
+    if (o.task.kind === 'prompt' && o.task.check) {
+      const c = await o.client.exec(sb.sandbox_id, { command: o.task.check, timeout_s: 120, merge_stderr: true });
+      reward = c.exit_code === 0 ? 1 : 0;
+      verdict = { judge: 'check', outcome: reward ? 'success' : 'failure', score: reward, reasoning: `check exited ${c.exit_code}: ${c.stdout.slice(-500)}` };
+    } else if (o.task.kind === 'swe') {
+      const diff = await o.client.exec(sb.sandbox_id, { command: 'git add -A && git diff --cached', cwd: REPO_DIR, timeout_s: 120, max_output_bytes: 16 * 1024 * 1024 });
+      const inst = o.task.instance;
+      const spec = specFor(inst.repo, inst.version)!;
+      const provider = clientShellProvider(o.client, { block_network: true });
+      const evalBox = await provider.open({ ...labels, 'grove.swe/role': 'eval' });
+      try {
+        await prepareRepo(evalBox.shell, inst, o.task.sources, spec);
+        const e = await evaluatePatch(evalBox.shell, inst, spec, diff.stdout);
+        reward = e.resolved ? 1 : 0;
+        verdict = { judge: 'swe-bench', outcome: e.resolved ? 'success' : 'failure', score: reward, reasoning: e.resolution, details: { patch: diff.stdout.slice(0, 100_000), tests: e.report?.tests ?? {} } };
+      } finally {
+        await evalBox.close();
+      }
+    } else if (claw) {
+      const g = JSON.parse(await (await o.client.request('POST', `/sandboxes/${encodeURIComponent(claw.id)}/claw/grade`, { answer: harness.stdout.slice(-100_000) })).text()) as { score?: number; passed?: boolean };
+      reward = typeof g.score === 'number' ? g.score : null;
+      verdict = { judge: 'claw', outcome: g.passed ? 'success' : 'failure', ...(reward !== null ? { score: Math.max(0, Math.min(1, reward)) } : {}), details: g as Record<string, unknown> };
+    }
+  } catch (err) {
+    termination = { reason: 'env_error', detail: (err as Error).message };
+  } finally {
+    await o.client.deleteSandbox(sb.sandbox_id).catch(() => undefined);
+    if (claw) await o.client.deleteSandbox(claw.id).catch(() => undefined);
+  }
+  // The episode: one step per model call of the rollout, the harness's output beside it.
+  await o.proxy.store.flushed();
+  const calls = readCalls(o.proxy.store.dir, rollout);
+  if (reward !== null) writeReward(o.proxy.store.dir, rollout, reward, { task: taskId(o.task) });
+  const recorder = await EpisodeRecorder.create(episodeDir, {
+    episode_id: o.episodeId,
+    run_id: o.runId,
+    started_at: started,
+    task: { id: taskId(o.task), suite: o.task.kind === 'swe' ? 'swe-bench' : o.task.kind === 'claw' ? 'claw' : 'offline', site: 'harness', question: taskText(o.task), extra: {}, flags: [] },
+    config: { harness: o.cmd, model: o.model, rollout, proxy: o.proxy.url, timeout_s: o.timeoutS, sandbox: 'shell', network_allow: allow },
+  });
+  for (const s of callSteps(calls)) await recorder.recordStep(s);
+  await recorder.finish({ termination, ...(reward !== null ? { reward } : {}), ...(verdict ? { verdicts: [verdict] } : {}), answer: harness?.stdout.slice(-10_000) });
+  await mkdir(episodeDir, { recursive: true });
+  await writeFile(path.join(episodeDir, 'harness.log'), `$ ${o.cmd}\nexit ${harness?.exit_code ?? '-'}${harness?.timed_out ? ' (timed out)' : ''}\n--- stdout\n${harness?.stdout ?? ''}\n--- stderr\n${harness?.stderr ?? ''}`);
+  return { episodeDir, termination, reward, calls: calls.length, harness: { exit_code: harness?.exit_code ?? -1, timed_out: harness?.timed_out ?? false } };
+}
