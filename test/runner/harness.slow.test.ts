@@ -10,6 +10,7 @@ import { startEmbeddedGrove, type EmbeddedGrove } from '../../cli/commands/run-e
 import { GroveClient } from '../../client/index.ts';
 import { readCalls, startProxy, type RecordingProxy } from '../../proxy/index.ts';
 import { runHarness } from '../../runner/harness/run.ts';
+import { builtinTasks } from '../../claw-env/tasks/index.ts';
 import { buildFixtureRepo, FIXTURE_REPO, fixtureInstances } from '../../swe-env/fixture.ts';
 import { startOpenAIServer, type OpenAITestServer } from '../support/openai-server.ts';
 import { startResponsesServer, type ResponsesServer } from '../support/responses-sse.ts';
@@ -26,6 +27,8 @@ const bash = (cmd: string) => `Next:\n\`\`\`bash\n${cmd}\n\`\`\``;
 const SCRIPTS: Record<string, string[]> = {
   seconds: [bash(`sed -i 's/"m": 60}/"m": 60, "s": 1}/' textkit/duration.py`), bash('python3 -m unittest -v 2>&1 | tail -3'), bash('echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT; echo fixed')],
   hello: [bash('echo hi > hello.txt'), bash('echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT; cat hello.txt')],
+  // A Claw task: the harness reaches the Claw sandbox's apps over HTTP with its token.
+  claw: [bash('curl -s -H "Authorization: Bearer $CLAW_TOKEN" "$CLAW_URL/api/tools" | head -c 300'), bash('echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT; echo done')],
 };
 
 // Tries Grove's own API from inside the sandbox (through the sandbox's egress, as any client would).
@@ -43,7 +46,7 @@ beforeAll(async () => {
   client = new GroveClient({ baseUrl: grove.url, apiKey: grove.apiKey, timeoutMs: 300_000 });
   chat = await startOpenAIServer((req) => {
     const task = String(req.body.messages[1].content);
-    const key = Object.keys(SCRIPTS).find((k) => task.includes(k))!;
+    const key = task.startsWith('CLAW:') ? 'claw' : Object.keys(SCRIPTS).find((k) => task.includes(k))!;
     const turn = req.body.messages.filter((m: { role: string }) => m.role === 'assistant').length;
     return SCRIPTS[key][turn] ?? 'out of script';
   });
@@ -101,6 +104,26 @@ describe('harness runs in shell sandboxes', () => {
     const log = readFileSync(path.join(r.episodeDir, 'harness.log'), 'utf8');
     expect(log).toContain('grove-api: blocked');
     expect(log).not.toContain('grove-api: reachable');
+  });
+});
+
+describe('harness runs on Claw tasks', () => {
+  it('opens exactly the Claw sandbox\'s origin beside the proxy, and the Claw graders give the reward', async () => {
+    const task = builtinTasks()[0];
+    const r = await withProxy(chat.url, (proxy) =>
+      runHarness({
+        client, proxy, cmd: 'python3 mini_bash.py', files: [{ path: 'mini_bash.py', content: MINI_BASH }],
+        task: { kind: 'claw', id: task.id, prompt: `CLAW: ${task.prompt}` }, model: 'test-model', timeoutS: 60,
+        outDir: path.join(tmp, 'episodes'), episodeId: 'claw-1',
+      }),
+    );
+    expect(r.termination.reason).toBe('task_completed');
+    expect(typeof r.reward).toBe('number');
+    const calls = readCalls(path.join(tmp, 'proxy'), 'claw-1');
+    // The tool list came back through the sandbox's egress from the Claw origin.
+    expect((calls[1].request_asked as any).messages.at(-1).content).toContain('"tools"');
+    const episode = JSON.parse(readFileSync(path.join(r.episodeDir, 'episode.json'), 'utf8'));
+    expect(episode.verdicts[0].judge).toBe('claw');
   });
 });
 
