@@ -53,7 +53,10 @@ export interface ShellSandboxOptions {
 export class LocalShellSandbox implements ShellSandbox {
   readonly type = 'shell' as const;
   readonly workspace = WORKSPACE;
-  status: SandboxStatus = 'creating';
+  private phase: SandboxStatus = 'creating';
+  /** Commands running now (execs, jobs, terminals): while any runs the sandbox reports `busy`, which keeps the
+   * registry's idle reaper from closing it under a long test run. */
+  private active = 0;
   private readonly readyP: Promise<void>;
   private holder: ChildProcess | null = null;
   private target: ExecTarget | null = null;
@@ -73,6 +76,10 @@ export class LocalShellSandbox implements ShellSandbox {
 
   get id(): string {
     return this.o.id;
+  }
+
+  get status(): SandboxStatus {
+    return this.phase === 'ready' && this.active > 0 ? 'busy' : this.phase;
   }
 
   ready(): Promise<void> {
@@ -156,7 +163,7 @@ export class LocalShellSandbox implements ShellSandbox {
     const pid = children.length ? Number(children[0]) : pid1;
     this.target = { holderPid: pid, cwd: WORKSPACE, uid, gid: uid, cgroups: this.cgroups, maxProcesses: l.maxProcesses };
     if (this.closing) throw new GroveError('sandbox_closed', `Sandbox ${this.o.id} was closed while starting.`);
-    this.status = 'ready';
+    this.phase = 'ready';
   }
 
   /** Resolves with the holder's pid in the host namespace once it printed "ready". */
@@ -194,18 +201,18 @@ export class LocalShellSandbox implements ShellSandbox {
       });
       holder.once('error', (e) => fail(e.message));
       holder.once('exit', (code, signal) => {
-        if (this.status !== 'ready') fail(`the holder exited (${signal ?? code})`);
+        if (this.phase !== 'ready') fail(`the holder exited (${signal ?? code})`);
         else if (!this.closing) {
           this.o.log.warn({ sandbox_id: this.o.id, code, signal }, 'shell sandbox holder exited');
-          this.status = 'error';
+          this.phase = 'error';
         }
       });
     });
   }
 
   private use(): ExecTarget {
-    if (this.closing || this.status === 'closed') throw new GroveError('sandbox_closed', `Sandbox ${this.o.id} is closed.`);
-    if (!this.target || this.status !== 'ready') throw new GroveError('sandbox_not_ready', `Sandbox ${this.o.id} is not ready (${this.status}).`);
+    if (this.closing || this.phase === 'closed') throw new GroveError('sandbox_closed', `Sandbox ${this.o.id} is closed.`);
+    if (!this.target || this.phase !== 'ready') throw new GroveError('sandbox_not_ready', `Sandbox ${this.o.id} is not ready (${this.phase}).`);
     return this.target;
   }
 
@@ -242,14 +249,23 @@ export class LocalShellSandbox implements ShellSandbox {
     const target = this.use();
     this.steps++;
     const given = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as typeof opts;
-    return startExec(target, {
+    this.active++;
+    const running = await startExec(target, {
       cwd: WORKSPACE,
       timeoutMs: this.o.limits.execTimeoutMs,
       maxOutputBytes: this.o.limits.maxOutputBytes,
       mergeStderr: false,
       ...given,
       env: this.env(opts.env),
+    }).catch((err: unknown) => {
+      this.active--;
+      throw err;
     });
+    running.result.then(
+      () => this.active--,
+      () => this.active--,
+    );
+    return running;
   }
 
   private runOptions(req: ExecRequest): Partial<RunOptions> & { argv: string[] } {
@@ -311,7 +327,7 @@ export class LocalShellSandbox implements ShellSandbox {
 
   close(): Promise<void> {
     return (this.closing ??= (async () => {
-      this.status = 'closing';
+      this.phase = 'closing';
       await this.readyP.catch(() => {});
       this.jobs.closeAll();
       // Killing the cgroups ends every exec; the holder is PID 1's parent: with it the PID namespace ends.
@@ -319,7 +335,7 @@ export class LocalShellSandbox implements ShellSandbox {
       this.holder?.kill('SIGKILL');
       await this.egress?.close().catch(() => {});
       await rm(this.o.dir, { recursive: true, force: true }).catch((err: unknown) => this.o.log.warn({ err, sandbox_id: this.o.id }, 'workspace cleanup failed'));
-      this.status = 'closed';
+      this.phase = 'closed';
       this.o.release();
     })());
   }
