@@ -361,13 +361,14 @@ async function runAttempt(
 
     // --- loop ----------------------------------------------------------------------------------------------
     let lastParseError: string | undefined;
+    let lastActions: StepResult['actions'] | undefined;
     while (steps < opts.maxSteps) {
       const tw = performance.now();
       steps++;
       let decision: PolicyDecision;
       const tp = performance.now();
       try {
-        decision = await raceAbort(Promise.resolve(policy.next(obs, { task, step: steps, lastParseError })), signal);
+        decision = await raceAbort(Promise.resolve(policy.next(obs, { task, step: steps, lastParseError, lastActions })), signal);
       } catch (err) {
         if (err instanceof EpisodeEnd) throw err;
         throw new EpisodeEnd('generation_error', `policy ${policy.name}: ${describeClientError(err)}`);
@@ -411,6 +412,7 @@ async function runAttempt(
         if (result?.parse && !result.parse.ok) parseError = result.parse.error ?? 'the server could not parse the model output';
       }
       if (result) obs = result.observation;
+      lastActions = result?.actions;
       opts.onStep?.();
 
       const actions = result?.actions.map((x) => x.action) ?? [];

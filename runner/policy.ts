@@ -1,7 +1,7 @@
 // The policy contract of the episode loop. A VLM policy returns raw model text (parsed by a format);
 // a scripted policy may return canonical actions directly but still provides `output` text for recording.
 import type { Action } from '../protocol/action.ts';
-import type { Observation } from '../protocol/observation.ts';
+import type { Observation, ResolvedAction } from '../protocol/observation.ts';
 import type { Task } from '../protocol/task.ts';
 
 export interface PolicyDecision {
@@ -22,6 +22,8 @@ export interface PolicyStepContext {
   step: number;
   /** Last error from parsing the previous output, if any (lets a policy retry). */
   lastParseError?: string;
+  /** The actions the previous step executed, with their results (formats that report each call's outcome). */
+  lastActions?: ResolvedAction[];
 }
 
 export interface Policy {

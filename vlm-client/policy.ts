@@ -110,7 +110,7 @@ export class VlmPolicy implements Policy {
     this.firstStep = false;
     const showSom = this.opts.somText ?? this.format.name === 'webvoyager';
     const text = this.format.observationText
-      ? this.format.observationText(obs, { parseError: step.lastParseError })
+      ? this.format.observationText(obs, { parseError: step.lastParseError, lastActions: step.lastActions })
       : observationText(obs, { som: showSom, parseError: step.lastParseError });
     const image: ImageRef | undefined = obs.screenshot?.base64
       ? { url: `data:${obs.screenshot.mime};base64,${obs.screenshot.base64}`, width: obs.screenshot.width, height: obs.screenshot.height }

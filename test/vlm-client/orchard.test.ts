@@ -157,6 +157,41 @@ describe('orchard observation text', () => {
   });
 });
 
+describe('orchard feedback', () => {
+  it('reports each call of the last step as web_env.py does, and a click that changed nothing', () => {
+    const base = {
+      step: 3,
+      url: 'https://shop.test/',
+      title: 'Shop',
+      tabs: [{ index: 0, url: 'https://shop.test/', title: 'Shop', active: true }],
+      viewport: { width: 1280, height: 1000 },
+      events: [],
+      timings: { action: 0, settle: 0, capture: 0, encode: 0, total: 0 },
+    };
+    const text = orchard.observationText!(
+      { ...base, last_action_error: { code: 'no_such_tab', message: 'There is no tab 4.' } },
+      {
+        lastActions: [
+          { action: { action: 'click', x: 379, y: 69, space: 'rel1000' }, space: 'rel1000', raw: { x: 379, y: 69 }, css: { x: 485.12, y: 69 }, error: null, ms: 5 },
+          { action: { action: 'type', text: 'mouse', clear: true }, error: null, ms: 5 },
+          { action: { action: 'switch_tab', index: 4 }, error: { code: 'no_such_tab', message: 'There is no tab 4.' }, ms: 1 },
+        ],
+      },
+    );
+    expect(text.split('\n').slice(0, 4)).toEqual([
+      'Succeed: `click` at (379, 69) executed.',
+      'Succeed: `write` executed.',
+      'Failed: `switch_tab` execution failed: There is no tab 4.',
+      'Note: no visible navigation or new tab detected.',
+    ]);
+    const nav = orchard.observationText!(
+      { ...base, last_action_error: null, events: [{ type: 'navigation', url: 'https://shop.test/cart' }] },
+      { lastActions: [{ action: { action: 'click', x: 1, y: 2, space: 'rel1000' }, raw: { x: 1, y: 2 }, error: null, ms: 1 }] },
+    );
+    expect(nav.split('\n').slice(0, 3)).toEqual(['Succeed: `click` at (1, 2) executed.', 'Page navigated to https://shop.test/cart.', '<observation>']);
+  });
+});
+
 describe('grove run with --format orchard', () => {
   it('creates every sandbox with the format environment, under what the offline sites need', async () => {
     const { sandboxFor } = await import('../../cli/commands/run-exec.ts');

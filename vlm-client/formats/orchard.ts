@@ -24,7 +24,7 @@
 // Coordinates are on a 0..1000 grid over the viewport (`rel1000`: web_env divides by resize_scale 1000). The
 // environment defaults are Orchard's: a 1280×1000 viewport at DPR 1 and PNG screenshots (`sandbox`).
 import type { Action } from '../../protocol/action.ts';
-import type { Observation } from '../../protocol/observation.ts';
+import type { Observation, ResolvedAction } from '../../protocol/observation.ts';
 import type { ToolDef } from '../client.ts';
 import {
   assertSpace,
@@ -455,22 +455,45 @@ function systemPrompt(opts?: FormatOptions): string {
   );
 }
 
+/** The Orchard tool a canonical action is written with (for feedback lines). */
+function toolName(a: Action): string {
+  try {
+    return toCalls(a)[0]?.name ?? a.action;
+  } catch {
+    return a.action;
+  }
+}
+
 /**
- * The observation as the Orchard-GUI adapter lays it out (screen size, current tab, the tab list), after the
- * feedback the environment gives where it matters: a failed action, a navigation, a new tab, a reply that could
- * not be used.
+ * The feedback web_env.py gives after a step, where it matters: each call's outcome (`Succeed: …` / `Failed: …`),
+ * a navigation or a new tab, and a click that changed neither.
  */
-function observationText(obs: Observation, o: { parseError?: string } = {}): string {
+function feedback(obs: Observation, o: { parseError?: string; lastActions?: ResolvedAction[] }): string[] {
   const lines: string[] = [];
   if (o.parseError) lines.push(`Failed: your previous reply could not be executed: ${o.parseError}`);
-  if (obs.last_action_error) lines.push(`Failed: ${obs.last_action_error.message} (${obs.last_action_error.code})`);
+  for (const r of o.lastActions ?? []) {
+    const name = toolName(r.action);
+    const at = r.raw ? ` at (${Math.round(r.raw.x)}, ${Math.round(r.raw.y)})` : '';
+    lines.push(r.error ? `Failed: \`${name}\`${at} execution failed: ${r.error.message}` : `Succeed: \`${name}\`${at} executed.`);
+  }
+  if (obs.last_action_error && !o.lastActions?.some((r) => r.error)) lines.push(`Failed: ${obs.last_action_error.message} (${obs.last_action_error.code})`);
+  let moved = false;
   for (const e of obs.events) {
     if (e.type === 'navigation') lines.push(`Page navigated to ${e.url}.`);
     else if (e.type === 'popup') lines.push(`New tab opened (tab ${e.tab_index}).`);
     else if (e.type === 'tab_closed') lines.push(`Tab ${e.tab_index} was closed.`);
     else if (e.type === 'dialog') lines.push(`A ${e.dialog_type} dialog said "${e.message}" and was ${e.handled}.`);
     else if (e.type === 'download') lines.push(`Downloaded ${e.filename}.`);
+    if (e.type === 'navigation' || e.type === 'popup') moved = true;
   }
+  const clicked = o.lastActions?.some((r) => !r.error && ['click', 'double_click', 'triple_click', 'right_click'].includes(r.action.action));
+  if (clicked && !moved) lines.push('Note: no visible navigation or new tab detected.');
+  return lines;
+}
+
+/** The observation as the Orchard-GUI adapter lays it out (screen size, current tab, the tab list), after the feedback. */
+function observationText(obs: Observation, o: { parseError?: string; lastActions?: ResolvedAction[] } = {}): string {
+  const lines = feedback(obs, o);
   const active = obs.tabs.find((t) => t.active);
   const size = obs.screenshot ? `${obs.screenshot.width} x ${obs.screenshot.height}` : `${obs.viewport.width} x ${obs.viewport.height}`;
   lines.push('<observation>', `screen size: ${size}`);

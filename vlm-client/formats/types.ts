@@ -1,7 +1,7 @@
 // The shape every policy output format implements: a prompt, optional tool definitions, a parser from model
 // output to canonical actions, and a printer back (for SFT export and round-trip tests).
 import type { Action, CoordinateSpace } from '../../protocol/action.ts';
-import type { Observation, SomElement } from '../../protocol/observation.ts';
+import type { Observation, ResolvedAction, SomElement } from '../../protocol/observation.ts';
 import type { BrowserCreateInput } from '../../protocol/sandbox.ts';
 import type { ToolDef } from '../client.ts';
 
@@ -60,7 +60,7 @@ export interface PolicyFormat {
   readonly sandbox?: Partial<Pick<BrowserCreateInput, 'viewport' | 'screenshot_format' | 'coordinate_space' | 'resize'>>;
   systemPrompt(opts?: FormatOptions): string;
   /** The text next to each screenshot, when the format lays out its observation (and feedback) its own way. */
-  observationText?(obs: Observation, opts?: { parseError?: string }): string;
+  observationText?(obs: Observation, opts?: { parseError?: string; lastActions?: ResolvedAction[] }): string;
   /** OpenAI tool definitions when the format is driven by function calling. */
   tools?(opts?: FormatOptions): ToolDef[];
   parse(output: ModelOutput, opts?: FormatOptions): ParseResult;
