@@ -335,7 +335,7 @@ export async function runBenchmark(opts: BenchmarkOptions): Promise<BenchmarkRes
     );
     tokens.prompt += outcome.result.tokens.prompt;
     tokens.completion += outcome.result.tokens.completion;
-    progress.episodeFinished(row.success === true, `${task.id} ${row.termination.reason}${row.success === true ? ' ok' : ''}`);
+    progress.episodeFinished(row.termination.reason === 'aborted' ? 'aborted' : row.success === true, `${task.id} ${row.termination.reason}${row.success === true ? ' ok' : ''}`);
   };
 
   try {

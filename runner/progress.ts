@@ -5,8 +5,10 @@ export interface ProgressCounts {
   total: number;
   /** Episodes finished in this run (success or not). */
   done: number;
-  /** Of `done`, those that did not succeed (judged failure, env error, …). */
+  /** Of `done`, those that did not succeed (judged failure, env error, …), aborted ones apart. */
   failed: number;
+  /** Of `done`, those interrupted by the operator (Ctrl-C, a cap): not failures. */
+  aborted?: number;
   running: number;
   /** Episodes skipped because a finished recording already existed (resume). */
   skipped: number;
@@ -52,8 +54,9 @@ export function renderProgress(s: ProgressStats, barWidth = 24): string {
   const filled = Math.round(frac * barWidth);
   const bar = barWidth > 0 ? `[${'#'.repeat(filled)}${'.'.repeat(barWidth - filled)}] ` : '';
   const skipped = s.skipped > 0 ? ` skipped ${s.skipped}` : '';
+  const aborted = s.aborted ? ` aborted ${s.aborted}` : '';
   return (
-    `${bar}${finished}/${s.total} done (failed ${s.failed}, running ${s.running}${skipped}) ` +
+    `${bar}${finished}/${s.total} done (failed ${s.failed}, running ${s.running}${aborted}${skipped}) ` +
     `${s.stepsPerSec.toFixed(2)} steps/s, ${s.episodesPerMin.toFixed(1)} ep/min, ` +
     `elapsed ${formatDuration(s.elapsedMs)}, ETA ${formatDuration(s.etaMs)}`
   );
@@ -102,10 +105,11 @@ export class ProgressReporter {
     // Throttle TTY redraws on steps.
     if (this.stream?.isTTY && this.now() - this.lastDrawn > 200) this.draw();
   }
-  episodeFinished(ok: boolean, label?: string): void {
+  episodeFinished(ok: boolean | 'aborted', label?: string): void {
     this.counts.running = Math.max(0, this.counts.running - 1);
     this.counts.done++;
-    if (!ok) this.counts.failed++;
+    if (ok === 'aborted') this.counts.aborted = (this.counts.aborted ?? 0) + 1;
+    else if (!ok) this.counts.failed++;
     if (this.stream && !this.stream.isTTY) {
       this.stream.write(`${label ? `${label}: ` : ''}${renderProgress(this.snapshot, 0)}\n`);
     } else this.draw();

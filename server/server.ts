@@ -22,6 +22,8 @@ export interface RunningServer {
 export interface StartServerOptions {
   /** Replace the environments (default: a browser environment built from the config). */
   environments?: LocalEnvironments;
+  /** Where the server log goes (default stdout). */
+  logStream?: NodeJS.WritableStream;
 }
 
 export async function startServer(config: GroveConfig, opts: StartServerOptions = {}): Promise<RunningServer> {
@@ -51,7 +53,7 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
       }),
       shell: await shellEnvironment(config, log),
     }));
-  const app = await buildApp({ config, environments, logger: true });
+  const app = await buildApp({ config, environments, logger: true, logStream: opts.logStream });
   // Long-polls (/wait up to 600 s) must not be cut by the default request timeout.
   app.server.requestTimeout = 0;
   app.server.keepAliveTimeout = 65_000;

@@ -37,6 +37,16 @@ export async function startEmbeddedGrove(opts: EmbeddedOptions = {}): Promise<Em
       ...(opts.maxSandboxes !== undefined ? { maxSandboxes: opts.maxSandboxes } : {}),
     },
   });
-  const server = await startServer(config);
-  return { url: server.url, apiKey, close: () => server.close() };
+  const server = await startServer(config, { logStream: process.stderr });
+  return {
+    url: server.url,
+    apiKey,
+    // The runner is this server's only client and closes it after its last request: connections still open then
+    // belong to episodes it abandoned (Ctrl-C, a cap), whose handlers would hold a graceful close for the whole
+    // shutdown timeout (15 s). They are cut at once; the sandboxes are closed by the server's shutdown as usual.
+    close: () => {
+      server.app.server.closeAllConnections();
+      return server.close();
+    },
+  };
 }
