@@ -7,7 +7,8 @@ import type { ActionErrorCode } from '../protocol/errors.ts';
 import type { SomElement } from '../protocol/observation.ts';
 import type { PointInput } from './coords.ts';
 import { normalizeKeys } from './keys.ts';
-import { inPage, withTimeout } from './util.ts';
+import type { Deadline } from '../sandbox/deadline.ts';
+import { inPage } from './util.ts';
 
 export class ActionFailure extends Error {
   readonly code: ActionErrorCode;
@@ -37,8 +38,8 @@ export interface ActionResult {
 export interface ActionHost {
   readonly page: Page;
   readonly viewport: { width: number; height: number };
-  readonly timeoutMs: number;
-  readonly waitCapMs: number;
+  /** This action's slice of the step's deadline: every wait of the action is bounded by it. */
+  readonly deadline: Deadline;
   /** Resolves to CSS px or throws ActionFailure('invalid_coordinates'). */
   resolve(p: PointInput): { space: CoordinateSpace; raw: XY; css: XY };
   /** Element of the last SoM list, or undefined. `null` when no SoM list was produced yet. */
@@ -89,8 +90,8 @@ async function typeText(page: Page, text: string, clear?: boolean, submit?: bool
 }
 
 /** Whether the focused element takes text (iframes count: the focus may be inside them). */
-async function focusedEditable(page: Page, timeoutMs: number): Promise<boolean> {
-  return withTimeout(
+async function focusedEditable(page: Page, deadline: Deadline): Promise<boolean> {
+  return deadline.race(
     page.evaluate(inPage(() => {
       let el: Element | null = document.activeElement;
       while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
@@ -103,16 +104,14 @@ async function focusedEditable(page: Page, timeoutMs: number): Promise<boolean> 
       }
       return (el as HTMLElement).isContentEditable;
     }, null)) as Promise<boolean>,
-    timeoutMs,
     'focus check',
   );
 }
 
 /** Two animation frames: the scroll/paint triggered by input has been applied when this resolves. */
-async function nextFrames(page: Page, timeoutMs: number): Promise<void> {
-  await withTimeout(
+async function nextFrames(page: Page, deadline: Deadline): Promise<void> {
+  await deadline.race(
     page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())))'),
-    timeoutMs,
     'animation frame',
   );
 }
@@ -191,7 +190,7 @@ export const ACTIONS: Defs = {
       if (a.x !== undefined && a.y !== undefined) {
         const p = at(h, { x: a.x, y: a.y, space: a.space, rel_divisor: a.rel_divisor }, rec);
         await h.page.mouse.click(p.x, p.y);
-        if (!(await focusedEditable(h.page, h.timeoutMs))) {
+        if (!(await focusedEditable(h.page, h.deadline))) {
           throw new ActionFailure('element_not_editable', `The element at (${a.x}, ${a.y}) does not take text input.`);
         }
       } else if (a.x !== undefined || a.y !== undefined) {
@@ -237,7 +236,7 @@ export const ACTIONS: Defs = {
       }
       await h.page.mouse.move(p.x, p.y);
       await h.page.mouse.wheel(dx, dy);
-      await nextFrames(h.page, h.timeoutMs);
+      await nextFrames(h.page, h.deadline);
     },
   },
   goto: {
@@ -263,10 +262,10 @@ export const ACTIONS: Defs = {
   },
   wait: {
     name: 'wait',
-    description: 'Wait (default 1 s, capped by the environment).',
+    description: 'Wait (default 1 s, at most 60 s).',
     async run(h, a) {
-      const ms = Math.min(a.ms ?? 1000, h.waitCapMs);
-      await new Promise((r) => setTimeout(r, ms));
+      // The step's deadline counts the wait in full (step-budget.ts): it never ends as a timeout.
+      await h.deadline.sleep(a.ms ?? 1000);
     },
   },
   click_label: {
@@ -283,7 +282,7 @@ export const ACTIONS: Defs = {
     async run(h, a, rec) {
       const c = labelCenter(h, a.label, rec);
       await h.page.mouse.click(c.x, c.y);
-      if (!(await focusedEditable(h.page, h.timeoutMs))) {
+      if (!(await focusedEditable(h.page, h.deadline))) {
         throw new ActionFailure('element_not_editable', `Label ${a.label} does not take text input.`);
       }
       await typeText(h.page, a.text, a.clear, a.submit);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright-core';
 import { GroveError } from '../protocol/errors.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
+import { guardBrowser } from './url-policy.ts';
 import { findProcessByArg, killTree, MARKER_FLAG, PidFile, reapStale, removeProfileDir, userDataDirOf, Watchdog } from './reaper.ts';
 
 export const CHROMIUM_FLAGS = [
@@ -21,6 +22,10 @@ export const CHROMIUM_FLAGS = [
   '--disable-sync',
   '--no-first-run',
   '--disable-quic',
+  // WebRTC sends STUN/TURN/ICE over UDP, which the network gate (an HTTP proxy) never sees: UDP is allowed only
+  // through a proxy, and there is no UDP proxy, so a page gathers no UDP candidate and sends no datagram
+  // (test/browser-env/webrtc.slow.test.ts).
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
 ];
 
 export interface ChromiumPoolConfig {
@@ -207,6 +212,16 @@ export class ChromiumPool {
       proc.state = 'dead';
       proc.accepting = false;
       this.remove(proc);
+      throw err;
+    }
+    try {
+      // Local URL schemes are refused in Chromium's network stack before any context exists (url-policy.ts).
+      await guardBrowser(browser, this.log);
+    } catch (err) {
+      proc.state = 'dead';
+      proc.accepting = false;
+      this.remove(proc);
+      await browser.close().catch(() => undefined);
       throw err;
     }
     const root = findProcessByArg(marker);

@@ -2,11 +2,12 @@
 // and the recovery paths (crashed or hung renderer, dead browser process).
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BrowserContext, CDPSession, Dialog, Download, Page } from 'playwright-core';
+import type { BrowserContext, CDPSession, Dialog, Download, Frame, Page } from 'playwright-core';
 import type { Action } from '../protocol/action.ts';
 import { GroveError } from '../protocol/errors.ts';
 import type { ActionError, EnvEvent, Observation, ResolvedAction, SettleReport, SomElement, StepResult, Tab } from '../protocol/observation.ts';
 import type { BrowserCreateOptions, SandboxStatus } from '../protocol/sandbox.ts';
+import { Deadline } from '../sandbox/deadline.ts';
 import type { Logger } from '../sandbox/log.ts';
 import { accessibilityText } from './a11y.ts';
 import { ActionFailure, type ActionHost, type ActionRecord, actionDef, NO_SETTLE } from './actions.ts';
@@ -25,8 +26,10 @@ import { captureFormat, cdpCapture, finishShot, type EncodedShot, type ShotSetti
 import { targetSize } from './resize.ts';
 import { NetworkTracker, settle, type SettleHost } from './settle.ts';
 import { collectSom } from './som.ts';
+import { observeBudgetMs, recoveryMs, stepBudgetMs, actionMs as actionBudgetMs, OBSERVE_MS } from './step-budget.ts';
 import type { BrowserSandbox, ContextExtras, DownloadInfo, ParseContext, StepOptions } from './types.ts';
 import { delay, errMessage, quietly, TimeoutError, withTimeout } from './util.ts';
+import { navigationAllowed, schemeOf } from './url-policy.ts';
 import { isBlankUrl, watchPage, type WatchdogHost } from './watchdogs.ts';
 
 /** Where a gate registration reports blocked requests and upstream failures. */
@@ -53,11 +56,11 @@ export interface SandboxDeps {
 // Generous: on a loaded 2-core machine a healthy renderer can take over a second to answer; a
 // busy-looping one never does, so a longer probe only delays the (rare) hang verdict.
 const PROBE_MS = 3000;
-/** Cap for `wait` actions. */
-const WAIT_CAP_MS = 10_000;
 const START_TRIES = 3;
-/** Events kept between two observations. */
+/** Events kept between two observations; a few more for the ones a policy must not miss (crash, limits). */
 const MAX_EVENTS = 200;
+const RESERVED_EVENTS = 20;
+const PRIORITY_EVENTS: ReadonlySet<EnvEvent['type']> = new Set(['crash']);
 
 interface InternalDownload extends DownloadInfo {
   path: string;
@@ -184,7 +187,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     let last: ClassifiedError | null = null;
     for (let i = 0; i < START_TRIES; i++) {
       try {
-        await this.navigate('goto', url);
+        await this.navigate('goto', url, Deadline.after(this.T, 'start URL'));
         last = null;
         break;
       } catch (e) {
@@ -276,9 +279,12 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     this.emit(e);
   }
 
-  /** Queues an event for the next observation; a page spamming blocked requests cannot grow it without bound. */
+  /**
+   * Queues an event for the next observation. A page spamming dialogs or blocked requests cannot grow the queue
+   * without bound, nor crowd out a crash report (those have a reserve).
+   */
   private emit(e: EnvEvent): void {
-    if (this.events.length < MAX_EVENTS) this.events.push(e);
+    if (this.events.length < MAX_EVENTS + (PRIORITY_EVENTS.has(e.type) ? RESERVED_EVENTS : 0)) this.events.push(e);
   }
 
   track(p: Promise<unknown>): void {
@@ -310,6 +316,16 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     const last = this.events[this.events.length - 1];
     if (last?.type === 'navigation' && last.url === url) return;
     this.emit({ type: 'navigation', url });
+  }
+
+  onForbiddenCommit(pg: Page, frame: Frame): void {
+    const url = frame.url();
+    this.pendingError ??= { code: 'navigation_blocked', message: `${schemeOf(url)} URLs are not allowed in a sandbox (${url.slice(0, 200)}).` };
+    this.emit({ type: 'network_blocked', url: url.slice(0, 2000), reason: `scheme ${schemeOf(url)} is not allowed` });
+    this.log.warn({ sandbox: this.id, url: url.slice(0, 200) }, 'a frame committed a forbidden URL; sending it to about:blank');
+    // Whatever opened it, the document must not stay: replace it by a blank one (bounded, tracked).
+    this.track(quietly(withTimeout(frame.goto('about:blank'), PROBE_MS, 'leave forbidden URL')).then(() => undefined));
+    if (pg === this.page && frame === pg.mainFrame()) this.lastBlocked = { url, at: Date.now() };
   }
 
   async saveDownload(d: Download): Promise<void> {
@@ -384,30 +400,31 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   // ---------------------------------------------------------------- recovery
 
   /** Replaces the active page by a fresh one on the last good URL (after a crash or a hang). */
-  private async replacePage(reason: 'crash' | 'unresponsive'): Promise<boolean> {
+  private async replacePage(reason: 'crash' | 'unresponsive', deadline: Deadline): Promise<boolean> {
+    const d = deadline.within(recoveryMs(this.options), 'recovery');
     const old = this.page;
     const index = Math.max(0, this.tabs.indexOf(old));
     this.selfClosing.add(old);
     // Closing through the browser works even when the renderer is stuck in a busy loop.
-    await quietly(withTimeout(old.close({ runBeforeUnload: false }), 5000, 'close hung page'));
+    await quietly(d.within(3000).race(old.close({ runBeforeUnload: false }), 'close hung page'));
     this.onPageClosed(old);
     let recovered = false;
     try {
       this.ownPageOps++;
       let fresh: Page;
       try {
-        fresh = await withTimeout(this.context.newPage(), 10_000, 'new page');
+        fresh = await d.race(this.context.newPage(), 'new page');
       } finally {
         this.ownPageOps--;
       }
       this.tabs = this.tabs.filter((p) => p !== fresh);
       this.tabs.splice(index, 0, fresh);
       this.page = fresh;
-      if (this.lastGoodUrl) await quietly(fresh.goto(this.lastGoodUrl, { waitUntil: 'domcontentloaded', timeout: this.T }));
+      if (this.lastGoodUrl) await quietly(d.race(fresh.goto(this.lastGoodUrl, { waitUntil: 'domcontentloaded', timeout: Math.max(1, d.remaining()) }), 'reload last URL'));
       recovered = true;
     } catch (e) {
       this.log.error({ sandbox: this.id, err: errMessage(e) }, 'page replacement failed; replacing the context');
-      recovered = await this.replaceContext('page replacement failed');
+      recovered = await this.replaceContext('page replacement failed', deadline);
       return recovered;
     }
     this.emit({
@@ -419,14 +436,15 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   }
 
   /** After the browser process died (or the context broke): a fresh context from the pool. */
-  private async replaceContext(why: string): Promise<boolean> {
+  private async replaceContext(why: string, deadline: Deadline): Promise<boolean> {
+    const d = deadline.within(recoveryMs(this.options), 'recovery');
     this.replacingContext = true;
     let recovered = false;
     try {
       const old = this.pooled;
-      await quietly(withTimeout(old.release(), 5000, 'release dead context'));
-      this.adopt(await prepareContext(this.deps.source, contextOptions(this.options, this.proxy), Math.max(this.T, 30_000)));
-      if (this.lastGoodUrl) await quietly(this.page.goto(this.lastGoodUrl, { waitUntil: 'domcontentloaded', timeout: this.T }));
+      await quietly(d.within(3000).race(old.release(), 'release dead context'));
+      this.adopt(await prepareContext(this.deps.source, contextOptions(this.options, this.proxy), Math.max(1, d.remaining())));
+      if (this.lastGoodUrl) await quietly(d.race(this.page.goto(this.lastGoodUrl, { waitUntil: 'domcontentloaded', timeout: Math.max(1, d.remaining()) }), 'reload last URL'));
       recovered = true;
     } catch (e) {
       this.log.error({ sandbox: this.id, err: errMessage(e) }, 'context replacement failed');
@@ -438,40 +456,40 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   }
 
   /** Repairs crash damage noticed between steps; returns the error to report, if any. */
-  private async ensureHealthy(): Promise<ActionError | null> {
+  private async ensureHealthy(d: Deadline): Promise<ActionError | null> {
     if (this.contextLost) {
-      const ok = await this.replaceContext('browser process exited');
+      const ok = await this.replaceContext('browser process exited', d);
       return { code: 'page_crashed', message: `The browser process died; ${ok ? 'a fresh page was opened on the last URL' : 'recovery failed'}.` };
     }
     if (this.page.isClosed() && !this.crashed.has(this.page)) {
       // The active tab went away between steps (closed by its own script): show a neighbour or a blank tab.
       if (this.tabs.length) this.page = this.tabs[this.tabs.length - 1];
-      else await this.newTab();
+      else await this.newTab(undefined, d);
       return null;
     }
     if (this.crashed.has(this.page)) {
-      await this.replacePage('crash');
+      await this.replacePage('crash', d);
       return { code: 'page_crashed', message: 'The page crashed; it was reopened on its last URL.' };
     }
     return null;
   }
 
   /** Turns any action failure into an ActionError, recovering the page when it crashed or hung. */
-  private async classifyFailure(e: unknown): Promise<ActionError> {
+  private async classifyFailure(e: unknown, d: Deadline): Promise<ActionError> {
     if (e instanceof ActionFailure) return { code: e.code, message: e.message };
     const msg = firstLine(errMessage(e));
     if (this.contextLost) {
-      await this.replaceContext('browser process exited');
+      await this.replaceContext('browser process exited', d);
       return { code: 'page_crashed', message: `The browser process died during the action: ${msg}` };
     }
     if (this.crashed.has(this.page) || /crash/i.test(msg)) {
-      await this.replacePage('crash');
+      await this.replacePage('crash', d);
       return { code: 'page_crashed', message: `The page crashed during the action: ${msg}` };
     }
     const timedOut = e instanceof TimeoutError || (e instanceof Error && e.name === 'TimeoutError');
     if (timedOut) {
-      if (!(await this.responsive(this.page))) {
-        await this.replacePage('unresponsive');
+      if (!(await this.responsive(this.page, d))) {
+        await this.replacePage('unresponsive', d);
         return { code: 'page_unresponsive', message: `The page did not respond within ${this.T} ms (busy script?); it was reopened.` };
       }
       return { code: 'timeout', message: msg };
@@ -479,9 +497,9 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     return { code: 'action_failed', message: msg };
   }
 
-  private async responsive(pg: Page): Promise<boolean> {
+  private async responsive(pg: Page, d: Deadline): Promise<boolean> {
     try {
-      await withTimeout(pg.evaluate('1'), Math.min(PROBE_MS, this.T / 4), 'responsiveness probe');
+      await d.within(Math.min(PROBE_MS, this.T / 4)).race(pg.evaluate('1'), 'responsiveness probe');
       return true;
     } catch {
       return false;
@@ -500,15 +518,14 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     };
   }
 
-  private host(): ActionHost {
+  private host(deadline: Deadline): ActionHost {
     const self = this;
     return {
       get page() {
         return self.page;
       },
       viewport: this.options.viewport,
-      timeoutMs: this.T,
-      waitCapMs: WAIT_CAP_MS,
+      deadline,
       resolve: (p: PointInput) => {
         const r = resolvePoint(p, this.coordContext());
         if (!r.ok) throw new ActionFailure('invalid_coordinates', r.message);
@@ -523,10 +540,10 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
         }
         return this.lastSom.find((e) => e.label === label);
       },
-      navigate: (kind, url) => this.navigate(kind, url),
-      newTab: (url) => this.newTab(url),
-      switchTab: (i) => this.switchTab(i),
-      closeTab: (i) => this.closeTab(i),
+      navigate: (kind, url) => this.navigate(kind, url, deadline),
+      newTab: (url) => this.newTab(url, deadline),
+      switchTab: (i) => this.switchTab(i, deadline),
+      closeTab: (i) => this.closeTab(i, deadline),
     };
   }
 
@@ -562,12 +579,15 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     };
   }
 
-  private async navigate(kind: 'goto' | 'back' | 'forward' | 'reload', url?: string): Promise<void> {
+  private async navigate(kind: 'goto' | 'back' | 'forward' | 'reload', url: string | undefined, d: Deadline): Promise<void> {
     const pg = this.page;
     const started = Date.now();
-    // Leave a little of the action budget so Playwright's own (classifiable) error wins the race.
-    const opts = { waitUntil: 'domcontentloaded' as const, timeout: Math.max(100, this.T - 300) };
     const target = url === undefined ? undefined : normalizeUrl(url);
+    if (target !== undefined && !navigationAllowed(target)) {
+      throw new ActionFailure('navigation_blocked', `${schemeOf(target)} URLs are not allowed in a sandbox: only http, https, data:, blob: and about:blank.`);
+    }
+    // Leave a little of the action budget so Playwright's own (classifiable) error wins the race.
+    const opts = { waitUntil: 'domcontentloaded' as const, timeout: Math.max(100, d.remaining() - 300) };
     let resp;
     try {
       if (kind === 'goto') resp = await pg.goto(target ?? 'about:blank', opts);
@@ -577,6 +597,8 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     } catch (e) {
       const msg = firstLine(errMessage(e));
       let code = classifyNavError(msg);
+      // The URL-scheme guard (url-policy.ts) refused a local URL somewhere along the way (a redirect, a wrapper).
+      if (/ERR_ACCESS_DENIED/.test(msg)) code = 'navigation_blocked';
       // A blocked HTTPS target shows up as a failed tunnel: the gate's callback tells us why.
       if (this.lastBlocked && this.lastBlocked.at >= started - 50) code = 'network_blocked';
       else if (/ERR_TUNNEL_CONNECTION_FAILED/.test(msg) && this.lastUpstream && this.lastUpstream.at >= started - 50) {
@@ -584,7 +606,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
       }
       // A navigation that killed the renderer (chrome://crash, OOM) can report ERR_ABORTED before the crash
       // event: a probe settles which it was.
-      if (code === 'navigation_failed' && !this.crashed.has(pg)) await this.responsive(pg);
+      if (code === 'navigation_failed' && !this.crashed.has(pg)) await this.responsive(pg, d);
       if (this.crashed.has(pg)) throw e;
       throw new ActionFailure(code, `${kind} ${target ?? ''} failed: ${msg}`.replace(/\s+/g, ' '));
     }
@@ -594,35 +616,39 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     }
   }
 
-  private async newTab(url?: string): Promise<void> {
+  private async newTab(url: string | undefined, d: Deadline): Promise<void> {
+    // Checked before the tab exists: a refused URL leaves no empty tab behind.
+    if (url && !navigationAllowed(normalizeUrl(url))) {
+      throw new ActionFailure('navigation_blocked', `${schemeOf(url)} URLs are not allowed in a sandbox: only http, https, data:, blob: and about:blank.`);
+    }
     this.ownPageOps++;
     let pg: Page;
     try {
-      pg = await withTimeout(this.context.newPage(), this.T, 'new tab');
+      pg = await d.race(this.context.newPage(), 'new tab');
     } finally {
       this.ownPageOps--;
     }
     this.registerPage(pg);
     this.page = pg;
-    await quietly(withTimeout(pg.bringToFront(), PROBE_MS, 'bring to front'));
-    if (url) await this.navigate('goto', url);
+    await quietly(d.within(PROBE_MS).race(pg.bringToFront(), 'bring to front'));
+    if (url) await this.navigate('goto', url, d);
   }
 
-  private async switchTab(index: number): Promise<void> {
+  private async switchTab(index: number, d: Deadline): Promise<void> {
     const pg = this.tabs[index];
     if (!pg) throw new ActionFailure('no_such_tab', `No tab ${index}; there are ${this.tabs.length} tab(s).`);
     this.page = pg;
-    await quietly(withTimeout(pg.bringToFront(), PROBE_MS, 'bring to front'));
+    await quietly(d.within(PROBE_MS).race(pg.bringToFront(), 'bring to front'));
   }
 
-  private async closeTab(index?: number): Promise<void> {
+  private async closeTab(index: number | undefined, d: Deadline): Promise<void> {
     const i = index ?? this.tabs.indexOf(this.page);
     const pg = this.tabs[i];
     if (!pg) throw new ActionFailure('no_such_tab', `No tab ${index}; there are ${this.tabs.length} tab(s).`);
     this.selfClosing.add(pg);
-    await quietly(withTimeout(pg.close({ runBeforeUnload: false }), this.T, 'close tab'));
+    await quietly(d.race(pg.close({ runBeforeUnload: false }), 'close tab'));
     this.onPageClosed(pg);
-    if (!this.tabs.length) await this.newTab();
+    if (!this.tabs.length) await this.newTab(undefined, d);
     else if (pg === this.page || !this.tabs.includes(this.page)) this.page = this.tabs[Math.min(i, this.tabs.length - 1)];
   }
 
@@ -640,42 +666,49 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     try {
       const t0 = Date.now();
       this._steps++;
+      const useSettle = opts.settle ?? this.options.settle;
+      // The one deadline of this step: every wait below is bounded by a slice of it (step-budget.ts).
+      const deadline = Deadline.after(stepBudgetMs(this.options, actions, useSettle), 'step');
+      const rec2 = 2 * recoveryMs(this.options);
+      // Actions and settles leave the observation and two recoveries their time.
+      const work = deadline.reserve(OBSERVE_MS + rec2);
+      const recovery = deadline.reserve(OBSERVE_MS);
       const resolved: ResolvedAction[] = [];
-      let error: ActionError | null = await this.ensureHealthy();
+      let error: ActionError | null = await this.ensureHealthy(recovery);
       let done = false;
       let answer: string | undefined;
       let actionMs = 0;
       let settleMs = 0;
       let settled: SettleReport | undefined;
-      const host = this.host();
-      const useSettle = opts.settle ?? this.options.settle;
-      // Budget: the action plus the responsiveness probe stay within action_timeout_ms.
-      const actionBudget = Math.max(this.T - Math.min(PROBE_MS, this.T / 4), this.T * 0.75);
       for (const a of error ? [] : actions) {
         const rec: ActionRecord = {};
         const ta = Date.now();
         const wantSettle = useSettle && !NO_SETTLE.has(a.action);
         if (wantSettle) this.net.begin();
         let err: ActionError | null = null;
+        // The action plus the responsiveness probe stay within its budget (action_timeout_ms, or a wait's length).
+        const budget = actionBudgetMs(this.options, a);
+        const ad = work.within(a.action === 'wait' ? budget : Math.max(budget - Math.min(PROBE_MS, budget / 4), budget * 0.75), `action ${a.action}`);
         try {
-          const r = await withTimeout(actionDef(a.action).run(host, a, rec), actionBudget, `action ${a.action}`);
+          const r = await ad.race(actionDef(a.action).run(this.host(ad), a, rec), `action ${a.action}`);
           if (r?.done) {
             done = true;
             answer = r.answer;
           }
         } catch (e) {
-          err = await this.classifyFailure(e);
+          err = await this.classifyFailure(e, recovery);
         }
         const ms = Date.now() - ta;
         actionMs += ms;
         if (wantSettle && !err) {
-          const deadline = Math.max(ta, Date.now()) + this.options.settle_max_ms;
-          const st = await settle(this.settleHost(), this.net, ta, deadline, this.options.settle_quiet_ms);
+          // Settle's own cap (settle_max_ms after the action), never past the step's work deadline.
+          const settleDeadline = Math.min(Math.max(ta, Date.now()) + this.options.settle_max_ms, work.at);
+          const st = await settle(this.settleHost(), this.net, ta, settleDeadline, this.options.settle_quiet_ms);
           settleMs += st.ms;
           settled = mergeSettle(settled, st);
           // Settling to the cap may mean a busy page (the input was acknowledged before the script spun).
-          if (st.stopped === 'cap' && !(await this.responsive(this.page))) {
-            err = await this.classifyFailure(new TimeoutError(`settle after ${a.action}`, this.options.settle_max_ms));
+          if (st.stopped === 'cap' && !(await this.responsive(this.page, recovery))) {
+            err = await this.classifyFailure(new TimeoutError(`settle after ${a.action}`, this.options.settle_max_ms), recovery);
           }
         } else this.net.end();
         resolved.push({ action: a, ...rec, error: err, ms });
@@ -686,7 +719,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
         }
         if (done) break;
       }
-      const observation = await this.buildObservation(opts, error, actionMs, settleMs, t0);
+      const observation = await this.buildObservation(opts, error, actionMs, settleMs, t0, deadline);
       if (settled) observation.settle = settled;
       const result: StepResult = { observation, actions: resolved, done };
       if (answer !== undefined) result.answer = answer;
@@ -700,8 +733,9 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     this.enter();
     try {
       const t0 = Date.now();
-      const error = await this.ensureHealthy();
-      return await this.buildObservation(opts, error, 0, 0, t0);
+      const deadline = Deadline.after(observeBudgetMs(this.options), 'observation');
+      const error = await this.ensureHealthy(deadline.reserve(OBSERVE_MS));
+      return await this.buildObservation(opts, error, 0, 0, t0, deadline);
     } finally {
       this.busy = false;
     }
@@ -710,7 +744,7 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   async screenshot(): Promise<{ mime: string; bytes: Buffer; width: number; height: number }> {
     if (this.closed) throw new GroveError('sandbox_closed');
     await this.readyPromise;
-    const shot = await this.shoot(this.page, undefined);
+    const shot = await this.shoot(this.page, undefined, Deadline.after(Math.min(this.T, 5000), 'screenshot'));
     return { mime: shot.mime, bytes: shot.bytes, width: shot.width, height: shot.height };
   }
 
@@ -733,29 +767,39 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     return s;
   }
 
-  private async shoot(pg: Page, som: SomElement[] | undefined): Promise<EncodedShot & { captureMs: number }> {
+  private async shoot(pg: Page, som: SomElement[] | undefined, d: Deadline): Promise<EncodedShot & { captureMs: number }> {
     const s = this.shotSettings();
     const f = captureFormat(s, som !== undefined);
-    const budget = Math.min(this.T, 5000);
+    const budget = () => Math.max(1, d.within(Math.min(this.T, 5000)).remaining());
     let raw;
     try {
-      raw = await cdpCapture(await this.session(pg), f.format, f.quality, budget);
+      raw = await cdpCapture(await d.race(this.session(pg), 'CDP session'), f.format, f.quality, budget());
     } catch (e) {
       if (!/Unable to capture screenshot/i.test(errMessage(e))) throw e;
       // Chromium has no compositor frame yet (seen on a page created a moment ago under load): wait for one
       // animation frame, then capture once more.
-      await quietly(withTimeout(pg.evaluate('new Promise((r) => requestAnimationFrame(() => r(0)))'), PROBE_MS, 'first frame'));
-      raw = await cdpCapture(await this.session(pg), f.format, f.quality, budget);
+      await quietly(d.within(PROBE_MS).race(pg.evaluate('new Promise((r) => requestAnimationFrame(() => r(0)))'), 'first frame'));
+      raw = await cdpCapture(await d.race(this.session(pg), 'CDP session'), f.format, f.quality, budget());
     }
     const shot = await finishShot(raw, s, som);
     return Object.assign(shot, { captureMs: raw.ms }); // not a spread: that would decode the lazy bytes
   }
 
-  private async buildObservation(opts: StepOptions, error: ActionError | null, actionMs: number, settleMs: number, t0: number): Promise<Observation> {
+  private async buildObservation(
+    opts: StepOptions,
+    error: ActionError | null,
+    actionMs: number,
+    settleMs: number,
+    t0: number,
+    deadline: Deadline,
+  ): Promise<Observation> {
+    // Capture, SoM and accessibility leave one recovery its time; the recovery itself may use the rest.
+    const d = deadline.reserve(recoveryMs(this.options));
+    // Downloads being saved, dialogs being answered, popups committing: give them a moment to report.
+    if (this.pending.size) await quietly(d.within(Math.min(this.T, 3000)).race(Promise.all([...this.pending]), 'watchdog tasks'));
+    // After the watchdogs: a forbidden commit they reported is this step's error.
     if (!error && this.pendingError) error = this.pendingError;
     this.pendingError = null;
-    // Downloads being saved, dialogs being answered, popups committing: give them a moment to report.
-    if (this.pending.size) await quietly(withTimeout(Promise.all([...this.pending]), Math.min(this.T, 3000), 'watchdog tasks'));
     const wantSom = opts.som ?? this.options.som;
     const wantA11y = opts.accessibility ?? this.options.accessibility;
     const wantShot = opts.screenshot !== 'none';
@@ -764,19 +808,19 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     let shot: (EncodedShot & { captureMs: number }) | undefined;
     // Tab titles are read while the screenshot is captured (each is a renderer round trip); if the page
     // has to be replaced below, they are read again.
-    const tabsRead = this.tabList();
+    const tabsRead = this.tabList(d);
     let replaced = false;
     for (let attempt = 0; attempt < 2; attempt++) {
       const pg = this.page;
       if (wantSom) {
         // A failed collection leaves an empty list: label actions must not act on a stale one.
-        som = (await quietly(collectSom(pg, Math.min(this.T, 3000)))) ?? [];
+        som = (await quietly(collectSom(pg, Math.max(1, d.within(Math.min(this.T, 3000)).remaining())))) ?? [];
         this.lastSom = som;
         this.somPage = pg;
         this.somStale = null;
       }
       try {
-        if (wantShot) shot = await this.shoot(pg, opts.som_overlay && som ? som : undefined);
+        if (wantShot) shot = await this.shoot(pg, opts.som_overlay && som ? som : undefined, d);
         break;
       } catch (e) {
         // A renderer that hangs or died after the action: reopen and observe the fresh page once.
@@ -785,13 +829,13 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
           break;
         }
         const crashed = this.crashed.has(pg);
-        if (!crashed && (await this.responsive(pg))) {
+        if (!crashed && (await this.responsive(pg, d))) {
           error ??= { code: 'action_failed', message: `observation failed: ${firstLine(errMessage(e))}` };
           break;
         }
         replaced = true;
-        if (this.contextLost) await this.replaceContext('browser process exited');
-        else await this.replacePage(crashed ? 'crash' : 'unresponsive');
+        if (this.contextLost) await this.replaceContext('browser process exited', deadline);
+        else await this.replacePage(crashed ? 'crash' : 'unresponsive', deadline);
         // The crash/hang is what the policy must learn about, whatever the action reported before it.
         if (!error || crashed || error.code !== 'page_crashed') {
           error = crashed
@@ -804,12 +848,12 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     let accessibility: string | undefined;
     if (wantA11y) {
       // Big pages take seconds to snapshot on a loaded machine; say so instead of dropping the field.
-      accessibility = await accessibilityText(this.page, Math.min(this.T, 8000)).catch(
+      accessibility = await accessibilityText(this.page, Math.max(1, deadline.within(Math.min(this.T, 8000)).remaining())).catch(
         (e: unknown) => `(accessibility tree unavailable: ${firstLine(errMessage(e))})`,
       );
     }
 
-    const tabs = replaced ? await this.tabList() : await tabsRead;
+    const tabs = replaced ? await this.tabList(deadline) : await tabsRead;
     const url = this.page.url();
     const active = tabs.find((t) => t.active);
     if (!error && !isBlankUrl(url) && !url.startsWith('chrome-error:')) this.lastGoodUrl = url;
@@ -858,13 +902,13 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     return pg.title();
   }
 
-  private async tabList(): Promise<Tab[]> {
+  private async tabList(d?: Deadline): Promise<Tab[]> {
     return Promise.all(
       this.tabs.map(async (pg, index) => ({
         index,
         url: pg.url(),
         // The active page has been probed by now: give it time on a loaded machine; background tabs get less.
-        title: (await quietly(withTimeout(this.title(pg), pg === this.page ? Math.min(this.T, 5000) : 1500, 'title'))) ?? '',
+        title: (await quietly((d ?? Deadline.after(5000, 'titles')).within(pg === this.page ? Math.min(this.T, 5000) : 1500).race(this.title(pg), 'title'))) ?? '',
         active: pg === this.page,
       })),
     );

@@ -1,11 +1,8 @@
-// Small async helpers: every CDP/Playwright call in the sandbox is bounded by one of these.
+// Small async helpers: every CDP/Playwright call in the sandbox is bounded by one of these (or by the step's
+// Deadline, sandbox/deadline.ts, which shares the TimeoutError).
+import { TimeoutError } from '../sandbox/deadline.ts';
 
-export class TimeoutError extends Error {
-  constructor(what: string, ms: number) {
-    super(`${what} did not finish within ${ms} ms`);
-    this.name = 'TimeoutError';
-  }
-}
+export { TimeoutError };
 
 /**
  * Races `p` against a timer. The loser is never left floating: a late rejection of `p` is swallowed

@@ -1,7 +1,8 @@
 // Per-page watchdogs: dialogs are answered at once (a pending dialog blocks the page), downloads are
 // saved under the sandbox's own directory, crashes and closes are reported to the sandbox.
-import type { Dialog, Download, Page } from 'playwright-core';
+import type { Dialog, Download, Frame, Page } from 'playwright-core';
 import type { EnvEvent } from '../protocol/observation.ts';
+import { commitAllowed } from './url-policy.ts';
 
 export interface WatchdogHost {
   pushEvent(e: EnvEvent): void;
@@ -12,6 +13,8 @@ export interface WatchdogHost {
   onCrash(page: Page): void;
   onPageClosed(page: Page): void;
   onNavigated(page: Page, url: string): void;
+  /** A frame committed a URL outside the allowed schemes (url-policy.ts layer 3). */
+  onForbiddenCommit(page: Page, frame: Frame): void;
 }
 
 export function watchPage(page: Page, host: WatchdogHost): void {
@@ -21,7 +24,8 @@ export function watchPage(page: Page, host: WatchdogHost): void {
   page.on('crash', () => host.onCrash(page));
   page.on('close', () => host.onPageClosed(page));
   page.on('framenavigated', (f) => {
-    if (f === page.mainFrame()) host.onNavigated(page, f.url());
+    if (!commitAllowed(f.url())) host.onForbiddenCommit(page, f);
+    else if (f === page.mainFrame()) host.onNavigated(page, f.url());
   });
 }
 

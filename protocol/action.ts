@@ -13,7 +13,23 @@ import { z } from 'zod';
 export const CoordinateSpace = z.enum(['rel1000', 'image_px', 'css_px']);
 export type CoordinateSpace = z.infer<typeof CoordinateSpace>;
 
-const coord = z.number().finite();
+/**
+ * Every numeric field is bounded to what makes sense (issue 8): a scroll of 3.4e38 px used to jam every later
+ * input on the page. Coordinates outside the viewport are refused later (`invalid_coordinates`); the schema only
+ * keeps numbers in a range any viewport, image or grid could use.
+ */
+export const MAX_COORD = 100_000;
+/** Largest scroll in CSS px per action (dx, dy, or a direction's amount in px). */
+export const MAX_SCROLL_PX = 50_000;
+/** Largest scroll in wheel notches (100 CSS px each) per action. */
+export const MAX_SCROLL_NOTCHES = 500;
+/** Largest scroll in viewports (unit "viewport") per action. */
+export const MAX_SCROLL_VIEWPORTS = 20;
+/** Largest tab index and SoM label accepted. */
+export const MAX_TAB_INDEX = 999;
+export const MAX_LABEL = 99_999;
+
+const coord = z.number().finite().min(-MAX_COORD).max(MAX_COORD);
 
 /** Fields shared by every action that carries a point. `space` defaults to the sandbox's default space. */
 const pointFields = {
@@ -75,15 +91,25 @@ export const ScrollAction = z.object({
   space: CoordinateSpace.optional(),
   rel_divisor: z.union([z.literal(1000), z.literal(999)]).optional(),
   /** Pixel deltas (CSS px). Either dx/dy or direction+amount. */
-  dx: coord.optional(),
-  dy: coord.optional(),
+  dx: z.number().finite().min(-MAX_SCROLL_PX).max(MAX_SCROLL_PX).optional().describe(`CSS px, |dx| <= ${MAX_SCROLL_PX}`),
+  dy: z.number().finite().min(-MAX_SCROLL_PX).max(MAX_SCROLL_PX).optional().describe(`CSS px, |dy| <= ${MAX_SCROLL_PX}`),
   direction: z.enum(['up', 'down', 'left', 'right']).optional(),
   /**
    * Amount for `direction`, in wheel notches (1 notch = 100 CSS px) unless `unit` says pixels, or `viewport`: a
    * fraction of the viewport's height (up/down) or width (left/right), as Orchard-GUI's scroll amount.
    */
-  amount: z.number().positive().max(10_000).optional(),
+  amount: z
+    .number()
+    .positive()
+    .max(MAX_SCROLL_PX)
+    .optional()
+    .describe(
+      `notches (<= ${MAX_SCROLL_NOTCHES}, 100 CSS px each), or with unit "px" CSS px (<= ${MAX_SCROLL_PX}), or with unit "viewport" viewports (<= ${MAX_SCROLL_VIEWPORTS})`,
+    ),
   unit: z.enum(['notches', 'px', 'viewport']).optional(),
+}).refine((a) => a.amount === undefined || a.unit === 'px' || a.amount <= (a.unit === 'viewport' ? MAX_SCROLL_VIEWPORTS : MAX_SCROLL_NOTCHES), {
+  message: `amount must be <= ${MAX_SCROLL_NOTCHES} notches, ${MAX_SCROLL_PX} px or ${MAX_SCROLL_VIEWPORTS} viewports`,
+  path: ['amount'],
 });
 
 export const GotoAction = z.object({ action: z.literal('goto'), url: z.string().min(1).max(8192) });
@@ -92,20 +118,20 @@ export const ForwardAction = z.object({ action: z.literal('forward') });
 export const ReloadAction = z.object({ action: z.literal('reload') });
 
 export const NewTabAction = z.object({ action: z.literal('new_tab'), url: z.string().max(8192).optional() });
-export const SwitchTabAction = z.object({ action: z.literal('switch_tab'), index: z.number().int().min(0) });
-export const CloseTabAction = z.object({ action: z.literal('close_tab'), index: z.number().int().min(0).optional() });
+export const SwitchTabAction = z.object({ action: z.literal('switch_tab'), index: z.number().int().min(0).max(MAX_TAB_INDEX) });
+export const CloseTabAction = z.object({ action: z.literal('close_tab'), index: z.number().int().min(0).max(MAX_TAB_INDEX).optional() });
 
 export const WaitAction = z.object({
   action: z.literal('wait'),
-  /** Milliseconds to wait; capped by the environment (default cap 10 s). */
-  ms: z.number().int().min(0).max(60_000).optional(),
+  /** Milliseconds to wait (default 1000); the step's deadline counts it in full. */
+  ms: z.number().int().min(0).max(60_000).optional().describe('milliseconds, at most 60000 (default 1000)'),
 });
 
 /** Set-of-Mark label actions: labels come from the last observation's `som` list. */
-export const ClickLabelAction = z.object({ action: z.literal('click_label'), label: z.number().int().min(0) });
+export const ClickLabelAction = z.object({ action: z.literal('click_label'), label: z.number().int().min(0).max(MAX_LABEL) });
 export const TypeLabelAction = z.object({
   action: z.literal('type_label'),
-  label: z.number().int().min(0),
+  label: z.number().int().min(0).max(MAX_LABEL),
   text: z.string().max(20_000),
   clear: z.boolean().optional(),
   submit: z.boolean().optional(),

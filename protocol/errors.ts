@@ -76,6 +76,7 @@ export const ACTION_ERROR_CODES = [
   'page_unresponsive', // JS busy loop: the page did not answer within the action timeout
   'page_crashed', // renderer crashed; the page was reset
   'network_blocked', // the network policy denied the URL
+  'navigation_blocked', // a URL scheme a sandbox may not open (file:, chrome:, devtools:, view-source:…)
   'action_failed', // any other Playwright failure
 ] as const;
 export type ActionErrorCode = (typeof ACTION_ERROR_CODES)[number];

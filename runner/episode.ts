@@ -336,7 +336,7 @@ async function runAttempt(
         lastErr = `${e.code}: ${e.message}`;
         if (!WEBSITE_CODES.has(e.code)) {
           // network_blocked and the like are configuration problems of the environment, not the site.
-          throw new EpisodeEnd('env_error', `start URL ${startUrl}: ${lastErr}`, e.code !== 'network_blocked');
+          throw new EpisodeEnd('env_error', `start URL ${startUrl}: ${lastErr}`, e.code !== 'network_blocked' && e.code !== 'navigation_blocked');
         }
         log.debug({ task: task.id, attempt: i + 1, error: lastErr }, 'start URL failed');
       }

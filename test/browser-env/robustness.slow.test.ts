@@ -181,9 +181,17 @@ describe('crash and hang recovery', () => {
   it('recovers from a renderer crash on the last good URL', async () => {
     const sb = await te.create({ start_url: fx.url('/ok'), network: net() });
     await sb.observe();
-    // chrome://crash commits in a new renderer that then dies: depending on timing the crash is seen by the
-    // action, by its observation, or (if it lands after the capture) by the next observation.
-    const r = await sb.step([{ action: 'goto', url: 'chrome://crash' }]);
+    // The renderer dies (CDP Page.crash) while the step waits; the click after the wait meets the dead page.
+    // Depending on timing the crash is seen by the action, by its observation, or by the next observation.
+    // (chrome://crash is not reachable from a sandbox: see isolation.slow.test.ts.)
+    const internals0 = sb as unknown as { page: import('playwright-core').Page; context: import('playwright-core').BrowserContext };
+    const cdp0 = await internals0.context.newCDPSession(internals0.page);
+    const crashedInStep = new Promise<void>((resolve) => internals0.page.once('crash', () => resolve()));
+    const stepping = sb.step([{ action: 'wait', ms: 1500 }, { action: 'click', x: 100, y: 30 }]);
+    // Page.crash never answers (the renderer dies); its rejection arrives after the crash event.
+    void cdp0.send('Page.crash').catch(() => {});
+    await crashedInStep;
+    const r = await stepping;
     const seen = r.observation.last_action_error?.code === 'page_crashed' ? r.observation : await sb.observe();
     expect(seen.last_action_error?.code).toBe('page_crashed');
     expect([...r.observation.events, ...seen.events]).toContainEqual(expect.objectContaining({ type: 'crash', recovered: true }));

@@ -1,0 +1,67 @@
+// Liveness (issue 8, points 4 and 6): every step ends within its deadline whatever the renderer does — a busy
+// loop or a dialog storm that starts while the step settles ends in page_unresponsive and a recovered page —
+// and a long `wait` is a wait, not a timeout.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stepBudgetMs } from '../../browser-env/step-budget.ts';
+import type { Action } from '../../protocol/action.ts';
+import { html, openEnv, startFixture, type Fixture, type TestEnv } from './support.ts';
+
+const BTN = 'position:absolute;left:10px;top:10px;width:200px;height:40px';
+let fx: Fixture;
+let te: TestEnv;
+const net = () => ({ allow: [`127.0.0.1:${fx.port}`] });
+
+beforeAll(async () => {
+  const button = (js: string) => html(`<button style="${BTN}" onclick="${js}">go</button>`, '<script>document.title = "armed"</script>');
+  fx = await startFixture({
+    '/ok': html(`<button style="${BTN}" onclick="document.title = 'clicked'">ok</button>`, '<script>document.title = "ok page"</script>'),
+    // The loop starts 100 ms after the click: the click itself is acknowledged, the settle meets the loop.
+    '/busy': button('setTimeout(() => { while (true) {} }, 100)'),
+    // The same with a request in flight, so the settle is waiting on the network when the loop starts.
+    '/busy-fetch': button("fetch('/slow'); setTimeout(() => { while (true) {} }, 100)"),
+    '/alerts': button('setTimeout(() => { for (;;) alert(1) }, 100)'),
+    '/confirms': button("setTimeout(() => { for (;;) { confirm('sure?'); prompt('name?', 'x') } }, 100)"),
+    '/slow': (_req, res) => {
+      setTimeout(() => res.end('late'), 1500);
+    },
+  });
+  te = await openEnv();
+});
+
+afterAll(async () => {
+  await te?.close();
+  await fx?.close();
+});
+
+describe('a hostile renderer cannot hold a step past its deadline', () => {
+  for (const path of ['/busy', '/busy-fetch', '/alerts', '/confirms']) {
+    it(`${path}: the step ends in page_unresponsive and the page is recovered`, async () => {
+      const sb = await te.create({ start_url: fx.url(path), network: net(), action_timeout_ms: 4000 });
+      const actions: Action[] = [{ action: 'click', x: 100, y: 30 }];
+      const r = await sb.step(actions, { accessibility: true, som: true });
+      expect(r.observation.last_action_error?.code).toBe('page_unresponsive');
+      expect(r.observation.events).toContainEqual(expect.objectContaining({ type: 'crash', recovered: true }));
+      // The contract the soak also checks: the step's own deadline held.
+      expect(r.observation.timings.total).toBeLessThanOrEqual(stepBudgetMs(sb.options, actions));
+      expect(sb.status).toBe('ready');
+      // The page was reopened on its last good URL (armed again, not looping) and answers.
+      expect(r.observation.url).toBe(fx.url(path));
+      expect(r.observation.title).toBe('armed');
+      const next = await sb.step([{ action: 'goto', url: fx.url('/ok') }, { action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
+      expect(next.observation.last_action_error).toBeNull();
+      expect(next.observation.title).toBe('clicked');
+      await sb.close();
+    });
+  }
+});
+
+describe('wait', () => {
+  it('waits longer than the action timeout without reporting a timeout', async () => {
+    const sb = await te.create({ start_url: fx.url('/ok'), network: net(), action_timeout_ms: 1000 });
+    const r = await sb.step([{ action: 'wait', ms: 2500 }], { screenshot: 'none' });
+    expect(r.actions[0].error).toBeNull();
+    expect(r.observation.last_action_error).toBeNull();
+    expect(r.actions[0].ms).toBeGreaterThanOrEqual(2500);
+    await sb.close();
+  });
+});
