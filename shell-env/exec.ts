@@ -80,8 +80,9 @@ export async function startExec(target: ExecTarget, opts: RunOptions): Promise<R
   const extra = opts.extraFds ?? 0;
   const child = spawn('/bin/sh', args, {
     env: opts.env,
-    // Without cgroups the process group is what a timeout kills.
-    detached: cg === null,
+    // Always a new session: no controlling terminal the sandbox could reach through /dev/tty (TIOCSTI), and
+    // without cgroups the process group is what a timeout kills.
+    detached: true,
     stdio: [opts.stdin === undefined && !opts.interactive ? 'ignore' : 'pipe', 'pipe', opts.mergeStderr ? 'ignore' : 'pipe', ...Array<'pipe'>(extra).fill('pipe')],
   });
   const started = performance.now();
