@@ -26,7 +26,7 @@ const pct = (xs: number[], p: number) => {
 const r2 = (x: number) => Math.round(x * 100) / 100;
 
 async function timeMany(n: number, fn: () => Promise<unknown>): Promise<number[]> {
-  for (let i = 0; i < Math.min(20, n); i++) await fn(); // warm-up
+  for (let i = 0; i < Math.min(5, n); i++) await fn(); // warm-up
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
@@ -61,16 +61,24 @@ try {
   const enforced = sb.shell?.limits.enforced_by;
   say(`sandbox: rootfs ${sb.shell?.rootfs}, network ${sb.shell?.network}, limits by ${JSON.stringify(enforced)}`);
 
-  const health = await timeMany(N, () => client.health());
-  const hostTrue = await timeMany(N, () => hostSpawn(['/bin/true']));
-  const execs: Record<string, number[]> = {};
-  for (const [name, command] of [['true', ['true']], ['echo', ['echo', 'hello']]] as const) {
-    execs[name] = await timeMany(N, async () => {
-      const r = await client.exec(id, { command: [...command] });
-      if (r.exit_code !== 0) throw new Error(`exec ${name} failed: ${JSON.stringify(r)}`);
-    });
+  // Interleaved blocks (baselines and Grove alternate), so a load change on a shared machine hits all alike.
+  const health: number[] = [];
+  const hostTrue: number[] = [];
+  const hostEcho: number[] = [];
+  const execs: Record<string, number[]> = { true: [], echo: [] };
+  const grove = (name: string, command: string[]) => async () => {
+    const r = await client.exec(id, { command });
+    if (r.exit_code !== 0) throw new Error(`exec ${name} failed: ${JSON.stringify(r)}`);
+  };
+  const ROUNDS = 5;
+  for (let round = 0; round < ROUNDS; round++) {
+    const n = Math.ceil(N / ROUNDS);
+    health.push(...(await timeMany(n, () => client.health())));
+    hostTrue.push(...(await timeMany(n, () => hostSpawn(['/bin/true']))));
+    execs.true.push(...(await timeMany(n, grove('true', ['true']))));
+    hostEcho.push(...(await timeMany(n, () => hostSpawn(['/bin/echo', 'hello']))));
+    execs.echo.push(...(await timeMany(n, grove('echo', ['echo', 'hello']))));
   }
-  const hostEcho = await timeMany(N, () => hostSpawn(['/bin/echo', 'hello']));
   const baseP50 = pct(health, 50);
   say(`baseline  HTTP GET /health      p50 ${baseP50.toFixed(2)} ms   p99 ${pct(health, 99).toFixed(2)} ms`);
   say(`baseline  host spawn true       p50 ${pct(hostTrue, 50).toFixed(2)} ms   p99 ${pct(hostTrue, 99).toFixed(2)} ms`);
