@@ -1,5 +1,6 @@
 // The network gate with real Chromium contexts: every request of a page goes through the gate, and the
 // fixture server records what actually reached it.
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
@@ -86,10 +87,7 @@ beforeAll(async () => {
   fixture.listen(0, '::');
   await once(fixture, 'listening');
   port = (fixture.address() as net.AddressInfo).port;
-  const probe = net.createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  closedPort = (probe.address() as net.AddressInfo).port;
-  await new Promise((r) => probe.close(r));
+  closedPort = await refusedPort();
 
   gate = await startNetworkGate({ lookup, connectTimeoutMs: 1500 });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false });
@@ -111,6 +109,29 @@ beforeEach(() => {
 import { createHash } from 'node:crypto';
 function require_sha1(s: string): string {
   return createHash('sha1').update(s).digest('base64');
+}
+
+/**
+ * A loopback port nothing listens on, and nothing will for the file's lifetime. A port freed after listen(0) is an
+ * ephemeral one: the next listen(0) — another test file's server, or this gate's own per-sandbox listener — could
+ * get it, and the "connection refused" test then met a live listener (403 instead of 502, once in a full run).
+ * Ports below the kernel's ephemeral range are never handed out by listen(0)/connect, so a free one stays free.
+ */
+async function refusedPort(): Promise<number> {
+  const [lo] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  for (let tries = 0; tries < 50; tries++) {
+    const candidate = 10_000 + Math.floor(Math.random() * Math.max(1, lo - 10_000));
+    const probe = net.createServer();
+    const free = await new Promise<boolean>((ok) => {
+      probe.once('error', () => ok(false));
+      probe.listen(candidate, '127.0.0.1', () => ok(true));
+    });
+    if (free) {
+      await new Promise((r) => probe.close(r));
+      return candidate;
+    }
+  }
+  throw new Error('no free port below the ephemeral range');
 }
 
 async function sandbox(
@@ -267,6 +288,8 @@ describe('network gate with Chromium', () => {
   });
 
   it('answers upstream failures with 502 and an error class', async () => {
+    // The refused port lies outside the ephemeral range, so no listener started meanwhile can have taken it.
+    expect(closedPort).toBeLessThan(Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]));
     const { page, errors } = await sandbox({ allow: [`127.0.0.1:${closedPort}`, 'nowhere.test:*'] });
     let res = await page.goto(`http://127.0.0.1:${closedPort}/`);
     expect(res?.status()).toBe(502);
