@@ -15,8 +15,8 @@ import { parseK8sConfig } from '../k8s/config.ts';
 import { kubernetesEnvironments } from '../k8s/environments.ts';
 import { loadConfig } from '../sandbox/config.ts';
 import { buildApp } from '../server/app.ts';
-import { StubKubelet } from '../test/support/kube-kubelets.ts';
-import { KubeSim } from '../test/support/kube-sim.ts';
+import { StubKubelet } from '../k8s/sim/kubelets.ts';
+import { KubeSim } from '../k8s/sim/api-server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -26,6 +26,7 @@ const { values } = parseArgs({
     warm: { type: 'string' },
     'api-concurrency': { type: 'string' },
     'no-validate': { type: 'boolean' },
+    'api-latency-ms': { type: 'string' },
   },
 });
 const N = Number(values.sandboxes ?? 1000);
@@ -33,6 +34,7 @@ const CLIENTS = Number(values.clients ?? 50);
 const POD_START_MS = Number(values['pod-start-ms'] ?? 1000);
 const WARM = Number(values.warm ?? 64);
 const API_CONCURRENCY = Number(values['api-concurrency'] ?? 16);
+const API_LATENCY_MS = Number(values['api-latency-ms'] ?? 5);
 
 const ORCHARD = { sandboxes: 1000, success_rate: 1, avg_create_s: 11.75, where: 'a real cluster (Orchard Env, published)' };
 
@@ -61,7 +63,7 @@ interface RunResult {
 async function run(warm: number): Promise<RunResult> {
   const kubelet = new StubKubelet();
   kubelet.startMs = POD_START_MS;
-  const sim = new KubeSim(kubelet, { validate: !values['no-validate'] });
+  const sim = new KubeSim(kubelet, { validate: !values['no-validate'], latencyMs: API_LATENCY_MS });
   kubelet.sim = sim;
   await sim.start();
   const config = loadConfig({ env: {}, flags: { authDisabled: true, maxSandboxes: 10_000, dataDir: '/tmp/grove-bench-k8s', logLevel: 'silent' } });
@@ -150,7 +152,8 @@ async function run(warm: number): Promise<RunResult> {
 
 process.stdout.write(
   `Grove kubernetes backend: ${N} sandboxes created, claimed and deleted; ${CLIENTS} concurrent clients; API concurrency ${API_CONCURRENCY};\n` +
-    `simulated API server, stub workers on per-pod loopback IPs; the simulated kubelet takes ${POD_START_MS} ms to start a pod (an assumption, not a measurement)\n`,
+    `simulated API server answering after ${API_LATENCY_MS} ms, stub workers on per-pod loopback IPs; the simulated kubelet takes ${POD_START_MS} ms to start a pod\n` +
+    `(latency and start time are assumptions, not measurements)\n`,
 );
 const cold = await run(0);
 const warm = await run(WARM);
@@ -174,7 +177,7 @@ writeFileSync(
       bench: 'k8s',
       date: new Date().toISOString(),
       machine: '2 cores shared with other work (noisy)',
-      setup: { sandboxes: N, clients: CLIENTS, api_concurrency: API_CONCURRENCY, simulated_pod_start_ms: POD_START_MS, placement: 'pod (one pod per sandbox)' },
+      setup: { sandboxes: N, clients: CLIENTS, api_concurrency: API_CONCURRENCY, simulated_api_latency_ms: API_LATENCY_MS, simulated_pod_start_ms: POD_START_MS, placement: 'pod (one pod per sandbox)' },
       runs: { no_warm_pool: cold, warm_pool: warm },
       orchard_env_published: ORCHARD,
     },

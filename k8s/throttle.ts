@@ -25,6 +25,8 @@ export class Throttle {
   /** Requests sent (retries included). */
   calls = 0;
   retried = 0;
+  /** Most calls in flight at once so far. */
+  maxActive = 0;
 
   constructor(
     private readonly opts: ThrottleOptions,
@@ -42,9 +44,11 @@ export class Throttle {
   private async acquire(): Promise<void> {
     if (this.active < this.opts.concurrency) {
       this.active++;
-      return;
+    } else {
+      // release() hands its slot straight to the next waiter (active stays the same).
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
     }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.maxActive = Math.max(this.maxActive, this.active);
   }
 
   private release(): void {

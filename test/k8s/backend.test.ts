@@ -2,9 +2,9 @@
 // stub workers on per-pod loopback addresses: placement, warm pools, labels, back-pressure, API faults.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { A, L } from '../../k8s/labels.ts';
-import { KubeSim } from '../support/kube-sim.ts';
-import { StubKubelet } from '../support/kube-kubelets.ts';
-import { validateK8sObject } from '../support/kube-schema.ts';
+import { KubeSim } from '../../k8s/sim/api-server.ts';
+import { StubKubelet } from '../../k8s/sim/kubelets.ts';
+import { validateK8sObject } from '../../k8s/sim/schema.ts';
 import { startOrchestrator, until, type Orchestrator } from './harness.ts';
 
 let sim: KubeSim;
@@ -170,6 +170,11 @@ describe('statuses and back-pressure', () => {
 
 describe('API faults', () => {
   test('429 (Retry-After) and 500 answers are retried with backoff; API concurrency stays bounded', async () => {
+    // A server that takes 20 ms per answer, so concurrent calls overlap at the server.
+    await sim.close();
+    sim = new KubeSim(kubelet, { latencyMs: 20 });
+    kubelet.sim = sim;
+    await sim.start();
     const o = await orchestrator({ ...POD_TEMPLATE, api: { concurrency: 3, retries: 5, backoffMs: 5, maxBackoffMs: 50, maxQueue: 1000 } });
     sim.failNext(2, 429, { method: 'POST', path: /pods$/, retryAfter: 0 });
     sim.failNext(1, 500, { method: 'DELETE' });
@@ -179,6 +184,8 @@ describe('API faults', () => {
     await until(() => pods().length === 0, 'all deleted');
     expect(o.backend.stats().k8s_api_retries).toBeGreaterThanOrEqual(3);
     expect(sim.maxInFlight).toBeLessThanOrEqual(3);
+    expect(sim.maxInFlight).toBeGreaterThan(1);
+    expect(o.backend.api.throttle.maxActive).toBe(3);
   });
 
   test('a dropped watch is resumed, and a 410 Gone resourceVersion triggers a re-list; readiness is still seen', async () => {

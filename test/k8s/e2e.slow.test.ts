@@ -12,14 +12,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { GroveApiError, GroveClient } from '../../client/index.ts';
 import { L } from '../../k8s/labels.ts';
-import { ProcessKubelet } from '../support/kube-kubelets.ts';
-import { KubeSim } from '../support/kube-sim.ts';
+import { ProcessKubelet } from '../../k8s/sim/kubelets.ts';
+import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { until } from './harness.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const KEY = 'k8s-e2e-api-key-0123456789';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-e2e-'));
-const kubelet = new ProcessKubelet();
+const kubelet = new ProcessKubelet(process.env);
 const sim = new KubeSim(kubelet);
 kubelet.sim = sim;
 const orchestrators: ChildProcess[] = [];

@@ -5,7 +5,7 @@ import { parseK8sConfig, type K8sConfigInput } from '../../k8s/config.ts';
 import { kubernetesEnvironments } from '../../k8s/environments.ts';
 import { loadConfig } from '../../sandbox/config.ts';
 import { buildApp } from '../../server/app.ts';
-import type { KubeSim } from '../support/kube-sim.ts';
+import type { KubeSim } from '../../k8s/sim/api-server.ts';
 
 export const TOKEN_SECRET = 'test-worker-token-secret-0123456789';
 

@@ -7,7 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import { parseK8sConfig, type K8sConfigInput } from '../../k8s/config.ts';
 import { fileNameOf, kustomization, renderManifests, toYaml, type Manifest } from '../../k8s/manifests.ts';
 import { workerPod } from '../../k8s/pods.ts';
-import { validateK8sObject } from '../support/kube-schema.ts';
+import { validateK8sObject } from '../../k8s/sim/schema.ts';
 
 const CONFIGS: Record<string, K8sConfigInput> = {
   default: {},

@@ -5,12 +5,12 @@
 // Leases: create, get, list, replace (409 on conflict), delete. Failures answer a v1 Status as the real server
 // does. Every object it sends — bodies and watch events — is validated against the Kubernetes OpenAPI schema
 // (kubernetes-models); violations are collected in `invalid` for the tests to assert empty.
-// A "kubelet" (kube-kubelets.ts) schedules pods: it starts a worker and reports its IP, or fails the pod.
+// A "kubelet" (kubelets.ts) schedules pods: it starts a worker and reports its IP, or fails the pod.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { validateK8sObject, validateWatchEvent } from './kube-schema.ts';
+import { validateK8sObject, validateWatchEvent } from './schema.ts';
 
 type Obj = Record<string, any>;
 
@@ -106,7 +106,7 @@ export class KubeSim {
 
   constructor(
     public kubelet: Kubelet,
-    private readonly opts: { validate?: boolean } = {},
+    private readonly opts: { validate?: boolean; /** Added before every non-watch answer, as a real server's latency. */ latencyMs?: number } = {},
   ) {}
 
   async start(): Promise<string> {
@@ -114,7 +114,9 @@ export class KubeSim {
       const counted = !(req.url ?? '').includes('watch=true');
       if (counted) this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
       res.on('close', () => counted && this.inFlight--);
-      this.handle(req, res).catch((err) => this.send(res, 500, this.status(500, 'InternalError', String(err))));
+      const delay = counted ? (this.opts.latencyMs ?? 0) : 0;
+      (delay > 0 ? new Promise((r) => setTimeout(r, delay)) : Promise.resolve())
+        .then(() => this.handle(req, res)).catch((err) => this.send(res, 500, this.status(500, 'InternalError', String(err))));
     });
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;

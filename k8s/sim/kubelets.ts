@@ -10,7 +10,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Kubelet, KubeSim } from './kube-sim.ts';
+import type { Kubelet, KubeSim } from './api-server.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 type Obj = Record<string, any>;
@@ -20,8 +20,8 @@ export class PodIps {
   private n = 0;
   private readonly base = randomInt(2, 250);
   next(): string {
-    this.n++;
-    return `127.${this.base}.${(this.n >> 8) & 255}.${(this.n & 255) || 1}`;
+    const n = this.n++;
+    return `127.${this.base}.${Math.floor(n / 254) % 256}.${1 + (n % 254)}`;
   }
 }
 
@@ -45,6 +45,9 @@ export class ProcessKubelet implements Kubelet {
   sim: KubeSim | null = null;
   fate: (pod: Obj) => PodFate = () => 'ok';
 
+  /** baseEnv: the environment worker processes inherit (the caller's; the pod spec's variables go on top). */
+  constructor(private readonly baseEnv: Record<string, string | undefined>) {}
+
   async start(pod: Obj): Promise<{ ip: string } | { fail: Exclude<PodFate, 'ok'> }> {
     const fate = this.fate(pod);
     if (fate !== 'ok') return { fail: fate };
@@ -52,7 +55,7 @@ export class ProcessKubelet implements Kubelet {
     const ip = this.ips.next();
     const dir = mkdtempSync(path.join(os.tmpdir(), `grove-pod-${name}-`));
     this.dirs.set(name, dir);
-    const env: Record<string, string | undefined> = { ...process.env, ...envOf(pod), GROVE_HOST: ip, GROVE_DATA_DIR: dir, GROVE_LOG_LEVEL: "warn" };
+    const env: Record<string, string | undefined> = { ...this.baseEnv, ...envOf(pod), GROVE_HOST: ip, GROVE_DATA_DIR: dir, GROVE_LOG_LEVEL: 'warn' };
     delete env.GROVE_CONFIG;
     const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'cli/main.ts'), 'worker'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
     this.procs.set(name, proc);
