@@ -206,7 +206,11 @@ describe('API faults', () => {
 
   test('a patch in a content type the API server does not take answers 415 (as the real one does)', async () => {
     const o = await orchestrator({ templates: { b: { type: 'browser', placement: 'pod', warmPool: 1 } } });
-    const [pod] = await until(() => (pods().length ? pods() : null), 'a pod');
+    const [pod] = await until(() => (pods().some((p) => p.status.phase === 'Running') ? pods() : null), 'a warm pod');
+    await until(() => o.backend.cache.all().some((p) => p.status?.phase === 'Running'), 'the backend sees it ready');
+    const c = await create(o);
+    expect((await waitFor(o, c.body.sandbox_id)).status).toBe('ready');
+    expect(sim.count('PATCH pods')).toBeGreaterThan(0);
     const res = await fetch(`${sim.url}/api/v1/namespaces/grove/pods/${pod!.metadata.name}`, {
       method: 'PATCH',
       headers: { authorization: `Bearer ${sim.token}`, 'content-type': 'application/json' },
@@ -216,7 +220,8 @@ describe('API faults', () => {
     const body = await res.json();
     validateK8sObject(body);
     expect(body).toMatchObject({ kind: 'Status', code: 415, reason: 'UnsupportedMediaType' });
-    expect(o.backend.stats().k8s_leader).toBe(1);
+    // The backend's own patches (the warm pool's refill above) used a patch content type the server takes.
+    expect(o.backend.stats().k8s_api_retries).toBe(0);
   });
 });
 
