@@ -3,6 +3,7 @@
 //
 //   npm run bench            full run (1,000 churn cycles)
 //   GROVE_BENCH_QUICK=1 ...  smaller counts, for a smoke run
+//   GROVE_BENCH_ONLY=waves   only the RL waves (16 creates with a start URL / 16 resets vs raw), nothing saved
 //
 // The Grove server runs as a child process (`grove serve`), so its RSS is measured on its own; the raw
 // baseline runs Chromium from this process with the same flags. Latency and throughput are measured in
@@ -272,11 +273,91 @@ async function timeCreates(s: Server, fixture: { url: string; hostPort: string }
   return out;
 }
 
+const WAVE = 16;
+const WAVE_ROUNDS = QUICK ? 2 : 4;
+
+/** Raw Playwright starting WAVE episodes at once: newContext + newPage + goto each; wall ms. Contexts closed after. */
+async function rawWave(browser: import('playwright-core').Browser, url: string): Promise<number> {
+  const t0 = now();
+  const ctxs = await Promise.all(Array.from({ length: WAVE }, async () => {
+    const c = await browser.newContext({ viewport: VIEWPORT });
+    const p = await c.newPage();
+    await p.goto(url, { waitUntil: 'domcontentloaded' });
+    return c;
+  }));
+  const ms = now() - t0;
+  await Promise.all(ctxs.map((c) => c.close()));
+  return ms;
+}
+
+/** Waits until the server's warm pool holds `n` contexts (the refill between RL waves). */
+async function warmFull(s: Server, n: number): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const m = /stat="[^"]*warm_ready"\} (\d+)/.exec(await s.client.metrics());
+    if (m && Number(m[1]) >= n) return;
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+}
+
+/**
+ * RL waves: WAVE episodes starting at once, as 16 concurrent creates with a start URL (each until ready) and as
+ * 16 concurrent episode resets of live sandboxes, against raw Playwright doing newContext + newPage + goto ×16.
+ * The server keeps WAVE warm contexts; between waves the pool refills, as it does while episodes run.
+ */
+async function rlWaves(fixture: { url: string; hostPort: string }, results: Record<string, number>, say: (l: string) => void): Promise<void> {
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const s = await startServer(['--warm-pool', String(WAVE), '--browser-processes', '1']);
+  const raw: number[] = [];
+  const creates: number[] = [];
+  const resets: number[] = [];
+  try {
+    await rawWave(browser, fixture.url);
+    let ids: string[] = [];
+    for (let round = 0; round < WAVE_ROUNDS; round++) {
+      const blocks = [
+        async () => { raw.push(await rawWave(browser, fixture.url)); },
+        async () => {
+          await Promise.all(ids.map((sid) => api(s, 'DELETE', `/sandboxes/${sid}`)));
+          await warmFull(s, WAVE);
+          await quiet();
+          const t0 = now();
+          ids = await Promise.all(Array.from({ length: WAVE }, () => createReady(s, createBody(fixture))));
+          creates.push(now() - t0);
+        },
+        async () => {
+          if (!ids.length) ids = await Promise.all(Array.from({ length: WAVE }, () => createReady(s, createBody(fixture))));
+          await warmFull(s, WAVE);
+          await quiet();
+          const t0 = now();
+          await Promise.all(ids.map((sid) => api(s, 'POST', `/sandboxes/${sid}/reset`, { start_url: fixture.url })));
+          resets.push(now() - t0);
+        },
+      ];
+      for (let k = 0; k < blocks.length; k++) { await quiet(); await blocks[(round + k) % blocks.length](); }
+    }
+    await Promise.all(ids.map((sid) => api(s, 'DELETE', `/sandboxes/${sid}`)));
+  } finally {
+    await browser.close();
+    await s.stop();
+  }
+  const rawP50 = pct(raw, 50);
+  results.wave_create_start_url_ratio = r2(pct(creates, 50) / rawP50);
+  results.wave_reset_ratio = r2(pct(resets, 50) / rawP50);
+  say(`16 creates with start URL → ready   grove ${pct(creates, 50).toFixed(0)} ms   raw newContext+newPage+goto ×16 ${rawP50.toFixed(0)} ms   ratio ${results.wave_create_start_url_ratio} (target ≤ 1.5; warm pool ${WAVE}, p50 of ${WAVE_ROUNDS} waves)`);
+  say(`16 episode resets (POST /reset)      grove ${pct(resets, 50).toFixed(0)} ms   raw ${rawP50.toFixed(0)} ms   ratio ${results.wave_reset_ratio} (target ≤ 1.5)`);
+}
+
 async function main() {
   const fixture = await startFixture();
   const results: Record<string, number> = {};
   const lines: string[] = [];
   const say = (l: string) => { lines.push(l); process.stderr.write(`  ${l}\n`); };
+  if (process.env.GROVE_BENCH_ONLY === 'waves') {
+    // Iterating on one part: the RL waves alone, nothing written.
+    try { await rlWaves(fixture, results, say); } finally { await fixture.close(); }
+    process.stdout.write(lines.join('\n') + '\n');
+    return;
+  }
   try {
     // 1. step latency and throughput: raw Playwright and Grove (no warm pool) measured in alternating blocks
     const raw = await startRaw(fixture.url);
@@ -419,6 +500,8 @@ async function main() {
     } finally {
       await s.stop();
     }
+    // 4. RL waves: 16 episodes starting at once (creates with a start URL, episode resets) against raw Playwright
+    await rlWaves(fixture, results, say);
     const leftovers = allChromiumPids().length;
     say(`chromium processes left after the servers stopped: ${leftovers}`);
   } finally {
@@ -439,6 +522,9 @@ async function main() {
     step_p50_ratio_binary: results.step_p50_ratio_binary,
     step_p99_ratio_binary: results.step_p99_ratio_binary,
     throughput_ratio_16_binary: results.throughput_ratio_16_binary,
+    wave_create_start_url_ratio: results.wave_create_start_url_ratio,
+    wave_reset_ratio: results.wave_reset_ratio,
+    load1: r2(os.loadavg()[0]),
     quick: QUICK,
     measured_at: new Date().toISOString(),
   };

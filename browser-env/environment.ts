@@ -5,12 +5,15 @@ import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
 import { GroveError } from '../protocol/errors.ts';
 import type { Logger } from '../sandbox/log.ts';
 import { contextOptions, DEFAULT_LOOK, isDefaultLook, prepareContext, type ContextSource, type Prepared, type ProxyGate, type ProxySettings } from './context.ts';
-import { ChromiumSandbox, type GateSinks } from './sandbox.ts';
+import { ChromiumSandbox, type GateSinks, type WarmClaim } from './sandbox.ts';
 import type { BrowserEnvironment, BrowserSandbox, ContextExtras } from './types.ts';
 import { errMessage, quietly } from './util.ts';
 
 /** A warm context may not reach anything until it is claimed and given the sandbox's rules. */
 const WARM_RULES: NetworkRules = { block_network: true, allow: [], allow_domains: [], deny_domains: [] };
+
+/** Warm contexts being opened at once. */
+const MAX_FILLING = 2;
 
 interface WarmEntry {
   prepared: Prepared;
@@ -48,56 +51,68 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
   async create(id: string, options: BrowserCreateOptions, extras?: ContextExtras): Promise<BrowserSandbox> {
     if (this.stopping) throw new GroveError('shutting_down');
     this.counters.sandboxes_created_total++;
-    let warm: WarmEntry | undefined;
-    // Extras change how the context is made (HAR recording is a creation-time option): always a fresh one.
-    const plain = !extras?.contextOptions && !extras?.prepare;
-    if (plain && isDefaultLook(options) && this.parts.gate) {
-      warm = this.warm.shift();
-      // A warm context whose browser died while waiting is useless: drop it (its close handler may not have run yet).
-      while (warm && warm.prepared.page.isClosed()) {
-        void this.discard(warm);
-        warm = this.warm.shift();
-      }
-      if (warm) {
-        this.counters.warm_hits_total++;
-        try {
-          await this.parts.gate.update(warm.gateKey, options.network);
-        } catch (e) {
-          this.parts.log.warn({ err: errMessage(e) }, 'warm context claim failed; creating a fresh one');
-          await this.discard(warm);
-          warm = undefined;
-        }
-      } else this.counters.warm_misses_total++;
-      // A default create is a sign the warm pool is wanted: retry filling even after earlier failures.
-      this.fillFailures = 0;
-      this.refill();
-    }
-    const entry = warm;
+    const warm = await this.claimWarm(options, extras);
     const sb = new ChromiumSandbox(id, options, {
       source: this.parts.source,
       gate: this.parts.gate,
       dataDir: this.parts.dataDir,
       log: this.parts.log,
       extras,
-      warm: entry && {
-        prepared: entry.prepared,
-        gateKey: entry.gateKey,
-        proxy: entry.proxy,
-        setSinks: (sinks) => {
-          entry.sinks = sinks;
-        },
-      },
+      warm,
+      // An episode reset takes a warm context too when the sandbox's options allow one.
+      claimWarm: (o) => this.claimWarm(o, extras),
       onClose: () => this.live.delete(sb),
     });
     this.live.add(sb);
     return sb;
   }
 
+  /**
+   * A warm context with `options.network` applied, when the options allow one (default look, no extras) and
+   * one is ready; undefined otherwise. Starts refilling the pool either way.
+   */
+  private async claimWarm(options: BrowserCreateOptions, extras?: ContextExtras): Promise<WarmClaim | undefined> {
+    // Extras change how the context is made (HAR recording is a creation-time option): always a fresh one.
+    const plain = !extras?.contextOptions && !extras?.prepare;
+    if (this.stopping || !plain || !isDefaultLook(options) || !this.parts.gate) return undefined;
+    let warm = this.warm.shift();
+    // A warm context whose browser died while waiting is useless: drop it (its close handler may not have run yet).
+    while (warm && warm.prepared.page.isClosed()) {
+      void this.discard(warm);
+      warm = this.warm.shift();
+    }
+    if (warm) {
+      this.counters.warm_hits_total++;
+      try {
+        await this.parts.gate.update(warm.gateKey, options.network);
+      } catch (e) {
+        this.parts.log.warn({ err: errMessage(e) }, 'warm context claim failed; creating a fresh one');
+        await this.discard(warm);
+        warm = undefined;
+      }
+    } else this.counters.warm_misses_total++;
+    // A default create is a sign the warm pool is wanted: retry filling even after earlier failures.
+    this.fillFailures = 0;
+    this.refill();
+    const entry = warm;
+    return (
+      entry && {
+        prepared: entry.prepared,
+        gateKey: entry.gateKey,
+        proxy: entry.proxy,
+        setSinks: (sinks) => {
+          entry.sinks = sinks;
+        },
+      }
+    );
+  }
+
   private refill(): void {
     const target = this.parts.warmPool;
     if (!this.parts.gate || target <= 0) return;
     // After repeated failures stop trying until a claim makes room again (no hot loop on a broken browser).
-    while (!this.stopping && this.warm.length + this.filling < target && this.fillFailures < 3) {
+    // A few at a time: sixteen contexts opened at once on a small machine starve the sandboxes that are running.
+    while (!this.stopping && this.warm.length + this.filling < target && this.filling < MAX_FILLING && this.fillFailures < 3) {
       this.filling++;
       const p = this.makeWarm()
         .then((w) => {
@@ -112,7 +127,7 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
         .finally(() => {
           this.filling--;
           this.fills.delete(p);
-          if (this.fillFailures > 0 && this.fillFailures < 3) this.refill();
+          if (this.fillFailures < 3) this.refill();
         });
       this.fills.add(p);
     }

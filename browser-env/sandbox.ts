@@ -27,7 +27,7 @@ import { targetSize } from './resize.ts';
 import { NetworkTracker, settle, type SettleHost } from './settle.ts';
 import { collectSom } from './som.ts';
 import { observeBudgetMs, recoveryMs, stepBudgetMs, actionMs as actionBudgetMs, OBSERVE_MS } from './step-budget.ts';
-import type { BrowserSandbox, ContextExtras, DownloadInfo, ParseContext, StepOptions } from './types.ts';
+import type { BrowserResetInput, BrowserSandbox, ContextExtras, DownloadInfo, ParseContext, StepOptions } from './types.ts';
 import { delay, errMessage, quietly, TimeoutError, withTimeout } from './util.ts';
 import { navigationAllowed, schemeOf } from './url-policy.ts';
 import { isBlankUrl, watchPage, type WatchdogHost } from './watchdogs.ts';
@@ -36,6 +36,14 @@ import { isBlankUrl, watchPage, type WatchdogHost } from './watchdogs.ts';
 export interface GateSinks {
   blocked(e: { url: string; reason: string }): void;
   upstream(e: UpstreamErrorEvent): void;
+}
+
+/** A warm context handed to a sandbox, registered with the gate under `gateKey` with the sandbox's rules. */
+export interface WarmClaim {
+  prepared: Prepared;
+  gateKey: string;
+  proxy: ProxySettings;
+  setSinks(sinks: GateSinks): void;
 }
 
 export interface SandboxDeps {
@@ -47,7 +55,9 @@ export interface SandboxDeps {
   /** Context additions from the composer (HAR record/replay); never combined with `warm`. */
   extras?: ContextExtras;
   /** A warm context already registered with the gate under `gateKey` (rules already updated). */
-  warm?: { prepared: Prepared; gateKey: string; proxy: ProxySettings; setSinks(sinks: GateSinks): void };
+  warm?: WarmClaim;
+  /** A warm context for an episode reset with these options (undefined: none fits or none is ready). */
+  claimWarm?(options: BrowserCreateOptions): Promise<WarmClaim | undefined>;
   /** Called once when the sandbox is closed (the environment forgets it). */
   onClose?: () => void;
 }
@@ -69,7 +79,8 @@ interface InternalDownload extends DownloadInfo {
 export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
   readonly type = 'browser' as const;
   readonly id: string;
-  readonly options: BrowserCreateOptions;
+  /** The create options; an episode reset replaces start_url and network. */
+  options: BrowserCreateOptions;
   /** The start URL's failure (the sandbox still works), or null. */
   startError: ActionError | null = null;
 
@@ -228,6 +239,60 @@ export class ChromiumSandbox implements BrowserSandbox, WatchdogHost {
     for (const pg of ctx.pages()) this.registerPage(pg);
     this.page = p.page;
     if (!this.tabs.includes(p.page)) this.registerPage(p.page);
+  }
+
+  /**
+   * An episode reset: a fresh context (a warm one when the options allow it; no cookies, storage, history or
+   * tabs from before), the new network rules and start URL; the step count starts again at 0. The sandbox id,
+   * its settings and its gate registration (unless a warm context brings its own) stay.
+   */
+  async reset(input: BrowserResetInput = {}): Promise<void> {
+    this.enter();
+    this.replacingContext = true;
+    const oldPooled = this.pooled;
+    try {
+      const options: BrowserCreateOptions = {
+        ...this.options,
+        ...(input.start_url !== undefined ? { start_url: input.start_url } : {}),
+        ...(input.network !== undefined ? { network: input.network } : {}),
+      };
+      const warm = await this.deps.claimWarm?.(options);
+      if (warm) {
+        const oldKey = this.gateKey;
+        this.gateKey = warm.gateKey;
+        this.proxy = warm.proxy;
+        warm.setSinks({ blocked: (e) => this.onBlocked(e), upstream: (e) => this.onUpstream(e) });
+        this.adopt(warm.prepared);
+        if (oldKey && this.deps.gate) await quietly(Promise.resolve(this.deps.gate.unregister(oldKey)));
+      } else {
+        if (this.gateKey && this.deps.gate) await this.deps.gate.update(this.gateKey, options.network);
+        const extra = this.deps.extras;
+        const ctxOptions = { ...contextOptions(options, this.proxy), ...extra?.contextOptions };
+        this.adopt(await prepareContext(this.deps.source, ctxOptions, Math.max(this.T, 30_000)));
+        if (extra?.prepare) await withTimeout(extra.prepare(this.context), this.T, 'context preparation');
+      }
+      this.options = options;
+      this._steps = 0;
+      this.events = [];
+      this.lastSom = null;
+      this.lastShotSize = null;
+      this.lastGoodUrl = null;
+      this.pendingError = null;
+      this.startError = null;
+      this.lastBlocked = null;
+      this.lastUpstream = null;
+      this.dl.clear();
+      // The old context goes while the new one opens its start URL.
+      const released = quietly(withTimeout(oldPooled.release(), 10_000, 'context release'));
+      if (options.start_url) await this.openStartUrl(options.start_url);
+      await released;
+    } catch (e) {
+      this.log.error({ err: errMessage(e), sandbox: this.id }, 'episode reset failed');
+      throw e instanceof GroveError ? e : new GroveError('internal_error', `Episode reset failed: ${errMessage(e)}`, { cause: e });
+    } finally {
+      this.replacingContext = false;
+      this.busy = false;
+    }
   }
 
   private registerPage(pg: Page): void {

@@ -2,7 +2,7 @@
 import type { BrowserContext, BrowserContextOptions } from 'playwright-core';
 import type { Action } from '../protocol/action.ts';
 import type { Observation, SomElement, StepResult, Tab } from '../protocol/observation.ts';
-import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
+import type { BrowserCreateOptions, NetworkRules } from '../protocol/sandbox.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 
 export interface StepOptions {
@@ -15,6 +15,12 @@ export interface StepOptions {
   settle?: boolean;
   /** Draw the SoM boxes and numbers onto the returned screenshot (needs SoM on). Default: unlabelled. */
   som_overlay?: boolean;
+}
+
+/** What an episode reset may change (protocol/api.ts ResetRequest). */
+export interface BrowserResetInput {
+  start_url?: string;
+  network?: NetworkRules;
 }
 
 export interface DownloadInfo {
@@ -45,6 +51,8 @@ export interface BrowserSandbox extends Sandbox {
   /** What a policy-output parser needs to know about the last observation: its SoM list (if one was
    * collected), the screenshot size (image px) the model saw, the rel1000 divisor and the pointer position. */
   parseContext(): ParseContext;
+  /** Episode reset: a fresh context with the new start URL and network rules (see ChromiumSandbox.reset). */
+  reset(input?: BrowserResetInput): Promise<void>;
   /** URL, title and tabs of the current state, without taking an observation (queued events stay queued). */
   pageState(): Promise<{ url: string; title: string; tabs: Tab[] }>;
 }

@@ -1,6 +1,6 @@
 // Typed client for the Grove REST API. Imports only protocol/ (and zod types), so it can ship alone.
 // Non-2xx answers throw GroveApiError with the server's stable error code.
-import type { DownloadInfo, Health, SandboxList } from '../protocol/api.ts';
+import type { DownloadInfo, Health, ResetRequest, SandboxList } from '../protocol/api.ts';
 import type { StepRequest } from '../protocol/api.ts';
 import type { Observation, StepResult } from '../protocol/observation.ts';
 import type { BrowserCreateInput, CreateSandboxBody, SandboxInfo } from '../protocol/sandbox.ts';
@@ -211,6 +211,11 @@ export class GroveClient {
   /** Idempotent on the server: an already-closed sandbox answers 204 too. */
   async deleteSandbox(id: string): Promise<void> {
     await this.request('DELETE', `/sandboxes/${GroveClient.id(id)}`);
+  }
+
+  /** Episode reset of a browser sandbox: fresh context, new start URL / network rules; resolves once the page is open. */
+  resetSandbox(id: string, body: ResetRequest = {}): Promise<SandboxInfo> {
+    return this.json('POST', `/sandboxes/${GroveClient.id(id)}/reset`, body);
   }
 
   heartbeat(id: string): Promise<SandboxInfo> {

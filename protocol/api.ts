@@ -2,7 +2,7 @@
 // Shared by the server (validation + OpenAPI) and the typed client.
 import { z } from 'zod';
 import { Action, ActionList } from './action.ts';
-import { SandboxInfo } from './sandbox.ts';
+import { NetworkRules, SandboxInfo } from './sandbox.ts';
 
 /** How the step and observation endpoints return the screenshot (see `server/screenshot-answer.ts`). */
 export const ScreenshotMode = z.enum(['base64', 'binary', 'none']);
@@ -65,6 +65,17 @@ export const WaitQuery = z.object({
 });
 
 export const SandboxIdParams = z.object({ id: z.string().min(1).max(100) });
+
+/** An episode reset of a browser sandbox: fresh context and storage, a new start URL and network rules. */
+export const ResetRequest = z
+  .object({
+    /** The new episode's first page (default: the sandbox's current start_url; none: about:blank). */
+    start_url: z.string().max(8192).optional(),
+    /** Network rules for the new episode (default: the current ones). */
+    network: NetworkRules.optional(),
+  })
+  .strict();
+export type ResetRequest = z.input<typeof ResetRequest>;
 export const DownloadParams = z.object({ id: z.string().min(1).max(100), download_id: z.string().min(1).max(200) });
 
 export const SandboxList = z.object({ sandboxes: z.array(SandboxInfo) });

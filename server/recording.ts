@@ -186,6 +186,10 @@ export class RecordedBrowserSandbox implements BrowserSandbox {
   observe(opts?: StepOptions): Promise<Observation> {
     return this.inner.observe(opts);
   }
+  /** One recorded sandbox is one episode directory: a new episode needs a new sandbox. */
+  async reset(): Promise<void> {
+    throw new GroveError('invalid_request', 'A recorded sandbox (record: true) is one episode; create a new sandbox for the next episode instead of resetting it.');
+  }
   screenshot(): Promise<{ mime: string; bytes: Buffer; width: number; height: number }> {
     return this.inner.screenshot();
   }

@@ -1,10 +1,11 @@
 // Browser sandbox routes: step (canonical actions or raw model output), observation, screenshot, downloads.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { DownloadList, DownloadParams, ObservationQuery, SandboxIdParams, StepRequest } from '../../protocol/api.ts';
+import { DownloadList, DownloadParams, ObservationQuery, ResetRequest, SandboxIdParams, StepRequest } from '../../protocol/api.ts';
 import type { Action } from '../../protocol/action.ts';
 import { GroveError } from '../../protocol/errors.ts';
 import { Observation, StepResult } from '../../protocol/observation.ts';
+import { SandboxInfo } from '../../protocol/sandbox.ts';
 import type { StepOptions } from '../../browser-env/types.ts';
 import { FORMAT_NAMES, getFormat, parseModelOutput } from '../../vlm-client/formats/index.ts';
 import { observeForSource, stepWithSource, type ModelSource } from '../recording.ts';
@@ -86,6 +87,31 @@ export const step = defineRoute({
     } finally {
       ctx.registry.touch(params.id);
     }
+  },
+});
+
+export const reset = defineRoute({
+  id: 'resetSandbox',
+  method: 'POST',
+  url: '/sandboxes/:id/reset',
+  summary: 'Start a new episode in the same browser sandbox',
+  description:
+    'Gives the sandbox a fresh browser context (no cookies, storage, history, tabs or downloads from before; a warm ' +
+    'one when the sandbox has the default look), applies `network` and opens `start_url` (both default to the current ' +
+    'ones); the step count starts again at 0. Answers when the start page is open; a failing start URL is reported in ' +
+    '`error` and in the first observation, as at creation. A recorded sandbox (record: true) cannot be reset (400).',
+  tags: ['browser'],
+  params: SandboxIdParams,
+  body: ResetRequest,
+  responses: { 200: { description: 'Sandbox info after the reset', schema: SandboxInfo }, ...errorResponses(400, 401, 403, 404, 409, 410) },
+  async handler({ params, body, ctx }) {
+    const sb = browserSandbox(ctx, params.id);
+    try {
+      await sb.reset(body);
+    } finally {
+      ctx.registry.touch(params.id);
+    }
+    return ctx.registry.info(params.id);
   },
 });
 
@@ -173,4 +199,4 @@ export const getDownload = defineRoute({
   },
 });
 
-export const browserRoutes = [step, observation, screenshot, listDownloads, getDownload];
+export const browserRoutes = [step, reset, observation, screenshot, listDownloads, getDownload];

@@ -265,6 +265,7 @@ describe('metrics and OpenAPI', () => {
         '/sandboxes/{id}/downloads/{download_id}',
         '/sandboxes/{id}/heartbeat',
         '/sandboxes/{id}/observation',
+        '/sandboxes/{id}/reset',
         '/sandboxes/{id}/screenshot',
         '/sandboxes/{id}/step',
         '/sandboxes/{id}/wait',
