@@ -37,8 +37,12 @@ export function parseWebVoyagerAction(text: string): Action | undefined {
   return undefined;
 }
 
-/** Canonical → WebVoyager action text; coordinate actions have no WebVoyager form and get a readable one. */
-export function printWebVoyagerAction(a: Action): string {
+/**
+ * Canonical → WebVoyager action text; coordinate actions have no WebVoyager form and get a readable one in page
+ * pixels (`css`, the position the action resolved to), the same convention as the Online-Mind2Web export, which
+ * the reader parses back as css_px.
+ */
+export function printWebVoyagerAction(a: Action, css?: { x: number; y: number }): string {
   switch (a.action) {
     case 'click_label':
       return `Click [${a.label}]`;
@@ -55,7 +59,7 @@ export function printWebVoyagerAction(a: Action): string {
     case 'answer':
       return `ANSWER; ${a.text}`;
     default:
-      return describeAction(a);
+      return describeAction(a, css);
   }
 }
 

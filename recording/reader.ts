@@ -240,8 +240,28 @@ function foreignStep(step: number, fields: Partial<StepView>): StepView {
   };
 }
 
+/** A foreign action as a resolved one; page-pixel coordinates (css_px) double as the overlay's position. */
 function resolved(a: ResolvedAction['action'] | undefined): ResolvedAction[] {
-  return a ? [{ action: a, error: null, ms: 0 }] : [];
+  if (!a) return [];
+  const at = 'x' in a && 'y' in a && typeof a.x === 'number' && typeof a.y === 'number' && (!('space' in a) || a.space === 'css_px') ? { css: { x: a.x, y: a.y } } : {};
+  return [{ action: a, error: null, ms: 0, ...at }];
+}
+
+/**
+ * Online-Mind2Web action text with page coordinates — "CLICK (640, 180)" (Grove's export), "CLICK coords(640, 180)"
+ * and the like — as a canonical action in page pixels, for the overlay. Element-only forms ("<button> -> CLICK")
+ * have no position and give none.
+ */
+export function parseOm2wAction(text: string): ResolvedAction['action'] | undefined {
+  const m = /\b(CLICK|DOUBLE_CLICK|RIGHT_CLICK|HOVER)\b[^(]*?(?:coords?)?\((-?\d+(?:\.\d+)?),\s*(-?\d+(?:\.\d+)?)\)/i.exec(text);
+  if (!m) return undefined;
+  const x = Number(m[2]);
+  const y = Number(m[3]);
+  const kind = m[1].toUpperCase();
+  if (kind === 'DOUBLE_CLICK') return { action: 'double_click', x, y, space: 'css_px' };
+  if (kind === 'RIGHT_CLICK') return { action: 'right_click', x, y, space: 'css_px' };
+  if (kind === 'HOVER') return { action: 'hover', x, y, space: 'css_px' };
+  return { action: 'click', x, y, space: 'css_px' };
 }
 
 function foreignMeta(fields: Partial<EpisodeMeta> & Pick<EpisodeMeta, 'episode_id'>): EpisodeMeta {
@@ -353,14 +373,20 @@ async function readOnlineMind2Web(dir: string, id: string): Promise<EpisodeView>
   let initialFrame: string | undefined;
   let answer: string | undefined;
   if (isV2) {
+    // v2: each entry's screenshot is the screen its action was taken on (recording/export/online-mind2web.ts writes
+    // it so): that is the step's before_frame, and the next entry's screenshot is the screen after it.
     const hist = (r.action_history as Om2wV2Step[] | undefined) ?? [];
+    const shotOf = (h: Om2wV2Step | undefined) => (h?.screenshot ? `trajectory/${h.screenshot}` : undefined);
+    initialFrame = shotOf(hist[0]);
     hist.forEach((h, i) => {
       steps.push(
         foreignStep(i + 1, {
           action_text: h.action,
+          actions: resolved(parseOm2wAction(h.action ?? '')),
           thought: h.thought ?? undefined,
           url: h.url ?? '',
-          frame: h.screenshot ? `trajectory/${h.screenshot}` : undefined,
+          before_frame: shotOf(h),
+          frame: shotOf(hist[i + 1]) ?? shotOf(h),
           last_action_error: h.action_status && /fail/i.test(h.action_status) ? { code: 'action_failed', message: h.action_status } : null,
         }),
       );
@@ -377,11 +403,11 @@ async function readOnlineMind2Web(dir: string, id: string): Promise<EpisodeView>
     if (offset) initialFrame = images[0];
     const n = Math.max(actions.length, images.length - offset);
     for (let i = 0; i < n; i++) {
-      steps.push(foreignStep(i + 1, { action_text: actions[i], thought: thoughts[i] ?? undefined, frame: images[i + offset] }));
+      steps.push(foreignStep(i + 1, { action_text: actions[i], actions: resolved(parseOm2wAction(actions[i] ?? '')), thought: thoughts[i] ?? undefined, frame: images[i + offset] }));
     }
     answer = typeof r.final_result_response === 'string' ? r.final_result_response : undefined;
   }
-  const views = withBeforeFrames(steps, initialFrame);
+  const views = isV2 ? steps : withBeforeFrames(steps, initialFrame);
   const verdicts: Verdict[] = [];
   if (typeof r.predicted_label === 'number') {
     verdicts.push({

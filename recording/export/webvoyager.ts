@@ -20,7 +20,7 @@ const SYSTEM =
 function assistantText(s: StepView): string {
   // Keep a WebVoyager-format model output verbatim: it is exactly what the judge expects.
   if (s.format === 'webvoyager' && s.model_output) return s.model_output;
-  const action = s.actions.length ? s.actions.map((a) => printWebVoyagerAction(a.action)).join('; ') : (s.action_text ?? 'Wait');
+  const action = s.actions.length ? s.actions.map((a) => printWebVoyagerAction(a.action, a.css)).join('; ') : (s.action_text ?? 'Wait');
   return `Thought: ${s.thought ?? ''}\n\nAction: ${action}`;
 }
 
