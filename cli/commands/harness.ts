@@ -22,6 +22,7 @@ Harness:
   --cmd COMMAND                   the harness command (e.g. "codex exec ...", "python3 mini_bash.py")
   --harness mini-bash             put a built-in harness into the workspace (mini_bash.py: a bash-only loop)
   --upload PATH[:DEST]            copy a file into the workspace (repeatable)
+  --env NAME=VALUE                an environment variable for the harness (repeatable)
   --sandbox shell|claw            where it runs (default shell; claw with --claw-task); browser: not available yet
 Model and run:
   --upstream URL --model M        the real model server (OpenAI-compatible) the proxy forwards to
@@ -56,9 +57,15 @@ async function filesToUpload(v: { harness?: string; upload?: string[] }): Promis
 
 async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
   const u = { usage, io, name: 'harness' };
-  const parsed = parseCommandArgs({ args: argv, options: { ...OPTS, upload: { type: 'string', multiple: true } }, strict: true }, u);
+  const parsed = parseCommandArgs({ args: argv, options: { ...OPTS, upload: { type: 'string', multiple: true }, env: { type: 'string', multiple: true } }, strict: true }, u);
   if (typeof parsed === 'number') return parsed;
-  const v = parsed.values as Record<string, string | undefined> & { upload?: string[] };
+  const v = parsed.values as Record<string, string | undefined> & { upload?: string[]; env?: string[] };
+  const env: Record<string, string> = {};
+  for (const e of v.env ?? []) {
+    const eq = e.indexOf('=');
+    if (eq < 1) return valueError(u, `--env expects NAME=VALUE, got "${e}"`);
+    env[e.slice(0, eq)] = e.slice(eq + 1);
+  }
   if (!v.cmd) return usageError(u, '--cmd is required');
   if (!v.upstream || !v.model) return usageError(u, '--upstream and --model are required');
   const tasks = [v.prompt, v['swe-fixture'], v['claw-task']].filter((x) => x !== undefined);
@@ -103,7 +110,7 @@ async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
   const proxy = await startProxy({ upstream: v.upstream, upstreamKey: v['upstream-key'], dir: path.join(out, 'proxy'), callTimeoutMs: 600_000 });
   try {
     const episodeId = v.episode ?? `${task.kind === 'swe' ? task.instance.instance_id : task.id}--${Date.now().toString(36)}`;
-    const r = await runHarness({ client, proxy, cmd: v.cmd, files, task, model: v.model, timeoutS: (timeout as number | undefined) ?? 600, outDir: path.join(out, 'episodes'), episodeId, runId: path.basename(out) });
+    const r = await runHarness({ client, proxy, cmd: v.cmd, files, task, model: v.model, env, timeoutS: (timeout as number | undefined) ?? 600, outDir: path.join(out, 'episodes'), episodeId, runId: path.basename(out) });
     io.out(`${episodeId}: ${r.termination.reason}${r.termination.detail ? ` (${r.termination.detail})` : ''}, reward ${r.reward ?? '—'}, ${r.calls} model calls recorded; episode in ${r.episodeDir}\n`);
     return r.termination.reason === 'env_error' ? 1 : 0;
   } finally {

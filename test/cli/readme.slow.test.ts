@@ -185,6 +185,13 @@ describe.skipIf(!haveData)('every command in the README', () => {
     expect(existsSync(join(tmp, 'samples.jsonl'))).toBe(true);
   });
 
+  handle(/^grove harness run /, async (line) => {
+    // The built-in bash-loop harness in a real shell sandbox against the local model server (which never gives a
+    // command: the harness stops at its step limit, the SWE grading still runs), every call recorded.
+    const { stdout } = await sh(local(line, [['http://127.0.0.1:8000/v1', model.url]]) + ` --out ${tmp}/runs/harness --env HARNESS_MAX_STEPS=2`);
+    expect(stdout).toMatch(/reward 0, \d+ model calls recorded/);
+  });
+
   it('knows every README command', () => {
     expect(commands.length).toBeGreaterThan(10);
     const unknown = commands.filter((c) => !handlers.some(([re]) => re.test(c.line))).map((c) => c.line);
