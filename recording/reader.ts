@@ -8,7 +8,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { EpisodeMeta, StepRecord } from '../protocol/recording.ts';
-import type { Task, Verdict } from '../protocol/task.ts';
+import { Verdict as VerdictSchema, type Task, type Verdict } from '../protocol/task.ts';
 import { EPISODE_FILE, effectiveStatus, INITIAL_FILE, STEPS_FILE, type InitialObservation } from './recorder.ts';
 import { splitThoughtAction } from './action-text.ts';
 import type { ResolvedAction } from '../protocol/observation.ts';
@@ -190,16 +190,33 @@ async function readGrove(dir: string, id: string, validate: boolean): Promise<Ep
   const initial = ((await readJson(join(dir, INITIAL_FILE)).catch(() => ({}))) ?? {}) as InitialObservation;
   const status = await effectiveStatus(dir, meta);
   const views = withBeforeFrames(steps, meta.initial_frame);
+  const verdicts = [...meta.verdicts, ...(await judgeRecordVerdicts(dir, meta.verdicts))];
   return {
     id,
     dir,
     layout: 'grove',
-    meta: { ...meta, status, steps: Math.max(meta.steps, steps.at(-1)?.step ?? 0) },
+    meta: { ...meta, status, verdicts, steps: Math.max(meta.steps, steps.at(-1)?.step ?? 0) },
     task: taskView(meta.task, meta.episode_id),
     initial: { ...initial, frame: meta.initial_frame },
     steps: views,
     damaged_lines: damaged,
   };
+}
+
+/**
+ * Verdicts that `grove judge` wrote beside a Grove episode (`<episode>/judge/<judge>.json`, judges/base.ts) and that
+ * episode.json does not hold yet (a run writes its own verdicts there): with their details — key points, per-image
+ * scores, kept screenshots, reasoning — so the viewer shows them.
+ */
+async function judgeRecordVerdicts(dir: string, have: Verdict[]): Promise<Verdict[]> {
+  const names = await readdir(join(dir, 'judge')).catch(() => [] as string[]);
+  const out: Verdict[] = [];
+  for (const n of names.filter((x) => x.endsWith('.json')).sort()) {
+    const rec = (await readJson(join(dir, 'judge', n)).catch(() => undefined)) as { verdict?: unknown } | undefined;
+    const v = VerdictSchema.safeParse(rec?.verdict);
+    if (v.success && !have.some((h) => h.judge === v.data.judge) && !out.some((o) => o.judge === v.data.judge)) out.push(v.data);
+  }
+  return out;
 }
 
 function withBeforeFrames(steps: StepRecord[], initialFrame?: string): StepView[] {

@@ -8,9 +8,13 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import sharp from 'sharp';
 import { startViewer } from '../../viewer/server.ts';
 import { writeSyntheticRun, SYNTH_CLICK, SYNTH_SCALE } from '../../recording/synthetic.ts';
+import { runJudge } from '../../cli/commands/judge.ts';
+import { IMAGE_SYSTEM, KEY_POINTS_SYSTEM } from '../../judges/webjudge.ts';
+import { DATASETS } from '../support/datasets.ts';
+import { startOpenAIServer } from '../support/openai-server.ts';
 
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
-const WV_EXAMPLES = join(import.meta.dirname, '..', '..', '..', 'shared', 'datasets', 'webvoyager', 'examples');
+const WV_EXAMPLES = join(DATASETS, 'webvoyager', 'examples');
 
 let root: string;
 let viewer: Awaited<ReturnType<typeof startViewer>>;
@@ -22,6 +26,16 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'grove-viewer-ui-'));
   await writeSyntheticRun(root, { count: 9, steps: 4, runId: 'r1', durable: false });
   await cp(WV_EXAMPLES, join(root, 'wv'), { recursive: true });
+  // `grove judge` (WebJudge) over one recorded episode: its verdict and details must show in the viewer.
+  const judgeModel = await startOpenAIServer((r) => {
+    const sys = r.body.messages[0].content;
+    if (sys === KEY_POINTS_SYSTEM) return '**Key Points**:\n1. Open the page\n2. Click the button';
+    if (sys === IMAGE_SYSTEM) return '**Reasoning**: the button is visible\n**Score**: 4';
+    return 'Thoughts: all key points met.\nStatus: success';
+  });
+  const quiet = { out: () => {}, err: () => {} };
+  expect(await runJudge(['--suite', 'online-mind2web', '--judge', 'webjudge', '--episodes', join(root, 'r1', 'ep-00001'), '--judge-url', judgeModel.url, '--judge-model', 'o4-mini', '--no-cache'], quiet)).toBe(0);
+  await judgeModel.close();
   viewer = await startViewer({ root, port: 0 });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ARGS });
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -131,6 +145,25 @@ describe('viewer UI', () => {
     await expect.poll(() => page.locator('.cmp .shot[data-ready]').count()).toBe(2);
     await page.keyboard.press('ArrowRight');
     await expect.poll(() => page.url()).toContain('step=2');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('shows verdicts written by grove judge with their details; foreign layouts show "—" for timings', async () => {
+    await page.goto(`${viewer.url}#/episode?${new URLSearchParams({ id: 'r1/ep-00001', step: '1' })}`);
+    const verdict = page.locator('.verdict', { hasText: 'webjudge' });
+    await verdict.waitFor();
+    await verdict.locator('summary', { hasText: 'Details' }).click();
+    await expect.poll(() => verdict.textContent()).toMatch(/Key points[\s\S]*Click the button/);
+    expect(await verdict.textContent()).toMatch(/Screenshot scores \(kept: 0, 1/);
+    expect(await verdict.locator('li.kept').count()).toBeGreaterThan(0);
+    expect(await verdict.textContent()).toMatch(/all key points met/);
+
+    await page.goto(`${viewer.url}#/episode?${new URLSearchParams({ id: 'wv/taskGitHub--0', step: '2' })}`);
+    const timings = page.locator('.card', { has: page.locator('h3', { hasText: 'Timings' }) });
+    await timings.waitFor();
+    const total = timings.locator('dt', { hasText: /^total$/ }).locator('xpath=following-sibling::dd[1]');
+    await expect.poll(() => total.textContent()).toBe('—');
+    expect(await timings.textContent()).not.toMatch(/0 ms/);
     expect(pageErrors).toEqual([]);
   });
 });

@@ -383,6 +383,26 @@ function renderStage() {
   stage.replaceChildren(h('div', { class: 'stage-bar' }, seg, desc), view, url ? h('div', { class: 'urlline' }, m === 'pair' || m === 'diff' ? `after: ${st.url}` : url) : '');
 }
 
+/** A judge's details (grove judge records, run verdicts): key points, per-screenshot scores, kept screenshots. */
+function verdictDetails(d) {
+  if (!d) return '';
+  const parts = [];
+  const facts = [];
+  if (d.unparsed) facts.push(['reply', 'no verdict in the reply (unparsed)']);
+  if (d.error_kind) facts.push(['error', d.error_kind]);
+  if (d.prompts) facts.push(['prompts', d.prompts]);
+  if (d.k !== undefined) facts.push(['screenshots (k)', d.images_sent !== undefined ? `${d.images_sent} of last ${d.k}` : d.k]);
+  if (d.dimensions) facts.push(['dimensions', Object.entries(d.dimensions).filter(([, r]) => r !== null).map(([k, r]) => `${k}: ${r === 1 ? 'pass' : r === 0 ? 'fail' : r}`).join(', ')]);
+  if (facts.length) parts.push(kv(facts));
+  if (d.key_points) parts.push(h('div', { class: 'kp' }, h('div', { class: 'c' }, 'Key points'), h('pre', {}, d.key_points)));
+  if (Array.isArray(d.image_judge_record) && d.image_judge_record.length) {
+    parts.push(h('div', { class: 'imgs' }, h('div', { class: 'c' }, `Screenshot scores (kept: ${(d.kept_images || []).join(', ') || 'none'})`),
+      h('ul', { class: 'plain' }, d.image_judge_record.map((r, i) => h('li', { class: r.kept ? 'kept' : '' },
+        `#${r.index ?? i}: ${r.Score}${r.kept ? ' kept' : ''}${r.reason ? ` — ${trunc(r.reason, 160)}` : r.parse_error ? ` — ${r.parse_error}` : ''}`)))));
+  }
+  return parts.length ? h('details', { class: 'vd' }, h('summary', {}, 'Details'), parts) : '';
+}
+
 function card(title, ...content) {
   return h('div', { class: 'card' }, h('h3', {}, title), ...content);
 }
@@ -425,14 +445,16 @@ function renderSide() {
     }
     if (st.url || st.title) cards.push(card('Page after', kv([['url', st.url], ['title', st.title]]), st.tabs && st.tabs.length > 1 ? tabList(st.tabs) : ''));
     if (st.events && st.events.length) cards.push(card('Events', h('ul', { class: 'plain' }, st.events.map((e) => h('li', {}, `${e.type}: ${eventText(e)}`)))));
-    const t = st.timings;
-    cards.push(card('Timings', kv([['action', fmtMs(t.action)], ['settle', fmtMs(t.settle)], ['capture', fmtMs(t.capture)], ['encode', fmtMs(t.encode)], ['total', fmtMs(t.total)],
+    // Foreign layouts (WebVoyager, Online-Mind2Web folders) record no timings: "—", not a made-up 0 ms.
+    const t = ep.layout === 'grove' ? st.timings : {};
+    const ms = (x) => (x === undefined ? '—' : fmtMs(x));
+    cards.push(card('Timings', kv([['action', ms(t.action)], ['settle', ms(t.settle)], ['capture', ms(t.capture)], ['encode', ms(t.encode)], ['total', ms(t.total)],
       ['model', st.policy && fmtMs(st.policy.latency_ms)], ['tokens', st.policy && st.policy.prompt_tokens !== undefined ? `${st.policy.prompt_tokens} in / ${st.policy.completion_tokens ?? '?'} out` : ''], ['at', st.ts]])));
   }
   if (ep.meta.answer !== undefined) cards.push(card('Final answer', h('pre', {}, ep.meta.answer)));
   const v = ep.meta.verdicts || [];
   cards.push(card(`Verdicts (${v.length})`, v.length
-    ? v.map((x) => h('div', { class: 'verdict' }, h('b', {}, x.judge), ' ', verdictBadge(x.outcome), x.score !== undefined ? h('span', { class: 'c' }, ` score ${x.score}`) : '', x.reasoning ? h('div', { class: 'r' }, x.reasoning) : ''))
+    ? v.map((x) => h('div', { class: 'verdict' }, h('b', {}, x.judge), ' ', verdictBadge(x.outcome), x.score !== undefined ? h('span', { class: 'c' }, ` score ${x.score}`) : '', x.reasoning ? h('div', { class: 'r' }, x.reasoning) : '', verdictDetails(x.details)))
     : h('div', { class: 'c' }, 'No judge verdicts recorded.')));
   if (ep.har) {
     cards.push(h('details', { class: 'card' }, h('summary', {}, `Network recording · ${ep.har.entries} requests`),
