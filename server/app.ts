@@ -14,6 +14,7 @@ import { Metrics } from './metrics.ts';
 import { buildOpenApi } from './openapi.ts';
 import type { AnyRoute, RouteContext } from './route.ts';
 import { ORCHARD_PREFIX, orchardPlugin } from './orchard/plugin.ts';
+import { ORCHARD_GUI_PREFIX, orchardGuiPlugin } from './orchard-gui/plugin.ts';
 import { attachPtySockets } from './pty-socket.ts';
 import { ROUTES } from './routes/index.ts';
 import { RecordingBrowserEnvironment } from './recording.ts';
@@ -166,6 +167,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   for (const r of routes) registerRoute(app, r, ctx);
   // Orchard Env's API on the same core, for its SDK unchanged (errors in FastAPI's {"detail": ...} shape).
   void app.register(orchardPlugin(ctx), { prefix: ORCHARD_PREFIX });
+  // Orchard-GUI's per-browser env-server protocol, one base URL per env (server/orchard-gui/plugin.ts).
+  void app.register(orchardGuiPlugin(ctx), { prefix: ORCHARD_GUI_PREFIX });
   // Terminals (WebSocket upgrades) check the same key; `?api_key=` is accepted there for clients without headers.
   attachPtySockets(app, ctx, (given) => {
     if (!expected) return 'ok';
