@@ -1,0 +1,87 @@
+"""The Python side of `npm run bench:python`: N concurrent envs × S steps through grove_client, timed from the
+first step to the last (sandbox creation is not timed). Prints one JSON line: {client, screenshot, steps, seconds}."""
+
+import argparse
+import asyncio
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+from grove_client import AsyncClient, Client  # noqa: E402
+
+
+def action(i: int) -> dict:
+    return {"action": "click", "x": 60 + (i % 8) * 150, "y": 40 + ((i // 8) % 6) * 64, "space": "css_px"}
+
+
+def run_threads(a) -> float:
+    mode = "binary" if a.screenshot == "binary" else None
+    with Client(a.url, a.key) as c:
+        ids = [c.create_sandbox(**a.body)["sandbox_id"] for _ in range(a.envs)]
+        for sid in ids:
+            c.wait_ready(sid, 120)
+        go = threading.Barrier(a.envs + 1)
+        errors = []
+
+        def worker(sid: str) -> None:
+            go.wait()
+            try:
+                for i in range(a.steps):
+                    r = c.step(sid, action(i), screenshot=mode)
+                    shot = r["observation"]["screenshot"]
+                    assert shot.get("bytes") or shot.get("base64")
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker, args=(sid,)) for sid in ids]
+        for t in threads:
+            t.start()
+        go.wait()
+        t0 = time.perf_counter()
+        for t in threads:
+            t.join()
+        took = time.perf_counter() - t0
+        if errors:
+            raise errors[0]
+        return took
+
+
+async def run_async(a) -> float:
+    mode = "binary" if a.screenshot == "binary" else None
+    async with AsyncClient(a.url, a.key) as c:
+        ids = [(await c.create_sandbox(**a.body))["sandbox_id"] for _ in range(a.envs)]
+        for sid in ids:
+            await c.wait_ready(sid, 120)
+
+        async def worker(sid: str) -> None:
+            for i in range(a.steps):
+                r = await c.step(sid, action(i), screenshot=mode)
+                shot = r["observation"]["screenshot"]
+                assert shot.get("bytes") or shot.get("base64")
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker(s) for s in ids))
+        return time.perf_counter() - t0
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--url", required=True)
+    p.add_argument("--key", required=True)
+    p.add_argument("--body", required=True, help="sandbox options as JSON")
+    p.add_argument("--envs", type=int, default=16)
+    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--screenshot", choices=["json", "binary"], default="json")
+    p.add_argument("--client", choices=["threads", "async"], default="threads")
+    a = p.parse_args()
+    a.body = json.loads(a.body)
+    seconds = run_threads(a) if a.client == "threads" else asyncio.run(run_async(a))
+    print(json.dumps({"client": a.client, "screenshot": a.screenshot, "steps": a.envs * a.steps, "seconds": seconds}))
+
+
+if __name__ == "__main__":
+    main()
