@@ -127,7 +127,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    log.debug({ method: request.method, url: request.url.replace(/^\/orchard-gui\/[^/]+/, '/orchard-gui/***'), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
     metrics.requests.inc({
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',

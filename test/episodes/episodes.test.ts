@@ -1,0 +1,89 @@
+// Episode state (terminated/truncated as the episode loop defines them) and the reward rules.
+import { describe, expect, it } from 'vitest';
+import { EpisodeConfig } from '../../protocol/episode.ts';
+import type { StepResult } from '../../protocol/observation.ts';
+import { decideWithoutJudge, fromVerdict } from '../../episodes/rewards.ts';
+import { EpisodeState } from '../../episodes/state.ts';
+import { parseTaskFiles } from '../../episodes/catalog.ts';
+
+const obs = { step: 1, url: 'http://a/', title: 't', tabs: [], viewport: { width: 1, height: 1 }, last_action_error: null, events: [], timings: { action: 0, settle: 0, capture: 0, encode: 0, total: 0 } };
+const ok = (done = false, answer?: string): StepResult => ({
+  observation: obs,
+  actions: [{ action: done ? { action: 'answer', text: answer ?? '' } : { action: 'wait', ms: 1 }, error: null, ms: 1 }],
+  done,
+  ...(answer === undefined ? {} : { answer }),
+});
+const unparsed: StepResult = { observation: obs, actions: [], done: false, parse: { ok: false, format: 'qwen3vl', error: 'no tool call' } };
+const cfg = (c: object = {}) => EpisodeConfig.parse(c);
+
+describe('EpisodeState', () => {
+  it('terminates on an answer and keeps it', () => {
+    const s = new EpisodeState(cfg({ max_steps: 5 }));
+    expect(s.record(ok(), {})).toEqual({ terminated: false, truncated: false });
+    expect(s.record(ok(true, '42'), {})).toEqual({ terminated: true, truncated: false });
+    expect(s.answer).toBe('42');
+    expect(s.termination).toEqual({ reason: 'task_completed' });
+    // a step after the end does not change how it ended
+    expect(s.record(ok(), {})).toEqual({ terminated: true, truncated: false });
+  });
+
+  it('terminates after N parse failures in a row; a parsed step resets the count', () => {
+    const s = new EpisodeState(cfg({ max_consecutive_parse_failures: 2 }));
+    s.record(unparsed, {});
+    s.record(ok(), {});
+    expect(s.record(unparsed, {}).terminated).toBe(false);
+    expect(s.record(unparsed, {})).toEqual({ terminated: true, truncated: false });
+    expect(s.termination?.reason).toBe('consecutive_parse_failures');
+    expect(s.parseFailures).toBe(3);
+  });
+
+  it('truncates at max_steps (parse failures count as steps); no limit, no truncation', () => {
+    const s = new EpisodeState(cfg({ max_steps: 2 }));
+    s.record(unparsed, {});
+    expect(s.record(ok(), {})).toEqual({ terminated: false, truncated: true });
+    expect(s.termination?.reason).toBe('max_steps_exhausted');
+    const free = new EpisodeState(cfg());
+    for (let i = 0; i < 50; i++) expect(free.record(ok(), {}).truncated).toBe(false);
+  });
+
+  it('an environment failure ends the episode as env_error', () => {
+    const s = new EpisodeState(cfg());
+    s.failEnv('browser crashed');
+    expect(s.termination).toEqual({ reason: 'env_error', detail: 'browser crashed' });
+    expect(s.envError).toBe('browser crashed');
+  });
+});
+
+describe('reward rules', () => {
+  const success = { judge: 'j', outcome: 'success' as const, score: 1 };
+  const failure = { judge: 'j', outcome: 'failure' as const, score: 0 };
+  const broken = { judge: 'j', outcome: 'judge_error' as const, reasoning: 'timeout' };
+
+  it('grove: always the judge; a judge error is null + judge_error, never 0', () => {
+    expect(decideWithoutJudge({ rules: 'grove', termination: { reason: 'consecutive_parse_failures' }, completed: false })).toBe('judge');
+    expect(fromVerdict('grove', success)).toEqual({ reward: 1, dropped: false, judge_error: null });
+    expect(fromVerdict('grove', failure)).toEqual({ reward: 0, dropped: false, judge_error: null });
+    expect(fromVerdict('grove', broken)).toEqual({ reward: null, dropped: false, judge_error: 'timeout' });
+  });
+
+  it('orchard-gui: −1 on parse failures, 0 when not completed, dropped on env or judge errors', () => {
+    const d = (c: Partial<Parameters<typeof decideWithoutJudge>[0]>) =>
+      decideWithoutJudge({ rules: 'orchard-gui', termination: null, completed: true, ...c });
+    expect(d({ termination: { reason: 'consecutive_parse_failures' }, completed: false })).toEqual({ reward: -1, dropped: false, judge_error: null });
+    expect(d({ termination: { reason: 'max_steps_exhausted' }, completed: false })).toEqual({ reward: 0, dropped: false, judge_error: null });
+    expect(d({ envError: 'crashed', termination: { reason: 'env_error' } })).toEqual({ reward: null, dropped: true, judge_error: null });
+    expect(d({ termination: { reason: 'task_completed' } })).toBe('judge');
+    expect(fromVerdict('orchard-gui', broken)).toEqual({ reward: null, dropped: true, judge_error: 'timeout' });
+    expect(fromVerdict('orchard-gui', success).reward).toBe(1);
+  });
+});
+
+describe('task files setting', () => {
+  it('reads suite=path pairs', () => {
+    expect([...parseTaskFiles(' webvoyager=/a/b.jsonl, orchard-gui=/c=d.jsonl ')]).toEqual([
+      ['webvoyager', '/a/b.jsonl'],
+      ['orchard-gui', '/c=d.jsonl'],
+    ]);
+    expect(parseTaskFiles(undefined).size).toBe(0);
+  });
+});
