@@ -76,6 +76,8 @@ ROUTES: tuple[Route, ...] = (
     Route("listFiles", "GET", "/sandboxes/{id}/files/list", query=("path",), response=("path", "files")),
     Route("applyPatch", "POST", "/sandboxes/{id}/apply_patch", body=("patch", "cwd", "timeout_s"),
           response=("success", "exit_code", "stdout", "stderr")),
+    Route("miniSweExecute", "POST", "/sandboxes/{id}/execute", body=("command", "cwd", "timeout"),
+          response=("output", "returncode", "exception_info"), name="execute"),
     # claw sandboxes (mock productivity apps)
     Route("clawTools", "GET", "/sandboxes/{id}/claw/tools", response=("tools",)),
     Route("clawCall", "POST", "/sandboxes/{id}/claw/call", body=("tool", "arguments", "actor"),

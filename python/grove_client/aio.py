@@ -146,6 +146,11 @@ class AsyncClient:
     async def apply_patch(self, id: str, patch: str, *, cwd: str | None = None, timeout_s: float | None = None) -> dict:
         return await self._json("applyPatch", {"id": id}, body=drop_none({"patch": patch, "cwd": cwd, "timeout_s": timeout_s}))
 
+    async def execute(self, id: str, command: str, *, cwd: str | None = None, timeout: float | None = None) -> dict:
+        """POST /sandboxes/{id}/execute: mini-SWE-agent's execute (``{output, returncode, exception_info}``)."""
+        return await self._json("miniSweExecute", {"id": id}, body=drop_none({"command": command, "cwd": cwd, "timeout": timeout}),
+                          timeout=(timeout or 300) + self.endpoint.timeout)
+
     # --- claw (mock productivity apps) -----------------------------------------------------------------------
     async def claw_tools(self, id: str) -> list:
         return (await self._json("clawTools", {"id": id}))["tools"]

@@ -185,6 +185,8 @@ def test_shell_sandbox_routes(client):
     try:
         r = client.exec(sb.id, "echo hello; echo err >&2; exit 3")
         assert (r["exit_code"], r["stdout"].strip(), r["stderr"].strip()) == (3, "hello", "err")
+        x = client.execute(sb.id, "echo mini")
+        assert (x["returncode"], x["output"].strip()) == (0, "mini")
         client.upload_file(sb.id, "data/a.bin", b"\x00\x01grove")
         client.upload_file(sb.id, "notes.txt", "text ✓")
         assert client.download_file(sb.id, "data/a.bin") == b"\x00\x01grove"
