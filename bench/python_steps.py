@@ -25,15 +25,17 @@ def run_threads(a) -> float:
         for sid in ids:
             c.wait_ready(sid, 120)
         go = threading.Barrier(a.envs + 1)
-        errors = []
+        errors: list = []
+        missing: list = []
 
         def worker(sid: str) -> None:
             go.wait()
             try:
                 for i in range(a.steps):
                     r = c.step(sid, action(i), screenshot=mode)
-                    shot = r["observation"]["screenshot"]
-                    assert shot.get("bytes") or shot.get("base64")
+                    shot = r["observation"].get("screenshot") or {}
+                    if not (shot.get("bytes") or shot.get("base64")):
+                        missing.append(sid)  # a capture that failed on a loaded machine: counted, not fatal
             except Exception as e:  # noqa: BLE001
                 errors.append(e)
 
@@ -47,7 +49,7 @@ def run_threads(a) -> float:
         took = time.perf_counter() - t0
         if errors:
             raise errors[0]
-        return took
+        return took, len(missing)
 
 
 async def run_async(a) -> float:
@@ -57,15 +59,18 @@ async def run_async(a) -> float:
         for sid in ids:
             await c.wait_ready(sid, 120)
 
+        missing: list = []
+
         async def worker(sid: str) -> None:
             for i in range(a.steps):
                 r = await c.step(sid, action(i), screenshot=mode)
-                shot = r["observation"]["screenshot"]
-                assert shot.get("bytes") or shot.get("base64")
+                shot = r["observation"].get("screenshot") or {}
+                if not (shot.get("bytes") or shot.get("base64")):
+                    missing.append(sid)
 
         t0 = time.perf_counter()
         await asyncio.gather(*(worker(s) for s in ids))
-        return time.perf_counter() - t0
+        return time.perf_counter() - t0, len(missing)
 
 
 def main() -> None:
@@ -79,8 +84,9 @@ def main() -> None:
     p.add_argument("--client", choices=["threads", "async"], default="threads")
     a = p.parse_args()
     a.body = json.loads(a.body)
-    seconds = run_threads(a) if a.client == "threads" else asyncio.run(run_async(a))
-    print(json.dumps({"client": a.client, "screenshot": a.screenshot, "steps": a.envs * a.steps, "seconds": seconds}))
+    seconds, missing = run_threads(a) if a.client == "threads" else asyncio.run(run_async(a))
+    print(json.dumps({"client": a.client, "screenshot": a.screenshot, "steps": a.envs * a.steps, "seconds": seconds,
+                      "missing_screenshots": missing}))
 
 
 if __name__ == "__main__":

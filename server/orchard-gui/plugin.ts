@@ -78,9 +78,9 @@ export function orchardGuiPlugin(ctx: RouteContext) {
 
   async function observe(sb: BrowserSandbox): Promise<Observation> {
     const obs = await sb.observe({ screenshot: 'base64', som: true });
-    // The element list is collected under a short deadline and comes back empty when the page is slow to
-    // answer (a loaded machine): a second look before telling the model there is nothing to click.
-    if (obs.som?.length) return obs;
+    // The element list and the capture run under short deadlines and come back empty when the page is slow to
+    // answer (a loaded machine): a second look before telling the model there is nothing on the screen.
+    if (obs.som?.length && obs.screenshot?.base64) return obs;
     return sb.observe({ screenshot: 'base64', som: true });
   }
 
