@@ -55,6 +55,12 @@ export class EpisodeService {
     this.states.set(sandboxId, state);
   }
 
+  /** The sandbox was reset to its start: a fresh episode of the same task (and config). */
+  restart(sandboxId: string): void {
+    const s = this.states.get(sandboxId);
+    if (s) this.states.set(sandboxId, new EpisodeState(s.config, s.resolved));
+  }
+
   /** Forgets a closed sandbox's episode. */
   forget(sandboxId: string): void {
     this.states.delete(sandboxId);

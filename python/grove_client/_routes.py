@@ -58,6 +58,7 @@ ROUTES: tuple[Route, ...] = (
         body=("action", "actions", "model_output", "format") + _OBS_OPTIONS,
         response=("observation", "actions", "done", "answer", "parse", "terminated", "truncated"),
     ),
+    Route("resetSandbox", "POST", "/sandboxes/{id}/reset", body=("start_url", "network"), response=_SANDBOX_INFO),
     Route("observation", "GET", "/sandboxes/{id}/observation", query=_OBS_OPTIONS, response=_OBSERVATION),
     Route("screenshot", "GET", "/sandboxes/{id}/screenshot"),
     Route("evaluate", "POST", "/sandboxes/{id}/evaluate", body=("answer",),

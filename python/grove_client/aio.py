@@ -95,6 +95,10 @@ class AsyncClient:
         body = step_body(action, actions, model_output, format, screenshot, som, accessibility, som_overlay)
         return await self._json("step", {"id": id}, body=body)
 
+    async def reset_sandbox(self, id: str, *, start_url: str | None = None, network: Mapping[str, Any] | None = None) -> dict:
+        """POST /sandboxes/{id}/reset: a fresh browser context at the start page (the episode starts again)."""
+        return await self._json("resetSandbox", {"id": id}, body=drop_none({"start_url": start_url, "network": network}))
+
     async def observation(self, id: str, *, screenshot: str | None = None, som: bool | None = None,
                           accessibility: bool | None = None, som_overlay: bool | None = None) -> dict:
         q = {"screenshot": screenshot, "som": som, "accessibility": accessibility, "som_overlay": som_overlay}

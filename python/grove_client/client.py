@@ -146,6 +146,10 @@ class Client:
         body = step_body(action, actions, model_output, format, screenshot, som, accessibility, som_overlay)
         return self._json("step", {"id": id}, body=body)
 
+    def reset_sandbox(self, id: str, *, start_url: str | None = None, network: Mapping[str, Any] | None = None) -> dict:
+        """POST /sandboxes/{id}/reset: a fresh browser context at the start page (the episode starts again)."""
+        return self._json("resetSandbox", {"id": id}, body=drop_none({"start_url": start_url, "network": network}))
+
     def observation(self, id: str, *, screenshot: str | None = None, som: bool | None = None,
                     accessibility: bool | None = None, som_overlay: bool | None = None) -> dict:
         q = {"screenshot": screenshot, "som": som, "accessibility": accessibility, "som_overlay": som_overlay}

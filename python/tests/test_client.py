@@ -211,3 +211,15 @@ def test_claw_sandbox_routes(client):
         assert bad["status"] == 404 and bad["error"]["code"] == "unknown_tool"  # a tool error is an answer, not an HTTP error
         assert isinstance(client.claw_audit(sb.id), list)
         assert client.claw_reset(sb.id)["ok"] is True
+
+
+def test_reset_sandbox_starts_a_new_episode(client):
+    task = {"suite": "offline", "id": "Recipes--0"}
+    with client.sandbox(task=task, episode={"max_steps": 2}) as sb:
+        wait = {"action": "wait", "ms": 1}
+        assert sb.step(wait, screenshot="none")["truncated"] is False
+        assert sb.step(wait, screenshot="none")["truncated"] is True
+        info = client.reset_sandbox(sb.id)
+        assert info["steps"] == 0
+        assert sb.step(wait, screenshot="none")["truncated"] is False
+        assert sb.evaluate()["steps"] == 1

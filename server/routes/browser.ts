@@ -108,6 +108,8 @@ export const reset = defineRoute({
     const sb = browserSandbox(ctx, params.id);
     try {
       await sb.reset(body);
+      // A new episode in the same sandbox: terminated / truncated and the step count start again.
+      ctx.episodes.restart(params.id);
     } finally {
       ctx.registry.touch(params.id);
     }
