@@ -120,6 +120,12 @@ export class AnthropicClient extends ChatClient {
   }
 
   protected buildBody(req: ChatRequest): Record<string, unknown> {
+    if (req.computer && anthropicWouldResize(req.computer.width, req.computer.height)) {
+      this.log.warn(
+        { width: req.computer.width, height: req.computer.height },
+        'Anthropic shrinks screenshots above ~1.15 MP, so coordinates come back in a smaller space; resize to max_side 1024 (the anthropic format default) or use a 1280x800 viewport',
+      );
+    }
     const { system, messages } = toAnthropicMessages(req.messages);
     const body: Record<string, unknown> = { model: this.model, max_tokens: req.max_tokens ?? this.maxTokens, messages };
     if (system) body.system = system;

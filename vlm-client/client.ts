@@ -295,7 +295,7 @@ export class ChatClient {
   private readonly maxRetries: number;
   private readonly fetchImpl: typeof fetch;
   protected readonly defaultHeaders: Record<string, string>;
-  private readonly log: Logger;
+  protected readonly log: Logger;
   private readonly retryBaseDelayMs: number;
   private readonly retryMaxDelayMs: number;
   private readonly maxRetryAfterMs: number;

@@ -109,6 +109,18 @@ describe('Anthropic Messages API', () => {
     expect(anthropicWouldResize(sent.width, sent.height)).toBe(false);
     expect(anthropicWouldResize(1280, 800)).toBe(false);
   });
+
+  it('warns when a screenshot is one Anthropic would shrink (coordinates would come back in another space)', async () => {
+    const s = await serve(['ok', 'ok']);
+    const warnings: string[] = [];
+    const log = { debug() {}, info() {}, error() {}, warn: (_o: unknown, msg?: string) => void warnings.push(msg ?? '') };
+    const client = new AnthropicClient({ baseURL: s.url, model: 'claude-test', apiKey: 'k', maxRetries: 0, log });
+    await client.complete({ messages: [{ role: 'user', content: 'hi' }], computer: { width: 1024, height: 800 } });
+    expect(warnings).toEqual([]);
+    await client.complete({ messages: [{ role: 'user', content: 'hi' }], computer: { width: 1280, height: 1000 } });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/shrinks screenshots above ~1\.15 MP/);
+  });
 });
 
 describe('OpenAI Responses API', () => {
