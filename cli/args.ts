@@ -92,3 +92,14 @@ export function parseCommandArgs<T extends ParseArgsConfig>(config: T, u: Comman
   if ((parsed.values as Record<string, unknown>).help) return showUsage(u);
   return parsed;
 }
+
+/** A command made of subcommands (`grove proxy serve|export`): dispatches on the first word, else a usage error. */
+export function subcommands(name: string, usage: string, table: Record<string, (argv: string[], io: CommandIO) => Promise<number>>): (argv: string[]) => Promise<number> {
+  return async (argv) => {
+    const [sub, ...rest] = argv;
+    const fn = sub === undefined ? undefined : table[sub];
+    if (fn) return fn(rest, STDIO);
+    const known = Object.keys(table).join(' or ');
+    return usageError({ usage, io: STDIO, name }, sub ? `unknown subcommand "${sub}" (${known})` : `a subcommand is required: ${known}`);
+  };
+}

@@ -38,7 +38,8 @@ export interface Sample {
   reward?: number | null;
 }
 
-function responseOf(r: CallRecord): Json | null {
+/** A call's response object: the assembled stream, or the JSON body (null when neither). */
+export function responseOf(r: CallRecord): Json | null {
   if (r.assembled) return r.assembled as Json;
   try {
     return JSON.parse(r.response_text) as Json;

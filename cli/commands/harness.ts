@@ -3,7 +3,7 @@
 import { readFile, stat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { intOption, parseCommandArgs, STDIO, usageError, valueError, options, type CommandIO } from '../args.ts';
+import { intOption, parseCommandArgs, subcommands, usageError, valueError, options, type CommandIO } from '../args.ts';
 import type { Command } from '../command.ts';
 
 const BUILTIN = { 'mini-bash': fileURLToPath(new URL('../../runner/harness/harnesses/mini_bash.py', import.meta.url)) };
@@ -100,13 +100,9 @@ async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
   const out = path.resolve(v.out ?? 'runs/harness');
   const { startProxy } = await import('../../proxy/index.ts');
   const { runHarness } = await import('../../runner/harness/run.ts');
-  const { GroveClient } = await import('../../client/index.ts');
-  let embedded: { url: string; apiKey: string; close(): Promise<void> } | undefined;
-  if (!v.server) {
-    const { startEmbeddedGrove } = await import('./run-embedded.ts');
-    embedded = await startEmbeddedGrove({});
-  }
-  const client = new GroveClient({ baseUrl: v.server ?? embedded!.url, apiKey: v.server ? v['server-key'] : embedded!.apiKey, timeoutMs: 600_000 });
+  const { connectGrove } = await import('./run-embedded.ts');
+  const grove = await connectGrove({ server: v.server, serverKey: v['server-key'] });
+  const client = grove.client;
   const proxy = await startProxy({ upstream: v.upstream, upstreamKey: v['upstream-key'], dir: path.join(out, 'proxy'), callTimeoutMs: 600_000 });
   try {
     const episodeId = v.episode ?? `${task.kind === 'swe' ? task.instance.instance_id : task.id}--${Date.now().toString(36)}`;
@@ -115,8 +111,7 @@ async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
     return r.termination.reason === 'env_error' ? 1 : 0;
   } finally {
     await proxy.close();
-    client.close();
-    await embedded?.close();
+    await grove.close();
   }
 }
 
@@ -124,9 +119,5 @@ export const harnessCommand: Command = {
   name: 'harness',
   summary: 'Run an agent harness in a sandbox with its model calls recorded by the proxy, graded by the task',
   usage,
-  async run(argv) {
-    const [sub, ...rest] = argv;
-    if (sub === 'run') return harnessRun(rest, STDIO);
-    return usageError({ usage, io: STDIO, name: 'harness' }, sub ? `unknown subcommand "${sub}"` : 'a subcommand is required: run');
-  },
+  run: subcommands('harness', usage, { run: harnessRun }),
 };

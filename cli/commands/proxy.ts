@@ -2,7 +2,7 @@
 // as training samples (export).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { list, parseCommandArgs, STDIO, usageError, valueError, options, type CommandIO } from '../args.ts';
+import { list, parseCommandArgs, subcommands, usageError, valueError, options, type CommandIO } from '../args.ts';
 import type { Command } from '../command.ts';
 
 const usage = `grove proxy serve --upstream URL [options]
@@ -125,10 +125,5 @@ export const proxyCommand: Command = {
   name: 'proxy',
   summary: 'Record a harness\'s model calls (serve) and export them as training samples (export)',
   usage,
-  async run(argv) {
-    const [sub, ...rest] = argv;
-    if (sub === 'serve') return serveCmd(rest, STDIO);
-    if (sub === 'export') return exportCmd(rest, STDIO);
-    return usageError({ usage, io: STDIO, name: 'proxy' }, sub ? `unknown subcommand "${sub}"` : 'a subcommand is required: serve or export');
-  },
+  run: subcommands('proxy', usage, { serve: serveCmd, export: exportCmd }),
 };

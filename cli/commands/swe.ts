@@ -4,7 +4,7 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { intOption, list, parseCommandArgs, STDIO, usageError, valueError, options, type CommandIO } from '../args.ts';
+import { intOption, list, parseCommandArgs, subcommands, usageError, valueError, options, type CommandIO } from '../args.ts';
 import type { Command } from '../command.ts';
 
 const usage = `grove swe run [options]
@@ -70,7 +70,6 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
 
   const { runSwe } = await import('../../runner/swe/run.ts');
   const { clientShellProvider } = await import('../../runner/swe/shell-session.ts');
-  const { GroveClient } = await import('../../client/index.ts');
   let mode;
   if (v.policy) {
     const { chatBashPolicy } = await import('../../runner/swe/policy.ts');
@@ -88,12 +87,9 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
   } else {
     mode = { kind: 'patches' as const, patches: new Map(instances.map((i) => [i.instance_id, i.patch ?? null])) };
   }
-  let embedded: { url: string; apiKey: string; close(): Promise<void> } | undefined;
-  if (!v.server) {
-    const { startEmbeddedGrove } = await import('./run-embedded.ts');
-    embedded = await startEmbeddedGrove({ maxSandboxes: Math.max(16, 2 * ((ints.concurrency as number | undefined) ?? 4)) });
-  }
-  const client = new GroveClient({ baseUrl: v.server ?? embedded!.url, apiKey: v.server ? v['server-key'] : embedded!.apiKey, timeoutMs: 600_000 });
+  const { connectGrove } = await import('./run-embedded.ts');
+  const grove = await connectGrove({ server: v.server, serverKey: v['server-key'], maxSandboxes: Math.max(16, 2 * ((ints.concurrency as number | undefined) ?? 4)) });
+  const client = grove.client;
   const out = path.resolve(v.out ?? 'runs/swe');
   try {
     const { summary } = await runSwe({
@@ -103,8 +99,7 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
     io.out(`${summary.resolved_instances} FULL, ${summary.partial_instances} PARTIAL, ${summary.unresolved_instances} NO, ${summary.empty_patch_instances} empty, ${summary.error_instances} errors of ${summary.total_instances}; report in ${out}\n`);
     return summary.error_instances ? 1 : 0;
   } finally {
-    client.close();
-    await embedded?.close();
+    await grove.close();
   }
 }
 
@@ -112,9 +107,5 @@ export const sweCommand: Command = {
   name: 'swe',
   summary: 'SWE-bench instances in shell sandboxes: an agent or given patches, graded as SWE-bench grades',
   usage,
-  async run(argv) {
-    const [sub, ...rest] = argv;
-    if (sub === 'run') return swe(rest, STDIO);
-    return usageError({ usage, io: STDIO, name: 'swe' }, sub ? `unknown subcommand "${sub}"` : 'a subcommand is required: run');
-  },
+  run: subcommands('swe', usage, { run: swe }),
 };

@@ -1,18 +1,10 @@
 // A harness's recorded model calls (proxy records) as the steps of an episode: one step per call, with what the
 // model answered (text, or its tool calls as JSON), the call's latency and tokens, and upstream errors.
 import type { StepRecord } from '../../protocol/recording.ts';
+import { responseOf } from '../../proxy/samples.ts';
 import type { CallRecord } from '../../proxy/types.ts';
 
 type Json = Record<string, any>;
-
-function responseOf(r: CallRecord): Json | null {
-  if (r.assembled) return r.assembled as Json;
-  try {
-    return JSON.parse(r.response_text) as Json;
-  } catch {
-    return null;
-  }
-}
 
 /** What the model answered in one call, as text (tool calls as JSON lines). */
 export function answerText(r: CallRecord): string {
