@@ -52,7 +52,8 @@ export async function evaluateCheckout(shell: ShellTarget, inst: SweInstance, sp
     if (!applied.ok) return { resolution: 'NO', resolved: false, report: null, test_log: applied.output, test_exit_code: null, error: 'test_patch_failed' };
   }
   const directives = testDirectives(testPatch, spec, inst.repo);
-  const command = [spec.test_cmd, ...directives.map((d) => `'${d.replaceAll("'", `'\\''`)}'`)].join(' ');
+  // The directives are arguments of the test command ("$@"), never spliced into it.
+  const command = ['bash', '-c', `${spec.test_cmd} "$@"`, 'grove-tests', ...directives];
   const r: ExecResult = await shell.exec({ command, cwd: REPO_DIR, merge_stderr: true, timeout_s: spec.test_timeout_s, max_output_bytes: 8 * 1024 * 1024 });
   const status = LOG_PARSERS[spec.log_parser](r.stdout);
   const report = grade(inst.FAIL_TO_PASS, inst.PASS_TO_PASS, status);
