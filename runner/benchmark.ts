@@ -8,7 +8,8 @@ import { setMaxListeners } from 'node:events';
 import type { BrowserCreateInput } from '../protocol/sandbox.ts';
 import { EpisodeMeta } from '../protocol/recording.ts';
 import type { Task, Verdict } from '../protocol/task.ts';
-import { EpisodeRecorder } from '../recording/recorder.ts';
+import { EpisodeRecorder, STEPS_FILE } from '../recording/recorder.ts';
+import { parseStepsJsonl } from '../recording/reader.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import type { Judge, JudgeInput, ScreenshotRef } from '../judges/types.ts';
 import { judgedHistory } from '../judges/history.ts';
@@ -91,6 +92,12 @@ export function costUsd(tokens: { prompt: number; completion: number }, price?: 
 
 const RESULTS_DIR = 'results';
 
+/** Steps the recorder marked as no visible change (missed clicks); undefined without a readable recording. */
+async function countNoops(episodeDir: string): Promise<number | undefined> {
+  const text = await readFile(join(episodeDir, STEPS_FILE), 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : parseStepsJsonl(text, false).steps.filter((s) => s.diff?.noop).length;
+}
+
 function rowFrom(task: Task, r: EpisodeResult, verdicts: Verdict[], success: boolean | null, dir: string, resumed: boolean): EpisodeRow {
   const envMs = r.step_timings.filter((t) => t.env > 0).map((t) => t.env);
   return {
@@ -110,6 +117,7 @@ function rowFrom(task: Task, r: EpisodeResult, verdicts: Verdict[], success: boo
     tokens: r.tokens,
     dir,
     resumed,
+    parse_failures: r.parse_failures,
   };
 }
 
@@ -329,6 +337,7 @@ export async function runBenchmark(opts: BenchmarkOptions): Promise<BenchmarkRes
       rows.set(task.id, rowFrom(task, result, [], null, rel, false));
     }
     const row = rows.get(task.id) ?? rowFrom(task, outcome.result, [], successFrom([], outcome.result, false), rel, false);
+    row.noops = await countNoops(dir);
     rows.set(task.id, row);
     await writeFile(join(opts.outDir, RESULTS_DIR, `${dirName}.json`), JSON.stringify(outcome.result, null, 2)).catch((err: unknown) =>
       log.warn({ err, task: task.id }, 'could not write the episode result file'),

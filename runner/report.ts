@@ -19,7 +19,9 @@ export interface Bar {
 /** Horizontal bars, one per row; `max` fixes the scale (e.g. 1 for rates). */
 export function hbarChart(title: string, bars: Bar[], opts: { max?: number } = {}): string {
   const rowH = 22;
-  const labelW = 170;
+  // Room for the longest label and note (12 px system-ui: < 7.5 px a character), so none is clipped.
+  const labelW = Math.max(80, Math.ceil(Math.max(0, ...bars.map((b) => b.label.length)) * 7.5) + 12);
+  const noteW = Math.max(60, Math.ceil(Math.max(0, ...bars.map((b) => (b.note ?? fmt(b.value)).length)) * 7.5) + 12);
   const barW = 320;
   const h = bars.length * rowH + 30;
   const max = opts.max ?? Math.max(1, ...bars.map((b) => b.value));
@@ -36,7 +38,7 @@ export function hbarChart(title: string, bars: Bar[], opts: { max?: number } = {
     .join('');
   const body = bars.length ? rows : `<text x="10" y="40">no data</text>`;
   return (
-    `<svg class="chart" role="img" aria-label="${escapeHtml(title)}" xmlns="http://www.w3.org/2000/svg" width="${labelW + barW + 90}" height="${Math.max(h, 50)}">` +
+    `<svg class="chart" role="img" aria-label="${escapeHtml(title)}" xmlns="http://www.w3.org/2000/svg" width="${labelW + barW + noteW}" height="${Math.max(h, 50)}">` +
     `<text x="4" y="14" class="t">${escapeHtml(title)}</text>${body}</svg>`
   );
 }
@@ -92,6 +94,11 @@ const REASON_COLORS: Record<string, string> = {
 };
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const excerpt = (t: string, n: number) => {
+  const one = t.replace(/\s+/g, ' ').trim();
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+};
 
 const RESULT_LABEL: Record<ReturnType<typeof classifyRow>, string> = {
   succeeded: '✔',
@@ -112,15 +119,22 @@ export function renderReport(s: RunSummary): string {
   const rows = s.episodes
     .map((e) => {
       const cls = classifyRow(e);
-      const verdicts = e.verdicts.map((v) => `${escapeHtml(v.judge)}: ${escapeHtml(v.outcome)}`).join('<br>');
+      // The judge's reasoning, cut to an excerpt: why the episode failed (or why the judge could not tell).
+      const verdicts = e.verdicts
+        .map((v) => `${escapeHtml(v.judge)}: ${escapeHtml(v.outcome)}${v.reasoning && cls !== 'succeeded' ? `<div class="s why">${escapeHtml(excerpt(v.reasoning, 300))}</div>` : ''}`)
+        .join('<br>');
       const href = `${e.dir.split('/').map(encodeURIComponent).join('/')}/`;
+      // Opened through `grove view <run dir>` (which serves this report at /report.html), "view" opens the episode
+      // page of the viewer; from disk, the task link opens the folder.
+      const view = `./#/episode?${new URLSearchParams({ id: e.dir }).toString()}`;
+      const counts = [e.parse_failures ? `${e.parse_failures} parse error${e.parse_failures > 1 ? 's' : ''}` : '', e.noops ? `${e.noops} no-op${e.noops > 1 ? 's' : ''}` : ''].filter(Boolean).join(', ');
       return (
         `<tr class="${cls}"><td><a href="${escapeHtml(href)}">${escapeHtml(e.task_id)}</a>` +
-        ` <a class="s" href="${escapeHtml(href)}episode.json">json</a></td>` +
+        ` <a class="s" href="${escapeHtml(href)}episode.json">json</a> <a class="s view" href="${escapeHtml(view)}">view</a></td>` +
         `<td>${escapeHtml(e.site)}</td><td>${escapeHtml(e.level ?? '')}</td>` +
         `<td>${RESULT_LABEL[cls]}</td>` +
         `<td>${escapeHtml(e.termination.reason)}${e.termination.detail ? `<div class="s">${escapeHtml(e.termination.detail.slice(0, 300))}</div>` : ''}</td>` +
-        `<td>${e.steps}</td><td>${e.attempts}</td><td>${(e.duration_ms / 1000).toFixed(1)} s</td>` +
+        `<td>${e.steps}${counts ? `<div class="s">${counts}</div>` : ''}</td><td>${e.attempts}</td><td>${(e.duration_ms / 1000).toFixed(1)} s</td>` +
         `<td>${e.mean_step_ms !== undefined ? `${e.mean_step_ms.toFixed(0)} ms` : ''}</td>` +
         `<td class="ans">${escapeHtml((e.answer ?? '').slice(0, 200))}</td><td>${verdicts}</td></tr>`
       );
@@ -142,6 +156,8 @@ export function renderReport(s: RunSummary): string {
     ['env/website failures', String(s.infra_failures)],
     ['aborted', String(s.aborted)],
     ['env retries', String(s.env_retries)],
+    ['parse errors', `${sum(s.episodes.map((e) => e.parse_failures ?? 0))} steps in ${s.episodes.filter((e) => (e.parse_failures ?? 0) > 0).length} episodes`],
+    ['no-op steps', `${sum(s.episodes.map((e) => e.noops ?? 0))} steps in ${s.episodes.filter((e) => (e.noops ?? 0) > 0).length} episodes (no visible change)`],
     ['tokens', `${s.tokens.prompt} prompt / ${s.tokens.completion} completion`],
   ];
   if (s.cost_usd !== undefined) facts.push(['cost', `$${s.cost_usd.toFixed(4)}`]);
@@ -171,7 +187,8 @@ ${histogramChart('Steps per episode', stepBuckets)}
 ${histogramChart(`Env step latency (p50 ${s.step_latency_ms.p50.toFixed(0)} ms, p90 ${s.step_latency_ms.p90.toFixed(0)} ms)`, lat)}
 </div>
 <h2>Episodes</h2>
-<table class="episodes"><thead><tr><th>task</th><th>site</th><th>level</th><th>result</th><th>termination</th><th>steps</th><th>attempts</th><th>time</th><th>step latency</th><th>answer</th><th>verdicts</th></tr></thead>
+<p class="s">Open this report through <code>grove view &lt;run dir&gt;</code> (at <code>/report.html</code>) for the "view" links to open each episode in the viewer.</p>
+<table class="episodes"><thead><tr><th>task</th><th>site</th><th>level</th><th>result</th><th>termination (why)</th><th>steps</th><th>attempts</th><th>time</th><th>step latency</th><th>answer</th><th>verdicts</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table>

@@ -66,6 +66,10 @@ export const EpisodeRow = z.object({
   dir: z.string(),
   /** Taken from an existing recording (resume) rather than run now. */
   resumed: z.boolean().default(false),
+  /** Steps whose model output could not be parsed into actions. */
+  parse_failures: z.number().int().default(0),
+  /** Steps that changed nothing visible although their action should have (missed clicks), from the recording. */
+  noops: z.number().int().optional(),
 });
 export type EpisodeRow = z.infer<typeof EpisodeRow>;
 

@@ -107,6 +107,13 @@ export async function buildViewer(opts: ViewerOptions): Promise<FastifyInstance 
   };
 
   app.get('/', async (_req, reply) => reply.type(MIME['.html']).send(await readFile(join(STATIC_DIR, 'index.html'))));
+  // A run's report.html (runner/report.ts) served beside the viewer, so its "view" links (./#/episode?id=…) open
+  // the episodes here when DIR is the run directory.
+  app.get('/report.html', async (_req, reply) => {
+    const html = await readFile(join(index.root, 'report.html')).catch(() => undefined);
+    if (!html) throw new HttpError(404, 'report_not_found', `no report.html in ${index.root} (grove view the run directory to see its report)`);
+    return reply.type(MIME['.html']).send(html);
+  });
   app.get('/static/:name', async (req, reply) => {
     const { name } = req.params as { name: string };
     // Only files that exist in viewer/static at startup are served: no path handling at all.

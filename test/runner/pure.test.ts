@@ -22,6 +22,8 @@ function row(p: Partial<EpisodeRow> & { reason?: TerminationReason }): EpisodeRo
     tokens: p.tokens ?? { prompt: 0, completion: 0 },
     dir: p.dir ?? `episodes/${p.task_id ?? 't'}`,
     resumed: false,
+    parse_failures: p.parse_failures ?? 0,
+    noops: p.noops,
   };
 }
 
@@ -212,5 +214,36 @@ describe('judge input', () => {
     expect(recorded).toEqual({ frames: ['frames/0000.jpg', 'frames/0002.png'], actions: input.actions });
     expect(input.state).toEqual({ session: 'sess_1' });
     expect(input.episodeDir).toBe('/runs/r/episodes/x');
+  });
+
+  it('says why each episode failed, links each to the viewer, counts parse errors and no-ops, and clips no label', () => {
+    const longSite = 'A Very Long Website Name Indeed';
+    const rows = [
+      row({ task_id: 'ok', site: longSite, success: true, verdicts: [{ judge: 'webvoyager', outcome: 'success', reasoning: 'fine' }] }),
+      row({
+        task_id: 'bad', site: 'shop', success: false, parse_failures: 2, noops: 3, dir: 'episodes/bad',
+        verdicts: [{ judge: 'webvoyager', outcome: 'failure', reasoning: `The cart shows a blue kettle,\nnot a red one. ${'x'.repeat(400)}` }],
+      }),
+      row({ task_id: 'gone', site: 'shop', reason: 'consecutive_parse_failures', termination: { reason: 'consecutive_parse_failures', detail: '3 unparsable outputs in a row' }, success: false }),
+    ];
+    const s = summarize(rows, { run_id: 'r', suite: 'webvoyager', started_at: 'x', finished_at: 'y', duration_ms: 1, total: 3 });
+    const html = renderReport(s);
+    // Why: the judge's reasoning (an excerpt, one line) for the failure; the termination detail for the other.
+    expect(html).toMatch(/<div class="s why">The cart shows a blue kettle, not a red one\. x+…<\/div>/);
+    expect(html).not.toContain('<div class="s why">fine</div>');
+    expect(html).toContain('3 unparsable outputs in a row');
+    // A link that opens the episode in the viewer (served with the report by grove view).
+    expect(html).toContain('href="./#/episode?id=episodes%2Fbad"');
+    // Parse errors and no-ops, per episode and in total.
+    expect(html).toContain('<div class="s">2 parse errors, 3 no-ops</div>');
+    expect(html).toMatch(/parse errors<\/td><td>2 steps in 1 episodes/);
+    expect(html).toMatch(/no-op steps<\/td><td>3 steps in 1 episodes/);
+    // The site chart's label column fits the longest label (text-anchor end at labelW - 6 must leave it room).
+    const chart = html.slice(html.indexOf('Success rate by site'));
+    const x = Number(/<text x="(\d+)" y="\d+" text-anchor="end">A Very Long Website Name Indeed<\/text>/.exec(chart)![1]);
+    expect(x).toBeGreaterThanOrEqual(longSite.length * 7);
+    const termChart = html.slice(html.indexOf('Termination reasons'));
+    const tx = Number(/<text x="(\d+)" y="\d+" text-anchor="end">consecutive_parse_failures<\/text>/.exec(termChart)![1]);
+    expect(tx).toBeGreaterThanOrEqual('consecutive_parse_failures'.length * 7);
   });
 });

@@ -117,4 +117,13 @@ describe('viewer API', () => {
     expect(missing.json().error.code).toBe('episode_not_found');
     expect((await get('/api/episode')).status).toBe(400);
   });
+
+  it("serves the run's report.html beside the viewer (its episode links open here), 404 without one", async () => {
+    expect((await get('/report.html')).status).toBe(404);
+    await writeFile(join(root, 'report.html'), '<!doctype html><a href="./#/episode?id=r1%2Fep-00001">view</a>');
+    const r = await get('/report.html');
+    expect(r.status).toBe(200);
+    expect(String(r.headers['content-type'])).toMatch(/text\/html/);
+    expect(r.body.toString()).toContain('./#/episode?id=r1%2Fep-00001');
+  });
 });
