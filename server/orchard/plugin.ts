@@ -194,7 +194,8 @@ export function orchardPlugin(ctx: RouteContext) {
       const sb = shellSandbox(ctx, sandbox_id);
       const timeoutS = b.timeout_seconds ?? ctx.config.shellExecTimeoutS;
       const job = await sb.startJob({
-        command: b.command,
+        // Orchard's orchestrator joins a list with spaces and its agent runs the string with bash -c: same here.
+        command: Array.isArray(b.command) ? b.command.join(' ') : b.command,
         cwd: b.cwd ?? undefined,
         env: b.env ?? undefined,
         timeout_s: timeoutS,

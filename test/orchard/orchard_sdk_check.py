@@ -171,9 +171,10 @@ def main():
     for field in ("job_id", "sandbox_id", "command", "created_at", "started_at", "completed_at", "error"):
         check(field in r, f"job lacks {field}")
     ok("exec wait=True")
-    r = exec_wait(sid, ["sh", "-c", "exit 3"])
-    check(r["status"] == "failed" and r["exit_code"] == 3, r)
-    ok("exec list command, failed status")
+    # A list is joined with spaces and run by the shell, as Orchard's orchestrator and agent do.
+    r = exec_wait(sid, ["echo", "$HOME;", "exit", "3"])
+    check(r["status"] == "failed" and r["exit_code"] == 3 and r["stdout"] == "/workspace\n", r)
+    ok("exec list command (joined, run by the shell), failed status")
     r = exec_wait(sid, "sleep 30 & sleep 31", timeout=1)
     check(r["status"] == "failed" and r["exit_code"] == 124 and r["error"], r)
     ok("exec timeout: 124")
