@@ -14,105 +14,29 @@ import http from 'node:http';
 import net from 'node:net';
 import type { LookupAddress } from 'node:dns';
 import type { NetworkRules } from '../protocol/sandbox.ts';
-import { checkAddresses, parseHost, precheckParsed, splitHostPort } from '../sandbox/netpolicy.ts';
+import {
+  BLOCKED_HTML,
+  decideTarget,
+  classifyUpstreamError,
+  connectAny,
+  filterHeaders,
+  HEADER_BLOCKED,
+  HEADER_ERROR,
+  rawResponse,
+  splice,
+  type BlockedEvent,
+  type Decision,
+  type GateRegistration,
+  type NetworkGate,
+  type NetworkGateOptions,
+  type UpstreamError,
+  type UpstreamErrorEvent,
+} from './gate-wire.ts';
+
+export { classifyUpstreamError } from './gate-wire.ts';
+export type { BlockedEvent, GateRegistration, NetworkGate, NetworkGateOptions, UpstreamError, UpstreamErrorEvent } from './gate-wire.ts';
+import { splitHostPort } from '../sandbox/netpolicy.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
-
-export type UpstreamError = 'dns_error' | 'connection_refused' | 'connection_reset' | 'timeout';
-
-export interface BlockedEvent {
-  url: string;
-  reason: string;
-}
-
-export interface UpstreamErrorEvent {
-  url: string;
-  error: UpstreamError;
-}
-
-export interface GateRegistration {
-  /** Proxy server for Playwright's `proxy.server`. */
-  server: string;
-  /** Proxy bypass list for Playwright's `proxy.bypass` ("<-loopback>": loopback goes through the proxy too). */
-  bypass?: string;
-  username?: string;
-  password?: string;
-}
-
-export interface NetworkGate {
-  /** Opens a listener for the sandbox. `onUpstreamError` reports 502s (the only trace of a failed HTTPS
-   * tunnel: Chromium shows every CONNECT failure as ERR_TUNNEL_CONNECTION_FAILED). */
-  register(
-    sandboxId: string,
-    rules: NetworkRules,
-    onBlocked?: (e: BlockedEvent) => void,
-    onUpstreamError?: (e: UpstreamErrorEvent) => void,
-  ): Promise<GateRegistration>;
-  update(sandboxId: string, rules: NetworkRules): void;
-  unregister(sandboxId: string): void;
-  close(): Promise<void>;
-  stats(): Record<string, number>;
-}
-
-export interface NetworkGateOptions {
-  log?: Logger;
-  /** Resolves a host name to addresses (default: the system resolver, all addresses). */
-  lookup?: (host: string) => Promise<string[]>;
-  /** Upstream connect timeout (ms). */
-  connectTimeoutMs?: number;
-}
-
-const HEADER_BLOCKED = 'x-grove-blocked';
-const HEADER_ERROR = 'x-grove-error';
-
-// Hop-by-hop headers (RFC 9110 §7.6.1) and proxy credentials never cross the proxy.
-const HOP_BY_HOP = new Set([
-  'connection',
-  'proxy-connection',
-  'keep-alive',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
-
-function filterHeaders(raw: string[], keepUpgrade = false): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i].toLowerCase();
-    if (HOP_BY_HOP.has(name) && !(keepUpgrade && (name === 'connection' || name === 'upgrade'))) continue;
-    out.push(raw[i], raw[i + 1]);
-  }
-  return out;
-}
-
-export function classifyUpstreamError(err: unknown): UpstreamError {
-  const e = err as { code?: string; errors?: Array<{ code?: string }> };
-  const code = e?.code ?? e?.errors?.[0]?.code;
-  switch (code) {
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-    case 'EAI_NONAME':
-    case 'EAI_NODATA':
-    case 'ENODATA':
-    case 'ESERVFAIL':
-      return 'dns_error';
-    case 'ECONNREFUSED':
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-    case 'EADDRNOTAVAIL':
-      return 'connection_refused';
-    case 'ETIMEDOUT':
-    case 'ESOCKETTIMEDOUT':
-      return 'timeout';
-    default:
-      return 'connection_reset';
-  }
-}
-
-const BLOCKED_HTML = (reason: string) =>
-  `<!doctype html><title>Blocked</title><p>The Grove network policy blocked this request (${reason}).</p>\n`;
 
 interface Sandbox {
   id: string;
@@ -125,13 +49,6 @@ interface Sandbox {
   /** Raw sockets handed over by CONNECT / upgrade (the http server no longer tracks them). */
   tunnels: Set<net.Socket>;
 }
-
-type Decision =
-  | { kind: 'allow'; host: string; addresses: string[] }
-  | { kind: 'blocked'; reason: string }
-  | { kind: 'error'; error: UpstreamError };
-
-const escapeHeader = (s: string) => s.replace(/[^\x20-\x7e]/g, '?');
 
 export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<NetworkGate> {
   const log = opts.log ?? silentLogger;
@@ -150,35 +67,7 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
   };
   let openTunnels = 0;
 
-  async function decide(sb: Sandbox, hostInput: string, port: number): Promise<Decision> {
-    const parsed = parseHost(hostInput);
-    if (!parsed || !Number.isInteger(port) || port < 1 || port > 65535) return { kind: 'blocked', reason: 'invalid_host' };
-    const pre = precheckParsed(sb.rules, parsed, port);
-    if (!pre.allowed) return { kind: 'blocked', reason: pre.reason };
-    let addresses: string[];
-    if (parsed.kind === 'ip') {
-      addresses = [parsed.address];
-    } else {
-      try {
-        addresses = await resolve(parsed.name);
-      } catch (err) {
-        log.debug({ err, host: parsed.name }, 'gate dns lookup failed');
-        return { kind: 'error', error: 'dns_error' };
-      }
-      if (addresses.length === 0) return { kind: 'error', error: 'dns_error' };
-    }
-    if (!pre.explicit) {
-      const v = checkAddresses(addresses);
-      if (!v.allowed) return { kind: 'blocked', reason: v.reason };
-    }
-    // Even an explicit allow must not loop back into the gate itself.
-    for (const a of addresses) {
-      if (ports.has(port) && (a === '::1' || a.startsWith('127.') || a === '0.0.0.0' || a === '::')) {
-        return { kind: 'blocked', reason: 'proxy_loop' };
-      }
-    }
-    return { kind: 'allow', host: parsed.kind === 'ip' ? parsed.address : parsed.name, addresses };
-  }
+  const decide = (sb: Sandbox, host: string, port: number) => decideTarget(sb.rules, host, port, resolve, ports, log);
 
   function blocked(sb: Sandbox, url: string, reason: string): void {
     counters.blocked_total++;
@@ -198,65 +87,6 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
     } catch (err) {
       log.error({ err }, 'onUpstreamError callback threw');
     }
-  }
-
-  /** Connects to the first address that answers (the addresses were checked already). */
-  function connectAny(addresses: string[], port: number): Promise<net.Socket> {
-    return new Promise((resolveSocket, reject) => {
-      let i = 0;
-      const attempt = () => {
-        const socket = net.connect({ host: addresses[i], port });
-        const timer = setTimeout(() => socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })), connectTimeoutMs);
-        socket.once('connect', () => {
-          clearTimeout(timer);
-          socket.removeAllListeners('error');
-          resolveSocket(socket);
-        });
-        socket.once('error', (err) => {
-          clearTimeout(timer);
-          if (++i < addresses.length) attempt();
-          else reject(err);
-        });
-      };
-      attempt();
-    });
-  }
-
-  function rawResponse(status: number, text: string, headers: Record<string, string>): string {
-    const lines = Object.entries(headers).map(([k, v]) => `${k}: ${escapeHeader(v)}\r\n`);
-    return `HTTP/1.1 ${status} ${text}\r\n${lines.join('')}Content-Length: 0\r\nConnection: close\r\n\r\n`;
-  }
-
-  function splice(sb: Sandbox, client: net.Socket, upstream: net.Socket): void {
-    openTunnels++;
-    sb.tunnels.add(client);
-    sb.tunnels.add(upstream);
-    client.setNoDelay(true);
-    upstream.setNoDelay(true);
-    const done = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    let closed = 0;
-    const onClose = () => {
-      sb.tunnels.delete(client);
-      sb.tunnels.delete(upstream);
-      if (++closed === 2) openTunnels--;
-      done();
-    };
-    client.on('error', done);
-    upstream.on('error', done);
-    // Half-close is passed on by pipe(); a peer that never finishes its half must not pin the tunnel forever.
-    const onEnd = () => {
-      if (client.readableEnded && upstream.readableEnded) done();
-      else setTimeout(done, 10_000).unref();
-    };
-    client.once('end', onEnd);
-    upstream.once('end', onEnd);
-    client.once('close', onClose);
-    upstream.once('close', onClose);
-    client.pipe(upstream);
-    upstream.pipe(client);
   }
 
   function onRequest(sb: Sandbox, req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -382,7 +212,7 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
         }
         let upstream: net.Socket;
         try {
-          upstream = await connectAny(d.addresses, target.port);
+          upstream = await connectAny(d.addresses, target.port, connectTimeoutMs);
         } catch (err) {
           const code = classifyUpstreamError(err);
           upstreamFailed(sb, label, code);
@@ -395,7 +225,8 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
         }
         client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
         if (head.length > 0) upstream.write(head);
-        splice(sb, client, upstream);
+        openTunnels++;
+        splice(sb.tunnels, client, upstream, () => openTunnels--);
       })
       .catch((err: unknown) => {
         log.error({ err }, 'network gate CONNECT failed');
@@ -428,7 +259,7 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
         }
         let upstream: net.Socket;
         try {
-          upstream = await connectAny(d.addresses, port);
+          upstream = await connectAny(d.addresses, port, connectTimeoutMs);
         } catch (err) {
           const code = classifyUpstreamError(err);
           upstreamFailed(sb, url.href, code);
@@ -440,7 +271,8 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
         for (let i = 0; i < headers.length; i += 2) head0 += `${headers[i]}: ${headers[i + 1]}\r\n`;
         upstream.write(`${head0}\r\n`);
         if (head.length > 0) upstream.write(head);
-        splice(sb, client, upstream);
+        openTunnels++;
+        splice(sb.tunnels, client, upstream, () => openTunnels--);
       })
       .catch((err: unknown) => {
         log.error({ err }, 'network gate upgrade failed');

@@ -1,0 +1,142 @@
+// The observer: capture (CDP, observe.ts), resize and SoM overlay, accessibility text and the tab list, put
+// together into an Observation; a renderer that hangs or died while being observed is replaced and observed once
+// more. Every wait is a slice of the step's Deadline.
+import type { Page } from 'playwright-core';
+import type { ActionError, Observation, SomElement } from '../protocol/observation.ts';
+import { Deadline } from '../sandbox/deadline.ts';
+import { accessibilityText } from './a11y.ts';
+import { captureFormat, cdpCapture, finishShot, type EncodedShot, type ShotSettings } from './observe.ts';
+import type { Recovery } from './recovery.ts';
+import { firstLine, PROBE_MS, type SandboxState } from './sandbox-state.ts';
+import { collectSom } from './som.ts';
+import { recoveryMs } from './step-budget.ts';
+import type { Tabs } from './tabs.ts';
+import type { StepOptions } from './types.ts';
+import { errMessage, quietly } from './util.ts';
+import { isBlankUrl } from './watchdogs.ts';
+
+type Shot = EncodedShot & { captureMs: number };
+
+export class Observer {
+  constructor(
+    private readonly s: SandboxState,
+    private readonly tabs: Tabs,
+    private readonly recovery: Recovery,
+  ) {}
+
+  private settings(): ShotSettings {
+    const o = this.s.options;
+    return { viewport: o.viewport, format: o.screenshot_format, quality: o.screenshot_quality, resize: o.resize };
+  }
+
+  async shoot(pg: Page, som: SomElement[] | undefined, d: Deadline): Promise<Shot> {
+    const s = this.s;
+    const settings = this.settings();
+    const f = captureFormat(settings, som !== undefined);
+    const budget = () => Math.max(1, d.within(Math.min(s.T, 5000)).remaining());
+    let raw;
+    try {
+      raw = await cdpCapture(await d.race(s.session(pg), 'CDP session'), f.format, f.quality, budget());
+    } catch (e) {
+      if (!/Unable to capture screenshot/i.test(errMessage(e))) throw e;
+      // Chromium has no compositor frame yet (seen on a page created a moment ago under load): wait for one
+      // animation frame, then capture once more.
+      await quietly(d.within(PROBE_MS).race(pg.evaluate('new Promise((r) => requestAnimationFrame(() => r(0)))'), 'first frame'));
+      raw = await cdpCapture(await d.race(s.session(pg), 'CDP session'), f.format, f.quality, budget());
+    }
+    const shot = await finishShot(raw, settings, som);
+    return Object.assign(shot, { captureMs: raw.ms }); // not a spread: that would decode the lazy bytes
+  }
+
+  async observe(opts: StepOptions, error: ActionError | null, actionMs: number, settleMs: number, t0: number, deadline: Deadline): Promise<Observation> {
+    const s = this.s;
+    // Capture, SoM and accessibility leave one recovery its time; the recovery itself may use the rest.
+    const d = deadline.reserve(recoveryMs(s.options));
+    // Downloads being saved, dialogs being answered, popups committing: give them a moment to report.
+    if (s.pending.size) await quietly(d.within(Math.min(s.T, 3000)).race(Promise.all([...s.pending]), 'watchdog tasks'));
+    // After the watchdogs: a forbidden commit they reported is this step's error.
+    if (!error && s.pendingError) error = s.pendingError;
+    s.pendingError = null;
+    const wantSom = opts.som ?? s.options.som;
+    const wantA11y = opts.accessibility ?? s.options.accessibility;
+    const wantShot = opts.screenshot !== 'none';
+
+    let som: SomElement[] | undefined;
+    let shot: Shot | undefined;
+    // Tab titles are read while the screenshot is captured (each is a renderer round trip); if the page
+    // has to be replaced below, they are read again.
+    const tabsRead = this.tabs.list(d);
+    let replaced = false;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const pg = s.page;
+      if (wantSom) {
+        // A failed collection leaves an empty list: label actions must not act on a stale one.
+        som = (await quietly(collectSom(pg, Math.max(1, d.within(Math.min(s.T, 3000)).remaining())))) ?? [];
+        s.lastSom = som;
+        s.somPage = pg;
+        s.somStale = null;
+      }
+      try {
+        if (wantShot) shot = await this.shoot(pg, opts.som_overlay && som ? som : undefined, d);
+        break;
+      } catch (e) {
+        // A renderer that hangs or died after the action: reopen and observe the fresh page once.
+        if (attempt > 0 || s.closed) {
+          error ??= { code: 'action_failed', message: `observation failed: ${firstLine(errMessage(e))}` };
+          break;
+        }
+        const crashed = s.crashed.has(pg);
+        if (!crashed && (await this.recovery.responsive(pg, d))) {
+          error ??= { code: 'action_failed', message: `observation failed: ${firstLine(errMessage(e))}` };
+          break;
+        }
+        replaced = true;
+        if (s.contextLost) await this.recovery.replaceContext('browser process exited', deadline);
+        else await this.recovery.replacePage(crashed ? 'crash' : 'unresponsive', deadline);
+        // The crash/hang is what the policy must learn about, whatever the action reported before it.
+        if (!error || crashed || error.code !== 'page_crashed') {
+          error = crashed
+            ? { code: 'page_crashed', message: 'The page crashed; it was reopened on its last URL.' }
+            : { code: 'page_unresponsive', message: 'The page stopped responding; it was reopened on its last URL.' };
+        }
+      }
+    }
+
+    let accessibility: string | undefined;
+    if (wantA11y) {
+      // Big pages take seconds to snapshot on a loaded machine; say so instead of dropping the field.
+      accessibility = await accessibilityText(s.page, Math.max(1, deadline.within(Math.min(s.T, 8000)).remaining())).catch(
+        (e: unknown) => `(accessibility tree unavailable: ${firstLine(errMessage(e))})`,
+      );
+    }
+
+    const tabs = replaced ? await this.tabs.list(deadline) : await tabsRead;
+    const url = s.page.url();
+    const active = tabs.find((t) => t.active);
+    if (!error && !isBlankUrl(url) && !url.startsWith('chrome-error:')) s.lastGoodUrl = url;
+    const events = s.events;
+    s.events = [];
+    const obs: Observation = {
+      step: s.steps,
+      url,
+      title: active?.title ?? '',
+      tabs,
+      viewport: { ...s.options.viewport },
+      last_action_error: error,
+      events,
+      timings: { action: actionMs, settle: settleMs, capture: shot?.captureMs ?? 0, encode: shot?.ms ?? 0, total: 0 },
+    };
+    if (shot) s.lastShotSize = { width: shot.width, height: shot.height };
+    if (shot) obs.screenshot = { mime: shot.mime, width: shot.width, height: shot.height, base64: shot.base64 ?? shot.bytes.toString('base64'), scale: shot.scale_x, scale_x: shot.scale_x, scale_y: shot.scale_y };
+    if (som) obs.som = som;
+    if (accessibility !== undefined) obs.accessibility = accessibility;
+    obs.timings.total = Date.now() - t0;
+    return obs;
+  }
+
+  /** The current screenshot alone (GET .../screenshot, recording frame 0). */
+  async screenshot(): Promise<{ mime: string; bytes: Buffer; width: number; height: number }> {
+    const shot = await this.shoot(this.s.page, undefined, Deadline.after(Math.min(this.s.T, 5000), 'screenshot'));
+    return { mime: shot.mime, bytes: shot.bytes, width: shot.width, height: shot.height };
+  }
+}

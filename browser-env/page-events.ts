@@ -1,0 +1,113 @@
+// What pages report between and during steps (watchdogs.ts wires them): dialogs answered, downloads saved under
+// the sandbox's own directory, crashes, closed tabs, navigations, forbidden commits, and the network gate's
+// blocked requests. Each becomes an event of the next observation or state the step reads.
+import { mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Dialog, Download, Frame, Page } from 'playwright-core';
+import type { EnvEvent } from '../protocol/observation.ts';
+import type { UpstreamErrorEvent } from './context.ts';
+import { PROBE_MS, type InternalDownload, type SandboxState } from './sandbox-state.ts';
+import { errMessage, quietly, withTimeout } from './util.ts';
+import { schemeOf } from './url-policy.ts';
+import { isBlankUrl, type WatchdogHost } from './watchdogs.ts';
+
+export class PageEvents implements WatchdogHost {
+  private dlSeq = 0;
+
+  constructor(private readonly s: SandboxState) {}
+
+  pushEvent(e: EnvEvent): void {
+    this.s.emit(e);
+  }
+
+  track(p: Promise<unknown>): void {
+    this.s.track(p);
+  }
+
+  onCrash(pg: Page): void {
+    this.s.crashed.add(pg);
+    this.s.log.warn({ sandbox: this.s.id, url: pg.url() }, 'page crashed');
+  }
+
+  onPageClosed(pg: Page): void {
+    const s = this.s;
+    const index = s.tabs.indexOf(pg);
+    if (index < 0) return;
+    s.tabs.splice(index, 1);
+    const cdp = s.cdp.get(pg);
+    s.cdp.delete(pg);
+    if (cdp) void cdp.then((c) => c.detach()).catch(() => {});
+    if (s.selfClosing.has(pg) || s.closed) return;
+    s.emit({ type: 'tab_closed', tab_index: index });
+    if (pg === s.page && s.tabs.length) s.page = s.tabs[Math.min(index, s.tabs.length - 1)];
+  }
+
+  onNavigated(pg: Page, url: string): void {
+    const s = this.s;
+    if (pg === s.somPage && !s.somStale) s.somStale = `the page navigated to ${url} after they were made`;
+    if (pg !== s.page || isBlankUrl(url)) return;
+    const last = s.events[s.events.length - 1];
+    if (last?.type === 'navigation' && last.url === url) return;
+    s.emit({ type: 'navigation', url });
+  }
+
+  onForbiddenCommit(pg: Page, frame: Frame): void {
+    const s = this.s;
+    const url = frame.url();
+    s.pendingError ??= { code: 'navigation_blocked', message: `${schemeOf(url)} URLs are not allowed in a sandbox (${url.slice(0, 200)}).` };
+    s.emit({ type: 'network_blocked', url: url.slice(0, 2000), reason: `scheme ${schemeOf(url)} is not allowed` });
+    s.log.warn({ sandbox: s.id, url: url.slice(0, 200) }, 'a frame committed a forbidden URL; sending it to about:blank');
+    // Whatever opened it, the document must not stay: replace it by a blank one (bounded, tracked).
+    s.track(quietly(withTimeout(frame.goto('about:blank'), PROBE_MS, 'leave forbidden URL')).then(() => undefined));
+    if (pg === s.page && frame === pg.mainFrame()) s.lastBlocked = { url, at: Date.now() };
+  }
+
+  async saveDownload(d: Download): Promise<void> {
+    const s = this.s;
+    const id = `dl${++this.dlSeq}`;
+    const filename = safeName(d.suggestedFilename()) || 'download';
+    const dir = this.downloadDir();
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, `${id}-${filename}`);
+    const info: InternalDownload = { id, filename, size: 0, url: d.url(), created_at: new Date().toISOString(), path };
+    try {
+      await withTimeout(d.saveAs(path), 120_000, 'download');
+      info.size = (await stat(path)).size;
+    } catch (e) {
+      info.failure = (await quietly(withTimeout(d.failure(), PROBE_MS, 'download failure'))) ?? errMessage(e);
+    }
+    s.dl.set(id, info);
+    const ev: EnvEvent = { type: 'download', filename, size: info.size, id, url: info.url };
+    if (info.failure) ev.failure = info.failure;
+    s.emit(ev);
+  }
+
+  async answerDialog(dlg: Dialog): Promise<void> {
+    const type = dlg.type() as 'alert' | 'confirm' | 'prompt' | 'beforeunload';
+    const ev: EnvEvent = { type: 'dialog', dialog_type: type, message: dlg.message(), handled: 'accepted' };
+    if (type === 'prompt') ev.prompt_value = dlg.defaultValue();
+    await withTimeout(type === 'prompt' ? dlg.accept(dlg.defaultValue()) : dlg.accept(), PROBE_MS * 5, 'dialog answer');
+    this.s.emit(ev);
+  }
+
+  /** The network gate refused a request of this sandbox. */
+  onBlocked(e: { url: string; reason: string }): void {
+    this.s.lastBlocked = { url: e.url, at: Date.now() };
+    this.s.emit({ type: 'network_blocked', url: e.url, reason: e.reason });
+  }
+
+  /** The gate's upstream failed (the only trace of a failed HTTPS tunnel). */
+  onUpstream(e: UpstreamErrorEvent): void {
+    this.s.lastUpstream = { ...e, at: Date.now() };
+  }
+
+  downloadDir(): string {
+    // Ids come from the server, but a path must never leave the downloads directory.
+    return join(this.s.deps.dataDir, 'downloads', safeName(this.s.id).replace(/^$/, '_'));
+  }
+}
+
+/** A download's suggested name without path parts or leading dots. */
+function safeName(name: string): string {
+  return name.replace(/[/\\\0]/g, '_').replace(/^\.+/, '').slice(0, 200);
+}

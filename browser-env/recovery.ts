@@ -1,0 +1,134 @@
+// Recovery: a crashed or hung renderer is replaced by a fresh page on the last good URL, a dead browser process
+// or a broken context by a fresh context from the pool; action failures become ActionErrors, recovering first
+// when the page crashed or stopped answering. Every wait is a slice of the step's Deadline.
+import type { Page } from 'playwright-core';
+import type { ActionError } from '../protocol/observation.ts';
+import type { Deadline } from '../sandbox/deadline.ts';
+import { ActionFailure } from './actions.ts';
+import { contextOptions, prepareContext } from './context.ts';
+import type { PageEvents } from './page-events.ts';
+import { firstLine, PROBE_MS, type SandboxState } from './sandbox-state.ts';
+import { recoveryMs } from './step-budget.ts';
+import type { Tabs } from './tabs.ts';
+import { errMessage, quietly, TimeoutError } from './util.ts';
+
+export class Recovery {
+  constructor(
+    private readonly s: SandboxState,
+    private readonly tabs: Tabs,
+    private readonly events: PageEvents,
+  ) {
+    tabs.probe = (pg, d) => this.responsive(pg, d);
+  }
+
+  /** Replaces the active page by a fresh one on the last good URL (after a crash or a hang). */
+  async replacePage(reason: 'crash' | 'unresponsive', deadline: Deadline): Promise<boolean> {
+    const s = this.s;
+    const d = deadline.within(recoveryMs(s.options), 'recovery');
+    const old = s.page;
+    const index = Math.max(0, s.tabs.indexOf(old));
+    s.selfClosing.add(old);
+    // Closing through the browser works even when the renderer is stuck in a busy loop.
+    await quietly(d.within(3000).race(old.close({ runBeforeUnload: false }), 'close hung page'));
+    this.events.onPageClosed(old);
+    let recovered = false;
+    try {
+      s.ownPageOps++;
+      let fresh: Page;
+      try {
+        fresh = await d.race(s.context.newPage(), 'new page');
+      } finally {
+        s.ownPageOps--;
+      }
+      s.tabs = s.tabs.filter((p) => p !== fresh);
+      s.tabs.splice(index, 0, fresh);
+      s.page = fresh;
+      if (s.lastGoodUrl) await quietly(d.race(fresh.goto(s.lastGoodUrl, { waitUntil: 'domcontentloaded', timeout: Math.max(1, d.remaining()) }), 'reload last URL'));
+      recovered = true;
+    } catch (e) {
+      s.log.error({ sandbox: s.id, err: errMessage(e) }, 'page replacement failed; replacing the context');
+      recovered = await this.replaceContext('page replacement failed', deadline);
+      return recovered;
+    }
+    s.emit({
+      type: 'crash',
+      message: reason === 'crash' ? 'The page crashed and was reopened on its last URL.' : 'The page stopped responding; it was closed and reopened on its last URL.',
+      recovered,
+    });
+    return recovered;
+  }
+
+  /** After the browser process died (or the context broke): a fresh context from the pool. */
+  async replaceContext(why: string, deadline: Deadline): Promise<boolean> {
+    const s = this.s;
+    const d = deadline.within(recoveryMs(s.options), 'recovery');
+    s.replacingContext = true;
+    let recovered = false;
+    try {
+      const old = s.pooled;
+      await quietly(d.within(3000).race(old.release(), 'release dead context'));
+      this.tabs.adopt(await prepareContext(s.deps.source, contextOptions(s.options, s.proxy), Math.max(1, d.remaining())));
+      if (s.lastGoodUrl) await quietly(d.race(s.page.goto(s.lastGoodUrl, { waitUntil: 'domcontentloaded', timeout: Math.max(1, d.remaining()) }), 'reload last URL'));
+      recovered = true;
+    } catch (e) {
+      s.log.error({ sandbox: s.id, err: errMessage(e) }, 'context replacement failed');
+    } finally {
+      s.replacingContext = false;
+    }
+    s.emit({ type: 'crash', message: `The browser was lost (${why}); a fresh one was opened on the last URL.`, recovered });
+    return recovered;
+  }
+
+  /** Repairs crash damage noticed between steps; returns the error to report, if any. */
+  async ensureHealthy(d: Deadline): Promise<ActionError | null> {
+    const s = this.s;
+    if (s.contextLost) {
+      const ok = await this.replaceContext('browser process exited', d);
+      return { code: 'page_crashed', message: `The browser process died; ${ok ? 'a fresh page was opened on the last URL' : 'recovery failed'}.` };
+    }
+    if (s.page.isClosed() && !s.crashed.has(s.page)) {
+      // The active tab went away between steps (closed by its own script): show a neighbour or a blank tab.
+      if (s.tabs.length) s.page = s.tabs[s.tabs.length - 1];
+      else await this.tabs.newTab(undefined, d);
+      return null;
+    }
+    if (s.crashed.has(s.page)) {
+      await this.replacePage('crash', d);
+      return { code: 'page_crashed', message: 'The page crashed; it was reopened on its last URL.' };
+    }
+    return null;
+  }
+
+  /** Turns any action failure into an ActionError, recovering the page when it crashed or hung. */
+  async classifyFailure(e: unknown, d: Deadline): Promise<ActionError> {
+    const s = this.s;
+    if (e instanceof ActionFailure) return { code: e.code, message: e.message };
+    const msg = firstLine(errMessage(e));
+    if (s.contextLost) {
+      await this.replaceContext('browser process exited', d);
+      return { code: 'page_crashed', message: `The browser process died during the action: ${msg}` };
+    }
+    if (s.crashed.has(s.page) || /crash/i.test(msg)) {
+      await this.replacePage('crash', d);
+      return { code: 'page_crashed', message: `The page crashed during the action: ${msg}` };
+    }
+    const timedOut = e instanceof TimeoutError || (e instanceof Error && e.name === 'TimeoutError');
+    if (timedOut) {
+      if (!(await this.responsive(s.page, d))) {
+        await this.replacePage('unresponsive', d);
+        return { code: 'page_unresponsive', message: `The page did not respond within ${s.T} ms (busy script?); it was reopened.` };
+      }
+      return { code: 'timeout', message: msg };
+    }
+    return { code: 'action_failed', message: msg };
+  }
+
+  async responsive(pg: Page, d: Deadline): Promise<boolean> {
+    try {
+      await d.within(Math.min(PROBE_MS, this.s.T / 4)).race(pg.evaluate('1'), 'responsiveness probe');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}

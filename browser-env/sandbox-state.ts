@@ -1,0 +1,159 @@
+// What one browser sandbox knows, shared by its parts (tabs.ts, page-events.ts, recovery.ts, observer.ts,
+// step.ts, sandbox.ts): the context and its tabs, the event queue for the next observation, and what the last
+// observation left behind. Each part owns the behaviour; this holds the state and the few helpers all need.
+import type { BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { ActionError, EnvEvent, SomElement } from '../protocol/observation.ts';
+import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
+import type { Logger } from '../sandbox/log.ts';
+import type { ContextSource, Prepared, ProxyGate, ProxySettings, UpstreamErrorEvent } from './context.ts';
+import { NetworkTracker } from './settle.ts';
+import type { ContextExtras, DownloadInfo } from './types.ts';
+import { errMessage, withTimeout } from './util.ts';
+
+/** Upper bound for small page queries (title, focus checks, probes). */
+// Generous: on a loaded 2-core machine a healthy renderer can take over a second to answer; a
+// busy-looping one never does, so a longer probe only delays the (rare) hang verdict.
+export const PROBE_MS = 3000;
+/** Events kept between two observations; a few more for the ones a policy must not miss (crash, limits). */
+const MAX_EVENTS = 200;
+const RESERVED_EVENTS = 20;
+const PRIORITY_EVENTS: ReadonlySet<EnvEvent['type']> = new Set(['crash']);
+
+/** Where a gate registration reports blocked requests and upstream failures. */
+export interface GateSinks {
+  blocked(e: { url: string; reason: string }): void;
+  upstream(e: UpstreamErrorEvent): void;
+}
+
+/** A warm context handed to a sandbox, registered with the gate under `gateKey` with the sandbox's rules. */
+export interface WarmClaim {
+  prepared: Prepared;
+  gateKey: string;
+  proxy: ProxySettings;
+  setSinks(sinks: GateSinks): void;
+}
+
+export interface SandboxDeps {
+  source: ContextSource;
+  gate?: ProxyGate;
+  /** Downloads go to `<dataDir>/downloads/<sandboxId>/`. */
+  dataDir: string;
+  log: Logger;
+  /** Context additions from the composer (HAR record/replay); never combined with `warm`. */
+  extras?: ContextExtras;
+  /** A warm context already registered with the gate under `gateKey` (rules already updated). */
+  warm?: WarmClaim;
+  /** A warm context for an episode reset with these options (undefined: none fits or none is ready). */
+  claimWarm?(options: BrowserCreateOptions): Promise<WarmClaim | undefined>;
+  /** Called once when the sandbox is closed (the environment forgets it). */
+  onClose?: () => void;
+}
+
+export interface InternalDownload extends DownloadInfo {
+  path: string;
+}
+
+export class SandboxState {
+  pooled!: Prepared['pooled'];
+  context!: BrowserContext;
+  /** Active tab. */
+  private _page!: Page;
+  /** Tabs in opening order (tab index = position). */
+  tabs: Page[] = [];
+  cdp = new Map<Page, Promise<CDPSession>>();
+  events: EnvEvent[] = [];
+  /** Watchdog work (downloads, dialogs, popups) the next observation waits for, bounded. */
+  pending = new Set<Promise<unknown>>();
+  crashed = new WeakSet<Page>();
+  /** Pages we open or close ourselves (no popup / tab_closed events for them). */
+  ownPageOps = 0;
+  selfClosing = new WeakSet<Page>();
+  closed = false;
+  contextLost = false;
+  replacingContext = false;
+  net = new NetworkTracker();
+  steps = 0;
+  lastSom: SomElement[] | null = null;
+  /** The page the labels of `lastSom` were made on, and why they no longer describe it (set on navigation). */
+  somPage: Page | null = null;
+  somStale: string | null = null;
+  /** Where the last pointer action left the mouse (CSS px): a bare click (Anthropic's) clicks there. */
+  pointer: { x: number; y: number } | null = null;
+  /** Size of the last screenshot returned (image px). */
+  lastShotSize: { width: number; height: number } | null = null;
+  lastGoodUrl: string | null = null;
+  pendingError: ActionError | null = null;
+  lastBlocked: { url: string; at: number } | null = null;
+  lastUpstream: (UpstreamErrorEvent & { at: number }) | null = null;
+  dl = new Map<string, InternalDownload>();
+  gateKey: string | null = null;
+  proxy: ProxySettings | undefined;
+  /** Waiters for the active page to change (a settle following a popup). */
+  private pageWaiters = new Set<() => void>();
+  readonly log: Logger;
+  /** action_timeout_ms */
+  readonly T: number;
+
+  constructor(
+    readonly id: string,
+    public options: BrowserCreateOptions,
+    readonly deps: SandboxDeps,
+  ) {
+    this.log = deps.log;
+    this.T = options.action_timeout_ms;
+  }
+
+  get page(): Page {
+    return this._page;
+  }
+
+  set page(pg: Page) {
+    this._page = pg;
+    for (const w of [...this.pageWaiters]) w();
+  }
+
+  /** Resolves true once the active page is no longer `from`; false at `deadline` (epoch ms). */
+  waitPageChange(from: Page, deadline: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const check = () => {
+        if (this._page === from && Date.now() < deadline) return;
+        clearTimeout(timer);
+        this.pageWaiters.delete(check);
+        resolve(this._page !== from);
+      };
+      const timer = setTimeout(check, Math.max(0, deadline - Date.now()));
+      this.pageWaiters.add(check);
+      check();
+    });
+  }
+
+  /**
+   * Queues an event for the next observation. A page spamming dialogs or blocked requests cannot grow the queue
+   * without bound, nor crowd out a crash report (those have a reserve).
+   */
+  emit(e: EnvEvent): void {
+    if (this.events.length < MAX_EVENTS + (PRIORITY_EVENTS.has(e.type) ? RESERVED_EVENTS : 0)) this.events.push(e);
+  }
+
+  track(p: Promise<unknown>): void {
+    const q = p.catch((e) => this.log.warn({ err: errMessage(e), sandbox: this.id }, 'watchdog task failed'));
+    this.pending.add(q);
+    void q.finally(() => this.pending.delete(q));
+  }
+
+  /** The sandbox's own CDP session to `pg` (capture, title, settle probes), made once per page. */
+  session(pg: Page): Promise<CDPSession> {
+    let s = this.cdp.get(pg);
+    if (!s) {
+      s = withTimeout(this.context.newCDPSession(pg), Math.min(this.T, 5000), 'CDP session');
+      s.catch(() => this.cdp.delete(pg));
+      this.cdp.set(pg, s);
+    }
+    return s;
+  }
+}
+
+export function firstLine(s: string): string {
+  const line = s.split('\n').find((l) => l.trim().length > 0) ?? s;
+  return line.trim().slice(0, 500);
+}

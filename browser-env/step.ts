@@ -1,0 +1,157 @@
+// The step pipeline: health check → each action (actions.ts) → settle by causality (settle.ts) → observation
+// (observer.ts). One Deadline is made per step (step-budget.ts) and handed down; each stage takes its slice, and
+// recovery keeps its own reserve so a step that needed one still ends in time.
+import type { Action } from '../protocol/action.ts';
+import type { ActionError, Observation, ResolvedAction, SettleReport, StepResult } from '../protocol/observation.ts';
+import { Deadline } from '../sandbox/deadline.ts';
+import { ActionFailure, type ActionHost, type ActionRecord, actionDef, NO_SETTLE } from './actions.ts';
+import { resolvePoint, type PointInput } from './coords.ts';
+import type { Observer } from './observer.ts';
+import type { Recovery } from './recovery.ts';
+import { targetSize } from './resize.ts';
+import { PROBE_MS, type SandboxState } from './sandbox-state.ts';
+import { settle, type SettleHost } from './settle.ts';
+import { actionMs as actionBudgetMs, OBSERVE_MS, observeBudgetMs, recoveryMs, stepBudgetMs } from './step-budget.ts';
+import type { Tabs } from './tabs.ts';
+import type { StepOptions } from './types.ts';
+import { TimeoutError, withTimeout } from './util.ts';
+
+export class StepPipeline {
+  constructor(
+    private readonly s: SandboxState,
+    private readonly tabs: Tabs,
+    private readonly recovery: Recovery,
+    private readonly observer: Observer,
+  ) {}
+
+  async step(actions: Action[], opts: StepOptions): Promise<StepResult> {
+    const s = this.s;
+    const t0 = Date.now();
+    s.steps++;
+    const useSettle = opts.settle ?? s.options.settle;
+    // The one deadline of this step: every wait below is bounded by a slice of it (step-budget.ts).
+    const deadline = Deadline.after(stepBudgetMs(s.options, actions, useSettle), 'step');
+    // Actions and settles leave the observation and two recoveries their time.
+    const work = deadline.reserve(OBSERVE_MS + 2 * recoveryMs(s.options));
+    const recovery = deadline.reserve(OBSERVE_MS);
+    const resolved: ResolvedAction[] = [];
+    let error: ActionError | null = await this.recovery.ensureHealthy(recovery);
+    let done = false;
+    let answer: string | undefined;
+    let actionMs = 0;
+    let settleMs = 0;
+    let settled: SettleReport | undefined;
+    for (const a of error ? [] : actions) {
+      const rec: ActionRecord = {};
+      const ta = Date.now();
+      const wantSettle = useSettle && !NO_SETTLE.has(a.action);
+      if (wantSettle) s.net.begin();
+      let err: ActionError | null = null;
+      // The action plus the responsiveness probe stay within its budget (action_timeout_ms, or a wait's length).
+      const budget = actionBudgetMs(s.options, a);
+      const ad = work.within(a.action === 'wait' ? budget : Math.max(budget - Math.min(PROBE_MS, budget / 4), budget * 0.75), `action ${a.action}`);
+      try {
+        const r = await ad.race(actionDef(a.action).run(this.host(ad), a, rec), `action ${a.action}`);
+        if (r?.done) {
+          done = true;
+          answer = r.answer;
+        }
+      } catch (e) {
+        err = await this.recovery.classifyFailure(e, recovery);
+      }
+      const ms = Date.now() - ta;
+      actionMs += ms;
+      if (wantSettle && !err) {
+        // Settle's own cap (settle_max_ms after the action), never past the step's work deadline.
+        const settleDeadline = Math.min(Math.max(ta, Date.now()) + s.options.settle_max_ms, work.at);
+        const st = await settle(this.settleHost(), s.net, ta, settleDeadline, s.options.settle_quiet_ms);
+        settleMs += st.ms;
+        settled = mergeSettle(settled, st);
+        // Settling to the cap may mean a busy page (the input was acknowledged before the script spun).
+        if (st.stopped === 'cap' && !(await this.recovery.responsive(s.page, recovery))) {
+          err = await this.recovery.classifyFailure(new TimeoutError(`settle after ${a.action}`, s.options.settle_max_ms), recovery);
+        }
+      } else s.net.end();
+      resolved.push({ action: a, ...rec, error: err, ms });
+      if (!err && rec.css) s.pointer = rec.to_css ?? rec.css;
+      if (err) {
+        error = err;
+        break;
+      }
+      if (done) break;
+    }
+    const observation = await this.observer.observe(opts, error, actionMs, settleMs, t0, deadline);
+    if (settled) observation.settle = settled;
+    const result: StepResult = { observation, actions: resolved, done };
+    if (answer !== undefined) result.answer = answer;
+    return result;
+  }
+
+  async observe(opts: StepOptions): Promise<Observation> {
+    const t0 = Date.now();
+    const deadline = Deadline.after(observeBudgetMs(this.s.options), 'observation');
+    const error = await this.recovery.ensureHealthy(deadline.reserve(OBSERVE_MS));
+    return this.observer.observe(opts, error, 0, 0, t0, deadline);
+  }
+
+  private host(deadline: Deadline): ActionHost {
+    const s = this.s;
+    const o = s.options;
+    const coords = { viewport: o.viewport, image: targetSize(o.viewport, o.resize), defaultSpace: o.coordinate_space, defaultDivisor: o.rel_divisor };
+    return {
+      get page() {
+        return s.page;
+      },
+      viewport: o.viewport,
+      deadline,
+      resolve: (p: PointInput) => {
+        const r = resolvePoint(p, coords);
+        if (!r.ok) throw new ActionFailure('invalid_coordinates', r.message);
+        return r;
+      },
+      somElement: (label: number) => {
+        if (s.lastSom === null) return null;
+        // Labels are boxes on the page they were made on: never click them on another page or document.
+        const stale = s.somPage !== s.page ? 'another tab is active now' : s.somStale;
+        if (stale) {
+          throw new ActionFailure('labels_stale', `The Set-of-Mark labels are out of date (${stale}); observe again with som enabled and use the new labels.`);
+        }
+        return s.lastSom.find((e) => e.label === label);
+      },
+      navigate: (kind, url) => this.tabs.navigate(kind, url, deadline),
+      newTab: (url) => this.tabs.newTab(url, deadline),
+      switchTab: (i) => this.tabs.switchTab(i, deadline),
+      closeTab: (i) => this.tabs.closeTab(i, deadline),
+    };
+  }
+
+  private settleHost(): SettleHost {
+    const s = this.s;
+    return {
+      get page() {
+        return s.page;
+      },
+      evaluate: async (expression, timeoutMs) => {
+        const run = async () => {
+          const session = await s.session(s.page);
+          const r = (await session.send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true })) as {
+            result?: { value?: unknown };
+            exceptionDetails?: unknown;
+          };
+          return r.exceptionDetails ? null : (r.result?.value ?? null);
+        };
+        return withTimeout(run(), timeoutMs, 'settle probe');
+      },
+      waitPageChange: (from, deadline) => s.waitPageChange(from, deadline),
+    };
+  }
+}
+
+/** One report for a step of several actions: times and counts add up, the worst stop reason wins. */
+function mergeSettle(a: SettleReport | undefined, b: SettleReport): SettleReport {
+  if (!a) return b;
+  const rank = { caused_done: 0, navigation: 1, cap: 2 } as const;
+  const waited_for = { ...a.waited_for };
+  for (const [k, n] of Object.entries(b.waited_for)) waited_for[k] = (waited_for[k] ?? 0) + n;
+  return { ms: a.ms + b.ms, stopped: rank[b.stopped] >= rank[a.stopped] ? b.stopped : a.stopped, waited_for };
+}
