@@ -25,12 +25,13 @@ beforeAll(async () => {
   upstream = await startOpenAIServer((req) => {
     const last = req.body.messages?.at(-1)?.content ?? '';
     if (last === 'boom') return { status: 500, body: { error: { message: 'upstream exploded', type: 'server_error' } } };
-    if (last === 'slow') return { delay_ms: 3000, reply: 'late' };
+    if (last === 'slow') return { delay_ms: 5000, reply: 'late' };
     if (last === 'badsse') return { raw: 'data: {"id":"x","choices":[{"index":0,"delta":{"content":"ok"}}]}\n\ndata: {oops\n\ndata: [DONE]\n\n', content_type: 'text/event-stream' };
     if (last === 'tool') return { tool_calls: [{ name: 'bash', arguments: '{"cmd":"ls -la"}' }] };
     return `echo:${last}`;
   });
-  proxy = await startProxy({ upstream: upstream.url, dir, callTimeoutMs: 1000, adminKey: 'admin-secret-1', rewrite: { temperature: 0.6, logprobs: true } });
+  // A generous deadline: a loaded machine must not turn ordinary calls into timeouts (the timeout case has its own proxy).
+  proxy = await startProxy({ upstream: upstream.url, dir, callTimeoutMs: 60_000, adminKey: 'admin-secret-1', rewrite: { temperature: 0.6, logprobs: true } });
 });
 
 afterAll(async () => {
@@ -104,9 +105,15 @@ describe('recording proxy', () => {
     const boom = await post(`${proxy.baseUrlFor('ro-err')}/chat/completions`, { messages: [{ role: 'user', content: 'boom' }] });
     expect(boom.status).toBe(500);
     expect(JSON.parse(boom.text).error.message).toBe('upstream exploded');
-    const slow = await post(`${proxy.baseUrlFor('ro-err')}/chat/completions`, { messages: [{ role: 'user', content: 'slow' }] });
-    expect(slow.status).toBe(504);
-    expect(JSON.parse(slow.text).error.code).toBe('upstream_timeout');
+    // The call's deadline (here 300 ms, on a proxy of its own) ends a call the upstream answers late: a 504.
+    const short = await startProxy({ upstream: upstream.url, dir, callTimeoutMs: 300 });
+    try {
+      const slow = await post(`${short.baseUrlFor('ro-err')}/chat/completions`, { messages: [{ role: 'user', content: 'slow' }] });
+      expect(slow.status).toBe(504);
+      expect(JSON.parse(slow.text).error.code).toBe('upstream_timeout');
+    } finally {
+      await short.close();
+    }
     const bad = await post(`${proxy.baseUrlFor('ro-err')}/chat/completions`, { stream: true, messages: [{ role: 'user', content: 'badsse' }] });
     expect(bad.text).toContain('data: {oops');
     const calls = readCalls(dir, 'ro-err');
