@@ -6,7 +6,7 @@
 // latency (POST /sandboxes → ready) p50/p99, Kubernetes API calls per sandbox, warm hits/misses, and prints
 // Orchard Env's published figures beside them. Results: bench/results/k8s.json.
 //
-//   npm run bench:k8s   [--sandboxes 1000] [--clients 50] [--pod-start-ms 1000] [--warm 64] [--api-concurrency 16]
+//   npm run bench:k8s   [--sandboxes 1000] [--clients 10] [--pod-start-ms 1000] [--warm 64] [--api-concurrency 16]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,7 +30,7 @@ const { values } = parseArgs({
   },
 });
 const N = Number(values.sandboxes ?? 1000);
-const CLIENTS = Number(values.clients ?? 50);
+const CLIENTS = Number(values.clients ?? 10);
 const POD_START_MS = Number(values['pod-start-ms'] ?? 1000);
 const WARM = Number(values.warm ?? 64);
 const API_CONCURRENCY = Number(values['api-concurrency'] ?? 16);

@@ -307,7 +307,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
 
   private async createWarmPod(template: string): Promise<void> {
     const name = newPodName(template);
-    this.cache.remember(await this.api.createPod(workerPod(this.cfg, template, name, workerToken(this.opts.tokenSecret, name))));
+    this.cache.remember(await this.api.createPod(workerPod(this.cfg, template, name, workerToken(this.opts.tokenSecret, name)), true));
     this.counters.podsCreated++;
   }
 

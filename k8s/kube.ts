@@ -68,18 +68,18 @@ export class KubeApi {
     this.throttle = new Throttle(throttle, classify);
   }
 
-  private call<T>(fn: (attempt: number) => Promise<T>): Promise<T> {
+  private call<T>(fn: (attempt: number) => Promise<T>, background = false): Promise<T> {
     return this.throttle.run(async (attempt) => {
       try {
         return await fn(attempt);
       } catch (err) {
         throw toKubeError(err);
       }
-    });
+    }, background);
   }
 
-  /** Creates a pod; a retry that finds the pod already there (the first try landed) returns it. */
-  createPod(pod: V1Pod): Promise<V1Pod> {
+  /** Creates a pod; a retry that finds the pod already there (the first try landed) returns it. Background: a refill. */
+  createPod(pod: V1Pod, background = false): Promise<V1Pod> {
     const name = pod.metadata!.name!;
     return this.call(async (attempt) => {
       try {
@@ -88,7 +88,7 @@ export class KubeApi {
         if (attempt > 0 && toKubeError(err).status === 409) return this.core.readNamespacedPod({ name, namespace: this.namespace });
         throw err;
       }
-    });
+    }, background);
   }
 
   getPod(name: string): Promise<V1Pod> {
@@ -96,9 +96,9 @@ export class KubeApi {
   }
 
   /** Deletes a pod; one already gone counts as deleted (returns false). */
-  async deletePod(name: string, graceSeconds?: number): Promise<boolean> {
+  async deletePod(name: string, background = false): Promise<boolean> {
     try {
-      await this.call(() => this.core.deleteNamespacedPod({ name, namespace: this.namespace, gracePeriodSeconds: graceSeconds }));
+      await this.call(() => this.core.deleteNamespacedPod({ name, namespace: this.namespace }), background);
       return true;
     } catch (err) {
       if (err instanceof KubeError && err.status === 404) return false;

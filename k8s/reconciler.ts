@@ -124,7 +124,7 @@ export class Reconciler {
     await Promise.all(
       doomed.map(async ({ name, why }) => {
         this.log.info({ pod: name, reason: why }, 'reconciler deleting pod');
-        if (await this.api.deletePod(name)) {
+        if (await this.api.deletePod(name, true)) {
           if (why === 'expired') this.expiredDeleted++;
           else this.orphansDeleted++;
         }

@@ -19,9 +19,15 @@ export function isRetryable(f: CallFailure): boolean {
   return f.status === 0 || f.status === 429 || f.status === 500 || f.status === 502 || f.status === 503 || f.status === 504;
 }
 
+/**
+ * Background calls (warm-pool refills, reconciler deletes) have a quarter of the slots to themselves and never take
+ * more: a refill burst cannot hold the slots claims need, and claims cannot starve the refill either.
+ */
 export class Throttle {
   private active = 0;
+  private activeBackground = 0;
   private readonly waiting: Array<() => void> = [];
+  private readonly waitingBackground: Array<() => void> = [];
   /** Requests sent (retries included). */
   calls = 0;
   retried = 0;
@@ -34,33 +40,45 @@ export class Throttle {
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {}
 
+  /** Foreground calls waiting for a slot (background refills do not count as pressure). */
   get queued(): number {
     return this.waiting.length;
+  }
+
+  private get backgroundLimit(): number {
+    return Math.max(1, Math.floor(this.opts.concurrency / 4));
   }
   get inFlight(): number {
     return this.active;
   }
 
-  private async acquire(): Promise<void> {
-    if (this.active < this.opts.concurrency) {
+  private async acquire(background: boolean): Promise<void> {
+    if (!background && this.active < this.opts.concurrency) this.active++;
+    else if (background && this.active < this.opts.concurrency && this.activeBackground < this.backgroundLimit) {
       this.active++;
+      this.activeBackground++;
     } else {
       // release() hands its slot straight to the next waiter (active stays the same).
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      await new Promise<void>((resolve) => (background ? this.waitingBackground : this.waiting).push(resolve));
     }
     this.maxActive = Math.max(this.maxActive, this.active);
   }
 
-  private release(): void {
+  private release(background: boolean): void {
+    if (background) this.activeBackground--;
+    if (this.activeBackground < this.backgroundLimit && this.waitingBackground.length > 0) {
+      this.activeBackground++;
+      return this.waitingBackground.shift()!();
+    }
     const next = this.waiting.shift();
-    if (next) next();
-    else this.active--;
+    if (next) return next();
+    this.active--;
   }
 
   /** Runs fn in a slot; retries retryable failures (attempt is 0 on the first try). */
-  async run<T>(fn: (attempt: number) => Promise<T>): Promise<T> {
+  async run<T>(fn: (attempt: number) => Promise<T>, background = false): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      await this.acquire();
+      await this.acquire(background);
       let failure: CallFailure;
       let error: unknown;
       try {
@@ -70,7 +88,7 @@ export class Throttle {
         error = err;
         failure = this.classify(err);
       } finally {
-        this.release();
+        this.release(background);
       }
       if (attempt >= this.opts.retries || !isRetryable(failure)) throw error;
       this.retried++;
