@@ -55,8 +55,9 @@ export const embeddedEnv: ClawEnvFactory = async (task) => {
 
 /** A Claw sandbox per trial on a Grove server (built-in tasks only: the server resolves task_id). */
 export function remoteEnv(baseUrl: string, apiKey: string | undefined, opts: { faults?: ClawTask['faults'] } = {}): ClawEnvFactory {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) };
+  const auth: Record<string, string> = apiKey ? { 'x-api-key': apiKey } : {};
   const req = async (method: string, path: string, body?: unknown): Promise<any> => {
+    const headers = body === undefined ? auth : { ...auth, 'content-type': 'application/json' };
     const res = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.text();
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
