@@ -70,6 +70,9 @@ export const ClawTask = z.object({
   /** A reference trajectory (tool calls, then the final answer) for scripted policies and tests. */
   solution: z.array(ToolStep).optional(),
   answer: z.string().optional(),
+  /** A plan through the web UI for the browser runner's scripted policy (sites/spec.ts PlanStep shape:
+   * {click:{text}}, {type:{text, value}}, {answer}), kept opaque here. */
+  web_plan: z.array(z.record(z.string(), z.unknown())).optional(),
   /** An unsafe continuation (tests: the "unsafe" trajectory is solution + trap). */
   trap: z.array(ToolStep).optional(),
   source: z.enum(['generated', 'handwritten', 'claw-eval']).default('handwritten'),

@@ -10,13 +10,17 @@ grove claw run (--policy URL --model M [--policy-key K] | --scripted)
     [--ids ID[,ID]] [--source S] [--template T] [--limit N] [--yaml PATH[,PATH]]
     [--trials K] [--concurrency N] [--out DIR] [--faults 429=R,500=R,slow=R]
     [--judge-url URL --judge-model M [--judge-key K]] [--api URL [--api-key K]]
+    [--browser [--format F] [--max-steps N]]
 
 Runs Claw tasks (built-in: 200+ generated and ~20 hand-written; --yaml: Claw-Eval task.yaml files or folders
 of them) with a tool-calling policy through an OpenAI-compatible endpoint (OpenAI tools), --trials times each
 (default 3), and prints Claw-Eval scores with pass@k and pass^k (k = trials). --out writes one recording per
 trial (episodes/, readable by \`grove view DIR\`), claw-summary.json and claw-report.md. --scripted replays each
 task's reference solution. --api runs every trial in a Claw sandbox of that Grove server (built-in tasks);
-by default the apps run in this process. A task.yaml Grove cannot run fails at load (unsupported_service:<name>).`;
+by default the apps run in this process. A task.yaml Grove cannot run fails at load (unsupported_service:<name>).
+--browser runs the tasks through the apps' web UI instead, with the browser runner and a computer-use policy
+(--format, default qwen3vl; --scripted follows the tasks' web plans), in Chromium sandboxes paired with each
+task's Claw sandbox (an embedded server unless --api); graded by the same graders.`;
 
 function yamlFiles(p: string): string[] {
   if (!existsSync(p)) return [p];
@@ -81,7 +85,7 @@ export async function runClawCommand(argv: string[], io: CommandIO = STDIO): Pro
   const parsed = parseCommandArgs(
     {
       args: rest,
-      options: options(['policy', 'model', 'policy-key', 'ids', 'source', 'template', 'limit', 'yaml', 'trials', 'concurrency', 'out', 'faults', 'judge-url', 'judge-model', 'judge-key', 'api', 'api-key'], ['scripted']),
+      options: options(['policy', 'model', 'policy-key', 'ids', 'source', 'template', 'limit', 'yaml', 'trials', 'concurrency', 'out', 'faults', 'judge-url', 'judge-model', 'judge-key', 'api', 'api-key', 'format', 'max-steps'], ['scripted', 'browser']),
     },
     u,
   );
@@ -104,6 +108,11 @@ export async function runClawCommand(argv: string[], io: CommandIO = STDIO): Pro
   if (faults) tasks = tasks.map((t) => ({ ...t, faults: { slow_ms: 1500, seed: 1, ...t.faults, ...faults } }));
   if (tasks.length === 0) return valueError(u, failed ? 'no task could be loaded' : 'no task matches the selection');
 
+  if (v.browser) {
+    const maxSteps = intOption(v['max-steps'], 'max-steps', 1) ?? 20;
+    if (maxSteps instanceof Error) return valueError(u, maxSteps.message);
+    return runBrowser(tasks, { ...v, trials, concurrency, maxSteps }, io);
+  }
   const [{ runClaw, reportText }, { ChatToolPolicy, ScriptedToolPolicy }, { embeddedEnv, remoteEnv }] = await Promise.all([
     import('../../runner/claw/run.ts'),
     import('../../runner/claw/policy.ts'),
@@ -128,6 +137,55 @@ export async function runClawCommand(argv: string[], io: CommandIO = STDIO): Pro
   });
   io.out(`${reportText(report)}\n`);
   if (v.out) io.err(`recordings: ${path.join(v.out, 'episodes')} (grove view ${v.out})\n`);
+  return 0;
+}
+
+/** --browser: k rounds of the browser runner over the tasks' web UI; pass@k / pass^k from the claw judge's verdicts. */
+async function runBrowser(
+  tasks: import('../../claw-env/tasks/format.ts').ClawTask[],
+  v: { scripted?: boolean; policy?: string; model?: string; format?: string; 'policy-key'?: string; api?: string; 'api-key'?: string; out?: string; trials: number; concurrency: number; maxSteps: number },
+  io: CommandIO,
+): Promise<number> {
+  const [{ runBenchmark }, { clawBrowserTask, ClawWebEnv }, { makePolicyFactory }, { GroveClient }, { startEmbeddedGrove }, { summarize, reportText }, { mkdtemp }, { tmpdir }] = await Promise.all([
+    import('../../runner/benchmark.ts'),
+    import('../../runner/claw/web.ts'),
+    import('./run-policy.ts'),
+    import('../../client/index.ts'),
+    import('./run-embedded.ts'),
+    import('../../runner/claw/run.ts'),
+    import('node:fs/promises'),
+    import('node:os'),
+  ]);
+  const embedded = v.api ? null : await startEmbeddedGrove({ browserProcesses: Math.min(2, v.concurrency) });
+  const grove = embedded ? { url: embedded.url, apiKey: embedded.apiKey } : { url: v.api!.replace(/\/+$/, ''), apiKey: v['api-key'] };
+  const out = v.out ?? (await mkdtemp(path.join(tmpdir(), 'grove-claw-browser-')));
+  const started = Date.now();
+  const trials: import('../../runner/claw/episode.ts').ClawTrial[] = [];
+  try {
+    for (let k = 1; k <= v.trials; k++) {
+      const env = new ClawWebEnv(new GroveClient({ baseUrl: grove.url, apiKey: grove.apiKey }), grove, tasks);
+      const r = await runBenchmark({
+        suite: 'claw',
+        tasks: tasks.map(clawBrowserTask),
+        env,
+        policy: makePolicyFactory({ policy: v.scripted ? 'scripted' : v.policy!, model: v.model, format: v.format, policyApiKey: v['policy-key'] }),
+        judges: [env.judge],
+        judgeState: env.judgeState,
+        outDir: path.join(out, `trial-${k}`),
+        concurrency: v.concurrency,
+        maxSteps: v.maxSteps,
+        sandbox: () => ({ som: true }),
+      });
+      for (const e of r.summary.episodes) {
+        const g = e.verdicts[0]?.details as import('../../claw-env/graders/grade.ts').Grade | undefined;
+        trials.push({ task_id: e.task_id, trial: k, termination: e.termination, answer: e.answer ?? '', turns: e.steps, tool_calls: 0, grade: g ?? null, steps: [], started_at: '', duration_ms: 0 });
+      }
+      io.err(`trial ${k}: ${r.summary.succeeded}/${r.summary.total} passed (${path.join(out, `trial-${k}`)})\n`);
+    }
+  } finally {
+    await embedded?.close();
+  }
+  io.out(`${reportText(summarize(trials, v.trials, { run_id: path.basename(out), policy: v.scripted ? 'scripted (web plans)' : `${v.model} · ${v.format ?? 'qwen3vl'}`, duration_ms: Date.now() - started }))}\n`);
   return 0;
 }
 
