@@ -96,6 +96,9 @@ export const ShellCreateOptions = z.object({
   max_processes: z.number().int().min(8).max(65_536).optional(),
   /** Environment variables every exec starts with (an exec's own `env` adds to them). */
   env: z.record(z.string().min(1).max(256), z.string().max(65_536)).optional(),
+  /** Pair with a Claw sandbox: its origin (only that host:port) is opened (network through the proxy), and
+   * CLAW_ORIGIN / CLAW_TOKEN are set in the environment. */
+  claw_sandbox: z.string().min(1).max(200).optional(),
   ttl_seconds: z.number().int().min(1).max(7 * 86400).optional(),
   idle_timeout_seconds: z.number().int().min(1).max(86400).optional(),
   labels: z.record(z.string(), z.string()).default({}),

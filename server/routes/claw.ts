@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { SandboxIdParams } from '../../protocol/api.ts';
 import {
+  type ClawDetails,
   ClawAuditQuery,
   ClawAuditResponse,
   ClawCallRequest,
@@ -12,7 +13,7 @@ import {
   ClawToolsResponse,
 } from '../../protocol/claw.ts';
 import { GroveError } from '../../protocol/errors.ts';
-import type { BrowserCreateOptions } from '../../protocol/sandbox.ts';
+import type { BrowserCreateOptions, ShellCreateOptions } from '../../protocol/sandbox.ts';
 import type { ClawSandbox } from '../../claw-env/sandbox.ts';
 import { grade } from '../../claw-env/graders/grade.ts';
 import type { RouteContext } from '../route.ts';
@@ -27,9 +28,7 @@ export function clawSandbox(ctx: RouteContext, id: string): ClawSandbox {
 
 const ERR = errorResponses(400, 401, 403, 404, 409, 410);
 
-/** Opens a browser spec to exactly the paired Claw sandbox's origin (host:port) and starts it at the login URL. */
-export function pairWithClaw(body: BrowserCreateOptions, ctx: RouteContext): void {
-  const id = body.claw_sandbox!;
+function pairedClaw(ctx: RouteContext, id: string): ClawDetails {
   let sb: ClawSandbox;
   try {
     sb = clawSandbox(ctx, id);
@@ -37,9 +36,23 @@ export function pairWithClaw(body: BrowserCreateOptions, ctx: RouteContext): voi
     if (err instanceof GroveError && err.status >= 400 && err.status < 500) throw new GroveError('invalid_request', `claw_sandbox: ${err.message}`);
     throw err;
   }
-  const d = sb.details().claw!;
+  return sb.details().claw!;
+}
+
+/** Opens a browser spec to exactly the paired Claw sandbox's origin (host:port) and starts it at the login URL. */
+export function pairWithClaw(body: BrowserCreateOptions, ctx: RouteContext): void {
+  const d = pairedClaw(ctx, body.claw_sandbox!);
   body.network.allow = [...body.network.allow, new URL(d.origin).host];
   body.start_url ??= d.login_url;
+}
+
+/** A paired shell sandbox: network through the filtering proxy with the Claw origin opened, and its address and
+ * token in the environment. */
+export function pairShellWithClaw(body: ShellCreateOptions, ctx: RouteContext): void {
+  const d = pairedClaw(ctx, body.claw_sandbox!);
+  body.block_network = false;
+  body.allow = [...(body.allow ?? []), new URL(d.origin).host];
+  body.env = { ...body.env, CLAW_ORIGIN: d.origin, CLAW_TOKEN: d.token };
 }
 
 export const clawTools = defineRoute({

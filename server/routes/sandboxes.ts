@@ -3,7 +3,7 @@ import { SandboxIdParams, SandboxList, SandboxListQuery, WaitQuery } from '../..
 import { CreateSandboxBody, SandboxInfo } from '../../protocol/sandbox.ts';
 import { checkRecordingOptions } from '../recording.ts';
 import { resolveClawSpec } from '../../claw-env/sandbox.ts';
-import { pairWithClaw } from './claw.ts';
+import { pairShellWithClaw, pairWithClaw } from './claw.ts';
 import { errorResponses, labelFilter } from './common.ts';
 import { defineRoute, type RouteContext } from '../route.ts';
 
@@ -11,6 +11,7 @@ import { defineRoute, type RouteContext } from '../route.ts';
 export async function createOne(ctx: RouteContext, body: CreateSandboxBody): Promise<SandboxInfo> {
   // A Claw sandbox's spec (task, fixture) is checked now, and a paired browser gets exactly its origin.
   if (body.type === 'claw') resolveClawSpec(body);
+  if (body.type === 'shell' && body.claw_sandbox !== undefined) pairShellWithClaw(body, ctx);
   if (body.type !== 'browser') return ctx.registry.create(body);
   // Recording options that cannot work answer 400 now, not as a failed sandbox later.
   await checkRecordingOptions(body, ctx.config.recordingsDir);
