@@ -192,6 +192,30 @@ describe.skipIf(!haveData)('every command in the README', () => {
     expect(stdout).toMatch(/reward 0, \d+ model calls recorded/);
   });
 
+  // Claw (issue 14): the task list, tool-calling runs against the local model server, a Claw-Eval task.yaml folder,
+  // the web UI through the browser runner, the viewer over the run, and the benchmark script.
+  handle(/^grove claw tasks$/, async (line) => {
+    const { stdout } = await sh(local(line));
+    expect(stdout.trim().split('\n').length).toBeGreaterThan(200);
+  });
+  handle(/^grove claw run /, async (line) => {
+    const { stdout } = await sh(local(line, [['http://127.0.0.1:8000/v1', model.url]]));
+    expect(stdout).toMatch(/pass@1 [\d.]+ · pass@\d [\d.]+ · pass\^\d [\d.]+/);
+    if (line.includes('--browser')) expect(stdout).toMatch(/mean score 1 /);
+    if (line.includes('--yaml')) expect(stdout).toContain('| T900_reply_and_book | 2 |');
+  });
+  handle(/^grove view runs\/claw$/, async (line) => {
+    const s = await start(`${local(line)} --port 0`, /http:\/\/127\.0\.0\.1:\d+/);
+    const url = /http:\/\/127\.0\.0\.1:\d+/.exec(s.text())![0];
+    const list = await (await fetch(`${url}/api/episodes`)).json();
+    expect(list.total).toBe(3);
+    await stop(s.child);
+  });
+  handle(/^npm run bench:claw$/, async () => {
+    expect(JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).scripts['bench:claw']).toBe('node --import tsx bench/claw.bench.ts');
+    expect(existsSync(join(REPO, 'bench/claw.bench.ts'))).toBe(true);
+  });
+
   it('knows every README command', () => {
     expect(commands.length).toBeGreaterThan(10);
     const unknown = commands.filter((c) => !handlers.some(([re]) => re.test(c.line))).map((c) => c.line);
