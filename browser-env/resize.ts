@@ -4,6 +4,7 @@ import type { ResizeOptions } from '../protocol/sandbox.ts';
 import type { ImageFormat } from '../protocol/observation.ts';
 import { smartResize } from '../protocol/smart-resize.ts';
 import type { Size } from './coords.ts';
+import { IMAGE_MIME } from '../protocol/image.ts';
 
 // Smart resize is computed exactly as qwen-vl-utils computes it (protocol/smart-resize.ts).
 export { smartResize };
@@ -23,7 +24,7 @@ export function targetSize(size: Size, resize: ResizeOptions | undefined): Size 
   return smartResize(size.width, size.height, resize.factor, resize.min_pixels, resize.max_pixels);
 }
 
-export const MIME: Record<ImageFormat, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp' };
+export const MIME: Record<ImageFormat, string> = IMAGE_MIME;
 
 export async function encode(img: Sharp, format: ImageFormat, quality: number): Promise<Buffer> {
   if (format === 'jpeg') return img.jpeg({ quality }).toBuffer();

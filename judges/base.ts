@@ -1,13 +1,14 @@
 // Shared machinery of the LLM judges: image loading, the verdict-level cache, the record written beside the
 // episode, and turning any judging problem into a judge_error verdict.
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Verdict } from '../protocol/task.ts';
 import { imageContent, type ImagePart } from '../vlm-client/client.ts';
 import { hashOf, sha256, type JudgeCache } from './cache.ts';
 import type { CallRecord, JudgeModel } from './model.ts';
 import type { PromptSource } from './prompts.ts';
 import { JudgeError, judgeErrorVerdict, type JudgeInput, type ScreenshotRef } from './types.ts';
+import { imageMimeOf } from '../protocol/image.ts';
 
 export interface LoadedImage {
   index: number;
@@ -17,8 +18,7 @@ export interface LoadedImage {
   sha256: string;
 }
 
-const MIME_BY_EXT: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };
-export const mimeOf = (path: string) => MIME_BY_EXT[extname(path).toLowerCase()] ?? 'application/octet-stream';
+export const mimeOf = (path: string) => imageMimeOf(path);
 
 /** Read screenshots (bytes win over path). A missing file is a bad_input judge error, not a task failure. */
 export async function loadImages(refs: ScreenshotRef[]): Promise<LoadedImage[]> {

@@ -12,6 +12,7 @@ import { Verdict as VerdictSchema, type Task, type Verdict } from '../protocol/t
 import { EPISODE_FILE, effectiveStatus, INITIAL_FILE, STEPS_FILE, type InitialObservation } from './recorder.ts';
 import { splitThoughtAction } from './action-text.ts';
 import type { ResolvedAction } from '../protocol/observation.ts';
+import { imageMimeOf } from '../protocol/image.ts';
 
 export type Layout = 'grove' | 'webvoyager' | 'online-mind2web';
 
@@ -531,8 +532,7 @@ export async function readAll(
 export async function readFrame(view: Pick<EpisodeView, 'dir'>, rel: string): Promise<{ bytes: Buffer; mime: string }> {
   const abs = join(view.dir, rel);
   if (relative(view.dir, abs).startsWith('..')) throw new Error(`frame path ${rel} leaves the episode directory`);
-  const ext = rel.split('.').pop()?.toLowerCase();
-  const mime = ext === 'png' ? 'image/png' : ext === 'webp' ? 'image/webp' : 'image/jpeg';
+  const mime = imageMimeOf(rel, 'image/jpeg');
   return { bytes: await readFile(abs), mime };
 }
 

@@ -21,6 +21,7 @@ import { ProgressReporter, type ProgressStream } from './progress.ts';
 import { renderReport } from './report.ts';
 import { INFRA_REASONS, summarize } from './summary.ts';
 import { EpisodeResult, EpisodeRow, type RunSummary } from './types.ts';
+import { imageMimeOf } from '../protocol/image.ts';
 
 export interface TokenPrice {
   /** USD per million prompt tokens. */
@@ -144,7 +145,7 @@ export async function judgeInput(
   state?: (task: Task, sessionId: string) => Promise<unknown>,
 ): Promise<JudgeInput> {
   const shot = (s: { mime: string; base64: string } | undefined, frame: string | undefined): ScreenshotRef | undefined =>
-    s ? { bytes: Buffer.from(s.base64, 'base64'), mime: s.mime } : frame ? { path: join(episodeDir, frame), mime: frame.endsWith('.png') ? 'image/png' : frame.endsWith('.webp') ? 'image/webp' : 'image/jpeg' } : undefined;
+    s ? { bytes: Buffer.from(s.base64, 'base64'), mime: s.mime } : frame ? { path: join(episodeDir, frame), mime: imageMimeOf(frame, 'image/jpeg') } : undefined;
   // The same frames and action texts `grove judge` derives from the recording (judges/history.ts).
   const { frames: screenshots, actions } = judgedHistory(
     shot(o.initial?.screenshot, o.initial?.frame),

@@ -25,8 +25,7 @@ const DEPS = {
   'swe-env': ['protocol', 'sandbox', 'shell-env'],
   'claw-env': ['protocol', 'sandbox'],
   client: ['protocol'],
-  // runner/policy.ts is the Policy contract that vlm-client's VLM policy implements.
-  'vlm-client': ['protocol', 'sandbox', 'runner/policy.ts'],
+  'vlm-client': ['protocol', 'sandbox'],
   tasks: ['protocol', 'sandbox'],
   // SFT export prints actions in policy formats.
   recording: ['protocol', 'sandbox', 'vlm-client'],

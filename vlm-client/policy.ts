@@ -2,7 +2,7 @@
 // calls an OpenAI-compatible model and returns its raw output for the runner to parse with the same format.
 import type { Observation } from '../protocol/observation.ts';
 import type { Task } from '../protocol/task.ts';
-import type { Policy, PolicyDecision, PolicyStepContext } from '../runner/policy.ts';
+import type { Policy, PolicyDecision, PolicyStepContext } from '../protocol/policy.ts';
 import type { Logger } from '../sandbox/log.ts';
 import { silentLogger } from '../sandbox/log.ts';
 import type { ChatClient, ChatResult } from './client.ts';

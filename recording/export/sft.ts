@@ -5,7 +5,7 @@
 // mode 'episode': one multi-turn conversation per episode, one screenshot per user turn.
 // Images are copied next to the samples (`images/…`, referenced by relative path) or inlined as data URLs.
 import { appendFile, copyFile, writeFile } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Action, CoordinateSpace } from '../../protocol/action.ts';
 import type { ResolvedAction } from '../../protocol/observation.ts';
 import type { TerminationReason } from '../../protocol/task.ts';
@@ -13,6 +13,7 @@ import { getFormat, type FormatOptions, type PolicyFormat } from '../../vlm-clie
 import type { EpisodeView, StepView } from '../reader.ts';
 import { describeAction } from '../action-text.ts';
 import { ensureDir, ExportError, loadFrame, safeName } from './common.ts';
+import { imageMimeOf } from '../../protocol/image.ts';
 
 export type ContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 export interface ToolCallOut {
@@ -152,9 +153,8 @@ export class ImageSink {
   ) {}
   async url(view: EpisodeView, frame: string): Promise<string> {
     const bytes = await loadFrame(view, frame);
-    const ext = extname(frame).slice(1).toLowerCase();
     if (this.mode === 'data-url') {
-      const mime = ext === 'jpg' || ext === 'jpeg' ? 'image/jpeg' : ext === 'webp' ? 'image/webp' : 'image/png';
+      const mime = imageMimeOf(frame, 'image/png');
       return `data:${mime};base64,${bytes.toString('base64')}`;
     }
     const rel = `images/${safeName(view.meta.episode_id)}_${frame.replace(/[\\/]/g, '_')}`;

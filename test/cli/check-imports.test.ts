@@ -41,7 +41,7 @@ describe('check-imports', () => {
       'browser-env/index.ts': "import type { Sandbox } from '../sandbox/types.ts';\n",
       'client/index.ts': "import Fastify from 'fastify';\nimport type { A } from '../protocol/a.ts';\n",
       'judges/j.ts': "import { h } from '../test/support/openai-server.ts';\n",
-      'vlm-client/policy.ts': "import type { Policy } from '../runner/policy.ts';\nimport { r } from '../runner/episode.ts';\n",
+      'vlm-client/policy.ts': "import type { Policy } from '../protocol/policy.ts';\nimport { r } from '../runner/episode.ts';\n",
     });
     const { files, violations } = checkImports(root);
     expect(files).toBe(7);
