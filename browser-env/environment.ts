@@ -5,6 +5,7 @@ import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
 import { GroveError } from '../protocol/errors.ts';
 import type { Logger } from '../sandbox/log.ts';
 import { contextOptions, DEFAULT_LOOK, isDefaultLook, prepareContext, type ContextSource, type Prepared, type ProxyGate, type ProxySettings } from './context.ts';
+import type { SandboxLimits } from './limits.ts';
 import { ChromiumSandbox, type GateSinks, type WarmClaim } from './sandbox.ts';
 import type { BrowserEnvironment, BrowserSandbox, ContextExtras } from './types.ts';
 import { errMessage, quietly } from './util.ts';
@@ -28,6 +29,7 @@ export interface EnvironmentParts {
   gate?: ProxyGate & { close?(): Promise<void> };
   dataDir: string;
   warmPool: number;
+  limits?: SandboxLimits;
   log: Logger;
 }
 
@@ -56,6 +58,7 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
       source: this.parts.source,
       gate: this.parts.gate,
       dataDir: this.parts.dataDir,
+      limits: this.parts.limits,
       log: this.parts.log,
       extras,
       warm,

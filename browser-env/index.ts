@@ -1,9 +1,12 @@
 // Public entry of the browser environment: compose the Chromium pool, the network gate and the warm pool.
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from '../sandbox/log.ts';
 import { silentLogger } from '../sandbox/log.ts';
 import { LocalBrowserEnvironment } from './environment.ts';
 import { startNetworkGate } from './network-gate.ts';
 import { ChromiumPool } from './pool.ts';
+import { DEFAULT_LIMITS } from './limits.ts';
 import type { BrowserEnvironmentConfig } from './types.ts';
 
 export type { BrowserEnvironment, BrowserEnvironmentConfig, BrowserSandbox, ContextExtras, DownloadInfo, StepOptions } from './types.ts';
@@ -32,6 +35,8 @@ export async function createBrowserEnvironment(cfg: BrowserEnvironmentConfig & {
     log,
   });
   await pool.start();
+  // Downloads of sandboxes a SIGKILLed server held: nothing survives a restart, so they are garbage now.
+  if (pool.soleOwner()) await rm(join(cfg.dataDir, 'downloads'), { recursive: true, force: true });
   let gate;
   try {
     gate = await startNetworkGate({ log });
@@ -39,7 +44,8 @@ export async function createBrowserEnvironment(cfg: BrowserEnvironmentConfig & {
     await pool.shutdown();
     throw e;
   }
-  const env = new LocalBrowserEnvironment({ source: pool, gate, dataDir: cfg.dataDir, warmPool: cfg.warmPool, log });
+  const limits = { ...DEFAULT_LIMITS, ...cfg.limits };
+  const env = new LocalBrowserEnvironment({ source: pool, gate, dataDir: cfg.dataDir, warmPool: cfg.warmPool, log, limits });
   env.startWarm();
   return env;
 }

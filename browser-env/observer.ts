@@ -116,6 +116,7 @@ export class Observer {
     if (!error && !isBlankUrl(url) && !url.startsWith('chrome-error:')) s.lastGoodUrl = url;
     const events = s.events;
     s.events = [];
+    s.limitsReported.clear();
     const obs: Observation = {
       step: s.steps,
       url,

@@ -1,7 +1,7 @@
 // What pages report between and during steps (watchdogs.ts wires them): dialogs answered, downloads saved under
 // the sandbox's own directory, crashes, closed tabs, navigations, forbidden commits, and the network gate's
 // blocked requests. Each becomes an event of the next observation or state the step reads.
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Dialog, Download, Frame, Page } from 'playwright-core';
 import type { EnvEvent } from '../protocol/observation.ts';
@@ -64,6 +64,11 @@ export class PageEvents implements WatchdogHost {
 
   async saveDownload(d: Download): Promise<void> {
     const s = this.s;
+    if (++s.downloadsStarted > s.limits.maxDownloads) {
+      await quietly(withTimeout(d.cancel(), PROBE_MS, 'cancel download'));
+      s.reportLimit('downloads', s.limits.maxDownloads, `More than ${s.limits.maxDownloads} downloads in this sandbox; the new one was cancelled.`);
+      return;
+    }
     const id = `dl${++this.dlSeq}`;
     const filename = safeName(d.suggestedFilename()) || 'download';
     const dir = this.downloadDir();
@@ -73,6 +78,13 @@ export class PageEvents implements WatchdogHost {
     try {
       await withTimeout(d.saveAs(path), 120_000, 'download');
       info.size = (await stat(path)).size;
+      if (info.size > s.limits.maxDownloadBytes) {
+        await rm(path, { force: true });
+        info.failure = `larger than the sandbox's download limit (${info.size} > ${s.limits.maxDownloadBytes} bytes); deleted`;
+        s.reportLimit('download_bytes', s.limits.maxDownloadBytes, `A download of ${info.size} bytes exceeded the limit of ${s.limits.maxDownloadBytes} bytes and was deleted.`);
+      }
+      // The staged copy (Playwright's artifacts folder) is not needed once saved.
+      await quietly(withTimeout(d.delete(), PROBE_MS, 'delete staged download'));
     } catch (e) {
       info.failure = (await quietly(withTimeout(d.failure(), PROBE_MS, 'download failure'))) ?? errMessage(e);
     }

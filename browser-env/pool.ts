@@ -12,7 +12,19 @@ import { chromium, type Browser, type BrowserContext, type BrowserContextOptions
 import { GroveError } from '../protocol/errors.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { guardBrowser } from './url-policy.ts';
-import { findProcessByArg, killTree, MARKER_FLAG, PidFile, reapStale, removeProfileDir, userDataDirOf, Watchdog } from './reaper.ts';
+import { mkdirSync, rmSync } from 'node:fs';
+import {
+  findProcessByArg,
+  killTree,
+  liveTokens,
+  MARKER_FLAG,
+  PidFile,
+  reapStale,
+  removeProfileDir,
+  removeStaleArtifacts,
+  userDataDirOf,
+  Watchdog,
+} from './reaper.ts';
 
 export const CHROMIUM_FLAGS = [
   '--no-sandbox',
@@ -61,6 +73,8 @@ interface Proc {
   pid?: number;
   start?: number;
   userDataDir?: string;
+  /** Playwright's artifacts (download staging) folder of this process, inside the pool's dataDir. */
+  artifactsDir?: string;
   /** Contexts open or being created on this process. */
   load: number;
   /** Contexts assigned to this process over its life (recycling counter). */
@@ -97,6 +111,10 @@ export class ChromiumPool {
     const dir = join(this.cfg.dataDir, 'chromium-pids');
     this.pidFile = new PidFile(dir, this.token);
     reapStale(dir, this.log);
+    // Playwright would stage downloads in a /tmp/playwright-artifacts-* folder per launch that a SIGKILLed server
+    // leaves behind; ours live under the dataDir, named by the pool's token, and a restart removes dead pools' ones.
+    const stale = removeStaleArtifacts(this.artifactsRoot(), liveTokens(dir));
+    if (stale.length) this.log.warn({ folders: stale.length }, 'removed artifact folders left by a dead server');
     this.watchdog = Watchdog.start(this.pidFile, this.token, this.log);
     this.ensureCapacity();
     const results = await Promise.allSettled(this.procs.map((p) => p.ready));
@@ -196,9 +214,13 @@ export class ChromiumPool {
 
   private async doLaunch(proc: Proc): Promise<void> {
     const marker = `${MARKER_FLAG}=${this.token}.${proc.n}`;
+    proc.artifactsDir = join(this.artifactsRoot(), `${this.token}.${proc.n}`);
     let browser: Browser;
     try {
+      mkdirSync(proc.artifactsDir, { recursive: true });
       browser = await chromium.launch({
+        artifactsDir: proc.artifactsDir,
+        downloadsPath: proc.artifactsDir,
         executablePath: this.cfg.executablePath,
         headless: this.cfg.headless,
         args: [...CHROMIUM_FLAGS, ...this.cfg.extraArgs, marker],
@@ -212,6 +234,7 @@ export class ChromiumPool {
       proc.state = 'dead';
       proc.accepting = false;
       this.remove(proc);
+      rmSync(proc.artifactsDir, { recursive: true, force: true });
       throw err;
     }
     try {
@@ -222,6 +245,7 @@ export class ChromiumPool {
       proc.accepting = false;
       this.remove(proc);
       await browser.close().catch(() => undefined);
+      rmSync(proc.artifactsDir, { recursive: true, force: true });
       throw err;
     }
     const root = findProcessByArg(marker);
@@ -284,7 +308,12 @@ export class ChromiumPool {
     this.log.info({ pid: proc.pid, n: proc.n }, 'chromium closed');
   }
 
+  private artifactsRoot(): string {
+    return join(this.cfg.dataDir, 'artifacts');
+  }
+
   private reapProc(proc: Proc): void {
+    if (proc.artifactsDir) rmSync(proc.artifactsDir, { recursive: true, force: true });
     if (proc.pid === undefined || proc.start === undefined) return;
     killTree({ pid: proc.pid, start: proc.start });
     removeProfileDir(proc.userDataDir);
@@ -301,6 +330,12 @@ export class ChromiumPool {
       chromium_processes: this.procs.filter((p) => p.state === 'ready' || p.state === 'closing').length,
       ...this.counters,
     };
+  }
+
+  /** Whether no other live server uses this dataDir (then what a dead one left there is garbage). */
+  soleOwner(): boolean {
+    const live = liveTokens(join(this.cfg.dataDir, 'chromium-pids'));
+    return [...live].every((t) => t === this.token);
   }
 
   /** Root PIDs of the live Chromium processes. */

@@ -7,8 +7,8 @@
 //   3. at start, pidfiles left by dead owners are read and their trees killed.
 // A PID is killed only after checking its start time in /proc/<pid>/stat, so a recycled PID is never hit.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Logger } from '../sandbox/log.ts';
 
 export interface ProcStat {
@@ -38,6 +38,7 @@ export interface PidFileContent {
 
 export const MARKER_FLAG = '--grove-pool';
 const PROFILE_PREFIX = 'playwright_chromiumdev_profile-';
+const SINGLETON_PREFIX = 'org.chromium.Chromium.';
 
 export function readProcStat(pid: number): ProcStat | null {
   try {
@@ -127,9 +128,19 @@ export function killTree(root: { pid: number; start: number }): number[] {
   return tree.map((p) => p.pid);
 }
 
-/** Removes a Playwright temporary profile directory (and nothing else). */
+/**
+ * Removes a Playwright temporary profile directory (and nothing else), with the folder of Chromium's singleton
+ * socket (`$TMPDIR/org.chromium.Chromium.*`, which the profile's SingletonSocket link points into): a killed
+ * browser leaves both behind.
+ */
 export function removeProfileDir(dir: string | undefined): void {
   if (!dir || !basename(dir).startsWith(PROFILE_PREFIX)) return;
+  try {
+    const socketDir = dirname(readlinkSync(join(dir, 'SingletonSocket')));
+    if (basename(socketDir).startsWith(SINGLETON_PREFIX)) rmSync(socketDir, { recursive: true, force: true });
+  } catch {
+    // no link (Chromium never got that far, or exited cleanly and removed it)
+  }
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -226,6 +237,48 @@ export function reapStale(dir: string, log?: Logger): { files: number; killed: n
   return { files, killed };
 }
 
+/** Tokens of the pools whose pidfile owner is alive (call after reapStale: the others are gone). */
+export function liveTokens(dir: string): Set<string> {
+  const tokens = new Set<string>();
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return tokens;
+  }
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    try {
+      const c = JSON.parse(readFileSync(join(dir, name), 'utf8')) as PidFileContent;
+      if (isAlive(c.owner.pid, c.owner.start)) tokens.add(c.token);
+    } catch {
+      // being written: its owner is alive; its folder is named by a token we would skip anyway
+    }
+  }
+  return tokens;
+}
+
+/**
+ * Removes the per-browser artifact folders (`<root>/<token>.<n>`: Playwright's staging of downloads) of pools
+ * that are not alive: a SIGKILLed server cannot remove its own. Returns the folders removed.
+ */
+export function removeStaleArtifacts(root: string, live: Set<string>): string[] {
+  let names: string[] = [];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const token = name.split('.')[0];
+    if (live.has(token)) continue;
+    rmSync(join(root, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
 // The sidecar is plain JavaScript run by `node -e`, so it starts fast and needs no loader. It mirrors
 // processTree/killTree/killMarked above (it cannot import them).
 const SIDECAR_SOURCE = String.raw`
@@ -236,7 +289,9 @@ const stat = (pid) => { try { const t = fs.readFileSync('/proc/' + pid + '/stat'
 const all = () => fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map((n) => stat(+n)).filter(Boolean);
 const cmd = (pid) => { try { return fs.readFileSync('/proc/' + pid + '/cmdline', 'utf8').split('\0'); } catch { return []; } };
 const kill = (pid) => { try { process.kill(pid, 'SIGKILL'); } catch {} };
-const rmProfile = (d) => { if (d && path.basename(d).startsWith('${PROFILE_PREFIX}')) fs.rmSync(d, { recursive: true, force: true }); };
+const rmProfile = (d) => { if (!d || !path.basename(d).startsWith('${PROFILE_PREFIX}')) return;
+  try { const sd = path.dirname(fs.readlinkSync(path.join(d, 'SingletonSocket'))); if (path.basename(sd).startsWith('${SINGLETON_PREFIX}')) fs.rmSync(sd, { recursive: true, force: true }); } catch {}
+  fs.rmSync(d, { recursive: true, force: true }); };
 function killTree(root, procs) {
   const leader = procs.find((p) => p.pid === root.pid);
   if (leader && leader.start !== root.start) return;

@@ -6,6 +6,7 @@ import type { ActionError, EnvEvent, SomElement } from '../protocol/observation.
 import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
 import type { Logger } from '../sandbox/log.ts';
 import type { ContextSource, Prepared, ProxyGate, ProxySettings, UpstreamErrorEvent } from './context.ts';
+import { DEFAULT_LIMITS, type LimitName, type SandboxLimits } from './limits.ts';
 import { NetworkTracker } from './settle.ts';
 import type { ContextExtras, DownloadInfo } from './types.ts';
 import { errMessage, withTimeout } from './util.ts';
@@ -17,7 +18,7 @@ export const PROBE_MS = 3000;
 /** Events kept between two observations; a few more for the ones a policy must not miss (crash, limits). */
 const MAX_EVENTS = 200;
 const RESERVED_EVENTS = 20;
-const PRIORITY_EVENTS: ReadonlySet<EnvEvent['type']> = new Set(['crash']);
+const PRIORITY_EVENTS: ReadonlySet<EnvEvent['type']> = new Set(['crash', 'limit']);
 
 /** Where a gate registration reports blocked requests and upstream failures. */
 export interface GateSinks {
@@ -47,6 +48,8 @@ export interface SandboxDeps {
   claimWarm?(options: BrowserCreateOptions): Promise<WarmClaim | undefined>;
   /** Called once when the sandbox is closed (the environment forgets it). */
   onClose?: () => void;
+  /** Per-sandbox limits (default: DEFAULT_LIMITS). */
+  limits?: SandboxLimits;
 }
 
 export interface InternalDownload extends DownloadInfo {
@@ -93,6 +96,10 @@ export class SandboxState {
   readonly log: Logger;
   /** action_timeout_ms */
   readonly T: number;
+  readonly limits: SandboxLimits;
+  /** Limits already reported since the last observation (one event each, however often a storm hits them). */
+  limitsReported = new Set<LimitName>();
+  downloadsStarted = 0;
 
   constructor(
     readonly id: string,
@@ -101,6 +108,14 @@ export class SandboxState {
   ) {
     this.log = deps.log;
     this.T = options.action_timeout_ms;
+    this.limits = deps.limits ?? DEFAULT_LIMITS;
+  }
+
+  reportLimit(limit: LimitName, max: number, message: string): void {
+    this.log.info({ sandbox: this.id, limit, max }, 'sandbox limit reached');
+    if (this.limitsReported.has(limit)) return;
+    this.limitsReported.add(limit);
+    this.emit({ type: 'limit', limit, max, message });
   }
 
   get page(): Page {

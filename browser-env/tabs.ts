@@ -9,7 +9,7 @@ import type { Prepared } from './context.ts';
 import type { PageEvents } from './page-events.ts';
 import { firstLine, PROBE_MS, type SandboxState } from './sandbox-state.ts';
 import { NetworkTracker } from './settle.ts';
-import { errMessage, quietly } from './util.ts';
+import { errMessage, quietly, withTimeout } from './util.ts';
 import { navigationAllowed, schemeOf } from './url-policy.ts';
 import { isBlankUrl, watchPage } from './watchdogs.ts';
 
@@ -59,6 +59,13 @@ export class Tabs {
   private onNewPage(pg: Page): void {
     const s = this.s;
     const known = s.tabs.includes(pg);
+    if (!known && s.ownPageOps === 0 && s.tabs.length >= s.limits.maxTabs) {
+      // A popup storm: the page gets no more tabs than the limit; the new one is closed before it is followed.
+      s.selfClosing.add(pg);
+      s.track(quietly(withTimeout(pg.close({ runBeforeUnload: false }), PROBE_MS, 'close popup over the tab limit')));
+      s.reportLimit('tabs', s.limits.maxTabs, `The page opened more than ${s.limits.maxTabs} tabs; the extra popup was closed.`);
+      return;
+    }
     this.register(pg);
     if (known || s.ownPageOps > 0) return;
     // A page opened by the page (window.open, target=_blank): follow it, as a user would see it.
@@ -91,6 +98,9 @@ export class Tabs {
       else resp = await pg.reload(opts);
     } catch (e) {
       const msg = firstLine(errMessage(e));
+      // The URL is a file: Chromium downloads it instead of navigating. Not a failure — the page stays, and the
+      // download watchdog reports the file as a `download` event.
+      if (/Download is starting/i.test(msg)) return;
       let code = classifyNavError(msg);
       // The URL-scheme guard (url-policy.ts) refused a local URL somewhere along the way (a redirect, a wrapper).
       if (/ERR_ACCESS_DENIED/.test(msg)) code = 'navigation_blocked';
@@ -116,6 +126,10 @@ export class Tabs {
     // Checked before the tab exists: a refused URL leaves no empty tab behind.
     if (url && !navigationAllowed(normalizeUrl(url))) {
       throw new ActionFailure('navigation_blocked', `${schemeOf(url)} URLs are not allowed in a sandbox: only http, https, data:, blob: and about:blank.`);
+    }
+    if (s.tabs.length >= s.limits.maxTabs) {
+      s.reportLimit('tabs', s.limits.maxTabs, `A sandbox has at most ${s.limits.maxTabs} tabs.`);
+      throw new ActionFailure('limit_reached', `A sandbox has at most ${s.limits.maxTabs} tabs: close one first.`);
     }
     s.ownPageOps++;
     let pg: Page;

@@ -4,6 +4,7 @@ import type { Action } from '../protocol/action.ts';
 import type { Observation, SomElement, StepResult, Tab } from '../protocol/observation.ts';
 import type { BrowserCreateOptions, NetworkRules } from '../protocol/sandbox.ts';
 import type { Sandbox } from '../sandbox/types.ts';
+import type { SandboxLimits } from './limits.ts';
 
 export interface StepOptions {
   /** 'base64' (default) embeds the image; 'none' skips capture (e.g. a bare action batch). */
@@ -80,6 +81,8 @@ export interface BrowserEnvironmentConfig {
   dataDir: string;
   headless: boolean;
   extraArgs: string[];
+  /** Per-sandbox limits (defaults: browser-env/limits.ts). */
+  limits?: Partial<SandboxLimits>;
 }
 
 /** Creates browser sandboxes; owns the Chromium pool and the network proxy. */

@@ -16,7 +16,7 @@ export const ClawFaults = z.object({
   seed: z.number().int().default(1),
 });
 
-export const ClawCreateOptions = z.object({
+export const ClawCreateOptions = z.strictObject({
   type: z.literal('claw'),
   /** A built-in Claw task (`grove claw tasks`): the sandbox starts from its seed, apps, tools and faults. */
   task_id: z.string().min(1).max(200).optional(),

@@ -7,6 +7,7 @@ export const ERROR_CATALOG = {
   unknown_format: { status: 400, message: 'Unknown policy output format.' },
   unauthorized: { status: 401, message: 'Missing API key: send it in the X-API-Key header.' },
   forbidden: { status: 403, message: 'Wrong API key.' },
+  forbidden_host: { status: 403, message: 'This Host is not served while authentication is off (DNS-rebinding guard).' },
   not_found: { status: 404, message: 'No such resource.' },
   sandbox_not_found: { status: 404, message: 'No sandbox with this id (it may have expired or been deleted).' },
   download_not_found: { status: 404, message: 'No download with this id in the sandbox.' },
@@ -76,6 +77,7 @@ export const ACTION_ERROR_CODES = [
   'page_unresponsive', // JS busy loop: the page did not answer within the action timeout
   'page_crashed', // renderer crashed; the page was reset
   'network_blocked', // the network policy denied the URL
+  'limit_reached', // a per-sandbox limit (tabs) refused the action
   'navigation_blocked', // a URL scheme a sandbox may not open (file:, chrome:, devtools:, view-source:…)
   'action_failed', // any other Playwright failure
 ] as const;

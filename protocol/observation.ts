@@ -36,6 +36,8 @@ export const EnvEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('tab_closed'), tab_index: z.number().int() }),
   z.object({ type: z.literal('crash'), message: z.string(), recovered: z.boolean() }),
   z.object({ type: z.literal('network_blocked'), url: z.string(), reason: z.string() }),
+  /** A per-sandbox limit was hit (tabs, downloads, bytes per download); what exceeded it was refused. */
+  z.object({ type: z.literal('limit'), limit: z.enum(['tabs', 'downloads', 'download_bytes']), max: z.number().int(), message: z.string() }),
 ]);
 export type EnvEvent = z.infer<typeof EnvEvent>;
 

@@ -6,7 +6,7 @@ import { ImageFormat } from './observation.ts';
 import { ShellDetails } from './shell.ts';
 import { ClawCreateOptions, ClawDetails } from './claw.ts';
 
-export const NetworkRules = z.object({
+export const NetworkRules = z.strictObject({
   /** Deny everything (the start URL too, unless it is allowed explicitly by `allow`). */
   block_network: z.boolean().default(false),
   /** Hosts or host:port that are opened even when they resolve to loopback/private addresses
@@ -20,9 +20,9 @@ export const NetworkRules = z.object({
 export type NetworkRules = z.infer<typeof NetworkRules>;
 
 export const ResizeOptions = z.union([
-  z.object({ mode: z.literal('max_side'), max_side: z.number().int().min(64).max(8192) }),
+  z.strictObject({ mode: z.literal('max_side'), max_side: z.number().int().min(64).max(8192) }),
   /** Qwen2.5/3-VL smart resize: both sides multiples of `factor`, pixel count within [min_pixels, max_pixels]. */
-  z.object({
+  z.strictObject({
     mode: z.literal('smart'),
     factor: z.number().int().min(1).max(128).default(32),
     min_pixels: z.number().int().min(1).default(64 * 32 * 32),
@@ -31,15 +31,40 @@ export const ResizeOptions = z.union([
 ]);
 export type ResizeOptions = z.infer<typeof ResizeOptions>;
 
-export const BrowserCreateOptions = z.object({
+/**
+ * Options Chromium would refuse only once the context is created (after `201`) are checked here, so a create
+ * answers `400` naming the field (issue 8). Node's ICU and Chromium's agree on IANA zone names and BCP 47 tags.
+ */
+function validTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+function validLocale(tag: string): boolean {
+  try {
+    return Intl.getCanonicalLocales(tag).length === 1;
+  } catch {
+    return false;
+  }
+}
+
+export const BrowserCreateOptions = z.strictObject({
   type: z.literal('browser'),
   viewport: z
-    .object({ width: z.number().int().min(200).max(3840), height: z.number().int().min(200).max(2160) })
+    .strictObject({ width: z.number().int().min(200).max(3840), height: z.number().int().min(200).max(2160) })
     .default({ width: 1280, height: 1000 }),
   start_url: z.string().max(8192).optional(),
-  user_agent: z.string().max(1000).optional(),
-  locale: z.string().max(35).optional(),
-  timezone: z.string().max(64).optional(),
+  user_agent: z
+    .string()
+    .max(1000)
+    // A header value: no control characters (a newline would end the header).
+    .refine((ua) => !/[\u0000-\u001f\u007f]/.test(ua), 'must not contain control characters (newlines, tabs, NUL)')
+    .optional(),
+  locale: z.string().max(35).refine(validLocale, 'must be a BCP 47 language tag such as "en-US"').optional(),
+  timezone: z.string().max(64).refine(validTimezone, 'must be an IANA time zone such as "Europe/Berlin"').optional(),
   screenshot_format: ImageFormat.default('jpeg'),
   screenshot_quality: z.number().int().min(1).max(100).default(80),
   resize: ResizeOptions.optional(),
@@ -77,7 +102,7 @@ export const BrowserCreateOptions = z.object({
 export type BrowserCreateOptions = z.infer<typeof BrowserCreateOptions>;
 export type BrowserCreateInput = z.input<typeof BrowserCreateOptions>;
 
-export const ShellCreateOptions = z.object({
+export const ShellCreateOptions = z.strictObject({
   type: z.literal('shell'),
   /** Own empty network namespace (no interface but loopback). false: HTTP(S) egress through a filtering proxy
    * with the browser's deny rules (no loopback, private ranges or metadata unless `allow` opens them). */

@@ -2,6 +2,10 @@
 // Shared by the server (validation + OpenAPI), shell-env and the typed client.
 import { z } from 'zod';
 
+/** A string that becomes an argv entry, a path or an environment entry: no NUL byte (the OS cannot take one;
+ * found by the route fuzzer as a 500). */
+export const processString = (max: number) => z.string().max(max).refine((s) => !s.includes('\0'), 'must not contain NUL bytes');
+
 /** How a limit is enforced: a cgroup, a per-process rlimit, or not at all on this host. */
 export const LimitEnforcement = z.enum(['cgroup', 'rlimit', 'none']);
 
@@ -30,10 +34,10 @@ export type ShellDetails = z.infer<typeof ShellDetails>;
 export const ExecRequest = z
   .object({
     /** A string runs with `bash -c` (or `sh -c` where bash is missing); an array is the argv itself. */
-    command: z.union([z.string().min(1).max(1_000_000), z.array(z.string().max(1_000_000)).min(1).max(10_000)]),
+    command: z.union([processString(1_000_000).min(1), z.array(processString(1_000_000)).min(1).max(10_000)]),
     /** Working directory inside the sandbox (absolute, or relative to the workspace). */
-    cwd: z.string().min(1).max(4096).optional(),
-    env: z.record(z.string().min(1).max(256), z.string().max(65_536)).optional(),
+    cwd: processString(4096).min(1).optional(),
+    env: z.record(processString(256).min(1), processString(65_536)).optional(),
     /** Seconds; the whole process tree is killed when it passes and the exit code is 124. */
     timeout_s: z.number().positive().max(86_400).optional(),
     /** Bytes kept per stream (head and tail; the middle is replaced by a marker). */
@@ -119,7 +123,7 @@ export const ApplyPatchRequest = z
   .object({
     /** A unified diff (git format works best); passed to `git apply` on stdin, never through a shell. */
     patch: z.string().min(1).max(64 * 1024 * 1024),
-    cwd: z.string().min(1).max(4096).optional(),
+    cwd: processString(4096).min(1).optional(),
     timeout_s: z.number().positive().max(3600).optional(),
   })
   .strict();

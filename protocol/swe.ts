@@ -1,6 +1,7 @@
 // SWE environment wire shapes: instances (SWE-bench fields, test lists decoded), predictions (SWE-bench's
 // preds.json rows), and mini-swe-agent's environment contract served on shell sandboxes.
 import { z } from 'zod';
+import { processString } from './shell.ts';
 
 export const SweInstance = z.object({
   instance_id: z.string().min(1),
@@ -30,9 +31,9 @@ export type SwePrediction = z.infer<typeof SwePrediction>;
 /** mini-swe-agent's `Environment.execute`: a command, a cwd and a timeout in. */
 export const MiniSweExecuteRequest = z
   .object({
-    command: z.string().min(1).max(1_000_000),
+    command: processString(1_000_000).min(1),
     /** Empty: the sandbox's workspace (mini-swe-agent's default cwd). */
-    cwd: z.string().max(4096).default(''),
+    cwd: processString(4096).default(''),
     /** Seconds; mini-swe-agent's default is 30. */
     timeout: z.number().positive().max(86_400).optional(),
   })

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { isLoopbackBind } from './host-guard.ts';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -14,6 +15,14 @@ export const GroveConfigSchema = z
     apiKey: z.string().min(8, 'apiKey must be at least 8 characters').optional(),
     /** Only an explicit `--no-auth` / GROVE_AUTH_DISABLED=1 turns authentication off. */
     authDisabled: z.boolean().default(false),
+    /** With authDisabled, also allow a non-loopback host (an open server: anyone who reaches it controls it). */
+    unsafeNoAuthRemote: z.boolean().default(false),
+    /** Per browser sandbox: open tabs at most (popups beyond it are closed and reported as a limit event). */
+    maxTabs: z.number().int().min(1).max(1000).default(20),
+    /** Per browser sandbox: downloads kept at most (later ones are cancelled). */
+    maxDownloads: z.number().int().min(0).max(100_000).default(50),
+    /** Per download: bytes at most (a larger file is deleted and reported as failed). */
+    maxDownloadBytes: z.number().int().min(1).max(64 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
     maxSandboxes: z.number().int().min(1).max(10_000).default(32),
     defaultTtlSeconds: z.number().int().min(1).max(7 * 86400).default(3600),
     idleTimeoutSeconds: z.number().int().min(1).max(86400).default(600),
@@ -82,7 +91,7 @@ export function envName(key: ConfigKey): string {
 }
 
 const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig', 'taskFiles', 'judgeUrl', 'judgeModel', 'judgeApiKey']);
-const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled']);
+const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled', 'unsafeNoAuthRemote']);
 const JSON_KEYS = new Set<ConfigKey>(['shellImages']);
 const NUMBER_KEYS = new Set<ConfigKey>(KEYS.filter((k) => !STRING_KEYS.has(k) && !BOOLEAN_KEYS.has(k) && !JSON_KEYS.has(k)));
 
@@ -181,6 +190,13 @@ export function loadConfig(opts: LoadConfigOptions = {}): GroveConfig {
   if (c.authDisabled && c.apiKey) {
     throw new ConfigError(
       `apiKey (from ${origin.apiKey}) and authDisabled (from ${origin.authDisabled}) contradict each other: drop one of them`,
+    );
+  }
+  if (c.authDisabled && !isLoopbackBind(c.host) && !c.unsafeNoAuthRemote) {
+    throw new ConfigError(
+      `authDisabled (from ${origin.authDisabled}) with host ${c.host} (from ${origin.host ?? 'defaults'}) would let anyone who can reach ` +
+        'the port drive sandboxes (and, through allowed hosts, the network): set an apiKey, bind to 127.0.0.1, or pass ' +
+        '--unsafe-no-auth-remote (GROVE_UNSAFE_NO_AUTH_REMOTE=1) if you really mean it',
     );
   }
   if (c.warmPool > c.maxSandboxes) {

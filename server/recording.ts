@@ -7,7 +7,7 @@
 // frame 0 once the start URL is open, one steps.jsonl line + frame per step, and the episode end on close()
 // (every close path goes through it: DELETE, expiry, shutdown). HAR recording/replay reach the browser as
 // ContextExtras (context options and a context hook), so browser-env never learns what a HAR is.
-import { mkdir, realpath, stat } from 'node:fs/promises';
+import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import type { ContextExtras, BrowserSandbox, DownloadInfo, ParseContext, StepOptions } from '../browser-env/types.ts';
@@ -59,7 +59,25 @@ export async function checkRecordingOptions(options: BrowserCreateOptions, recor
     throw new GroveError('invalid_request', `replay_har: no HAR file at "${options.replay_har}" in the recordings directory.`);
   }
   if (!inside(realRoot, real)) throw new GroveError('invalid_request', outside);
+  await checkHar(real, options.replay_har);
   return { replayPath: real };
+}
+
+/** Largest HAR accepted for replay (it is read whole, here and by Playwright). */
+const MAX_HAR_BYTES = 512 * 1024 * 1024;
+
+/** A replay HAR must be a HAR (JSON with `log.entries`): otherwise creation would fail only after `201`. */
+async function checkHar(path: string, given: string): Promise<void> {
+  const size = (await stat(path)).size;
+  if (size > MAX_HAR_BYTES) throw new GroveError('invalid_request', `replay_har: "${given}" is larger than ${MAX_HAR_BYTES} bytes.`);
+  let har: unknown;
+  try {
+    har = JSON.parse(await readFile(path, 'utf8'));
+  } catch (e) {
+    throw new GroveError('invalid_request', `replay_har: "${given}" is not valid JSON (${e instanceof Error ? e.message.slice(0, 200) : 'parse error'}).`);
+  }
+  const entries = (har as { log?: { entries?: unknown } } | null)?.log?.entries;
+  if (!Array.isArray(entries)) throw new GroveError('invalid_request', `replay_har: "${given}" is not a HAR file (no log.entries array).`);
 }
 
 function inside(root: string, p: string): boolean {

@@ -49,6 +49,7 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
         dataDir: path.resolve(config.dataDir, 'browser'),
         headless: true,
         extraArgs: [],
+        limits: { maxTabs: config.maxTabs, maxDownloads: config.maxDownloads, maxDownloadBytes: config.maxDownloadBytes },
         log,
       }),
       shell: await shellEnvironment(config, log),
@@ -59,7 +60,12 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
   app.server.keepAliveTimeout = 65_000;
   app.server.headersTimeout = 66_000;
 
-  if (config.authDisabled) {
+  if (config.authDisabled && config.unsafeNoAuthRemote) {
+    app.log.error(
+      { host: config.host },
+      'UNSAFE: authentication is DISABLED on a non-loopback address (--unsafe-no-auth-remote): anyone who can reach this port controls the sandboxes and the network they may reach',
+    );
+  } else if (config.authDisabled) {
     app.log.warn({ host: config.host }, 'authentication is DISABLED (--no-auth): anyone who can reach this port controls the sandboxes');
   } else if (config.apiKeySource === 'generated') {
     // Logged once: it is the only way to learn a generated key.

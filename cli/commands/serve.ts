@@ -38,7 +38,8 @@ Options (precedence: flags > GROVE_* environment > --config file > defaults):
   --host H                   bind address (default 127.0.0.1)
   --port N                   port (default 8321; 0 = any free port)
   --api-key KEY              required X-API-Key (default: GROVE_API_KEY, else generated and logged once)
-  --no-auth                  disable authentication (explicit only; logs a warning)
+  --no-auth                  disable authentication (explicit only; loopback host only, loopback Host headers only)
+  --unsafe-no-auth-remote    allow --no-auth with a non-loopback --host (an open server; logged loudly)
   --max-sandboxes N          live sandbox limit (503 capacity_exhausted beyond it)
   --warm-pool N              ready browser contexts kept warm
   --default-ttl S            sandbox lifetime in seconds      --idle-timeout S   idle expiry in seconds
@@ -62,7 +63,11 @@ export interface ServeArgs {
 
 /** Parses serve's argv into config flags; throws ConfigError naming the flag on bad input. */
 export function parseServeArgs(argv: string[]): ServeArgs {
-  const options: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' }, 'no-auth': { type: 'boolean' } };
+  const options: Record<string, { type: 'string' | 'boolean' }> = {
+    config: { type: 'string' },
+    'no-auth': { type: 'boolean' },
+    'unsafe-no-auth-remote': { type: 'boolean' },
+  };
   for (const name of Object.keys(FLAGS)) options[name] = { type: 'string' };
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -83,6 +88,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     }
   }
   if (values['no-auth'] === true) flags.authDisabled = true;
+  if (values['unsafe-no-auth-remote'] === true) flags.unsafeNoAuthRemote = true;
   return { flags: flags as Partial<GroveConfigInput>, configFile: typeof values.config === 'string' ? values.config : undefined };
 }
 

@@ -21,6 +21,10 @@ beforeAll(async () => {
     '/busy-fetch': button("fetch('/slow'); setTimeout(() => { while (true) {} }, 100)"),
     '/alerts': button('setTimeout(() => { for (;;) alert(1) }, 100)'),
     '/confirms': button("setTimeout(() => { for (;;) { confirm('sure?'); prompt('name?', 'x') } }, 100)"),
+    '/file': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="f.bin"' });
+      res.end(Buffer.alloc(1000, 1));
+    },
     '/slow': (_req, res) => {
       setTimeout(() => res.end('late'), 1500);
     },
@@ -63,6 +67,33 @@ describe('wait', () => {
     expect(r.actions[0].error).toBeNull();
     expect(r.observation.last_action_error).toBeNull();
     expect(r.actions[0].ms).toBeGreaterThanOrEqual(2500);
+    await sb.close();
+  });
+});
+
+describe('error codes', () => {
+  it('a goto that starts a download is no error: the page stays and the download is reported', async () => {
+    const sb = await te.create({ start_url: fx.url('/ok'), network: net() });
+    const r = await sb.step([{ action: 'goto', url: fx.url('/file') }], { screenshot: 'none' });
+    expect(r.observation.last_action_error).toBeNull();
+    expect(r.observation.url).toBe(fx.url('/ok'));
+    const events = r.observation.events.some((e) => e.type === 'download') ? r.observation.events : (await sb.observe({ screenshot: 'none' })).events;
+    expect(events).toContainEqual(expect.objectContaining({ type: 'download', filename: 'f.bin', size: 1000 }));
+    await sb.close();
+  });
+
+  it('a browser killed mid-step is page_crashed (not page_unresponsive), and the sandbox recovers', async () => {
+    const sb = await te.create({ start_url: fx.url('/ok'), network: net() });
+    const pid = (sb as unknown as { pooled: { browserPid: number } }).pooled.browserPid;
+    const stepping = sb.step([{ action: 'wait', ms: 1500 }, { action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
+    await new Promise((r) => setTimeout(r, 300));
+    process.kill(pid, 'SIGKILL');
+    const r = await stepping;
+    expect(r.observation.last_action_error?.code).toBe('page_crashed');
+    expect(r.observation.events).toContainEqual(expect.objectContaining({ type: 'crash', recovered: true }));
+    const next = await sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
+    expect(next.observation.last_action_error).toBeNull();
+    expect(next.observation.title).toBe('clicked');
     await sb.close();
   });
 });

@@ -8,6 +8,7 @@ import { BrowserCreateOptions, type BrowserCreateInput } from '../../protocol/sa
 import { createBrowserEnvironment } from '../../browser-env/index.ts';
 import type { LocalBrowserEnvironment } from '../../browser-env/environment.ts';
 import type { ChromiumSandbox } from '../../browser-env/sandbox.ts';
+import type { SandboxLimits } from '../../browser-env/limits.ts';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
@@ -72,7 +73,7 @@ export interface TestEnv {
 let seq = 0;
 
 /** One environment (one Chromium process) per test file; sandboxes are closed with it. */
-export async function openEnv(opts: { warmPool?: number } = {}): Promise<TestEnv> {
+export async function openEnv(opts: { warmPool?: number; limits?: Partial<SandboxLimits> } = {}): Promise<TestEnv> {
   const dataDir = await mkdtemp(join(tmpdir(), 'grove-be-'));
   const env = await createBrowserEnvironment({
     executablePath: '/usr/bin/chromium',
@@ -82,6 +83,7 @@ export async function openEnv(opts: { warmPool?: number } = {}): Promise<TestEnv
     dataDir,
     headless: true,
     extraArgs: [],
+    limits: opts.limits,
   });
   return {
     env,
