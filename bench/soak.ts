@@ -6,6 +6,7 @@
 //   npm run soak                       60 minutes at concurrency 16 (every fault ≥ 20 times)
 //   npm run soak -- --minutes 5        a shorter run       --ci: 2 minutes at concurrency 4 (the slow test)
 //   --json FILE                        also write the summary (default bench/results/soak[-ci].json)
+// Known gap: a killed browser can still leave one org.chromium.Chromium.* folder in the server's TMPDIR.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
