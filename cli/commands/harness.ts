@@ -6,7 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { intOption, parseCommandArgs, subcommands, usageError, valueError, options, type CommandIO } from '../args.ts';
 import type { Command } from '../command.ts';
 
-const BUILTIN = { 'mini-bash': fileURLToPath(new URL('../../runner/harness/harnesses/mini_bash.py', import.meta.url)) };
+const BUILTIN = {
+  'mini-bash': fileURLToPath(new URL('../../runner/harness/harnesses/mini_bash.py', import.meta.url)),
+  'screenshot-loop': fileURLToPath(new URL('../../runner/harness/harnesses/screenshot_loop.py', import.meta.url)),
+};
 
 const usage = `grove harness run --cmd "COMMAND" --upstream URL --model M (task) [options]
 
@@ -18,12 +21,15 @@ Task (one of):
   --prompt TEXT [--check CMD]     a prompt; CMD run in the sandbox afterwards decides success by its exit code
   --swe-fixture ID                an instance of the SWE fixture repository (graded as SWE-bench grades)
   --claw-task ID                  a Claw task (a Claw sandbox beside the shell sandbox; graded by its graders)
+  --browser-task SUITE:ID         a browser task the server knows (offline:Recipes--0, or a loaded task file's):
+                                  a browser sandbox beside the shell one, reached only through a one-sandbox
+                                  gateway (GROVE_BROWSER_URL, GROVE_BROWSER_TOKEN); --prompt overrides the question
 Harness:
   --cmd COMMAND                   the harness command (e.g. "codex exec ...", "python3 mini_bash.py")
-  --harness mini-bash             put a built-in harness into the workspace (mini_bash.py: a bash-only loop)
+  --harness NAME                  put a built-in harness into the workspace: mini-bash (mini_bash.py, a bash-only
+                                  loop) or screenshot-loop (screenshot_loop.py, for --browser-task)
   --upload PATH[:DEST]            copy a file into the workspace (repeatable)
   --env NAME=VALUE                an environment variable for the harness (repeatable)
-  --sandbox shell|claw            where it runs (default shell; claw with --claw-task); browser: not available yet
 Model and run:
   --upstream URL --model M        the real model server (OpenAI-compatible) the proxy forwards to
   --upstream-key KEY              sent upstream as Authorization: Bearer
@@ -32,7 +38,7 @@ Model and run:
 
 Exit codes: 0 ok (whatever the reward), 1 failure, 2 bad options.`;
 
-const OPTS = options(['cmd', 'harness', 'prompt', 'check', 'swe-fixture', 'claw-task', 'sandbox', 'upstream', 'model', 'upstream-key', 'timeout', 'out', 'episode', 'server', 'server-key'], []);
+const OPTS = options(['cmd', 'harness', 'prompt', 'check', 'swe-fixture', 'claw-task', 'browser-task', 'upstream', 'model', 'upstream-key', 'timeout', 'out', 'episode', 'server', 'server-key'], []);
 
 async function filesToUpload(v: { harness?: string; upload?: string[] }): Promise<{ path: string; content: Buffer; mode?: string }[] | string> {
   const out: { path: string; content: Buffer; mode?: string }[] = [];
@@ -68,18 +74,26 @@ async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
   }
   if (!v.cmd) return usageError(u, '--cmd is required');
   if (!v.upstream || !v.model) return usageError(u, '--upstream and --model are required');
-  const tasks = [v.prompt, v['swe-fixture'], v['claw-task']].filter((x) => x !== undefined);
-  if (tasks.length !== 1) return usageError(u, 'give exactly one task: --prompt, --swe-fixture or --claw-task');
-  const sandbox = v.sandbox ?? (v['claw-task'] ? 'claw' : 'shell');
-  if (sandbox === 'browser') return valueError(u, '--sandbox browser: harness runs in browser sandboxes are not available yet (use shell or claw)');
-  if (sandbox !== 'shell' && sandbox !== 'claw') return valueError(u, `--sandbox must be shell or claw, got "${sandbox}"`);
+  const tasks = [v['browser-task'] ? undefined : v.prompt, v['swe-fixture'], v['claw-task'], v['browser-task']].filter((x) => x !== undefined);
+  if (tasks.length !== 1) return usageError(u, 'give exactly one task: --prompt, --swe-fixture, --claw-task or --browser-task');
   const timeout = intOption(v.timeout, 'timeout', 1);
   if (timeout instanceof Error) return valueError(u, timeout.message);
   const files = await filesToUpload(v);
   if (typeof files === 'string') return valueError(u, files);
 
   let task;
-  if (v.prompt !== undefined) task = { kind: 'prompt' as const, id: 'prompt', prompt: v.prompt, check: v.check };
+  if (v['browser-task']) {
+    const [suite, ...rest] = v['browser-task'].split(':');
+    const id = rest.join(':');
+    if (!suite || !id) return valueError(u, `--browser-task expects SUITE:ID, got "${v['browser-task']}"`);
+    let prompt = v.prompt;
+    if (prompt === undefined && suite === 'offline') {
+      const { loadOfflineTasks } = await import('../../sites/tasks.ts');
+      prompt = loadOfflineTasks('http://sites.invalid').find((t) => t.id === id)?.question;
+    }
+    if (prompt === undefined) return valueError(u, `--browser-task ${v['browser-task']}: unknown task, or give its question with --prompt`);
+    task = { kind: 'browser' as const, task: { suite, id }, prompt };
+  } else if (v.prompt !== undefined) task = { kind: 'prompt' as const, id: 'prompt', prompt: v.prompt, check: v.check };
   else if (v['claw-task']) task = { kind: 'claw' as const, id: v['claw-task'], prompt: '' };
   else {
     const { fixtureInstances, buildFixtureRepo, FIXTURE_REPO } = await import('../../swe-env/fixture.ts');

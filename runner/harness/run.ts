@@ -18,6 +18,7 @@ import { prepareRepo } from '../../swe-env/repo.ts';
 import { specFor } from '../../swe-env/specs.ts';
 import { REPO_DIR, type RepoSources, type SweInstance } from '../../swe-env/types.ts';
 import { callSteps } from './calls.ts';
+import { startBrowserGateway, type BrowserGateway } from './gateway.ts';
 import { clientShellProvider } from '../swe/shell-session.ts';
 
 export type HarnessTask =
@@ -26,7 +27,10 @@ export type HarnessTask =
   /** A SWE-bench instance: the harness works in the checkout; its diff is graded as SWE-bench grades. */
   | { kind: 'swe'; instance: SweInstance; sources: RepoSources }
   /** A Claw task: a Claw sandbox beside the shell one; the harness reaches its apps over HTTP (CLAW_URL). */
-  | { kind: 'claw'; id: string; prompt: string };
+  | { kind: 'claw'; id: string; prompt: string }
+  /** A browser task (`{suite, id}` as the server knows it, e.g. an offline site task): a browser sandbox beside the
+   * shell one, reached only through a one-sandbox gateway (GROVE_BROWSER_URL); graded by the task's judge. */
+  | { kind: 'browser'; task: { suite: string; id: string }; prompt: string };
 
 export interface HarnessRunOptions {
   client: GroveClient;
@@ -59,7 +63,7 @@ function taskText(t: HarnessTask): string {
 }
 
 function taskId(t: HarnessTask): string {
-  return t.kind === 'swe' ? t.instance.instance_id : t.id;
+  return t.kind === 'swe' ? t.instance.instance_id : t.kind === 'browser' ? t.task.id : t.id;
 }
 
 export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult> {
@@ -73,7 +77,12 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     const details = (info as { claw?: { origin: string; token: string } }).claw!;
     claw = { id: info.sandbox_id, origin: details.origin, token: details.token };
   }
-  const allow = [proxyOrigin, ...(claw ? [new URL(claw.origin).host] : [])];
+  let browser: { id: string; gateway: BrowserGateway } | undefined;
+  if (o.task.kind === 'browser') {
+    const info = await o.client.createAndWait({ type: 'browser', task: o.task.task, labels } as never, 120);
+    browser = { id: info.sandbox_id, gateway: await startBrowserGateway(o.client, info.sandbox_id) };
+  }
+  const allow = [proxyOrigin, ...(claw ? [new URL(claw.origin).host] : []), ...(browser ? [new URL(browser.gateway.origin).host] : [])];
   const sb = await o.client.createAndWait({ type: 'shell', block_network: false, allow, labels } as never, 120);
   const key = o.proxy.issueKey(rollout);
   const started = new Date().toISOString();
@@ -96,6 +105,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       GROVE_TASK: taskText(o.task),
       HOME: '/workspace/.home',
       ...(claw ? { CLAW_URL: claw.origin, CLAW_TOKEN: claw.token } : {}),
+      ...(browser ? { GROVE_BROWSER_URL: browser.gateway.origin, GROVE_BROWSER_TOKEN: browser.gateway.token } : {}),
       ...o.env,
     };
     await o.client.exec(sb.sandbox_id, { command: 'mkdir -p /workspace/.home', timeout_s: 30 });
@@ -126,6 +136,10 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       } finally {
         await evalBox.close();
       }
+    } else if (browser) {
+      const e = JSON.parse(await (await o.client.request('POST', `/sandboxes/${encodeURIComponent(browser.id)}/evaluate`, { answer: harness.stdout.trim().slice(-100_000) })).text()) as { reward: number | null; judge_error: string | null; verdict: Verdict | null };
+      reward = e.reward;
+      verdict = e.verdict ?? { judge: 'task', outcome: 'judge_error', reasoning: e.judge_error ?? 'no verdict' };
     } else if (claw) {
       const g = JSON.parse(await (await o.client.request('POST', `/sandboxes/${encodeURIComponent(claw.id)}/claw/grade`, { answer: harness.stdout.slice(-100_000) })).text()) as { score?: number; passed?: boolean };
       reward = typeof g.score === 'number' ? g.score : null;
@@ -136,6 +150,10 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   } finally {
     await o.client.deleteSandbox(sb.sandbox_id).catch(() => undefined);
     if (claw) await o.client.deleteSandbox(claw.id).catch(() => undefined);
+    if (browser) {
+      await browser.gateway.close();
+      await o.client.deleteSandbox(browser.id).catch(() => undefined);
+    }
   }
   // The episode: one step per model call of the rollout, the harness's output beside it.
   await o.proxy.store.flushed();
@@ -146,7 +164,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     run_id: o.runId,
     started_at: started,
     task: { id: taskId(o.task), suite: o.task.kind === 'swe' ? 'swe-bench' : o.task.kind === 'claw' ? 'claw' : 'offline', site: 'harness', question: taskText(o.task), extra: {}, flags: [] },
-    config: { harness: o.cmd, model: o.model, rollout, proxy: o.proxy.url, timeout_s: o.timeoutS, sandbox: 'shell', network_allow: allow },
+    config: { harness: o.cmd, model: o.model, rollout, proxy: o.proxy.url, timeout_s: o.timeoutS, sandbox: o.task.kind === 'browser' ? 'shell+browser' : o.task.kind === 'claw' ? 'shell+claw' : 'shell', network_allow: allow },
   });
   for (const s of callSteps(calls)) await recorder.recordStep(s);
   await recorder.finish({ termination, ...(reward !== null ? { reward } : {}), ...(verdict ? { verdicts: [verdict] } : {}), answer: harness?.stdout.slice(-10_000) });

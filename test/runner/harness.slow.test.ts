@@ -11,17 +11,21 @@ import { GroveClient } from '../../client/index.ts';
 import { readCalls, startProxy, type RecordingProxy } from '../../proxy/index.ts';
 import { runHarness } from '../../runner/harness/run.ts';
 import { builtinTasks } from '../../claw-env/tasks/index.ts';
+import { loadOfflineTasks } from '../../sites/tasks.ts';
 import { buildFixtureRepo, FIXTURE_REPO, fixtureInstances } from '../../swe-env/fixture.ts';
 import { startOpenAIServer, type OpenAITestServer } from '../support/openai-server.ts';
 import { startResponsesServer, type ResponsesServer } from '../support/responses-sse.ts';
 
 const MINI_BASH = readFileSync(fileURLToPath(new URL('../../runner/harness/harnesses/mini_bash.py', import.meta.url)));
+const SCREENSHOT_LOOP = readFileSync(fileURLToPath(new URL('../../runner/harness/harnesses/screenshot_loop.py', import.meta.url)));
 const CODEX = ['/usr/bin/codex', '/usr/local/bin/codex'].find((p) => existsSync(p));
 
 let grove: EmbeddedGrove;
 let client: GroveClient;
 let chat: OpenAITestServer;
 let tmp: string;
+const BROWSER_TURNS = { n: 0 };
+const RECIPE_MINUTES = String((loadOfflineTasks('http://x').find((t) => t.id === 'Recipes--0')!.extra as any).ground_truth.checks[0].accepted[0]);
 
 const bash = (cmd: string) => `Next:\n\`\`\`bash\n${cmd}\n\`\`\``;
 const SCRIPTS: Record<string, string[]> = {
@@ -45,7 +49,17 @@ beforeAll(async () => {
   grove = await startEmbeddedGrove({ maxSandboxes: 16 });
   client = new GroveClient({ baseUrl: grove.url, apiKey: grove.apiKey, timeoutMs: 300_000 });
   chat = await startOpenAIServer((req) => {
-    const task = String(req.body.messages[1].content);
+    const first = req.body.messages[1].content;
+    // The screenshot loop sends its task with the screenshot: answer the recipe question on the second look.
+    if (Array.isArray(first)) {
+      const text = String(first[0].text);
+      const shot = String(first[1]?.image_url?.url ?? '');
+      if (!shot.startsWith('data:image/')) return 'no screenshot';
+      return text.includes('/recipes/') && !text.includes('URL: \n') && BROWSER_TURNS.n++ > 0
+        ? `<tool_call>{"name": "computer_use", "arguments": {"action": "answer", "text": "${RECIPE_MINUTES} minutes"}}</tool_call>`
+        : '<tool_call>{"name": "computer_use", "arguments": {"action": "scroll", "coordinate": [500, 500], "pixels": -200}}</tool_call>';
+    }
+    const task = String(first);
     const key = task.startsWith('CLAW:') ? 'claw' : Object.keys(SCRIPTS).find((k) => task.includes(k))!;
     const turn = req.body.messages.filter((m: { role: string }) => m.role === 'assistant').length;
     return SCRIPTS[key][turn] ?? 'out of script';
@@ -124,6 +138,24 @@ describe('harness runs on Claw tasks', () => {
     expect((calls[1].request_asked as any).messages.at(-1).content).toContain('"tools"');
     const episode = JSON.parse(readFileSync(path.join(r.episodeDir, 'episode.json'), 'utf8'));
     expect(episode.verdicts[0].judge).toBe('claw');
+  });
+});
+
+describe('harness runs on browser tasks', () => {
+  it('a screenshot loop in a shell sandbox drives its browser sandbox only through the one-sandbox gateway', async () => {
+    const r = await withProxy(chat.url, (proxy) =>
+      runHarness({
+        client, proxy, cmd: `python3 screenshot_loop.py; python3 probe.py ${grove.url}/health`,
+        files: [{ path: 'screenshot_loop.py', content: SCREENSHOT_LOOP }, { path: 'probe.py', content: Buffer.from(PROBE) }],
+        task: { kind: 'browser', task: { suite: 'offline', id: 'Recipes--0' }, prompt: 'How long does the Lemon Garlic Roast Chicken take in total, in minutes?' },
+        model: 'test-model', timeoutS: 120, outDir: path.join(tmp, 'episodes'), episodeId: 'browser-1',
+      }),
+    );
+    const log = readFileSync(path.join(r.episodeDir, 'harness.log'), 'utf8');
+    expect(log).toContain('grove-api: blocked');
+    expect(r).toMatchObject({ reward: 1, calls: 2, termination: { reason: 'task_completed' } });
+    const episode = JSON.parse(readFileSync(path.join(r.episodeDir, 'episode.json'), 'utf8'));
+    expect(episode.verdicts[0].outcome).toBe('success');
   });
 });
 
