@@ -42,7 +42,7 @@ CLAW_OPTIONS = ("type", "apps", "faults", "state", "task_id", "tools", "world_se
 #: Fields of a shell sandbox's creation options.
 SHELL_OPTIONS = (
     "type", "block_network", "ttl_seconds", "idle_timeout_seconds", "labels", "image", "allow", "cpu", "memory_mb",
-    "max_processes", "env",
+    "max_processes", "env", "claw_sandbox",
 )
 
 ROUTES: tuple[Route, ...] = (
