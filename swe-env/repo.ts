@@ -50,7 +50,7 @@ export async function prepareRepo(shell: ShellTarget, inst: SweInstance, sources
   if (!source) throw new SweSetupError('unknown_repo', `no local source for ${inst.repo}: add it to the repository table (repo → path)`);
   if (!COMMIT.test(inst.base_commit)) throw new SweSetupError('bad_commit', `base_commit "${inst.base_commit}" is not a commit hash`);
   const bundle = await bundleRepo(source, inst.base_commit);
-  await shell.upload({ path: '.grove/repo.bundle', content: bundle.toString('base64'), encoding: 'base64' });
+  await shell.upload('.grove/repo.bundle', bundle);
   // One exec for the checkout; the commit and directory travel as arguments ($1, $2), never spliced into the script.
   const script = [
     'set -e',

@@ -1,5 +1,5 @@
 // The SWE environment's contracts: an instance as SWE-bench publishes it, and the shell it runs in.
-import type { ExecInput, ExecResult, FileUpload } from '../protocol/shell.ts';
+import type { ExecInput, ExecResult } from '../protocol/shell.ts';
 
 /** A SWE-bench instance (its published fields; the test lists decoded): the protocol's schema. */
 export type { SweInstance } from '../protocol/swe.ts';
@@ -10,7 +10,8 @@ export type { SweInstance } from '../protocol/swe.ts';
  */
 export interface ShellTarget {
   exec(req: ExecInput): Promise<ExecResult>;
-  upload(file: Omit<FileUpload, 'encoding'> & { encoding?: FileUpload['encoding'] }): Promise<unknown>;
+  /** Writes a file in the workspace (bytes, or UTF-8 text). */
+  upload(path: string, data: Uint8Array | string, mode?: string): Promise<unknown>;
 }
 
 /** Where repositories come from without internet: repo name ("owner/name") → a local git directory or mirror. */

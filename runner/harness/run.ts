@@ -6,7 +6,7 @@
 // Flow: the task prepares the sandbox (a SWE checkout, a Claw sandbox beside it, or nothing), the harness command
 // runs with OPENAI_BASE_URL / OPENAI_API_KEY for its rollout and a time limit, its output and the recorded calls
 // are collected, the task's grader gives the reward, and the episode is written (one step per model call).
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { GroveClient } from '../../client/index.ts';
 import type { ExecResult } from '../../protocol/shell.ts';
@@ -19,7 +19,7 @@ import { specFor } from '../../swe-env/specs.ts';
 import { REPO_DIR, type RepoSources, type SweInstance } from '../../swe-env/types.ts';
 import { callSteps } from './calls.ts';
 import { startBrowserGateway, type BrowserGateway } from './gateway.ts';
-import { clientShellProvider } from '../swe/shell-session.ts';
+import { clientShellProvider, clientShellTarget, withSession } from '../swe/shell-session.ts';
 
 export type HarnessTask =
   /** A prompt; `check` (a command run in the sandbox after the harness) decides success by its exit code. */
@@ -72,18 +72,9 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   const proxyOrigin = new URL(o.proxy.url).host;
   const labels = { 'grove.harness/episode': rollout.slice(0, 60), ...(o.runId ? { 'grove.run': o.runId } : {}) };
   let claw: { id: string; origin: string; token: string } | undefined;
-  if (o.task.kind === 'claw') {
-    const info = await o.client.createAndWait({ type: 'claw', task_id: o.task.id, labels } as never);
-    const details = (info as { claw?: { origin: string; token: string } }).claw!;
-    claw = { id: info.sandbox_id, origin: details.origin, token: details.token };
-  }
   let browser: { id: string; gateway: BrowserGateway } | undefined;
-  if (o.task.kind === 'browser') {
-    const info = await o.client.createAndWait({ type: 'browser', task: o.task.task, labels } as never, 120);
-    browser = { id: info.sandbox_id, gateway: await startBrowserGateway(o.client, info.sandbox_id) };
-  }
-  const allow = [proxyOrigin, ...(claw ? [new URL(claw.origin).host] : []), ...(browser ? [new URL(browser.gateway.origin).host] : [])];
-  const sb = await o.client.createAndWait({ type: 'shell', block_network: false, allow, labels } as never, 120);
+  let sb: { sandbox_id: string } | undefined;
+  let allow = [proxyOrigin];
   const key = o.proxy.issueKey(rollout);
   const started = new Date().toISOString();
   let harness: ExecResult | undefined;
@@ -91,11 +82,18 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   let verdict: Verdict | undefined;
   let termination: Termination;
   try {
-    const target = {
-      exec: (req: Parameters<GroveClient['exec']>[1]) => o.client.exec(sb.sandbox_id, req),
-      upload: (f: { path: string; content: string; encoding?: 'base64' | 'utf8' }) =>
-        o.client.uploadFile(sb.sandbox_id, f.path, f.encoding === 'utf8' ? f.content : Buffer.from(f.content, 'base64')),
-    };
+    if (o.task.kind === 'claw') {
+      const info = await o.client.createAndWait({ type: 'claw', task_id: o.task.id, labels } as never);
+      const details = (info as { claw?: { origin: string; token: string } }).claw!;
+      claw = { id: info.sandbox_id, origin: details.origin, token: details.token };
+    }
+    if (o.task.kind === 'browser') {
+      const info = await o.client.createAndWait({ type: 'browser', task: o.task.task, labels } as never, 120);
+      browser = { id: info.sandbox_id, gateway: await startBrowserGateway(o.client, info.sandbox_id) };
+    }
+    allow = [proxyOrigin, ...(claw ? [new URL(claw.origin).host] : []), ...(browser ? [new URL(browser.gateway.origin).host] : [])];
+    sb = await o.client.createAndWait({ type: 'shell', block_network: false, allow, labels } as never, 120);
+    const target = clientShellTarget(o.client, sb.sandbox_id);
     if (o.task.kind === 'swe') await prepareRepo(target, o.task.instance, o.task.sources, specFor(o.task.instance.repo, o.task.instance.version));
     for (const f of o.files ?? []) await o.client.uploadFile(sb.sandbox_id, f.path, f.content, f.mode);
     const env: Record<string, string> = {
@@ -124,18 +122,14 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       verdict = { judge: 'check', outcome: reward ? 'success' : 'failure', score: reward, reasoning: `check exited ${c.exit_code}: ${c.stdout.slice(-500)}` };
     } else if (o.task.kind === 'swe') {
       const diff = await o.client.exec(sb.sandbox_id, { command: 'git add -A && git diff --cached', cwd: REPO_DIR, timeout_s: 120, max_output_bytes: 16 * 1024 * 1024 });
-      const inst = o.task.instance;
+      const { instance: inst, sources } = o.task;
       const spec = specFor(inst.repo, inst.version)!;
-      const provider = clientShellProvider(o.client, { block_network: true });
-      const evalBox = await provider.open({ ...labels, 'grove.swe/role': 'eval' });
-      try {
-        await prepareRepo(evalBox.shell, inst, o.task.sources, spec);
-        const e = await evaluatePatch(evalBox.shell, inst, spec, diff.stdout);
-        reward = e.resolved ? 1 : 0;
-        verdict = { judge: 'swe-bench', outcome: e.resolved ? 'success' : 'failure', score: reward, reasoning: e.resolution, details: { patch: diff.stdout.slice(0, 100_000), tests: e.report?.tests ?? {} } };
-      } finally {
-        await evalBox.close();
-      }
+      const e = await withSession(clientShellProvider(o.client, { block_network: true }), { ...labels, 'grove.swe/role': 'eval' }, async (box) => {
+        await prepareRepo(box.shell, inst, sources, spec);
+        return evaluatePatch(box.shell, inst, spec, diff.stdout);
+      });
+      reward = e.resolved ? 1 : 0;
+      verdict = { judge: 'swe-bench', outcome: e.resolved ? 'success' : 'failure', score: reward, reasoning: e.resolution, details: { patch: diff.stdout.slice(0, 100_000), tests: e.report?.tests ?? {} } };
     } else if (browser) {
       const e = JSON.parse(await (await o.client.request('POST', `/sandboxes/${encodeURIComponent(browser.id)}/evaluate`, { answer: harness.stdout.trim().slice(-100_000) })).text()) as { reward: number | null; judge_error: string | null; verdict: Verdict | null };
       reward = e.reward;
@@ -148,7 +142,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   } catch (err) {
     termination = { reason: 'env_error', detail: (err as Error).message };
   } finally {
-    await o.client.deleteSandbox(sb.sandbox_id).catch(() => undefined);
+    if (sb) await o.client.deleteSandbox(sb.sandbox_id).catch(() => undefined);
     if (claw) await o.client.deleteSandbox(claw.id).catch(() => undefined);
     if (browser) {
       await browser.gateway.close();
@@ -168,7 +162,6 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   });
   for (const s of callSteps(calls)) await recorder.recordStep(s);
   await recorder.finish({ termination, ...(reward !== null ? { reward } : {}), ...(verdict ? { verdicts: [verdict] } : {}), answer: harness?.stdout.slice(-10_000) });
-  await mkdir(episodeDir, { recursive: true });
   await writeFile(path.join(episodeDir, 'harness.log'), `$ ${o.cmd}\nexit ${harness?.exit_code ?? '-'}${harness?.timed_out ? ' (timed out)' : ''}\n--- stdout\n${harness?.stdout ?? ''}\n--- stderr\n${harness?.stderr ?? ''}`);
   return { episodeDir, termination, reward, calls: calls.length, harness: { exit_code: harness?.exit_code ?? -1, timed_out: harness?.timed_out ?? false } };
 }

@@ -13,7 +13,7 @@ import { processSignals, type ProcessSignals } from '../../swe-env/signals.ts';
 import { specFor } from '../../swe-env/specs.ts';
 import type { RepoSources, SweInstance } from '../../swe-env/types.ts';
 import { runSweEpisode, type BashPolicy } from './episode.ts';
-import type { ShellProvider } from './shell-session.ts';
+import { withSession, type ShellProvider } from './shell-session.ts';
 
 export type SweMode =
   | { kind: 'patches'; patches: Map<string, string | null>; model?: string }
@@ -37,15 +37,6 @@ export interface SweInstanceResult {
   signals?: ProcessSignals;
   patch: string | null;
   error?: string;
-}
-
-async function withSession<T>(provider: ShellProvider, labels: Record<string, string>, fn: (s: Awaited<ReturnType<ShellProvider['open']>>) => Promise<T>): Promise<T> {
-  const session = await provider.open(labels);
-  try {
-    return await fn(session);
-  } finally {
-    await session.close();
-  }
 }
 
 async function runInstance(o: SweRunOptions, inst: SweInstance): Promise<SweInstanceResult> {

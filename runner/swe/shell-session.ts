@@ -1,6 +1,5 @@
 // Shell sandboxes for the SWE runner through Grove's REST API (any backend: embedded, remote, Kubernetes).
 import type { GroveClient } from '../../client/index.ts';
-import type { ExecInput, ExecResult } from '../../protocol/shell.ts';
 import type { ShellTarget } from '../../swe-env/types.ts';
 
 export interface ShellSession {
@@ -14,9 +13,12 @@ export interface ShellProvider {
   open(labels: Record<string, string>): Promise<ShellSession>;
 }
 
-async function json<T>(client: GroveClient, method: 'POST', path: string, body: unknown, extraTimeoutMs = 0): Promise<T> {
-  const res = await client.request(method, path, body, extraTimeoutMs);
-  return JSON.parse(await res.text()) as T;
+/** A shell sandbox of a Grove server as the SWE environment's ShellTarget: the client's own exec and upload. */
+export function clientShellTarget(client: GroveClient, id: string): ShellTarget {
+  return {
+    exec: (req) => client.exec(id, req),
+    upload: (path, data, mode) => client.uploadFile(id, path, data, mode),
+  };
 }
 
 /** Shell sandboxes created through a GroveClient (network blocked by default: SWE work needs none). */
@@ -24,12 +26,17 @@ export function clientShellProvider(client: GroveClient, opts: { block_network?:
   return {
     async open(labels) {
       const info = await client.createAndWait({ type: 'shell', block_network: opts.block_network ?? true, ...(opts.image ? { image: opts.image } : {}), labels } as never, 120);
-      const id = encodeURIComponent(info.sandbox_id);
-      const shell: ShellTarget = {
-        exec: (req: ExecInput) => json<ExecResult>(client, 'POST', `/sandboxes/${id}/exec`, req, (req.timeout_s ?? 0) * 1000),
-        upload: (file) => json(client, 'POST', `/sandboxes/${id}/files`, { encoding: 'base64', ...file }),
-      };
-      return { id: info.sandbox_id, shell, close: () => client.deleteSandbox(info.sandbox_id).catch(() => undefined) };
+      return { id: info.sandbox_id, shell: clientShellTarget(client, info.sandbox_id), close: () => client.deleteSandbox(info.sandbox_id).catch(() => undefined) };
     },
   };
+}
+
+/** Runs `fn` with a freshly opened sandbox and always closes it. */
+export async function withSession<T>(provider: ShellProvider, labels: Record<string, string>, fn: (s: ShellSession) => Promise<T>): Promise<T> {
+  const session = await provider.open(labels);
+  try {
+    return await fn(session);
+  } finally {
+    await session.close();
+  }
 }
