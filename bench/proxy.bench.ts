@@ -121,58 +121,61 @@ if (values['serve-upstream']) {
   process.stderr.write(`upstream on ${up.url}\n`);
   await new Promise((ok) => process.once('SIGTERM', ok));
   await up.close();
-  process.exit(0);
+} else {
+  await measure();
 }
 
-// The upstream runs in its own process, as a model server does, so the clients' event loop here is not shared with it.
-const up = await startChild(['bench/proxy.bench.ts', '--serve-upstream', '--tokens', String(TOKENS)], /upstream on (http:\/\/\S+)/);
-const upstream = { url: up.url, close: async () => { up.child.kill('SIGTERM'); await new Promise((ok) => up.child.once('exit', ok)); } };
-const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-proxy-bench-'));
-const { url: proxyUrl, child } = await startChild(['cli/main.ts', 'proxy', 'serve', '--upstream', upstream.url, '--port', '0', '--dir', dir], /listening on (http:\/\/\S+)/);
+async function measure(): Promise<void> {
+  // The upstream runs in its own process, as a model server does, so the clients' event loop here is not shared with it.
+  const up = await startChild(['bench/proxy.bench.ts', '--serve-upstream', '--tokens', String(TOKENS)], /upstream on (http:\/\/\S+)/);
+  const upstream = { url: up.url, close: async () => { up.child.kill('SIGTERM'); await new Promise((ok) => up.child.once('exit', ok)); } };
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-proxy-bench-'));
+  const { url: proxyUrl, child } = await startChild(['cli/main.ts', 'proxy', 'serve', '--upstream', upstream.url, '--port', '0', '--dir', dir], /listening on (http:\/\/\S+)/);
 
-process.stdout.write(`Grove recording-proxy benchmark: ${CLIENTS} concurrent streaming clients × ${CALLS} calls, upstream ${TTFT_MS} ms to first token then ${1000 / TOKEN_MS} tokens/s × ${TOKENS} tokens; ${ROUNDS} ABBA rounds\n`);
-const direct = { ttfb: [] as number[], total: [] as number[], wallMs: 0 };
-const proxied = { ttfb: [] as number[], total: [] as number[], wallMs: 0 };
-const add = (into: typeof direct, b: typeof direct) => {
-  into.ttfb.push(...b.ttfb);
-  into.total.push(...b.total);
-  into.wallMs += b.wallMs;
-};
-await block(() => upstream.url); // warm-up
-await block((c) => `${proxyUrl}/r/warm-${c}/v1`);
-for (let r = 0; r < ROUNDS; r++) {
-  const order = r % 2 === 0 ? ['direct', 'proxy'] : ['proxy', 'direct'];
-  for (const which of order) {
-    await new Promise((ok) => setTimeout(ok, 300));
-    if (which === 'direct') add(direct, await block(() => upstream.url));
-    else add(proxied, await block((c) => `${proxyUrl}/r/bench-${r}-${c}/v1`));
+  process.stdout.write(`Grove recording-proxy benchmark: ${CLIENTS} concurrent streaming clients × ${CALLS} calls, upstream ${TTFT_MS} ms to first token then ${1000 / TOKEN_MS} tokens/s × ${TOKENS} tokens; ${ROUNDS} ABBA rounds\n`);
+  const direct = { ttfb: [] as number[], total: [] as number[], wallMs: 0 };
+  const proxied = { ttfb: [] as number[], total: [] as number[], wallMs: 0 };
+  const add = (into: typeof direct, b: typeof direct) => {
+    into.ttfb.push(...b.ttfb);
+    into.total.push(...b.total);
+    into.wallMs += b.wallMs;
+  };
+  await block(() => upstream.url); // warm-up
+  await block((c) => `${proxyUrl}/r/warm-${c}/v1`);
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = r % 2 === 0 ? ['direct', 'proxy'] : ['proxy', 'direct'];
+    for (const which of order) {
+      await new Promise((ok) => setTimeout(ok, 300));
+      if (which === 'direct') add(direct, await block(() => upstream.url));
+      else add(proxied, await block((c) => `${proxyUrl}/r/bench-${r}-${c}/v1`));
+    }
   }
-}
-child.kill('SIGTERM');
-await new Promise((ok) => child.once('exit', ok));
-let recorded = 0;
-for (let r = 0; r < ROUNDS; r++) for (let c = 0; c < CLIENTS; c++) recorded += readCalls(dir, `bench-${r}-${c}`).length;
-await upstream.close();
-rmSync(dir, { recursive: true, force: true });
+  child.kill('SIGTERM');
+  await new Promise((ok) => child.once('exit', ok));
+  let recorded = 0;
+  for (let r = 0; r < ROUNDS; r++) for (let c = 0; c < CLIENTS; c++) recorded += readCalls(dir, `bench-${r}-${c}`).length;
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
 
-const n = direct.total.length;
-const row = (name: string, d: number[], p: number[]) =>
-  `  ${name.padEnd(22)} direct p50 ${pct(d, 50).toFixed(1).padStart(7)} ms  p99 ${pct(d, 99).toFixed(1).padStart(7)} ms   proxy p50 ${pct(p, 50).toFixed(1).padStart(7)} ms  p99 ${pct(p, 99).toFixed(1).padStart(7)} ms   added p50 ${(pct(p, 50) - pct(d, 50)).toFixed(1)} ms  p99 ${(pct(p, 99) - pct(d, 99)).toFixed(1)} ms   ratio p50 ${(pct(p, 50) / pct(d, 50)).toFixed(3)}\n`;
-process.stdout.write(row('time to first byte', direct.ttfb, proxied.ttfb));
-process.stdout.write(row('whole call', direct.total, proxied.total));
-const tputD = (n / direct.wallMs) * 1000;
-const tputP = (proxied.total.length / proxied.wallMs) * 1000;
-process.stdout.write(`  throughput             direct ${tputD.toFixed(1)} calls/s   proxy ${tputP.toFixed(1)} calls/s   ratio ${(tputP / tputD).toFixed(3)}\n`);
-process.stdout.write(`  records on disk        ${recorded} of ${proxied.total.length} proxied calls\n`);
-const result = {
-  date: new Date().toISOString(),
-  config: { clients: CLIENTS, calls: CALLS, tokens: TOKENS, rounds: ROUNDS, ttft_ms: TTFT_MS, tokens_per_s: 1000 / TOKEN_MS },
-  ttfb_ms: { direct_p50: pct(direct.ttfb, 50), direct_p99: pct(direct.ttfb, 99), proxy_p50: pct(proxied.ttfb, 50), proxy_p99: pct(proxied.ttfb, 99) },
-  call_ms: { direct_p50: pct(direct.total, 50), direct_p99: pct(direct.total, 99), proxy_p50: pct(proxied.total, 50), proxy_p99: pct(proxied.total, 99) },
-  ratio_p50_call: pct(proxied.total, 50) / pct(direct.total, 50),
-  throughput: { direct: tputD, proxy: tputP, ratio: tputP / tputD },
-  recorded,
-  calls: proxied.total.length,
-};
-mkdirSync(path.join(import.meta.dirname, 'results'), { recursive: true });
-writeFileSync(path.join(import.meta.dirname, 'results', 'proxy.json'), `${JSON.stringify(result, null, 2)}\n`);
+  const n = direct.total.length;
+  const row = (name: string, d: number[], p: number[]) =>
+    `  ${name.padEnd(22)} direct p50 ${pct(d, 50).toFixed(1).padStart(7)} ms  p99 ${pct(d, 99).toFixed(1).padStart(7)} ms   proxy p50 ${pct(p, 50).toFixed(1).padStart(7)} ms  p99 ${pct(p, 99).toFixed(1).padStart(7)} ms   added p50 ${(pct(p, 50) - pct(d, 50)).toFixed(1)} ms  p99 ${(pct(p, 99) - pct(d, 99)).toFixed(1)} ms   ratio p50 ${(pct(p, 50) / pct(d, 50)).toFixed(3)}\n`;
+  process.stdout.write(row('time to first byte', direct.ttfb, proxied.ttfb));
+  process.stdout.write(row('whole call', direct.total, proxied.total));
+  const tputD = (n / direct.wallMs) * 1000;
+  const tputP = (proxied.total.length / proxied.wallMs) * 1000;
+  process.stdout.write(`  throughput             direct ${tputD.toFixed(1)} calls/s   proxy ${tputP.toFixed(1)} calls/s   ratio ${(tputP / tputD).toFixed(3)}\n`);
+  process.stdout.write(`  records on disk        ${recorded} of ${proxied.total.length} proxied calls\n`);
+  const result = {
+    date: new Date().toISOString(),
+    config: { clients: CLIENTS, calls: CALLS, tokens: TOKENS, rounds: ROUNDS, ttft_ms: TTFT_MS, tokens_per_s: 1000 / TOKEN_MS },
+    ttfb_ms: { direct_p50: pct(direct.ttfb, 50), direct_p99: pct(direct.ttfb, 99), proxy_p50: pct(proxied.ttfb, 50), proxy_p99: pct(proxied.ttfb, 99) },
+    call_ms: { direct_p50: pct(direct.total, 50), direct_p99: pct(direct.total, 99), proxy_p50: pct(proxied.total, 50), proxy_p99: pct(proxied.total, 99) },
+    ratio_p50_call: pct(proxied.total, 50) / pct(direct.total, 50),
+    throughput: { direct: tputD, proxy: tputP, ratio: tputP / tputD },
+    recorded,
+    calls: proxied.total.length,
+  };
+  mkdirSync(path.join(import.meta.dirname, 'results'), { recursive: true });
+  writeFileSync(path.join(import.meta.dirname, 'results', 'proxy.json'), `${JSON.stringify(result, null, 2)}\n`);
+}
