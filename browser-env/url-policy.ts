@@ -10,7 +10,9 @@
 //    the step reports `navigation_blocked`.
 // Kubernetes workers add Chromium's managed URLBlocklist policy (docs/security.md).
 import type { Browser, CDPSession } from 'playwright-core';
+import { GroveError } from '../protocol/errors.ts';
 import type { Logger } from '../sandbox/log.ts';
+import { normalizeUrl } from './classify.ts';
 
 const WEB_SCHEMES = new Set(['http:', 'https:', 'data:', 'blob:']);
 
@@ -31,6 +33,15 @@ export function navigationAllowed(url: string): boolean {
     return false;
   }
   return WEB_SCHEMES.has(scheme);
+}
+
+/**
+ * Refuses a start URL (create or reset) that no sandbox may open, before any work: 400 navigation_blocked, the
+ * code a blocked goto reports. An empty or absent start URL means about:blank and passes.
+ */
+export function checkStartUrl(url: string | undefined): void {
+  if (!url || navigationAllowed(normalizeUrl(url))) return;
+  throw new GroveError('navigation_blocked', `start_url: ${schemeOf(url)} URLs are not allowed in a sandbox: only http, https, data:, blob: and about:blank.`);
 }
 
 /**

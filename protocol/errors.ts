@@ -17,6 +17,8 @@ export const ERROR_CATALOG = {
   sandbox_closed: { status: 410, message: 'The sandbox was closed.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   unsupported_sandbox_type: { status: 400, message: 'Unsupported sandbox type.' },
+  // A start_url (create or reset) whose scheme a sandbox may not open; the same code as the action error.
+  navigation_blocked: { status: 400, message: 'Only http, https, data:, blob: and about:blank URLs can be opened in a sandbox.' },
   // shell sandboxes
   path_not_allowed: { status: 400, message: 'The path is outside the sandbox workspace or not a regular file/directory.' },
   file_not_found: { status: 404, message: 'No such file or directory in the sandbox.' },

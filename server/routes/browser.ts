@@ -7,6 +7,7 @@ import { GroveError } from '../../protocol/errors.ts';
 import { Observation, StepResult } from '../../protocol/observation.ts';
 import { SandboxInfo } from '../../protocol/sandbox.ts';
 import type { StepOptions } from '../../browser-env/types.ts';
+import { checkStartUrl } from '../../browser-env/url-policy.ts';
 import { FORMAT_NAMES, getFormat, parseModelOutput } from '../../vlm-client/formats/index.ts';
 import { observeForSource, stepWithSource, type ModelSource } from '../recording.ts';
 import { screenshotAnswer } from '../screenshot-answer.ts';
@@ -99,12 +100,16 @@ export const reset = defineRoute({
     'Gives the sandbox a fresh browser context (no cookies, storage, history, tabs or downloads from before; a warm ' +
     'one when the sandbox has the default look), applies `network` and opens `start_url` (both default to the current ' +
     'ones); the step count starts again at 0. Answers when the start page is open; a failing start URL is reported in ' +
-    '`error` and in the first observation, as at creation. A recorded sandbox (record: true) cannot be reset (400).',
+    '`error` and in the first observation, as at creation. A `start_url` whose scheme no sandbox may open (file:, ' +
+    'chrome:, javascript:…) answers 400 navigation_blocked, as at creation, and leaves the sandbox as it was. ' +
+    'A recorded sandbox (record: true) cannot be reset (400).',
   tags: ['browser'],
   params: SandboxIdParams,
   body: ResetRequest,
   responses: { 200: { description: 'Sandbox info after the reset', schema: SandboxInfo }, ...errorResponses(400, 401, 403, 404, 409, 410) },
   async handler({ params, body, ctx }) {
+    // Before anything else (even the sandbox lookup): a refused URL costs the sandbox nothing.
+    checkStartUrl(body.start_url);
     const sb = browserSandbox(ctx, params.id);
     try {
       await sb.reset(body);

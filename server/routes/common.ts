@@ -6,7 +6,7 @@ import type { SandboxInfo } from '../../protocol/sandbox.ts';
 import type { RouteContext, RouteResponse } from '../route.ts';
 
 const DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid request (code invalid_request, invalid_action, unknown_format, unsupported_sandbox_type)',
+  400: 'Invalid request (code invalid_request, invalid_action, unknown_format, unsupported_sandbox_type, navigation_blocked)',
   401: 'Missing API key (unauthorized)',
   403: 'Wrong API key (forbidden)',
   404: 'Unknown sandbox or resource',

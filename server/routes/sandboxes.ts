@@ -1,6 +1,7 @@
 // Sandbox lifecycle routes: create, list, info, wait, heartbeat, delete.
 import { SandboxIdParams, SandboxList, SandboxListQuery, WaitQuery } from '../../protocol/api.ts';
 import { CreateSandboxBody, SandboxInfo } from '../../protocol/sandbox.ts';
+import { checkStartUrl } from '../../browser-env/url-policy.ts';
 import { checkRecordingOptions } from '../recording.ts';
 import { resolveClawSpec } from '../../claw-env/sandbox.ts';
 import { pairShellWithClaw, pairWithClaw } from './claw.ts';
@@ -13,6 +14,8 @@ export async function createOne(ctx: RouteContext, body: CreateSandboxBody): Pro
   if (body.type === 'claw') resolveClawSpec(body);
   if (body.type === 'shell' && body.claw_sandbox !== undefined) pairShellWithClaw(body, ctx);
   if (body.type !== 'browser') return ctx.registry.create(body);
+  // A scheme no sandbox may open (file:, chrome:, javascript:…) is a 400 now, not a sandbox that failed to start.
+  checkStartUrl(body.start_url);
   // Recording options that cannot work answer 400 now, not as a failed sandbox later.
   await checkRecordingOptions(body, ctx.config.recordingsDir);
   if (body.claw_sandbox !== undefined) pairWithClaw(body, ctx);

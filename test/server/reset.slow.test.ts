@@ -119,4 +119,31 @@ describe('POST /sandboxes/{id}/reset', () => {
     await client.deleteSandbox(info.sandbox_id);
     expect((await err(client.resetSandbox(info.sandbox_id)))?.status).toBe(410);
   });
+
+  it('answers 400 navigation_blocked for a start_url no sandbox may open, as create does, and the sandbox stays as it was', async () => {
+    const err = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as GroveApiError);
+    const start = `http://${hostPort}/`;
+    const info = await client.createAndWait({ type: 'browser', start_url: start, network: { allow: [hostPort] } });
+    const id = info.sandbox_id;
+    await client.step(id, { action: { action: 'reload' }, screenshot: 'none' });
+    const before = (await client.listSandboxes()).length;
+    const refused = ['file:///etc/passwd', 'FILE:///etc/hostname', 'chrome://version', 'javascript:alert(1)', 'view-source:http://x.test/', 'devtools://devtools/bundled/inspector.html'];
+    for (const url of refused) {
+      const created = await err(client.createSandbox({ type: 'browser', start_url: url }));
+      expect(created, url).toMatchObject({ status: 400, code: 'navigation_blocked' });
+      const reset = await err(client.resetSandbox(id, { start_url: url }));
+      expect(reset, url).toMatchObject({ status: 400, code: 'navigation_blocked' });
+      expect(reset?.code).toBe(created?.code);
+    }
+    // Nothing was created by the refused creates, and the sandbox kept its episode: same page, same steps, same context.
+    expect((await client.listSandboxes()).length).toBe(before);
+    expect(await client.getSandbox(id)).toMatchObject({ status: 'ready', steps: 1 });
+    const r = await client.step(id, { action: { action: 'reload' }, screenshot: 'none' });
+    expect(r.observation.last_action_error).toBeNull();
+    expect(r.observation.url).toBe(start);
+    expect(r.observation.title).toBe('cookie=seen=1;ls=v');
+    // And a reset to an allowed URL still works afterwards.
+    expect(await client.resetSandbox(id, { start_url: `http://${otherHostPort}/`, network: { allow: [otherHostPort] } })).toMatchObject({ status: 'ready', steps: 0, error: null });
+    await client.deleteSandbox(id);
+  });
 });
