@@ -4,6 +4,7 @@
 // with base64 sources, the `computer_20250124` tool with `display_width_px`/`display_height_px` (beta header
 // `computer-use-2025-01-24`), `tool_use` blocks answered by `tool_result` blocks at the start of the next user turn,
 // and `usage.input_tokens`/`output_tokens`. Retries, timeouts and the error family are ChatClient's.
+import { readBody } from './chat-decode.ts';
 import { APIError, ChatClient, type ChatClientOptions, type ChatMessage, type ChatRequest, type ChatResult, type ContentPart, type ToolDef } from './client.ts';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -160,16 +161,4 @@ export class AnthropicClient extends ChatClient {
     if (thinking.length) out.reasoning = thinking.join('\n');
     return out;
   }
-}
-
-/** The JSON body of a successful answer, with a readable error when it is not JSON. */
-export async function readBody(res: Response, headers: Record<string, string>, api: string): Promise<Record<string, unknown>> {
-  const text = await res.text();
-  try {
-    const v = JSON.parse(text);
-    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
-  } catch (e) {
-    throw new APIError(res.status, undefined, `Malformed JSON in the ${api} response (${text.length} bytes): ${(e as Error).message}`, headers, { cause: e });
-  }
-  throw new APIError(res.status, undefined, `The ${api} response is not a JSON object.`, headers);
 }

@@ -7,7 +7,7 @@
 // `usage.input_tokens`/`output_tokens`. The conversation state (last response id, calls awaiting output) lives in
 // the request's `state` object, one per episode. Retries, timeouts and the error family are ChatClient's.
 import { APIError, ChatClient, type ChatMessage, type ChatRequest, type ChatResult, type ContentPart } from './client.ts';
-import { readBody } from './anthropic-client.ts';
+import { readBody } from './chat-decode.ts';
 
 type Item = Record<string, unknown>;
 

@@ -16,24 +16,12 @@
 // hold_key, left_mouse_down/up and zoom have no canonical equivalent and are reported as parse failures.
 import type { Action } from '../../protocol/action.ts';
 import type { ToolDef } from '../client.ts';
-import {
-  assertSpace,
-  canonicalCombo,
-  combosOf,
-  describe,
-  fail,
-  functionTool,
-  jsonItems,
-  num,
-  parseCallsOrJson,
-  parseJsonText,
-  scrollNotches,
-  sizeNote,
-  splitCombo,
-  str,
-  styledKey,
-  typeSteps,
-} from './common.ts';
+import { describe, fail } from './failure.ts';
+import { num, sizeNote, str } from './args.ts';
+import { canonicalCombo, combosOf, splitCombo, styledKey } from './keys.ts';
+import { jsonItems, parseJsonText } from './json-text.ts';
+import { assertSpace, functionTool, scrollNotches, typeSteps } from './print-steps.ts';
+import { parseCallsOrJson } from './output.ts';
 import { coordinateReader, printComputerAction, readComputerAction, type ToolInput } from './computer_tool.ts';
 import { UnsupportedActionError, type FormatOptions, type ModelOutput, type ParseResult, type PolicyFormat } from './types.ts';
 

@@ -6,7 +6,10 @@
 // context, how a drag start is written, and whether modifier keys can be held during a click. Keys, scrolling,
 // waiting and the actions only one format has stay in the formats.
 import type { Action } from '../../protocol/action.ts';
-import { assertSpace, canonicalKey, describe, fail, point, pxPoint, relPoint, str, styledKey } from './common.ts';
+import { describe, fail } from './failure.ts';
+import { point, pxPoint, relPoint, str } from './args.ts';
+import { canonicalKey, styledKey } from './keys.ts';
+import { assertSpace } from './print-steps.ts';
 import { UnsupportedActionError, type FormatOptions } from './types.ts';
 
 /** One tool input / argument object (`{ action: 'left_click', coordinate: [x, y] }`). */

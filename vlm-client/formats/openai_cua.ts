@@ -18,25 +18,12 @@
 // Several computer_call items in one output are accepted and run in order.
 import type { Action } from '../../protocol/action.ts';
 import type { ToolDef } from '../client.ts';
-import {
-  assertSpace,
-  canonicalCombo,
-  clip,
-  combosOf,
-  describe,
-  fail,
-  functionTool,
-  jsonItems,
-  num,
-  parseCallsOrJson,
-  pxPoint,
-  readToolCall,
-  sizeNote,
-  splitCombo,
-  str,
-  styledKey,
-  typeSteps,
-} from './common.ts';
+import { clip, describe, fail } from './failure.ts';
+import { num, pxPoint, sizeNote, str } from './args.ts';
+import { canonicalCombo, combosOf, splitCombo, styledKey } from './keys.ts';
+import { jsonItems } from './json-text.ts';
+import { assertSpace, functionTool, typeSteps } from './print-steps.ts';
+import { parseCallsOrJson, readToolCall } from './output.ts';
 import { UnsupportedActionError, type FormatOptions, type ModelOutput, type ParseResult, type PolicyFormat } from './types.ts';
 
 const NAME = 'openai_cua';

@@ -20,31 +20,12 @@
 // magnitude is read as notches (canonical `amount`, unit notches).
 import type { Action } from '../../protocol/action.ts';
 import type { ToolDef } from '../client.ts';
-import {
-  assertSpace,
-  canonicalCombo,
-  cleanThought,
-  combosOf,
-  decodeOutput,
-  describe,
-  divisorOf,
-  fail,
-  findCallJson,
-  functionTool,
-  num,
-  parseJsonText,
-  parseWith,
-  readToolCall,
-  scrollNotches,
-  splitCombo,
-  splitReasoning,
-  str,
-  styledKey,
-  taggedBlocks,
-  textBefore,
-  typeSteps,
-  type DecodedToolCall,
-} from './common.ts';
+import { describe, fail } from './failure.ts';
+import { divisorOf, num, str } from './args.ts';
+import { canonicalCombo, combosOf, splitCombo, styledKey } from './keys.ts';
+import { findCallJson, parseJsonText } from './json-text.ts';
+import { assertSpace, functionTool, scrollNotches, typeSteps } from './print-steps.ts';
+import { cleanThought, type DecodedToolCall, decodeOutput, parseWith, readToolCall, splitReasoning, taggedBlocks, textBefore } from './output.ts';
 import { coordinateReader, printComputerAction, readComputerAction, type ToolInput } from './computer_tool.ts';
 import { UnsupportedActionError, type FormatOptions, type ModelOutput, type ParseResult, type PolicyFormat } from './types.ts';
 

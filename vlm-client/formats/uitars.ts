@@ -15,22 +15,11 @@
 // without content a successful termination; `call_user()` ends the episode as a failure (no human in the loop).
 import type { Action } from '../../protocol/action.ts';
 import { smartResize, type ImageSize } from '../../protocol/smart-resize.ts';
-import {
-  assertSpace,
-  canonicalCombo,
-  cleanThought,
-  combosOf,
-  decodeOutput,
-  divisorOf,
-  fail,
-  parseWith,
-  pxPoint,
-  relPoint,
-  scrollNotches,
-  splitCombo,
-  styledKey,
-  typeSteps,
-} from './common.ts';
+import { fail } from './failure.ts';
+import { divisorOf, pxPoint, relPoint } from './args.ts';
+import { canonicalCombo, combosOf, splitCombo, styledKey } from './keys.ts';
+import { assertSpace, scrollNotches, typeSteps } from './print-steps.ts';
+import { cleanThought, decodeOutput, parseWith } from './output.ts';
 import { UnsupportedActionError, type FormatOptions, type ModelOutput, type ParseResult, type PolicyFormat } from './types.ts';
 
 const NAME = 'uitars';

@@ -8,7 +8,8 @@
 // Exactly one action per reply (WebVoyager's protocol): a second `Action:` or a second action line is a failure.
 import type { Action } from '../../protocol/action.ts';
 import type { SomElement } from '../../protocol/observation.ts';
-import { cleanThought, decodeOutput, fail, parseWith } from './common.ts';
+import { fail } from './failure.ts';
+import { cleanThought, decodeOutput, parseWith } from './output.ts';
 import { UnsupportedActionError, type FormatOptions, type ModelOutput, type ParseResult, type PolicyFormat } from './types.ts';
 
 const NAME = 'webvoyager';

@@ -1,0 +1,166 @@
+// Reading a successful chat-completions answer into a ChatResult: one JSON body, or an SSE stream whose content,
+// reasoning and tool-call argument deltas are accumulated by index.
+import type { ChatResult, ToolCall, Usage } from './chat-types.ts';
+import { APIError, truncate } from './errors.ts';
+
+function parseToolCalls(raw: unknown): ToolCall[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.map((tc: any, i: number) => ({
+    id: typeof tc?.id === 'string' ? tc.id : `call_${i}`,
+    name: String(tc?.function?.name ?? ''),
+    arguments:
+      typeof tc?.function?.arguments === 'string'
+        ? tc.function.arguments
+        : JSON.stringify(tc?.function?.arguments ?? {}),
+  }));
+}
+
+function parseUsage(u: any): Usage | null {
+  if (!u || typeof u !== 'object') return null;
+  const p = Number(u.prompt_tokens ?? 0);
+  const c = Number(u.completion_tokens ?? 0);
+  const t = Number(u.total_tokens ?? p + c);
+  return { prompt_tokens: p, completion_tokens: c, total_tokens: t };
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  // Some servers answer with content parts.
+  if (Array.isArray(content)) {
+    return content.map((p: any) => (typeof p?.text === 'string' ? p.text : '')).join('');
+  }
+  return '';
+}
+
+export async function readJson(res: Response, headers: Record<string, string>): Promise<Omit<ChatResult, 'latency_ms' | 'attempts'>> {
+  const text = await res.text();
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch (e) {
+    throw new APIError(
+      res.status,
+      undefined,
+      `Malformed JSON in the chat-completions response (${text.length} bytes, starts ${JSON.stringify(truncate(text, 80))}): ${(e as Error).message}`,
+      headers,
+      { cause: e },
+    );
+  }
+  if (body && typeof body === 'object' && body.error) {
+    // Some gateways answer 200 with an error object.
+    throw new APIError(res.status, body, undefined, headers);
+  }
+  const choice = body?.choices?.[0];
+  if (!choice || typeof choice !== 'object') {
+    throw new APIError(res.status, undefined, `The chat-completions response has no choices: ${truncate(text, 200)}`, headers);
+  }
+  const msg = choice.message ?? {};
+  const out: Omit<ChatResult, 'latency_ms' | 'attempts'> = {
+    text: contentText(msg.content),
+    tool_calls: parseToolCalls(msg.tool_calls),
+    finish_reason: choice.finish_reason ?? null,
+    usage: parseUsage(body.usage),
+    raw: body,
+  };
+  const reasoning = msg.reasoning_content ?? msg.reasoning;
+  if (typeof reasoning === 'string' && reasoning) out.reasoning = reasoning;
+  return out;
+}
+
+/** Reads an SSE chat-completions stream, accumulating content and tool-call argument deltas by index. */
+export async function readStream(res: Response, headers: Record<string, string>): Promise<Omit<ChatResult, 'latency_ms' | 'attempts'>> {
+  if (!res.body) throw new APIError(res.status, undefined, 'Streaming response has no body', headers);
+  const decoder = new TextDecoder();
+  const chunks: unknown[] = [];
+  let text = '';
+  let reasoning = '';
+  let finish: string | null = null;
+  let usage: Usage | null = null;
+  let done = false;
+  const calls = new Map<number, { id: string; name: string; arguments: string }>();
+  let buf = '';
+
+  const handleEvent = (event: string) => {
+    let data = '';
+    let eventName = '';
+    for (const line of event.split(/\r?\n/)) {
+      if (line.startsWith(':')) continue; // comment / keep-alive
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? '' : line.slice(colon + 1);
+      if (value.startsWith(' ')) value = value.slice(1);
+      if (field === 'data') data += (data ? '\n' : '') + value;
+      else if (field === 'event') eventName = value;
+    }
+    if (!data) return;
+    if (data === '[DONE]') {
+      done = true;
+      return;
+    }
+    let obj: any;
+    try {
+      obj = JSON.parse(data);
+    } catch (e) {
+      throw new APIError(res.status, undefined, `Malformed JSON in a stream event: ${truncate(data, 120)}`, headers, { cause: e });
+    }
+    if (eventName === 'error' || obj?.error) throw new APIError(res.status, obj, undefined, headers);
+    chunks.push(obj);
+    if (obj.usage) usage = parseUsage(obj.usage);
+    for (const choice of obj.choices ?? []) {
+      if ((choice.index ?? 0) !== 0) continue;
+      const d = choice.delta ?? {};
+      if (typeof d.content === 'string') text += d.content;
+      const r = d.reasoning_content ?? d.reasoning;
+      if (typeof r === 'string') reasoning += r;
+      for (const tc of d.tool_calls ?? []) {
+        const idx = typeof tc.index === 'number' ? tc.index : calls.size;
+        const cur = calls.get(idx) ?? { id: '', name: '', arguments: '' };
+        if (tc.id) cur.id = tc.id;
+        if (tc.function?.name) cur.name += tc.function.name;
+        if (typeof tc.function?.arguments === 'string') cur.arguments += tc.function.arguments;
+        calls.set(idx, cur);
+      }
+      if (choice.finish_reason) finish = choice.finish_reason;
+    }
+  };
+
+  const reader = res.body.getReader();
+  try {
+    while (!done) {
+      const { value, done: eof } = await reader.read();
+      if (eof) break;
+      buf += decoder.decode(value, { stream: true });
+      let m: RegExpExecArray | null;
+      const sep = /\r?\n\r?\n/g;
+      let last = 0;
+      while ((m = sep.exec(buf))) {
+        handleEvent(buf.slice(last, m.index));
+        last = m.index + m[0].length;
+        if (done) break;
+      }
+      buf = buf.slice(last);
+    }
+    buf += decoder.decode();
+    if (!done && buf.trim()) handleEvent(buf);
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  const tool_calls = [...calls.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([i, c]) => ({ id: c.id || `call_${i}`, name: c.name, arguments: c.arguments }));
+  const out: Omit<ChatResult, 'latency_ms' | 'attempts'> = { text, tool_calls, finish_reason: finish, usage, raw: chunks };
+  if (reasoning) out.reasoning = reasoning;
+  return out;
+}
+
+/** The JSON body of a successful answer, with a readable error when it is not JSON. */
+export async function readBody(res: Response, headers: Record<string, string>, api: string): Promise<Record<string, unknown>> {
+  const text = await res.text();
+  try {
+    const v = JSON.parse(text);
+    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch (e) {
+    throw new APIError(res.status, undefined, `Malformed JSON in the ${api} response (${text.length} bytes): ${(e as Error).message}`, headers, { cause: e });
+  }
+  throw new APIError(res.status, undefined, `The ${api} response is not a JSON object.`, headers);
+}
