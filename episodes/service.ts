@@ -6,7 +6,7 @@ import type { StepResult } from '../protocol/observation.ts';
 import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
 import type { Task, Verdict } from '../protocol/task.ts';
 import type { Logger } from '../sandbox/log.ts';
-import { createJudge, defaultJudgeFor, type Judge } from '../judges/index.ts';
+import { createJudge, llmJudgeForSuite, type Judge } from '../judges/index.ts';
 import { offlineRuleJudge } from '../judges/rules/index.ts';
 import { TaskCatalog, type ResolvedTask } from './catalog.ts';
 import { decideWithoutJudge, fromVerdict } from './rewards.ts';
@@ -122,8 +122,8 @@ export class EpisodeService {
       const judge = offlineRuleJudge(r.sitesUrl ?? 'http://127.0.0.1:0');
       return judge.judge({ ...input, sessionId: r.sessionId });
     }
-    const name = task.suite === 'orchard-gui' ? 'webvoyager' : defaultJudgeFor(task.suite);
-    if (!name) return judgeError(`no judge for suite ${task.suite}`);
+    const name = llmJudgeForSuite(task.suite);
+    if (!name) return judgeError(`suite ${task.suite} has no LLM judge, and this task has no rule ground truth to judge it by`);
     if (!this.opts.judge) {
       return judgeError(`suite ${task.suite} is judged by the ${name} LLM judge, and this server has no judge endpoint: start it with --judge-url and --judge-model`);
     }

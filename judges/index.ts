@@ -1,10 +1,11 @@
-// Judge registry: one definition per judge (name, description, default suite, factory), plus re-exports.
-import type { Suite } from '../protocol/task.ts';
+// Judge registry: one definition per LLM judge (name, description, factory), plus re-exports. Which judge
+// scores which suite is decided once, in select.ts.
 import type { Logger } from '../sandbox/log.ts';
 import type { JudgeCache } from './cache.ts';
 import { createDeepShopJudge } from './deepshop.ts';
 import { JudgeModel } from './model.ts';
 import type { PromptSet } from './prompts.ts';
+import { LLM_JUDGE_NAMES, type LlmJudgeName } from './select.ts';
 import type { Judge, JudgeModelConfigInput } from './types.ts';
 import { createAutonomousJudge, createWebJudge } from './webjudge.ts';
 import { createWebVoyagerJudge } from './webvoyager.ts';
@@ -20,6 +21,7 @@ export { GROVE_PROMPTS, loadPromptDir, PROMPT_SLOTS, PromptDirError, type Prompt
 export { judgedHistory, isAnswerOnly } from './history.ts';
 export { buildReport, formatReport, type JudgeReport, type JudgeResultLine } from './report.ts';
 export { computeAgreement, formatAgreement, type AgreementReport } from './agreement.ts';
+export { SUITE_JUDGES, LLM_JUDGE_NAMES, judgeForSuite, llmJudgeForSuite, isLlmJudge, type LlmJudgeName, type SuiteJudgeName } from './select.ts';
 
 export interface CreateJudgeOptions {
   /** The judge's own endpoint (a JudgeModel, or its config). */
@@ -36,42 +38,32 @@ export interface CreateJudgeOptions {
 }
 
 export interface JudgeDef {
-  name: string;
+  name: LlmJudgeName;
   description: string;
-  /** Suite whose default judge this is. */
-  defaultFor?: Suite;
   create(model: JudgeModel, opts: CreateJudgeOptions): Judge;
 }
 
-export const JUDGES: JudgeDef[] = [
-  {
-    name: 'webvoyager',
+/** One definition per LLM judge, keyed by name: select.ts's LLM_JUDGE_NAMES and these cannot drift apart. */
+const DEFS: { [K in LlmJudgeName]: Omit<JudgeDef, 'name'> } = {
+  webvoyager: {
     description: 'WebVoyager auto-eval: task + answer + last k screenshots → SUCCESS / NOT SUCCESS',
-    defaultFor: 'webvoyager',
     create: (model, o) => createWebVoyagerJudge({ model, k: o.k, cache: o.cache, prompts: o.prompts }),
   },
-  {
-    name: 'webjudge',
+  webjudge: {
     description: 'Online-Mind2Web WebJudge: key points, per-screenshot scores, outcome',
-    defaultFor: 'online-mind2web',
     create: (model, o) => createWebJudge({ model, scoreThreshold: o.scoreThreshold, cache: o.cache, prompts: o.prompts }),
   },
-  {
-    name: 'autonomous',
+  autonomous: {
     description: 'Online-Mind2Web autonomous eval: task + action history + last screenshot',
     create: (model, o) => createAutonomousJudge({ model, cache: o.cache, prompts: o.prompts }),
   },
-  {
-    name: 'deepshop',
+  deepshop: {
     description: 'DeepShop: one judgement per present dimension (attribute, filter, sort)',
-    defaultFor: 'deepshop',
     create: (model, o) => createDeepShopJudge({ model, k: o.k, cache: o.cache, prompts: o.prompts }),
   },
-];
+};
 
-export function defaultJudgeFor(suite: string): string | undefined {
-  return JUDGES.find((j) => j.defaultFor === suite)?.name;
-}
+export const JUDGES: JudgeDef[] = LLM_JUDGE_NAMES.map((name) => ({ name, ...DEFS[name] }));
 
 export function createJudge(name: string, opts: CreateJudgeOptions): Judge {
   const def = JUDGES.find((j) => j.name === name);

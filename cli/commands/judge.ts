@@ -8,11 +8,12 @@ import type { Command } from '../command.ts';
 import type { Task } from '../../protocol/task.ts';
 import { intOption, options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
 import { loadTaskFile } from '../task-file.ts';
+import { LLM_JUDGE_NAMES, isLlmJudge, llmJudgeForSuite } from '../../judges/select.ts';
 import { JUDGE_FLAGS_HELP, JUDGE_FLAGS_USAGE, JUDGE_MODEL_FLAGS, judgeModelConfig, parseJudgeModelFlags, type JudgeModelFlags } from './judge-flags.ts';
 
-// The judges, the VLM client and the episode reader load on demand, so `grove --help` stays fast.
-const JUDGE_NAMES = ['webvoyager', 'webjudge', 'autonomous', 'deepshop'];
-const DEFAULT_JUDGE: Record<string, string> = { webvoyager: 'webvoyager', 'online-mind2web': 'webjudge', deepshop: 'deepshop' };
+// The judges, the VLM client and the episode reader load on demand, so `grove --help` stays fast (select.ts is a
+// table, not the judges).
+const JUDGE_NAMES = LLM_JUDGE_NAMES;
 
 const usage = `grove judge --suite <webvoyager|online-mind2web|deepshop> --episodes DIR
     ${JUDGE_FLAGS_USAGE}
@@ -52,8 +53,8 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
   const { Suite } = await import('../../protocol/task.ts');
   const suite = Suite.safeParse(values.suite);
   if (!suite.success) return bad('--suite is required: webvoyager, online-mind2web or deepshop');
-  const judgeName = values.judge ?? DEFAULT_JUDGE[suite.data];
-  if (!judgeName || !JUDGE_NAMES.includes(judgeName)) {
+  const judgeName = values.judge ?? llmJudgeForSuite(suite.data);
+  if (!judgeName || !isLlmJudge(judgeName)) {
     return bad(`--judge must be one of ${JUDGE_NAMES.join(', ')} (no default for suite ${suite.data})`);
   }
   if (!values.episodes) return bad('--episodes DIR is required');

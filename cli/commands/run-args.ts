@@ -1,17 +1,18 @@
 // Argument parsing of `grove run` (pure: unit-tested).
 import { FILTER_OPTIONS, listFilters, options, tryParseArgs } from '../args.ts';
 import { FORMAT_NAMES, getFormat } from '../../vlm-client/formats/index.ts';
+import { LLM_JUDGE_NAMES, judgeForSuite } from '../../judges/select.ts';
 import { JUDGE_FLAGS_HELP, JUDGE_FLAGS_USAGE, JUDGE_MODEL_FLAGS, parseJudgeModelFlags, type JudgeModelFlags } from './judge-flags.ts';
 
 export const RUN_SUITES = ['offline', 'webvoyager', 'online-mind2web', 'deepshop'] as const;
 export type RunSuite = (typeof RUN_SUITES)[number];
-export const RUN_JUDGES = ['rule', 'webvoyager', 'webjudge', 'deepshop', 'none'] as const;
+export const RUN_JUDGES = ['rule', ...LLM_JUDGE_NAMES, 'none'] as const;
 export type RunJudge = (typeof RUN_JUDGES)[number];
 
 export const RUN_USAGE = `grove run --suite offline|webvoyager|online-mind2web|deepshop [--tasks FILE]
     --policy URL|scripted [--model NAME] [--format qwen3vl] [--policy-api-key KEY]
     [--concurrency N] [--max-steps N] [--episode-timeout SEC]
-    [--judge rule|webvoyager|webjudge|deepshop|none] [--judge-all]
+    [--judge ${RUN_JUDGES.join('|')}] [--judge-all]
     [${JUDGE_FLAGS_USAGE}]
     [--server URL --api-key KEY | (embedded server)] [--browser-processes N]
     --out DIR [--resume] [--max-cost-usd X --price-in USD_PER_MTOK --price-out USD_PER_MTOK] [--max-minutes N]
@@ -79,13 +80,6 @@ function num(name: string, v: string | undefined, { int = false, min = 0 } = {})
   return n;
 }
 
-const DEFAULT_JUDGE: Record<RunSuite, RunJudge> = {
-  offline: 'rule',
-  webvoyager: 'webvoyager',
-  'online-mind2web': 'webjudge',
-  deepshop: 'deepshop',
-};
-
 export function parseRunArgs(argv: string[]): ParsedRunArgs {
   const parsed = tryParseArgs({
     args: argv,
@@ -119,7 +113,8 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   if (!(POLICY_APIS as readonly string[]).includes(api)) return { ok: false, error: `--api must be one of ${POLICY_APIS.join(', ')}` };
   const history = s('history');
   if (history !== undefined && history !== 'turns' && history !== 'summary') return { ok: false, error: '--history must be turns or summary' };
-  const judge = (s('judge') ?? DEFAULT_JUDGE[st]) as RunJudge;
+  // The suite's judge comes from the one table (judges/select.ts).
+  const judge = (s('judge') ?? judgeForSuite(st)) as RunJudge;
   if (!(RUN_JUDGES as readonly string[]).includes(judge)) return { ok: false, error: `--judge must be one of ${RUN_JUDGES.join(', ')}` };
   if (judge === 'rule' && st !== 'offline') return { ok: false, error: 'the rule judge only knows the offline sites; pick an LLM judge' };
   let judgeModel: JudgeModelFlags;

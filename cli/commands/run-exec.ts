@@ -9,10 +9,8 @@ import type { Logger } from '../../sandbox/log.ts';
 import { startSites, type SitesServer } from '../../sites/server.ts';
 import { loadOfflineTasks, startUrlFor } from '../../sites/tasks.ts';
 import { loadTasks, matches, type TaskFilter } from '../../tasks/index.ts';
+import { createJudge } from '../../judges/index.ts';
 import { JudgeModel } from '../../judges/model.ts';
-import { createWebVoyagerJudge } from '../../judges/webvoyager.ts';
-import { createWebJudge } from '../../judges/webjudge.ts';
-import { createDeepShopJudge } from '../../judges/deepshop.ts';
 import { fetchOfflineState, offlineRuleJudge } from '../../judges/rules/offline.ts';
 import type { Judge } from '../../judges/types.ts';
 import { loadPromptDir } from '../../judges/prompts.ts';
@@ -59,9 +57,7 @@ async function judgesFor(args: RunArgs, sites: SitesServer | undefined, log?: Lo
   if (!args.judgeModel) throw new Error(`--judge ${args.judge} needs --judge-url and --judge-model`);
   const model = new JudgeModel(judgeModelConfig(args.judgeModel, readEnvSetting('GROVE_JUDGE_API_KEY') ?? readEnvSetting('OPENAI_API_KEY')), { log });
   const prompts = args.judgeModel.promptsDir ? await loadPromptDir(args.judgeModel.promptsDir) : undefined;
-  if (args.judge === 'webvoyager') return [createWebVoyagerJudge({ model, prompts })];
-  if (args.judge === 'webjudge') return [createWebJudge({ model, prompts })];
-  return [createDeepShopJudge({ model, prompts })];
+  return [createJudge(args.judge, { model, prompts })];
 }
 
 /** Runs the benchmark described by `args`; everything it started is stopped before it returns. */
