@@ -1,4 +1,5 @@
 // Contract between the browser environment and its users (local backend, server, runner, bench).
+import type { Readable } from 'node:stream';
 import type { BrowserContext, BrowserContextOptions } from 'playwright-core';
 import type { Action } from '../protocol/action.ts';
 import type { Observation, SomElement, StepResult, Tab } from '../protocol/observation.ts';
@@ -56,6 +57,10 @@ export interface BrowserSandbox extends Sandbox {
   reset(input?: BrowserResetInput): Promise<void>;
   /** URL, title and tabs of the current state, without taking an observation (queued events stay queued). */
   pageState(): Promise<{ url: string; title: string; tabs: Tab[] }>;
+  /** Where the browser runs elsewhere (a kubernetes worker): brings downloads() up to date. Absent: it always is. */
+  syncDownloads?(): Promise<void>;
+  /** Where the bytes live elsewhere: a download as a stream (undefined: no such saved file). Absent: downloadPath(). */
+  openDownload?(id: string): Promise<{ stream: Readable; size: number | null } | undefined>;
 }
 
 /**
@@ -67,6 +72,9 @@ export interface ContextExtras {
   contextOptions?: Partial<BrowserContextOptions>;
   /** Runs on the fresh context before the start URL is opened (e.g. `routeFromHAR`); a failure fails creation. */
   prepare?(context: BrowserContext): Promise<void>;
+  /** The same HAR recording/replay by file path, for a backend whose browser is not in this process (kubernetes):
+   * it ships the replay file to the worker and brings the recorded one back to recordPath. */
+  har?: { recordPath?: string; replayPath?: string };
 }
 
 export interface BrowserEnvironmentConfig {

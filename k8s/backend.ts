@@ -14,7 +14,7 @@ import { A, L, workerSelector } from './labels.ts';
 import { PodCache } from './pod-cache.ts';
 import { podCondition, workerPod } from './pods.ts';
 import { Reconciler } from './reconciler.ts';
-import { RemoteSandbox, type Placement, type PlacementDriver } from './remote-sandbox.ts';
+import { RemoteSandbox, type Placement, type PlacementDriver, type RemoteHar } from './remote-sandbox.ts';
 import { RemoteShellSandbox } from './remote-shell.ts';
 import { newPodName, workerToken } from './token.ts';
 
@@ -113,13 +113,14 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     return this.warmCandidates(template).length > 0;
   }
 
-  async create(id: string, spec: CreateSandboxBody): Promise<Sandbox> {
+  async create(id: string, spec: CreateSandboxBody, extras: { har?: RemoteHar } = {}): Promise<Sandbox> {
     if (this.stopped) throw new GroveError('shutting_down');
     await this.start();
     const t = templateFor(this.cfg, spec.type, spec.labels);
     if (!t) throw new GroveError('unsupported_sandbox_type', `No kubernetes template for ${spec.type} sandboxes.`);
     this.deadlines.set(id, this.clock.now() + this.cfg.readyTimeoutSeconds * 1000);
-    const sb = spec.type === 'shell' ? new RemoteShellSandbox(id, spec, t[0], this) : new RemoteSandbox(id, spec, t[0], this);
+    const more = { ...extras, log: this.log };
+    const sb = spec.type === 'shell' ? new RemoteShellSandbox(id, spec, t[0], this, more) : new RemoteSandbox(id, spec, t[0], this, more);
     this.sandboxes.set(id, sb);
     return sb;
   }

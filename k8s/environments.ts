@@ -4,29 +4,53 @@
 import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { GroveError } from '../protocol/errors.ts';
-import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
+import type { BrowserCreateOptions, CreateSandboxBody } from '../protocol/sandbox.ts';
 import type { EnvironmentFactory, LocalEnvironments } from '../sandbox/local-backend.ts';
 import type { Logger } from '../sandbox/log.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import { KubernetesBackend } from './backend.ts';
+import type { RemoteHar } from './remote-sandbox.ts';
 import type { K8sConfig } from './config.ts';
 import { loadKubeConfig } from './kube.ts';
 
+/**
+ * Create options that cannot work when the sandbox runs on a worker pod, refused up front with a stable 400:
+ * they name a server inside the orchestrator (the offline sites of `offline` tasks, a Claw sandbox's apps), which a
+ * worker pod can neither resolve nor reach (its NetworkPolicy allows ingress from the orchestrator only and no
+ * egress into the cluster). Everything else is relayed (docs/kubernetes.md, "What is relayed").
+ */
+export function refuseUnrelayable(spec: CreateSandboxBody): void {
+  if ((spec.type === 'browser' || spec.type === 'shell') && spec.claw_sandbox !== undefined) {
+    throw new GroveError('not_supported_on_backend', 'claw_sandbox pairing is not available on the kubernetes backend: the Claw apps run inside the orchestrator, which sandbox pods cannot reach.');
+  }
+  if (spec.type === 'browser' && spec.task && (spec.labels.suite === 'offline' || ('suite' in spec.task && spec.task.suite === 'offline'))) {
+    throw new GroveError('not_supported_on_backend', 'Tasks of the offline sites are not available on the kubernetes backend: the sites run inside the orchestrator, which sandbox pods cannot reach. Use task files with public start URLs, or the local backend.');
+  }
+}
+
 export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnvironments {
   const browser: EnvironmentFactory<BrowserCreateOptions> & { create(id: string, spec: BrowserCreateOptions, extras?: unknown): Promise<Sandbox> } = {
-    async create(id, spec, extras?: { contextOptions?: unknown; prepare?: unknown }) {
-      if (extras?.contextOptions || extras?.prepare) {
-        throw new GroveError('invalid_request', 'record_har and replay_har need the browser in this process; the kubernetes backend supports record: true without them.');
+    async create(id, spec, extras?: { contextOptions?: unknown; prepare?: unknown; har?: RemoteHar }) {
+      // The recording layer's HAR extras are Playwright hooks for a browser in this process; the worker gets the
+      // same files instead (uploaded for replay, fetched back after recording: remote-sandbox.ts).
+      if ((extras?.contextOptions || extras?.prepare) && !extras.har) {
+        throw new GroveError('not_supported_on_backend', 'These browser context extras need the browser in this process.');
       }
-      return backend.create(id, spec);
+      return backend.create(id, spec, extras?.har ? { har: extras.har } : {});
     },
-    admit: (spec) => backend.admit(spec),
+    admit: (spec) => {
+      refuseUnrelayable(spec);
+      backend.admit(spec);
+    },
     shutdown: () => backend.shutdown(),
     stats: () => backend.stats(),
   };
   const shell: NonNullable<LocalEnvironments['shell']> = {
     create: (id, spec) => backend.create(id, spec),
-    admit: (spec) => backend.admit(spec),
+    admit: (spec) => {
+      refuseUnrelayable(spec);
+      backend.admit(spec);
+    },
     shutdown: () => backend.shutdown(),
     // Reported once, under browser_ (the gauges are the backend's, not per type).
     stats: () => ({}),

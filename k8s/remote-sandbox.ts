@@ -1,12 +1,23 @@
 // A sandbox that lives on a worker pod. The orchestrator's routes call it exactly as they call a local browser
 // sandbox (the shape of browser-env's BrowserSandbox, which k8s/ may not import); each call is one HTTP request to
-// the worker at podIP:port with the pod's token — the Kubernetes API is never on this path.
+// the worker at podIP:port with the pod's token — the Kubernetes API is never on this path. Download bytes and HAR
+// files are streamed through (worker-http.ts), never held whole; HAR record/replay use the worker's own routes
+// (server/worker-routes.ts): the replay file is uploaded before the worker creates its sandbox, the recorded one is
+// fetched back into the orchestrator's episode directory after the worker closed it.
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { GroveApiError, GroveClient } from '../client/index.ts';
 import type { Action } from '../protocol/action.ts';
 import { ERROR_CATALOG, GroveError, type ErrorCode } from '../protocol/errors.ts';
 import type { Observation, SomElement, StepResult, Tab } from '../protocol/observation.ts';
 import type { BrowserCreateOptions, CreateSandboxBody, SandboxStatus } from '../protocol/sandbox.ts';
-import type { Sandbox } from '../sandbox/types.ts';
+import type { ResetRequest } from '../protocol/api.ts';
+import { silentLogger, type Logger } from '../sandbox/log.ts';
+import type { Sandbox, SandboxDetails } from '../sandbox/types.ts';
+import { workerRequest, type WorkerEndpoint } from './worker-http.ts';
 
 export interface RemoteStepOptions {
   screenshot?: 'base64' | 'none';
@@ -42,6 +53,19 @@ export interface PlacementDriver {
   readyDeadline(): number;
 }
 
+/** HAR files of a `record_har` / `replay_har` sandbox on the orchestrator (the recording layer's paths). */
+export interface RemoteHar {
+  /** Where the recorded HAR goes once the sandbox closed. */
+  recordPath?: string;
+  /** The HAR to replay: uploaded to the worker before its sandbox is created. */
+  replayPath?: string;
+}
+
+export interface RemoteSandboxExtras {
+  har?: RemoteHar;
+  log?: Logger;
+}
+
 /** Maps an error from a worker call onto the error catalog (the worker speaks the same API). */
 export function workerError(err: unknown, pod: string): GroveError {
   if (err instanceof GroveError) return err;
@@ -60,9 +84,14 @@ export class RemoteSandbox implements Sandbox {
   private workerId: string | null = null;
   private readonly starting: Promise<void>;
   private closing: Promise<void> | null = null;
-  private inFlight = 0;
+  protected inFlight = 0;
   private last: { som?: SomElement[]; width?: number; height?: number } = {};
   private downloadList: DownloadInfo[] = [];
+  private detailsOf: SandboxDetails = {};
+  /** The replay HAR's name on the worker, once uploaded (removed again on close). */
+  private replayName: string | null = null;
+  private readonly har: RemoteHar;
+  protected readonly log: Logger;
   steps = 0;
   startError: { code: string; message: string } | null = null;
   /** Aborted by close(): a placement still waiting for a pod gives up. */
@@ -75,8 +104,11 @@ export class RemoteSandbox implements Sandbox {
     readonly spec: CreateSandboxBody,
     readonly templateName: string,
     private readonly driver: PlacementDriver,
+    extras: RemoteSandboxExtras = {},
   ) {
     this.type = spec.type;
+    this.har = extras.har ?? {};
+    this.log = extras.log ?? silentLogger;
     this.starting = this.start();
     // Creation failures surface through ready(); this copy only keeps the rejection from being unhandled.
     this.starting.catch(() => undefined);
@@ -104,10 +136,18 @@ export class RemoteSandbox implements Sandbox {
     this.placement = placement;
     if (this.closing) throw new GroveError('sandbox_closed', `Sandbox ${this.id} was closed while starting.`);
     this.client = new GroveClient({ baseUrl: placement.url, apiKey: placement.token });
-    // Recording and HAR stay on the orchestrator; the worker keeps the sandbox's TTL as a safety net of its own.
-    const body = { ...this.spec, labels: { ...(this.spec.labels ?? {}), orchestrator_sandbox: this.id } } as Record<string, unknown>;
-    if (body.type === 'browser') body.record = false;
+    // Episodes are recorded on the orchestrator (where the model output is known); only the HAR is recorded on the
+    // worker (it needs the browser), to be fetched back on close. The worker keeps the TTL as a safety net.
+    // Idleness is the orchestrator's to judge (heartbeats reach only it): its registry closes an idle sandbox, and
+    // with it the worker's, so the worker's own idle reaper must not fire first.
+    const body = { ...this.spec, idle_timeout_seconds: 86_400, labels: { ...(this.spec.labels ?? {}), orchestrator_sandbox: this.id } } as Record<string, unknown>;
+    if (body.type === 'browser') {
+      body.record = this.har.recordPath !== undefined;
+      body.record_har = this.har.recordPath !== undefined;
+      delete body.replay_har;
+    }
     try {
+      if (this.har.replayPath) body.replay_har = await this.uploadReplay(placement, this.har.replayPath);
       const info = await this.client.createSandbox(body as Parameters<GroveClient['createSandbox']>[0]);
       this.workerId = info.sandbox_id;
       for (;;) {
@@ -117,6 +157,7 @@ export class RemoteSandbox implements Sandbox {
         if (w.status === 'creating') continue;
         if (w.status === 'ready' || w.status === 'busy') {
           this.startError = w.error;
+          if (w.shell) this.detailsOf = { shell: w.shell };
           break;
         }
         const code = w.error && w.error.code in ERROR_CATALOG ? (w.error.code as ErrorCode) : 'internal_error';
@@ -127,6 +168,32 @@ export class RemoteSandbox implements Sandbox {
     }
     if (this.closing) throw new GroveError('sandbox_closed', `Sandbox ${this.id} was closed while starting.`);
     this.state = 'ready';
+  }
+
+  /** Streams the replay HAR to the worker; answers the path the worker's create takes as replay_har. */
+  private async uploadReplay(placement: Placement, path: string): Promise<string> {
+    const name = this.id;
+    const res = await workerRequest(placement, { method: 'PUT', path: `/worker/har/${encodeURIComponent(name)}`, body: createReadStream(path), signal: this.aborted.signal });
+    const answer = JSON.parse(await readAll(res.body)) as { replay_har: string };
+    this.replayName = name;
+    return answer.replay_har;
+  }
+
+  /** After the worker closed its sandbox (Playwright wrote the HAR then): the HAR into the orchestrator's episode. */
+  private async fetchRecordedHar(placement: Placement, wid: string, to: string): Promise<void> {
+    const res = await workerRequest(placement, { method: 'GET', path: `/worker/recordings/${encodeURIComponent(wid)}/har` });
+    await mkdir(dirname(to), { recursive: true });
+    await pipeline(res.body, createWriteStream(to));
+  }
+
+  details(): SandboxDetails {
+    return this.detailsOf;
+  }
+
+  /** The worker this sandbox runs on, for the streamed routes (throws like any call when it is not live). */
+  protected endpoint(): WorkerEndpoint & { wid: string } {
+    const { wid } = this.live();
+    return { ...this.placement!, wid };
   }
 
   /** The pod under this sandbox went away: later calls answer sandbox_closed. */
@@ -157,13 +224,6 @@ export class RemoteSandbox implements Sandbox {
 
   private remember(obs: Observation): Observation {
     this.last = { som: obs.som ?? undefined, width: obs.screenshot?.width, height: obs.screenshot?.height };
-    if (obs.events?.some((e) => e.type === 'download')) {
-      // Downloads are listed by the worker; refresh the copy the (synchronous) listing route reads.
-      void this.client
-        ?.downloads(this.workerId!)
-        .then((d) => (this.downloadList = d))
-        .catch(() => undefined);
-    }
     return obs;
   }
 
@@ -188,13 +248,38 @@ export class RemoteSandbox implements Sandbox {
     return { ...s, bytes: Buffer.from(s.bytes.buffer, s.bytes.byteOffset, s.bytes.byteLength) };
   }
 
+  async reset(input: ResetRequest = {}): Promise<void> {
+    await this.remote((c, wid) => c.resetSandbox(wid, input));
+    this.steps = 0;
+    this.last = {};
+    this.downloadList = [];
+  }
+
+  /** The copy syncDownloads() fetched from the worker (the routes sync first). */
   downloads(): DownloadInfo[] {
     return this.downloadList;
   }
 
-  /** Download bytes stay on the worker (no shared filesystem with the orchestrator). */
+  async syncDownloads(): Promise<void> {
+    this.downloadList = await this.remote((c, wid) => c.downloads(wid));
+  }
+
+  /** Download bytes stay on the worker (no shared filesystem with the orchestrator): see openDownload. */
   downloadPath(_id: string): string | undefined {
     return undefined;
+  }
+
+  /** The worker's file as a stream (its Content-Length kept); undefined when the worker has no saved file. */
+  async openDownload(id: string): Promise<{ stream: Readable; size: number | null } | undefined> {
+    const w = this.endpoint();
+    try {
+      const res = await workerRequest(w, { method: 'GET', path: `/sandboxes/${encodeURIComponent(w.wid)}/downloads/${encodeURIComponent(id)}` });
+      const len = Number(res.headers['content-length']);
+      return { stream: res.body, size: Number.isSafeInteger(len) && len >= 0 ? len : null };
+    } catch (err) {
+      if (err instanceof GroveError && err.code === 'download_not_found') return undefined;
+      throw err;
+    }
   }
 
   parseContext(): { som?: SomElement[]; width?: number; height?: number } {
@@ -212,11 +297,27 @@ export class RemoteSandbox implements Sandbox {
       this.aborted.abort();
       await this.starting.catch(() => undefined);
       if (this.client && this.workerId && !this.lostReason) {
-        await this.client.deleteSandbox(this.workerId).catch(() => undefined);
+        const deleted = await this.client.deleteSandbox(this.workerId).then(() => true, () => false);
+        if (deleted && this.har.recordPath && this.placement) {
+          await this.fetchRecordedHar(this.placement, this.workerId, this.har.recordPath).catch((err: unknown) =>
+            this.log.warn({ err: String(err), sandbox_id: this.id }, 'fetching the recorded HAR from the worker failed'),
+          );
+        }
+      }
+      if (this.replayName && this.placement && !this.lostReason) {
+        await workerRequest(this.placement, { method: 'DELETE', path: `/worker/har/${encodeURIComponent(this.replayName)}` })
+          .then((r) => r.body.resume())
+          .catch(() => undefined);
       }
       this.client?.close();
       this.state = 'closed';
       await this.driver.release(this, this.placement);
     })());
   }
+}
+
+async function readAll(body: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of body) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }

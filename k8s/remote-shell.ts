@@ -1,9 +1,10 @@
 // A shell sandbox on a worker pod: the shape of shell-env's ShellSandbox (which k8s/ may not import), each call one
-// request to the worker's shell routes. The interactive PTY is not relayed through the orchestrator.
+// request to the worker's shell routes; the interactive terminal is a WebSocket to the worker's own (remote-pty.ts).
 import type { GroveClient } from '../client/index.ts';
-import { GroveError } from '../protocol/errors.ts';
 import type { ApplyPatchResult, ExecRequest, ExecResult, FileEntry, JobInfo } from '../protocol/shell.ts';
 import { RemoteSandbox } from './remote-sandbox.ts';
+import { openRemotePty, type RemotePtyInit, type RemotePtySession } from './remote-pty.ts';
+import { workerError } from './remote-sandbox.ts';
 
 type ExecBody = Parameters<GroveClient['exec']>[1];
 
@@ -14,6 +15,7 @@ function execBody(req: ExecRequest): ExecBody {
 
 export class RemoteShellSandbox extends RemoteSandbox {
   readonly workspace = '/workspace';
+  private readonly terminals = new Set<RemotePtySession>();
 
   exec(req: ExecRequest): Promise<ExecResult> {
     return this.remote((c, wid) => c.exec(wid, execBody(req)));
@@ -44,7 +46,26 @@ export class RemoteShellSandbox extends RemoteSandbox {
     return this.remote((c, wid) => c.applyPatch(wid, patch, opts.cwd));
   }
 
-  async openPty(): Promise<never> {
-    throw new GroveError('invalid_request', 'The interactive terminal is not relayed by the kubernetes backend; use exec and jobs.');
+  /** A terminal on the worker, relayed frame by frame; open terminals count as use (status busy), as locally. */
+  async openPty(init: RemotePtyInit): Promise<RemotePtySession> {
+    const w = this.endpoint();
+    let session: RemotePtySession;
+    try {
+      session = await openRemotePty(w, w.wid, init);
+    } catch (err) {
+      throw workerError(err, w.pod);
+    }
+    this.terminals.add(session);
+    this.inFlight++;
+    session.onExit(() => {
+      if (this.terminals.delete(session)) this.inFlight--;
+    });
+    return session;
+  }
+
+  /** Closing the worker's sandbox ends its terminals (their exit frames reach the clients); any left are cut. */
+  override async close(): Promise<void> {
+    await super.close();
+    await Promise.all([...this.terminals].map((t) => t.kill()));
   }
 }

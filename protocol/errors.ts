@@ -19,6 +19,7 @@ export const ERROR_CATALOG = {
   unsupported_sandbox_type: { status: 400, message: 'Unsupported sandbox type.' },
   // A start_url (create or reset) whose scheme a sandbox may not open; the same code as the action error.
   navigation_blocked: { status: 400, message: 'Only http, https, data:, blob: and about:blank URLs can be opened in a sandbox.' },
+  not_supported_on_backend: { status: 400, message: 'This option or route is not available on the backend this server runs (see docs/kubernetes.md).' },
   // shell sandboxes
   path_not_allowed: { status: 400, message: 'The path is outside the sandbox workspace or not a regular file/directory.' },
   file_not_found: { status: 404, message: 'No such file or directory in the sandbox.' },

@@ -9,6 +9,7 @@
 // ContextExtras (context options and a context hook), so browser-env never learns what a HAR is.
 import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { BrowserContext } from 'playwright-core';
 import type { ContextExtras, BrowserSandbox, DownloadInfo, ParseContext, StepOptions } from '../browser-env/types.ts';
 import type { Action } from '../protocol/action.ts';
@@ -107,8 +108,12 @@ export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCr
       // Playwright writes the HAR when the context closes; the directory must exist by then.
       await mkdir(dir, { recursive: true });
       extras.contextOptions = harRecordOptions(harPathFor(dir));
+      extras.har = { recordPath: harPathFor(dir) };
     }
-    if (replayPath) extras.prepare = (ctx: BrowserContext) => replayFromHar(ctx, replayPath, { notFound: 'abort' });
+    if (replayPath) {
+      extras.prepare = (ctx: BrowserContext) => replayFromHar(ctx, replayPath, { notFound: 'abort' });
+      extras.har = { ...extras.har, replayPath };
+    }
     const sb = await this.inner.create(id, options, extras);
     return options.record ? new RecordedBrowserSandbox(sb as BrowserSandbox, dir, this.log) : sb;
   }
@@ -216,6 +221,13 @@ export class RecordedBrowserSandbox implements BrowserSandbox {
   }
   downloadPath(id: string): string | undefined {
     return this.inner.downloadPath(id);
+  }
+  syncDownloads(): Promise<void> {
+    return this.inner.syncDownloads?.() ?? Promise.resolve();
+  }
+  openDownload(id: string): Promise<{ stream: Readable; size: number | null } | undefined> {
+    if (this.inner.openDownload) return this.inner.openDownload(id);
+    return Promise.resolve(undefined);
   }
   parseContext(): ParseContext {
     return this.inner.parseContext();

@@ -10,6 +10,7 @@ import { ConfigError, type GroveConfig } from '../sandbox/config.ts';
 import type { LocalEnvironments } from '../sandbox/local-backend.ts';
 import type { Logger } from '../sandbox/log.ts';
 import { buildApp } from './app.ts';
+import { registerWorkerRoutes } from './worker-routes.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -24,6 +25,8 @@ export interface StartServerOptions {
   environments?: LocalEnvironments;
   /** Where the server log goes (default stdout). */
   logStream?: NodeJS.WritableStream;
+  /** Worker mode (`grove worker`): also serve the routes only an orchestrator calls (server/worker-routes.ts). */
+  worker?: boolean;
 }
 
 export async function startServer(config: GroveConfig, opts: StartServerOptions = {}): Promise<RunningServer> {
@@ -55,6 +58,7 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
       shell: await shellEnvironment(config, log),
     }));
   const app = await buildApp({ config, environments, logger: true, logStream: opts.logStream });
+  if (opts.worker) registerWorkerRoutes(app, config.recordingsDir);
   // Long-polls (/wait up to 600 s) must not be cut by the default request timeout.
   app.server.requestTimeout = 0;
   app.server.keepAliveTimeout = 65_000;

@@ -36,7 +36,7 @@ export const worker: Command = {
     const { closeOnSignal, startServer } = await import('../../server/server.ts');
     let server;
     try {
-      server = await startServer(config);
+      server = await startServer(config, { worker: true });
     } catch (err) {
       process.stderr.write(`grove worker: could not start: ${(err as Error).message}\n`);
       return err instanceof ConfigError ? 2 : 1;

@@ -168,7 +168,9 @@ export const listDownloads = defineRoute({
   params: SandboxIdParams,
   responses: { 200: { description: 'Downloads', schema: DownloadList }, ...errorResponses(401, 403, 404, 409, 410) },
   async handler({ params, ctx }) {
-    return { downloads: browserSandbox(ctx, params.id).downloads() };
+    const sb = browserSandbox(ctx, params.id);
+    await sb.syncDownloads?.();
+    return { downloads: sb.downloads() };
   },
 });
 
@@ -191,7 +193,15 @@ export const getDownload = defineRoute({
   },
   async handler({ params, reply, ctx }) {
     const sb = browserSandbox(ctx, params.id);
+    await sb.syncDownloads?.();
     const info = sb.downloads().find((d) => d.id === params.download_id);
+    // A browser elsewhere (a kubernetes worker) streams the bytes through this process, never buffered whole.
+    const remote = info && sb.openDownload ? await sb.openDownload(info.id) : undefined;
+    if (info && remote) {
+      reply.header('content-type', 'application/octet-stream').header('content-disposition', contentDisposition(info.filename));
+      if (remote.size !== null) reply.header('content-length', String(remote.size));
+      return reply.send(remote.stream);
+    }
     const file = info ? sb.downloadPath(info.id) : undefined;
     if (!info || !file) throw new GroveError('download_not_found', `No download "${params.download_id}" in sandbox ${params.id}.`);
     const st = await stat(file).catch(() => null);
