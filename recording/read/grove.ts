@@ -1,0 +1,80 @@
+// Grove's own recordings (protocol/recording.ts): episode.json, steps.jsonl (a torn last line is counted, not fatal),
+// initial.json, and the verdicts `grove judge` wrote beside the episode.
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { EpisodeMeta, StepRecord } from '../../protocol/recording.ts';
+import { Verdict as VerdictSchema, type Task, type Verdict } from '../../protocol/task.ts';
+import { EPISODE_FILE, effectiveStatus, INITIAL_FILE, STEPS_FILE, type InitialObservation } from '../recorder.ts';
+import { readJson, withBeforeFrames } from './common.ts';
+import type { EpisodeView, TaskView } from './view.ts';
+
+/** Parses steps.jsonl text, skipping (and counting) lines that do not parse, e.g. a line torn by a crash. */
+export function parseStepsJsonl(text: string, validate = true): { steps: StepRecord[]; damaged: number } {
+  const steps: StepRecord[] = [];
+  let damaged = 0;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const raw = JSON.parse(line) as StepRecord;
+      if (!validate) {
+        if (typeof raw?.step === 'number' && Array.isArray(raw.actions)) steps.push(raw);
+        else damaged++;
+        continue;
+      }
+      const r = StepRecord.safeParse(raw);
+      if (r.success) steps.push(r.data);
+      else damaged++;
+    } catch {
+      damaged++;
+    }
+  }
+  return { steps, damaged };
+}
+
+export async function readGrove(dir: string, id: string, validate: boolean): Promise<EpisodeView> {
+  const meta = EpisodeMeta.parse(await readJson(join(dir, EPISODE_FILE)));
+  const text = await readFile(join(dir, STEPS_FILE), 'utf8').catch(() => '');
+  const { steps, damaged } = parseStepsJsonl(text, validate);
+  const initial = ((await readJson(join(dir, INITIAL_FILE)).catch(() => ({}))) ?? {}) as InitialObservation;
+  const status = await effectiveStatus(dir, meta);
+  const views = withBeforeFrames(steps, meta.initial_frame);
+  const verdicts = [...meta.verdicts, ...(await judgeRecordVerdicts(dir, meta.verdicts))];
+  return {
+    id,
+    dir,
+    layout: 'grove',
+    meta: { ...meta, status, verdicts, steps: Math.max(meta.steps, steps.at(-1)?.step ?? 0) },
+    task: taskView(meta.task, meta.episode_id),
+    initial: { ...initial, frame: meta.initial_frame },
+    steps: views,
+    damaged_lines: damaged,
+  };
+}
+
+/**
+ * Verdicts that `grove judge` wrote beside a Grove episode (`<episode>/judge/<judge>.json`, judges/base.ts) and that
+ * episode.json does not hold yet (a run writes its own verdicts there): with their details — key points, per-image
+ * scores, kept screenshots, reasoning — so the viewer shows them.
+ */
+async function judgeRecordVerdicts(dir: string, have: Verdict[]): Promise<Verdict[]> {
+  const names = await readdir(join(dir, 'judge')).catch(() => [] as string[]);
+  const out: Verdict[] = [];
+  for (const n of names.filter((x) => x.endsWith('.json')).sort()) {
+    const rec = (await readJson(join(dir, 'judge', n)).catch(() => undefined)) as { verdict?: unknown } | undefined;
+    const v = VerdictSchema.safeParse(rec?.verdict);
+    if (v.success && !have.some((h) => h.judge === v.data.judge) && !out.some((o) => o.judge === v.data.judge)) out.push(v.data);
+  }
+  return out;
+}
+
+function taskView(task: Task | undefined, fallbackId: string): TaskView {
+  if (!task) return { id: fallbackId, question: '', site: '' };
+  return {
+    id: task.id,
+    question: task.question,
+    site: task.site,
+    suite: task.suite,
+    level: task.level,
+    start_url: task.start_url,
+  };
+}

@@ -1,0 +1,44 @@
+// One runs-list row of an episode: status, steps, reward or the verdicts' agreement, errors, no-op steps, thumbnail.
+import type { Verdict } from '../../protocol/task.ts';
+import type { EpisodeSummary, EpisodeView, VerdictSummary } from './view.ts';
+
+export function verdictSummary(verdicts: Verdict[]): VerdictSummary {
+  if (!verdicts.length) return 'none';
+  const real = verdicts.filter((v) => v.outcome !== 'judge_error');
+  if (!real.length) return 'judge_error';
+  if (real.every((v) => v.outcome === 'success')) return 'success';
+  if (real.every((v) => v.outcome === 'failure')) return 'failure';
+  return 'mixed';
+}
+
+export function summarise(v: EpisodeView): EpisodeSummary {
+  const verdict = verdictSummary(v.meta.verdicts);
+  const success =
+    v.meta.reward !== undefined ? v.meta.reward > 0 : verdict === 'success' ? true : verdict === 'failure' ? false : null;
+  const started = Date.parse(v.meta.started_at);
+  const finished = v.meta.finished_at ? Date.parse(v.meta.finished_at) : NaN;
+  const last = [...v.steps].reverse().find((s) => s.frame)?.frame ?? v.initial.frame;
+  return {
+    id: v.id,
+    layout: v.layout,
+    episode_id: v.meta.episode_id,
+    run_id: v.meta.run_id,
+    task_id: v.task.id,
+    suite: v.task.suite,
+    site: v.task.site,
+    level: v.task.level,
+    question: v.task.question,
+    status: v.meta.status,
+    steps: v.steps.length,
+    termination: v.meta.termination?.reason,
+    reward: v.meta.reward,
+    success,
+    verdict,
+    started_at: v.meta.started_at || undefined,
+    duration_ms: Number.isFinite(started) && Number.isFinite(finished) ? finished - started : undefined,
+    noops: v.steps.filter((s) => s.diff?.noop).length,
+    errors: v.steps.filter((s) => s.last_action_error || s.parse_error || s.actions.some((a) => a.error)).length,
+    answer: v.meta.answer,
+    thumb: last,
+  };
+}
