@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import type { SiteContext } from './context.ts';
 import { registerForms } from './forms/routes.ts';
-import { hash32 } from './prng.ts';
+import { hash32 } from '../sandbox/prng.ts';
 import { registerRecipes } from './recipes/routes.ts';
 import { registerShop } from './shop/routes.ts';
 import { SESSION_ID_RE, SessionStore } from './state.ts';

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { countView, formBody, list, recordDownload, sendHtml, str, type FormBody, type SiteContext } from '../context.ts';
 import { Html, html, modal, money, page } from '../html.ts';
-import { hash32 } from '../prng.ts';
+import { hash32 } from '../../sandbox/prng.ts';
 import type { SessionState, Submission } from '../state.ts';
 
 const P = '/forms';

@@ -1,5 +1,5 @@
 // Recipes of "Little Kitchen": hand-written list; ratings, reviews and nutrition from a seeded PRNG.
-import { mulberry32 } from '../prng.ts';
+import { mulberry32 } from '../../sandbox/prng.ts';
 
 export interface Ingredient {
   qty: number;

@@ -1,5 +1,5 @@
 // The shop catalog: generated from a seeded PRNG, so it is the same on every run.
-import { mulberry32, pick } from '../prng.ts';
+import { mulberry32, pick } from '../../sandbox/prng.ts';
 
 export interface Product {
   id: string;
