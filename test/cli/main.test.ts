@@ -1,7 +1,7 @@
 // CLI dispatch and `grove serve` option parsing, in-process (no server started).
 import { describe, expect, it } from 'vitest';
 import type { Command } from '../../cli/command.ts';
-import { parseServeArgs } from '../../cli/commands/serve.ts';
+import { parseServeArgs } from '../../cli/commands/serve-args.ts';
 import { COMMANDS } from '../../cli/commands/index.ts';
 import { main } from '../../cli/main.ts';
 import { ConfigError, loadConfig } from '../../sandbox/config.ts';

@@ -103,3 +103,34 @@ describe('grove serve', () => {
     expect(stderr).toContain('--max-sandboxes: expected a number, got "many"');
   });
 });
+
+describe('grove worker (the same startup as serve)', () => {
+  const run = (args: string[], env: Record<string, string | undefined>) => {
+    const p = spawn(process.execPath, [path.join(ROOT, 'bin/grove.mjs'), 'worker', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GROVE_API_KEY: undefined, ...env } });
+    let stderr = '';
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => p.once('exit', resolve));
+    return { p, exited, stderr: () => stderr };
+  };
+
+  it('refuses to run without its token (exit 2, says so)', async () => {
+    const w = run(['--port', '0'], {});
+    expect(await w.exited).toBe(2);
+    expect(w.stderr()).toContain('grove worker: a worker needs its token');
+  });
+
+  it('with its token: listens, and a SIGTERM right after "listening on" is a clean shutdown (exit 0)', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-cli-worker-'));
+    const w = run(['--port', '0', '--data-dir', dataDir, '--browser-processes', '1'], { GROVE_API_KEY: KEY, GROVE_LOG_LEVEL: 'warn' });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        w.p.stderr!.on('data', () => /grove worker: listening on http:\/\/\S+/.test(w.stderr()) && resolve());
+        void w.exited.then((code) => reject(new Error(`grove worker exited with ${code}: ${w.stderr()}`)));
+      });
+      w.p.kill('SIGTERM');
+      expect(await w.exited).toBe(0);
+    } finally {
+      if (w.p.exitCode === null) w.p.kill('SIGKILL');
+    }
+  });
+});
