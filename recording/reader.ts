@@ -10,6 +10,7 @@ import { detectLayout, findEpisodes } from './read/layout.ts';
 import { readGrove } from './read/grove.ts';
 import { readWebVoyager } from './read/webvoyager.ts';
 import { readOnlineMind2Web } from './read/online-mind2web.ts';
+import { judgeRecordDir, recordVerdicts } from './read/judge-records.ts';
 import type { EpisodeView } from './read/view.ts';
 
 export type * from './read/view.ts';
@@ -18,6 +19,7 @@ export { parseStepsJsonl } from './read/grove.ts';
 export { webVoyagerAnswer } from './read/webvoyager.ts';
 export { parseOm2wAction } from './read/online-mind2web.ts';
 export { summarise, verdictSummary } from './read/summary.ts';
+export { judgeRecordDir } from './read/judge-records.ts';
 
 export interface ReadOptions {
   /**
@@ -25,9 +27,23 @@ export interface ReadOptions {
    * episodes turn it off: lines are then only JSON-parsed and checked for a numeric `step`.
    */
   validate?: boolean;
+  /**
+   * Output folders of `grove judge --out` whose records hold verdicts of this episode (`<out>/records/<id>/`):
+   * added to the episode's verdicts, for any layout (WebVoyager and Online-Mind2Web results are judged there).
+   */
+  judgeDirs?: string[];
 }
 
 export async function readEpisode(dir: string, id = basename(dir), opts: ReadOptions = {}): Promise<EpisodeView> {
+  const view = await readLayout(dir, id, opts);
+  for (const out of opts.judgeDirs ?? []) {
+    const more = await recordVerdicts(judgeRecordDir(out, id), view.meta.verdicts);
+    if (more.length) view.meta = { ...view.meta, verdicts: [...view.meta.verdicts, ...more] };
+  }
+  return view;
+}
+
+async function readLayout(dir: string, id: string, opts: ReadOptions): Promise<EpisodeView> {
   const layout = await detectLayout(dir);
   switch (layout) {
     case 'grove':

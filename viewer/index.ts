@@ -4,10 +4,12 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
-import { findEpisodes, readEpisode, summarise, type EpisodeSummary, type EpisodeView, type FoundEpisode } from '../recording/reader.ts';
+import { findEpisodes, judgeRecordDir, readEpisode, summarise, type EpisodeSummary, type EpisodeView, type FoundEpisode } from '../recording/reader.ts';
 
+// A Grove episode's judge/ folder holds the records `grove judge` writes beside it (a record is renamed into place,
+// so the folder's mtime moves with every verdict).
 const KEY_FILES: Record<FoundEpisode['layout'], string[]> = {
-  grove: ['episode.json', 'steps.jsonl', '.writer.json'],
+  grove: ['episode.json', 'steps.jsonl', '.writer.json', 'judge'],
   webvoyager: ['interact_messages.json'],
   'online-mind2web': ['result.json'],
 };
@@ -60,7 +62,14 @@ export class RunIndex {
 
   constructor(
     readonly root: string,
-    private readonly opts: { logger?: Logger; rescanMs?: number; maxDepth?: number; cacheViews?: number } = {},
+    private readonly opts: {
+      logger?: Logger;
+      rescanMs?: number;
+      maxDepth?: number;
+      cacheViews?: number;
+      /** `grove judge --out` folders whose records hold verdicts of these episodes (see ReadOptions.judgeDirs). */
+      judgeDirs?: string[];
+    } = {},
   ) {}
 
   private get log() {
@@ -89,9 +98,8 @@ export class RunIndex {
   }
 
   private async signature(f: FoundEpisode): Promise<string> {
-    const parts = await Promise.all(
-      KEY_FILES[f.layout].map((n) => stat(join(f.dir, n)).then((s) => `${s.size}:${s.mtimeMs}`, () => '-')),
-    );
+    const paths = [...KEY_FILES[f.layout].map((n) => join(f.dir, n)), ...(this.opts.judgeDirs ?? []).map((d) => judgeRecordDir(d, f.id))];
+    const parts = await Promise.all(paths.map((p) => stat(p).then((s) => `${s.size}:${s.mtimeMs}`, () => '-')));
     return parts.join('|');
   }
 
@@ -119,7 +127,7 @@ export class RunIndex {
           continue;
         }
         try {
-          const view = await readEpisode(f.dir, f.id, { validate: false });
+          const view = await readEpisode(f.dir, f.id, { validate: false, judgeDirs: this.opts.judgeDirs });
           next.set(f.id, { found: f, sig, summary: summarise(view) });
           this.errors.delete(f.id);
           reread++;
@@ -234,7 +242,7 @@ export class RunIndex {
       this.views.set(id, hit);
       return hit.view;
     }
-    const view = await readEpisode(e.found.dir, id);
+    const view = await readEpisode(e.found.dir, id, { judgeDirs: this.opts.judgeDirs });
     this.views.set(id, { sig, view });
     if (sig !== e.sig) {
       const summary = summarise(view);

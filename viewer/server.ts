@@ -33,6 +33,11 @@ export interface ViewerOptions {
   logger?: Logger;
   /** Seconds between directory re-scans triggered by list requests (default 3). */
   rescanSeconds?: number;
+  /**
+   * Output folders of `grove judge --out` for episodes under root (WebVoyager and Online-Mind2Web results are judged
+   * into one): their verdicts show with the episodes. Root itself (the default --out) is always looked in.
+   */
+  judged?: string[];
 }
 
 const ListParams = z.object({
@@ -80,7 +85,9 @@ function inside(dir: string, rel: string): string {
 
 export async function buildViewer(opts: ViewerOptions): Promise<FastifyInstance & { index: RunIndex }> {
   const log = opts.logger ?? silentLogger;
-  const index = new RunIndex(resolve(opts.root), { logger: log, rescanMs: (opts.rescanSeconds ?? 3) * 1000 });
+  const root = resolve(opts.root);
+  const judgeDirs = [...new Set([root, ...(opts.judged ?? []).map((d) => resolve(d))])];
+  const index = new RunIndex(root, { logger: log, rescanMs: (opts.rescanSeconds ?? 3) * 1000, judgeDirs });
   const staticFiles = new Set(await readdir(STATIC_DIR));
   const thumbs = new Map<string, Buffer>();
   const app = Fastify({ logger: false }) as unknown as FastifyInstance & { index: RunIndex };

@@ -3,21 +3,23 @@ import { stat } from 'node:fs/promises';
 import type { Command } from '../command.ts';
 import { startViewer } from '../../viewer/server.ts';
 
-import { options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
+import { list, options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
 export { STDIO, type CommandIO };
 
-const usage = `grove view DIR [--port N] [--host H]
+const usage = `grove view DIR [--judged OUT[,OUT]] [--port N] [--host H]
 
 Serves the Grove viewer for every episode found under DIR (Grove recordings, WebVoyager result folders
 task<id>/interact_messages.json, Online-Mind2Web result folders <task_id>/result.json + trajectory/).
 Works offline: no CDN. Prints the URL; stops on Ctrl-C.
-  --port N   port (default 8780; 0 = any free port)
-  --host H   bind address (default 127.0.0.1)
+  --judged OUT  folders \`grove judge --episodes DIR --out OUT\` wrote: their verdicts (outcome, score, reasoning,
+                details) show beside the episodes; DIR itself (the default --out) is always read
+  --port N     port (default 8780; 0 = any free port)
+  --host H     bind address (default 127.0.0.1)
 Exit codes: 0 after Ctrl-C, 1 when DIR cannot be read or the port is taken, 2 on bad options.`;
 
 export async function runView(argv: string[], io: CommandIO = STDIO): Promise<number> {
   const u = { usage, io };
-  const parsed = parseCommandArgs({ args: argv, options: options(['port', 'host']), allowPositionals: true }, u);
+  const parsed = parseCommandArgs({ args: argv, options: options(['port', 'host', 'judged']), allowPositionals: true }, u);
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
   const dir = positionals[0];
@@ -32,7 +34,7 @@ export async function runView(argv: string[], io: CommandIO = STDIO): Promise<nu
   }
   let viewer;
   try {
-    viewer = await startViewer({ root: dir, port, host: values.host });
+    viewer = await startViewer({ root: dir, port, host: values.host, judged: list(values.judged) });
   } catch (err) {
     io.err(`could not start the viewer: ${(err as Error).message}\n`);
     return 1;

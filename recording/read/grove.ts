@@ -1,11 +1,12 @@
 // Grove's own recordings (protocol/recording.ts): episode.json, steps.jsonl (a torn last line is counted, not fatal),
 // initial.json, and the verdicts `grove judge` wrote beside the episode.
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EpisodeMeta, StepRecord } from '../../protocol/recording.ts';
-import { Verdict as VerdictSchema, type Task, type Verdict } from '../../protocol/task.ts';
+import type { Task } from '../../protocol/task.ts';
 import { EPISODE_FILE, effectiveStatus, INITIAL_FILE, STEPS_FILE, type InitialObservation } from '../recorder.ts';
 import { readJson, withBeforeFrames } from './common.ts';
+import { recordVerdicts } from './judge-records.ts';
 import type { EpisodeView, TaskView } from './view.ts';
 
 /** Parses steps.jsonl text, skipping (and counting) lines that do not parse, e.g. a line torn by a crash. */
@@ -38,7 +39,7 @@ export async function readGrove(dir: string, id: string, validate: boolean): Pro
   const initial = ((await readJson(join(dir, INITIAL_FILE)).catch(() => ({}))) ?? {}) as InitialObservation;
   const status = await effectiveStatus(dir, meta);
   const views = withBeforeFrames(steps, meta.initial_frame);
-  const verdicts = [...meta.verdicts, ...(await judgeRecordVerdicts(dir, meta.verdicts))];
+  const verdicts = [...meta.verdicts, ...(await recordVerdicts(join(dir, 'judge'), meta.verdicts))];
   return {
     id,
     dir,
@@ -49,22 +50,6 @@ export async function readGrove(dir: string, id: string, validate: boolean): Pro
     steps: views,
     damaged_lines: damaged,
   };
-}
-
-/**
- * Verdicts that `grove judge` wrote beside a Grove episode (`<episode>/judge/<judge>.json`, judges/base.ts) and that
- * episode.json does not hold yet (a run writes its own verdicts there): with their details — key points, per-image
- * scores, kept screenshots, reasoning — so the viewer shows them.
- */
-async function judgeRecordVerdicts(dir: string, have: Verdict[]): Promise<Verdict[]> {
-  const names = await readdir(join(dir, 'judge')).catch(() => [] as string[]);
-  const out: Verdict[] = [];
-  for (const n of names.filter((x) => x.endsWith('.json')).sort()) {
-    const rec = (await readJson(join(dir, 'judge', n)).catch(() => undefined)) as { verdict?: unknown } | undefined;
-    const v = VerdictSchema.safeParse(rec?.verdict);
-    if (v.success && !have.some((h) => h.judge === v.data.judge) && !out.some((o) => o.judge === v.data.judge)) out.push(v.data);
-  }
-  return out;
 }
 
 function taskView(task: Task | undefined, fallbackId: string): TaskView {

@@ -1,5 +1,5 @@
 // The viewer's JSON API over a directory holding Grove runs and WebVoyager result folders (fastify inject, no port).
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,9 @@ import sharp from 'sharp';
 import { buildViewer } from '../../viewer/server.ts';
 import { writeSyntheticEpisode, writeSyntheticRun } from '../../recording/synthetic.ts';
 import { DATASETS } from '../support/datasets.ts';
+import { runJudge } from '../../cli/commands/judge.ts';
+import { IMAGE_SYSTEM, KEY_POINTS_SYSTEM } from '../../judges/webjudge.ts';
+import { startOpenAIServer, type OpenAITestServer } from '../support/openai-server.ts';
 
 const WV_EXAMPLES = join(DATASETS, 'webvoyager', 'examples');
 
@@ -125,5 +128,85 @@ describe('viewer API', () => {
     expect(r.status).toBe(200);
     expect(String(r.headers['content-type'])).toMatch(/text\/html/);
     expect(r.body.toString()).toContain('./#/episode?id=r1%2Fep-00001');
+  });
+});
+
+// `grove judge --out OUT` over WebVoyager and Online-Mind2Web result folders writes its verdicts under OUT, not into
+// the result folders: the viewer shows them beside each episode (outcome, score, reasoning, details).
+describe('verdicts of grove judge --out for foreign result folders', () => {
+  let dir: string;
+  let model: OpenAITestServer;
+  let viewer: Awaited<ReturnType<typeof buildViewer>> | undefined;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'grove-viewer-judged-'));
+    model = await startOpenAIServer((r) => {
+      const sys = r.body.messages[0].content;
+      if (sys === KEY_POINTS_SYSTEM) return '**Key Points**:\n1. Red kettle';
+      if (sys === IMAGE_SYSTEM) return '**Reasoning**: the kettle is shown\n**Score**: 5';
+      const text = JSON.stringify(r.body.messages);
+      if (text.includes('climate change data visualization')) return 'The screenshots show the repository and its stars. SUCCESS';
+      if (text.includes('User task:')) return 'Thoughts: the red kettle was found.\nStatus: success';
+      return 'The answer is not supported by the screenshots. NOT SUCCESS';
+    });
+    // An Online-Mind2Web result folder (v1 layout) with one task.
+    await mkdir(join(dir, 'om2w', 't1', 'trajectory'), { recursive: true });
+    await writeFile(
+      join(dir, 'om2w', 't1', 'result.json'),
+      JSON.stringify({ task_id: 't1', task: 'Find a red kettle', final_result_response: 'Found it', action_history: ['<button> Search -> CLICK'], thoughts: ['search'] }),
+    );
+    for (const n of [0, 1]) {
+      const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#aa3344' } }).png().toBuffer();
+      await writeFile(join(dir, 'om2w', 't1', 'trajectory', `${n}_full_screenshot.png`), png);
+    }
+    const quiet = { out: () => {}, err: () => {} };
+    const judge = (...argv: string[]) => runJudge(['--judge-url', model.url, '--judge-model', 'judge-model', '--retries', '0', '--no-cache', ...argv], quiet);
+    await cp(WV_EXAMPLES, join(dir, 'wv'), { recursive: true });
+    expect(await judge('--suite', 'webvoyager', '--episodes', join(dir, 'wv'), '--out', join(dir, 'wv-judged'))).toBe(0);
+    expect(await judge('--suite', 'online-mind2web', '--episodes', join(dir, 'om2w'), '--out', join(dir, 'om2w-judged'))).toBe(0);
+  });
+  afterAll(async () => {
+    await viewer?.close();
+    await model?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const episode = async (app: Awaited<ReturnType<typeof buildViewer>>, id: string) => (await app.inject({ method: 'GET', url: `/api/episode?id=${encodeURIComponent(id)}` })).json();
+  const list = async (app: Awaited<ReturnType<typeof buildViewer>>) =>
+    (await app.inject({ method: 'GET', url: '/api/episodes?limit=100' })).json().items as { id: string; verdict: string; success: boolean | null }[];
+
+  it('WebVoyager folders: each episode shows the webvoyager verdict and reasoning, and the list counts them', async () => {
+    viewer = await buildViewer({ root: join(dir, 'wv'), judged: [join(dir, 'wv-judged')] });
+    const gh = await episode(viewer, 'taskGitHub--0');
+    expect(gh.layout).toBe('webvoyager');
+    expect(gh.meta.verdicts).toEqual([
+      expect.objectContaining({ judge: 'webvoyager', outcome: 'success', reasoning: expect.stringContaining('repository and its stars') }),
+    ]);
+    const arxiv = await episode(viewer, 'taskArXiv--11');
+    expect(arxiv.meta.verdicts).toEqual([expect.objectContaining({ judge: 'webvoyager', outcome: 'failure' })]);
+    const rows = await list(viewer);
+    expect(rows.map((r) => [r.id, r.verdict, r.success]).sort()).toEqual([
+      ['taskArXiv--11', 'failure', false],
+      ['taskCoursera--16', 'failure', false],
+      ['taskGitHub--0', 'success', true],
+    ]);
+    await viewer.close();
+    // Without the judge's output folder nothing is claimed.
+    viewer = await buildViewer({ root: join(dir, 'wv') });
+    expect((await episode(viewer, 'taskGitHub--0')).meta.verdicts).toEqual([]);
+    await viewer.close();
+    viewer = undefined;
+  });
+
+  it('Online-Mind2Web folders: the WebJudge verdict with its score, reasoning and per-screenshot details', async () => {
+    viewer = await buildViewer({ root: join(dir, 'om2w'), judged: [join(dir, 'om2w-judged')] });
+    const t1 = await episode(viewer, 't1');
+    expect(t1.layout).toBe('online-mind2web');
+    const v = t1.meta.verdicts.find((x: { judge: string }) => x.judge === 'webjudge');
+    expect(v).toMatchObject({ outcome: 'success', reasoning: expect.stringContaining('red kettle was found') });
+    expect(v.details.key_points).toBe('1. Red kettle');
+    expect(v.details.image_judge_record.map((r: { Score: number }) => r.Score)).toEqual([5, 5]);
+    expect((await list(viewer)).find((r) => r.id === 't1')).toMatchObject({ verdict: 'success', success: true });
+    await viewer.close();
+    viewer = undefined;
   });
 });
