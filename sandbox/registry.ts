@@ -1,12 +1,14 @@
-// The sandbox registry: ids, lifecycle, TTL and idle (heartbeat) expiry, capacity, reaper, shutdown.
+// The sandbox registry: ids, lifecycle, TTL and idle (heartbeat) expiry, capacity, reaper, shutdown, and the
+// sandboxes' step hooks (step-hook.ts: run at ready, after each reported step, at close).
 // Knows nothing of HTTP; the server maps its GroveErrors to responses.
-import { randomBytes } from 'node:crypto';
 import { GroveError } from '../protocol/errors.ts';
 import type { CreateSandboxBody, SandboxInfo, SandboxStatus } from '../protocol/sandbox.ts';
 import { silentLogger, type Logger } from './log.ts';
+import { countsOf, expiresAt, newSandboxId, statusOf, toInfo, type CloseReason, type Entry } from './registry-entry.ts';
+import { StepHooks, type StepContext } from './step-hook.ts';
 import { systemClock, type Backend, type Clock, type Sandbox } from './types.ts';
 
-export type CloseReason = 'deleted' | 'expired_ttl' | 'expired_idle' | 'shutdown';
+export type { CloseReason } from './registry-entry.ts';
 
 export type RegistryEvent =
   | { type: 'created'; id: string; sandboxType: SandboxInfo['type'] }
@@ -25,31 +27,8 @@ export interface RegistryOptions {
   log?: Logger;
   /** Closed sandboxes remembered (status `closed`, idempotent delete); oldest forgotten first. */
   tombstones?: number;
-}
-
-type Phase = 'creating' | 'live' | 'error' | 'closing' | 'closed';
-
-interface Entry {
-  id: string;
-  type: SandboxInfo['type'];
-  labels: Record<string, string>;
-  createdAt: number;
-  lastUsedAt: number;
-  ttlMs: number;
-  idleMs: number;
-  phase: Phase;
-  sandbox: Sandbox | null;
-  error: { code: string; message: string } | null;
-  /** Settles (never rejects) when creation finished, successfully or not. */
-  settled: Promise<void>;
-  /** Settles when the backend's create() returned or threw (the sandbox object exists or never will). */
-  backendDone: Promise<void>;
-  closing: Promise<void> | null;
-  closeReason: CloseReason | null;
-}
-
-export function newSandboxId(): string {
-  return 'sb_' + randomBytes(8).toString('hex');
+  /** The sandboxes' step hooks (recording attaches to them); default: a set of its own. */
+  hooks?: StepHooks;
 }
 
 export class SandboxRegistry {
@@ -58,6 +37,7 @@ export class SandboxRegistry {
   private readonly listeners: Array<(e: RegistryEvent) => void> = [];
   private readonly clock: Clock;
   private readonly log: Logger;
+  readonly hooks: StepHooks;
   private timer: NodeJS.Timeout | null = null;
   private reaping: Promise<string[]> | null = null;
   private shuttingDown = false;
@@ -65,6 +45,7 @@ export class SandboxRegistry {
   constructor(private readonly opts: RegistryOptions) {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log ?? silentLogger;
+    this.hooks = opts.hooks ?? new StepHooks(this.log);
   }
 
   get backend(): Backend {
@@ -155,7 +136,7 @@ export class SandboxRegistry {
     entry.backendDone = new Promise<void>((resolve) => (markBackendDone = resolve));
     entry.settled = this.runCreation(entry, spec, markBackendDone);
     this.emit({ type: 'created', id, sandboxType: spec.type });
-    return this.toInfo(entry);
+    return toInfo(entry);
   }
 
   private async runCreation(entry: Entry, spec: CreateSandboxBody, markBackendDone: () => void): Promise<void> {
@@ -172,6 +153,9 @@ export class SandboxRegistry {
       if (entry.phase !== 'creating') return;
       await sb.ready();
       if (entry.phase !== 'creating') return;
+      // Hooks that must see the sandbox before its first step (a recording's frame 0); a failure fails the creation.
+      await this.hooks.ready(entry.id, sb);
+      if (entry.phase !== 'creating') return;
       entry.phase = 'live';
       entry.lastUsedAt = this.clock.now();
       this.emit({ type: 'ready', id: entry.id, sandboxType: entry.type, ms: this.clock.now() - started });
@@ -186,42 +170,8 @@ export class SandboxRegistry {
       // A failed sandbox keeps its entry (so clients can read the error) but not its resources.
       const sb = entry.sandbox as Sandbox | null;
       if (sb) await sb.close().catch((e: unknown) => this.log.warn({ err: e, sandbox_id: entry.id }, 'closing failed sandbox'));
+      await this.hooks.end(entry.id);
     }
-  }
-
-  private status(e: Entry): SandboxStatus {
-    switch (e.phase) {
-      case 'creating':
-        return 'creating';
-      case 'error':
-        return 'error';
-      case 'closing':
-        return 'closing';
-      case 'closed':
-        return 'closed';
-      case 'live':
-        return e.sandbox?.status ?? 'error';
-    }
-  }
-
-  private expiresAt(e: Entry): number {
-    return Math.min(e.createdAt + e.ttlMs, e.lastUsedAt + e.idleMs);
-  }
-
-  private toInfo(e: Entry): SandboxInfo {
-    const startError = e.sandbox?.startError ?? null;
-    return {
-      sandbox_id: e.id,
-      type: e.type,
-      status: this.status(e),
-      created_at: new Date(e.createdAt).toISOString(),
-      last_used_at: new Date(e.lastUsedAt).toISOString(),
-      expires_at: e.phase === 'closed' ? null : new Date(this.expiresAt(e)).toISOString(),
-      steps: e.sandbox?.steps ?? 0,
-      labels: { ...e.labels },
-      error: e.error ?? (startError ? { code: startError.code, message: startError.message } : null),
-      ...(e.sandbox?.details?.() ?? {}),
-    };
   }
 
   private entry(id: string): Entry {
@@ -235,7 +185,7 @@ export class SandboxRegistry {
   /** Info for a live or recently closed sandbox; sandbox_not_found otherwise. */
   info(id: string): SandboxInfo {
     const e = this.entries.get(id);
-    if (e) return this.toInfo(e);
+    if (e) return toInfo(e);
     const t = this.tombstones.get(id);
     if (t) {
       const { close_reason: _r, ...info } = t;
@@ -246,7 +196,7 @@ export class SandboxRegistry {
 
   /** Sandboxes not yet closed, oldest first. */
   list(): SandboxInfo[] {
-    return [...this.entries.values()].map((e) => this.toInfo(e));
+    return [...this.entries.values()].map((e) => toInfo(e));
   }
 
   /** Resolves with the info once the sandbox is ready or failed, or when timeoutMs passes (still `creating`). */
@@ -259,7 +209,7 @@ export class SandboxRegistry {
     } finally {
       clearTimeout(timer);
     }
-    return this.entries.has(id) ? this.toInfo(e) : this.info(id);
+    return this.entries.has(id) ? toInfo(e) : this.info(id);
   }
 
   /** Extends the idle deadline (the TTL is a hard limit and is not extended). */
@@ -267,7 +217,7 @@ export class SandboxRegistry {
     const e = this.entry(id);
     if (e.phase === 'closing') throw new GroveError('sandbox_closed', `Sandbox ${id} is closing (${e.closeReason}).`);
     e.lastUsedAt = this.clock.now();
-    return this.toInfo(e);
+    return toInfo(e);
   }
 
   /**
@@ -284,6 +234,14 @@ export class SandboxRegistry {
     if (e.sandbox.status === 'closed') throw new GroveError('sandbox_closed', `Sandbox ${id} was closed.`);
     e.lastUsedAt = this.clock.now();
     return e.sandbox;
+  }
+
+  /**
+   * A step of this sandbox happened (the server's step route reports each): runs its step hooks. Resolves when
+   * they are done, with their failures (logged; a failing hook never fails the step).
+   */
+  stepped(ctx: StepContext): Promise<unknown[]> {
+    return this.hooks.afterStep(ctx);
   }
 
   /** Marks a sandbox used (e.g. at the end of a long step) without other checks. */
@@ -319,9 +277,11 @@ export class SandboxRegistry {
       if (e.sandbox) {
         await e.sandbox.close().catch((err: unknown) => this.log.warn({ err, sandbox_id: e.id }, 'sandbox close failed'));
       }
+      // After the close (a recording's HAR is flushed by it): the episode's hooks end.
+      await this.hooks.end(e.id);
       e.phase = 'closed';
       this.entries.delete(e.id);
-      this.remember({ ...this.toInfo(e), close_reason: reason });
+      this.remember({ ...toInfo(e), close_reason: reason });
       this.log.info({ sandbox_id: e.id, reason }, 'sandbox closed');
       this.emit({ type: 'closed', id: e.id, sandboxType: e.type, reason });
     })();
@@ -349,7 +309,7 @@ export class SandboxRegistry {
         let reason: CloseReason | null = null;
         if (e.createdAt + e.ttlMs <= now) reason = 'expired_ttl';
         // A step in progress counts as use: do not pull the sandbox from under it.
-        else if (e.lastUsedAt + e.idleMs <= now && this.status(e) !== 'busy') reason = 'expired_idle';
+        else if (e.lastUsedAt + e.idleMs <= now && statusOf(e) !== 'busy') reason = 'expired_idle';
         if (!reason) continue;
         ids.push(e.id);
         this.log.info({ sandbox_id: e.id, reason }, 'sandbox expired');
@@ -367,7 +327,7 @@ export class SandboxRegistry {
   private retryAfterSeconds(): number {
     const now = this.clock.now();
     let earliest = Infinity;
-    for (const e of this.entries.values()) if (!e.closing) earliest = Math.min(earliest, this.expiresAt(e));
+    for (const e of this.entries.values()) if (!e.closing) earliest = Math.min(earliest, expiresAt(e));
     if (!Number.isFinite(earliest)) return 1;
     return Math.min(300, Math.max(1, Math.ceil((earliest - now) / 1000)));
   }
@@ -387,14 +347,6 @@ export class SandboxRegistry {
 
   /** Counts by type and status, for /metrics. */
   counts(): Array<{ type: string; status: SandboxStatus; count: number }> {
-    const m = new Map<string, { type: string; status: SandboxStatus; count: number }>();
-    for (const e of this.entries.values()) {
-      const status = this.status(e);
-      const k = `${e.type}/${status}`;
-      const c = m.get(k) ?? { type: e.type, status, count: 0 };
-      c.count++;
-      m.set(k, c);
-    }
-    return [...m.values()];
+    return countsOf(this.entries.values());
   }
 }

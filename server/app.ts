@@ -8,6 +8,7 @@ import type { GroveConfig } from '../sandbox/config.ts';
 import { LocalBackend, type LocalEnvironments } from '../sandbox/local-backend.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { SandboxRegistry } from '../sandbox/registry.ts';
+import { StepHooks } from '../sandbox/step-hook.ts';
 import type { Backend, Clock } from '../sandbox/types.ts';
 import { EpisodeService } from '../episodes/service.ts';
 import { Metrics } from './metrics.ts';
@@ -100,12 +101,14 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     logController: new LogController({ disableRequestLogging: true }),
   });
   const log: Logger = opts.log ?? (opts.logger ? app.log : silentLogger);
+  // The sandboxes' step hooks: the registry runs them; recording attaches to them (server/recording.ts).
+  const hooks = new StepHooks(log);
   let backend: Backend;
   if (opts.backend) backend = opts.backend;
   else {
     const envs = typeof opts.environments === 'function' ? await opts.environments(log) : { ...opts.environments };
     // `record` / `record_har` / `replay_har` sandboxes are recorded (or replayed) here, where model output is known.
-    if (envs.browser) envs.browser = new RecordingBrowserEnvironment(envs.browser, config.recordingsDir, log);
+    if (envs.browser) envs.browser = new RecordingBrowserEnvironment(envs.browser, config.recordingsDir, log, hooks);
     // Claw sandboxes need nothing but this process: always available on the local backend.
     envs.claw ??= new ClawEnvironment();
     backend = new LocalBackend(envs);
@@ -118,6 +121,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     reaperIntervalMs: config.reaperIntervalMs,
     clock: opts.clock,
     log,
+    hooks,
   });
   metrics.attach(registry);
   const judge = config.judgeUrl && config.judgeModel ? { baseURL: config.judgeUrl, model: config.judgeModel, apiKey: config.judgeApiKey } : undefined;

@@ -2,34 +2,27 @@
 //
 // Why here and not in browser-env: browser-env may not import recording/ (scripts/check-imports.mjs), and only
 // the step route knows the raw model output a step came from. The server wraps its browser environment
-// (buildApp) in a RecordingBrowserEnvironment; sandboxes that asked for recording come back wrapped in a
-// RecordedBrowserSandbox, which writes `<recordingsDir>/<sandbox_id>/` through recording/recorder.ts:
-// frame 0 once the start URL is open, one steps.jsonl line + frame per step, and the episode end on close()
-// (every close path goes through it: DELETE, expiry, shutdown). HAR recording/replay reach the browser as
-// ContextExtras (context options and a context hook), so browser-env never learns what a HAR is.
+// (buildApp) in a RecordingBrowserEnvironment: for a sandbox that asked for recording it attaches a RecordingHook
+// (recording/step-hook.ts) to the registry's step hooks, which writes `<recordingsDir>/<sandbox_id>/` through
+// recording/recorder.ts: frame 0 once the start URL is open (the registry's ready), one steps.jsonl line + frame
+// per step (the step route reports each step to the registry), and the episode end when the sandbox closes
+// (every close path goes through the registry: DELETE, expiry, shutdown). The sandbox itself is not wrapped.
+// HAR recording/replay reach the browser as ContextExtras (context options and a context hook), so browser-env
+// never learns what a HAR is.
 import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { BrowserContext } from 'playwright-core';
-import type { ContextExtras, BrowserSandbox, DownloadInfo, ParseContext, StepOptions } from '../browser-env/types.ts';
-import type { Action } from '../protocol/action.ts';
+import type { ContextExtras, BrowserSandbox } from '../browser-env/types.ts';
 import { GroveError } from '../protocol/errors.ts';
-import type { Observation, ResolvedAction, SomElement, StepResult, Tab } from '../protocol/observation.ts';
-import type { BrowserCreateOptions, SandboxStatus } from '../protocol/sandbox.ts';
-import type { Termination } from '../protocol/task.ts';
+import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
 import { harPathFor, harRecordOptions, replayFromHar } from '../recording/har.ts';
 import { EpisodeRecorder } from '../recording/recorder.ts';
+import { RecordingHook, type InitialState } from '../recording/step-hook.ts';
 import type { EnvironmentFactory } from '../sandbox/local-backend.ts';
 import type { Logger } from '../sandbox/log.ts';
+import type { StepHooks } from '../sandbox/step-hook.ts';
 import type { Sandbox } from '../sandbox/types.ts';
-
-/** Where a step came from when the client sent raw model text (recorded beside the actions). */
-export interface ModelSource {
-  model_output: string;
-  format: string;
-  thought?: string;
-  parse_error?: string;
-}
 
 /** The episode directory of a sandbox. Registry ids are `sb_<hex>`; anything else is refused, not escaped. */
 export function episodeDirFor(recordingsDir: string, sandboxId: string): string {
@@ -91,12 +84,28 @@ export interface BrowserEnvironmentLike extends EnvironmentFactory<BrowserCreate
   create(id: string, options: BrowserCreateOptions, extras?: ContextExtras): Promise<Sandbox>;
 }
 
+/**
+ * Frame 0 of a browser sandbox without taking an observation: the start URL's error and queued events stay for
+ * the client's first observation.
+ */
+export async function browserInitial(sandbox: Sandbox): Promise<InitialState> {
+  const sb = sandbox as BrowserSandbox;
+  const [shot, state] = await Promise.all([sb.screenshot(), sb.pageState()]);
+  const { width, height } = sb.options.viewport;
+  return {
+    ...state,
+    bytes: shot.bytes,
+    screenshot: { mime: shot.mime, width: shot.width, height: shot.height, scale: shot.width / width, scale_x: shot.width / width, scale_y: shot.height / height },
+  };
+}
+
 /** Wraps a browser environment so `record` / `record_har` / `replay_har` sandboxes get recorded or replayed. */
 export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCreateOptions> {
   constructor(
     private readonly inner: BrowserEnvironmentLike,
     private readonly recordingsDir: string,
     private readonly log: Logger,
+    private readonly hooks: StepHooks,
   ) {}
 
   async create(id: string, options: BrowserCreateOptions): Promise<Sandbox> {
@@ -115,7 +124,12 @@ export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCr
       extras.har = { ...extras.har, replayPath };
     }
     const sb = await this.inner.create(id, options, extras);
-    return options.record ? new RecordedBrowserSandbox(sb as BrowserSandbox, dir, this.log) : sb;
+    if (options.record) {
+      // The registry runs it: frame 0 at ready (a failing recorder fails the creation), each step, the end at close.
+      const open = () => EpisodeRecorder.create(dir, { episode_id: id, config: { ...options } }, { logger: this.log });
+      this.hooks.attach(id, new RecordingHook(open, browserInitial));
+    }
+    return sb;
   }
 
   admit(options: BrowserCreateOptions): void {

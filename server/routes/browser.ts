@@ -9,7 +9,7 @@ import { SandboxInfo } from '../../protocol/sandbox.ts';
 import type { StepOptions } from '../../browser-env/types.ts';
 import { checkStartUrl } from '../../browser-env/url-policy.ts';
 import { FORMAT_NAMES, getFormat, parseModelOutput } from '../../vlm-client/formats/index.ts';
-import { observeForSource, stepWithSource, type ModelSource } from '../recording.ts';
+import type { StepSource } from '../../sandbox/step-hook.ts';
 import { screenshotAnswer } from '../screenshot-answer.ts';
 import { defineRoute } from '../route.ts';
 import { browserSandbox, errorResponses } from './common.ts';
@@ -49,9 +49,12 @@ export const step = defineRoute({
       return answer.send(reply, annotated, annotated.observation);
     };
     const started = performance.now();
+    // Every step (one that executed nothing included) goes to the sandbox's step hooks, e.g. its recording.
+    const stepped = (r: StepResult, src: StepSource | undefined) =>
+      ctx.registry.stepped({ sandboxId: params.id, source: src, actions: r.actions, observation: r.observation, done: r.done, answer: r.answer });
     let actions: Action[];
     let parse: StepResult['parse'];
-    let source: ModelSource | undefined;
+    let source: StepSource | undefined;
     if (body.model_output !== undefined && fmt) {
       const format = fmt.name;
       // The parser sees what the model saw: the last SoM list (WebVoyager "Scroll [n]"), the screenshot size
@@ -61,9 +64,10 @@ export const step = defineRoute({
       source = { model_output: body.model_output, format, ...(parsed.thought === undefined ? {} : { thought: parsed.thought }) };
       if (!parsed.ok) {
         try {
-          const observation = await observeForSource(sb, opts, { ...source, parse_error: parsed.error });
+          const result: StepResult = { observation: await sb.observe(opts), actions: [], done: false, parse: { ok: false, format, error: parsed.error } };
+          await stepped(result, { ...source, parse_error: parsed.error });
           ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, 'parse_error');
-          return send({ observation, actions: [], done: false, parse: { ok: false, format, error: parsed.error } });
+          return send(result);
         } finally {
           ctx.registry.touch(params.id);
         }
@@ -74,11 +78,10 @@ export const step = defineRoute({
       actions = body.actions ?? [body.action as Action];
     }
     try {
-      // A model may legitimately answer with no action (e.g. only a thought): observe, execute nothing.
-      const result: StepResult =
-        actions.length === 0
-          ? { observation: source ? await observeForSource(sb, opts, source) : await sb.observe(opts), actions: [], done: false }
-          : await stepWithSource(sb, actions, opts, source);
+      // A model may legitimately answer with no action (e.g. only a thought): observe, execute nothing. That is
+      // a step of the episode when it came from model output; an empty action list alone is only a look.
+      const result: StepResult = actions.length === 0 ? { observation: await sb.observe(opts), actions: [], done: false } : await sb.step(actions, opts);
+      if (actions.length > 0 || source) await stepped(result, source);
       const failed = result.actions.some((a) => a.error !== null);
       ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, failed ? 'error' : 'ok');
       return send(parse ? { ...result, parse } : result);
@@ -111,6 +114,10 @@ export const reset = defineRoute({
     // Before anything else (even the sandbox lookup): a refused URL costs the sandbox nothing.
     checkStartUrl(body.start_url);
     const sb = browserSandbox(ctx, params.id);
+    // One recorded sandbox is one episode directory: a new episode needs a new sandbox.
+    if (sb.options.record) {
+      throw new GroveError('invalid_request', 'A recorded sandbox (record: true) is one episode; create a new sandbox for the next episode instead of resetting it.');
+    }
     try {
       await sb.reset(body);
       // A new episode in the same sandbox: terminated / truncated and the step count start again.
