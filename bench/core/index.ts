@@ -1,0 +1,110 @@
+// Core benchmark (issue: foundation). Everything is measured in one run on the same fixture page and printed
+// as ratios against raw in-process Playwright/CDP doing the same work. One file per block:
+//   latency.ts     step p50/p99, JSON and binary answers      throughput.ts  steps/s with 16 sandboxes
+//   memory.ts      PSS per idle session                       creates.ts     create → ready, cold and warm
+//   churn.ts       create/step/delete cycles (leaks, RSS)     waves.ts       RL waves: 16 creates / resets
+// The Grove server runs as a child process (`grove serve`, server.ts), so its RSS is measured on its own; the
+// raw baseline (raw.ts) runs Chromium from this process with the same flags. Latency and throughput are
+// measured in alternating raw/Grove blocks in a rotating order, so that drift on the machine moves both alike.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { churnBlock } from './churn.ts';
+import { coldCreateBlock, warmCreateBlock } from './creates.ts';
+import { startFixture } from './fixture.ts';
+import { latencyBlock } from './latency.ts';
+import { memoryBlock } from './memory.ts';
+import { allChromiumPids } from './procfs.ts';
+import { startRaw } from './raw.ts';
+import { ROOT, startServer, type Server } from './server.ts';
+import { now, QUICK, r2, VIEWPORT, type Report } from './stats.ts';
+import { throughputBlock } from './throughput.ts';
+import { wavesBlock } from './waves.ts';
+
+/** The figures saved in bench/results/core.json, in this order. */
+const SAVED = [
+  'step_p50_ratio', 'step_p99_ratio', 'create_warm_p50_ms', 'create_cold_p50_ms', 'throughput_ratio_16', 'mem_per_session_mb',
+  'churn_leaked_processes', 'churn_rss_growth_pct', 'mem_tree_per_session_mb', 'churn_step_errors', 'churn_heap_growth_pct',
+  'step_p50_ratio_binary', 'step_p99_ratio_binary', 'throughput_ratio_16_binary', 'wave_create_start_url_ratio', 'wave_reset_ratio',
+] as const;
+
+export interface CoreRun {
+  figures: Record<string, unknown>;
+  lines: string[];
+}
+
+/** Runs every block (or only the RL waves with GROVE_BENCH_ONLY=waves); prints progress to stderr. */
+export async function runCore(): Promise<CoreRun> {
+  const fixture = await startFixture();
+  const results: Record<string, number> = {};
+  const lines: string[] = [];
+  const blockS: Record<string, number> = {};
+  const report: Report = { results, say: (l) => { lines.push(l); process.stderr.write(`  ${l}\n`); } };
+  /** Times a block; its duration is printed as progress and saved (block_s), not among the summary lines. */
+  const timed = async <T>(name: string, f: () => Promise<T>): Promise<T> => {
+    const t0 = now();
+    try {
+      return await f();
+    } finally {
+      blockS[name] = Math.round((now() - t0) / 1000);
+      process.stderr.write(`  [${name}: ${blockS[name]} s]\n`);
+    }
+  };
+  const started = now();
+  try {
+    if (process.env.GROVE_BENCH_ONLY === 'waves') {
+      await timed('waves', () => wavesBlock(fixture, report));
+      return { figures: {}, lines };
+    }
+    // Step latency and throughput: raw Playwright and Grove (no warm pool) measured in alternating blocks.
+    const raw = await startRaw(fixture.url);
+    let s: Server;
+    try {
+      // One Chromium process, as the raw baseline has (the default pool of 2 trades a little CPU for isolation).
+      s = await startServer(['--warm-pool', '0', '--browser-processes', '1']);
+    } catch (e) {
+      await raw.close();
+      throw e;
+    }
+    try {
+      await timed('latency', () => latencyBlock(raw, s, fixture, report));
+      const ids = await timed('throughput', () => throughputBlock(raw, s, fixture, report));
+      await raw.close();
+      await timed('memory', () => memoryBlock(s, ids, report));
+      await timed('create_cold', () => coldCreateBlock(s, fixture, report));
+      await timed('churn', () => churnBlock(s, fixture, report));
+    } finally {
+      await raw.close();
+      await s.stop();
+    }
+    await timed('create_warm', () => warmCreateBlock(fixture, report));
+    await timed('waves', () => wavesBlock(fixture, report));
+    report.say(`chromium processes left after the servers stopped: ${allChromiumPids().length}`);
+  } finally {
+    await fixture.close();
+  }
+  const figures: Record<string, unknown> = {};
+  for (const k of SAVED) figures[k] = results[k];
+  Object.assign(figures, {
+    load1: r2(os.loadavg()[0]),
+    quick: QUICK,
+    measured_at: new Date().toISOString(),
+    total_s: Math.round((now() - started) / 1000),
+    block_s: blockS,
+  });
+  return { figures, lines };
+}
+
+export async function main(): Promise<void> {
+  const { figures, lines } = await runCore();
+  if (process.env.GROVE_BENCH_ONLY === 'waves') {
+    // Iterating on one part: the RL waves alone, nothing written.
+    process.stdout.write(lines.join('\n') + '\n');
+    return;
+  }
+  mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+  if (!QUICK) writeFileSync(path.join(ROOT, 'bench/results/core.json'), JSON.stringify(figures, null, 2) + '\n');
+  process.stdout.write(`\nGrove core benchmark (${QUICK ? 'quick' : 'full'}; ${os.cpus().length} cores, viewport ${VIEWPORT.width}x${VIEWPORT.height})\n`);
+  for (const l of lines) process.stdout.write('  ' + l + '\n');
+  process.stdout.write('\n' + JSON.stringify(figures) + '\n');
+}

@@ -1,0 +1,117 @@
+// The Grove side of the core bench: `grove serve` as a child process (so its RSS and CPU are its own), and the
+// requests the blocks time against it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GroveClient } from '../../client/index.ts';
+import type { Action } from '../../protocol/action.ts';
+import type { Fixture } from './fixture.ts';
+import { now, VIEWPORT } from './stats.ts';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface Server { url: string; key: string; proc: ChildProcess; client: GroveClient; stop(): Promise<void> }
+
+async function freePort(): Promise<number> {
+  const s = http.createServer();
+  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((ok) => s.close(() => ok()));
+  return port;
+}
+
+/** `grove serve` with `extra` CLI flags (and `nodeArgs` for node itself, e.g. --cpu-prof), once /health answers. */
+export async function startServer(extra: string[], nodeArgs: string[] = [], stdoutFile?: string): Promise<Server> {
+  const port = await freePort();
+  const key = 'bench-' + Math.random().toString(36).slice(2);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-bench-'));
+  const proc = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/grove.mjs'), 'serve', '--port', String(port),
+    '--api-key', key, '--max-sandboxes', '64', '--data-dir', dataDir, ...extra], {
+    stdio: ['ignore', stdoutFile ? openSync(stdoutFile, 'w') : 'ignore', 'pipe'], env: { ...process.env, GROVE_LOG_LEVEL: 'warn' },
+  });
+  let stderr = '';
+  proc.stderr!.on('data', (d) => { stderr += d; });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try { if ((await fetch(`${url}/health`)).ok) break; } catch { /* not up yet */ }
+    if (i > 200 || proc.exitCode !== null) throw new Error(`grove serve did not start: ${stderr.slice(-2000)}`);
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  const client = new GroveClient({ baseUrl: url, apiKey: key });
+  return {
+    url, key, proc, client,
+    stop: async () => {
+      client.close();
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((ok) => proc.once('exit', ok));
+      proc.kill('SIGTERM');
+      await Promise.race([exited, new Promise((ok) => setTimeout(ok, 15_000))]);
+      if (proc.exitCode === null) proc.kill('SIGKILL');
+    },
+  };
+}
+
+export async function api(s: Server, method: string, p: string, body?: unknown): Promise<any> {
+  const res = await fetch(s.url + p, {
+    method,
+    headers: { 'x-api-key': s.key, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${p} → ${res.status} ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+export function createBody(fixture: Pick<Fixture, 'url' | 'hostPort'>, withStart = true) {
+  return {
+    type: 'browser', viewport: VIEWPORT, settle: false, screenshot_format: 'jpeg', screenshot_quality: 80,
+    ...(withStart ? { start_url: fixture.url } : {}),
+    network: { allow: [fixture.hostPort] },
+  };
+}
+
+export async function createReady(s: Server, body: unknown): Promise<string> {
+  const c = await api(s, 'POST', '/sandboxes', body);
+  if (c.status !== 'ready') await api(s, 'GET', `/sandboxes/${c.sandbox_id}/wait?timeout=30`);
+  return c.sandbox_id;
+}
+
+export const clickAction = (i: number) => ({
+  action: 'click', space: 'css_px', x: 8 + ((i % 8) + 0.5) * ((VIEWPORT.width - 16) / 8), y: 40,
+});
+
+/** n steps; `binary` asks for the multipart answer (JSON + raw image bytes) instead of base64 in JSON. */
+export async function groveSteps(s: Server, id: string, n: number, binary = false): Promise<number[]> {
+  const lat: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = now();
+    let r;
+    if (binary) {
+      const { result, image } = await s.client.stepBinary(id, { action: clickAction(i) as Action });
+      if (!image || image.bytes.length < 1000) throw new Error('no image part');
+      r = result;
+    } else {
+      r = await s.client.step(id, { action: clickAction(i) as Action });
+    }
+    if (r.observation.last_action_error) throw new Error(JSON.stringify(r.observation.last_action_error));
+    lat.push(now() - t);
+  }
+  return lat;
+}
+
+/** `n` create→ready times (each sandbox deleted after), `pauseMs` before each create. */
+export async function timeCreates(s: Server, fixture: Fixture, n: number, pauseMs: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (pauseMs) await new Promise((ok) => setTimeout(ok, pauseMs));
+    const t = now();
+    const sid = await createReady(s, createBody(fixture, false));
+    out.push(now() - t);
+    await api(s, 'DELETE', `/sandboxes/${sid}`);
+  }
+  return out;
+}
