@@ -6,7 +6,11 @@
 //   npm run soak                       60 minutes at concurrency 16 (every fault ≥ 20 times)
 //   npm run soak -- --minutes 5        a shorter run       --ci: 2 minutes at concurrency 4 (the slow test)
 //   --json FILE                        also write the summary (default bench/results/soak[-ci].json)
-// Known gap: a killed browser can still leave one org.chromium.Chromium.* folder in the server's TMPDIR.
+//
+// Fault schedule: renderer and browser kills alternate every KILL_PERIOD over the whole run; the server restarts
+// RESTARTS times, evenly, in the first RESTART_WINDOW of the run, so the rest of the run is one server process and
+// its heap growth over the second half measures that process, not a fresh one. Page faults go to every other
+// episode, in rotation. The injections per fault are printed and checked against the target (≥ 20 in the full run).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -30,8 +34,13 @@ const CI = argv.includes('--ci');
 const MINUTES = Number(flag('minutes') ?? (CI ? 2 : 60));
 const CONC = Number(flag('concurrency') ?? (CI ? 4 : 16));
 const OUT = flag('json') ?? path.join(ROOT, 'bench/results', CI ? 'soak-ci.json' : 'soak.json');
-/** Process-level faults (renderer kill, browser kill, server restart) rotate on this period. */
-const FAULT_PERIOD_MS = Number(flag('fault-period-ms') ?? (CI ? 10_000 : 50_000));
+/** Renderer and browser kills alternate on this period (60 min / 50 s: 36 of each). */
+const KILL_PERIOD_MS = Number(flag('kill-period-ms') ?? (CI ? 10_000 : 50_000));
+/** Server SIGKILL + restarts, evenly spread over the first RESTART_WINDOW of the run. */
+const RESTARTS = Number(flag('restarts') ?? (CI ? 2 : 24));
+const RESTART_WINDOW = 0.4;
+/** Injections of each fault a full run must reach. */
+const TARGET_INJECTIONS = CI ? 1 : 20;
 const STEPS_PER_EPISODE = 8;
 const KEY = 'soak-key-' + Math.random().toString(36).slice(2);
 const SB_OPTIONS = { action_timeout_ms: 5000, settle_max_ms: 3000 };
@@ -41,7 +50,7 @@ const DEADLINE_SLACK_MS = 3000;
 type PageFault = 'busy_loop' | 'dialog_storm' | 'popup_storm' | 'never_loads' | 'large_download';
 type ProcFault = 'kill_renderer' | 'kill_browser' | 'server_restart';
 const PAGE_FAULTS: PageFault[] = ['busy_loop', 'dialog_storm', 'popup_storm', 'never_loads', 'large_download'];
-const PROC_FAULTS: ProcFault[] = CI ? ['kill_renderer', 'kill_browser', 'server_restart'] : ['kill_renderer', 'kill_browser', 'kill_renderer', 'kill_browser', 'server_restart'];
+const ALL_FAULTS: string[] = ['kill_renderer', 'kill_browser', 'server_restart', ...PAGE_FAULTS];
 
 const BTN = 'position:absolute;left:10px;top:10px;width:300px;height:60px';
 const faultPage = (js: string) =>
@@ -145,7 +154,7 @@ async function startGrove(): Promise<Server> {
 }
 
 function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+  return new Promise((r) => setTimeout(r, Math.max(0, ms)));
 }
 
 // ---------- processes ----------
@@ -203,7 +212,7 @@ const stats = {
 const inc = (o: Record<string, number>, k: string, n = 1) => {
   o[k] = (o[k] ?? 0) + n;
 };
-const memory: { t: number; rss: number; heap: number }[] = [];
+const memory: { t: number; rss: number; heap: number; load1: number }[] = [];
 
 // ---------- episodes ----------
 let sitesUrl = '';
@@ -341,7 +350,7 @@ async function sampleMemory(): Promise<void> {
   try {
     const text = await server.client.metrics();
     const num = (name: string) => Number(new RegExp(`^${name}(?:\\{\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-    memory.push({ t: Date.now(), rss: num('grove_process_resident_memory_bytes'), heap: num('grove_process_heap_used_bytes') });
+    memory.push({ t: Date.now(), rss: num('grove_process_resident_memory_bytes'), heap: num('grove_process_heap_used_bytes'), load1: os.loadavg()[0] });
   } catch {
     // a restart in progress
   }
@@ -357,16 +366,28 @@ async function main(): Promise<void> {
   server = await startGrove();
   const t0 = Date.now();
   const end = t0 + MINUTES * 60_000;
-  console.log(`soak: ${MINUTES} min at concurrency ${CONC}, process faults every ${FAULT_PERIOD_MS / 1000} s, in ${soakDir}`);
+  console.log(
+    `soak: ${MINUTES} min at concurrency ${CONC}; renderer/browser kills every ${KILL_PERIOD_MS / 1000} s, ${RESTARTS} server restarts in the first ${RESTART_WINDOW * 100} %; in ${soakDir}`,
+  );
+  await sampleMemory();
   const memTimer = setInterval(() => void sampleMemory(), CI ? 5000 : 30_000);
-  let faultTurn = 0;
-  const faultLoop = (async () => {
-    while (Date.now() < end - FAULT_PERIOD_MS / 2) {
-      await sleep(FAULT_PERIOD_MS);
-      if (Date.now() >= end) break;
-      await injectProcFault(PROC_FAULTS[faultTurn++ % PROC_FAULTS.length]).catch((e: unknown) => console.log('fault injection failed:', e));
+  const inject = (f: ProcFault) => injectProcFault(f).catch((e: unknown) => console.log(`fault injection ${f} failed:`, e));
+  // Each injection has its own time (t0 + i × period): a slow one does not push the later ones out of the run.
+  const killLoop = (async () => {
+    for (let i = 1; t0 + i * KILL_PERIOD_MS < end - KILL_PERIOD_MS / 2; i++) {
+      await sleep(t0 + i * KILL_PERIOD_MS - Date.now());
+      if (restarting) await restarting;
+      await inject(i % 2 === 1 ? 'kill_renderer' : 'kill_browser');
     }
   })();
+  const restartLoop = (async () => {
+    const gap = (MINUTES * 60_000 * RESTART_WINDOW) / (RESTARTS + 1);
+    for (let i = 1; i <= RESTARTS; i++) {
+      await sleep(t0 + i * gap - Date.now());
+      await inject('server_restart');
+    }
+  })();
+  const faultLoop = Promise.all([killLoop, restartLoop]);
   const progress = setInterval(() => {
     console.log(
       `  ${Math.round((Date.now() - t0) / 1000)} s: episodes ${stats.episodes} (ok ${stats.episodes_ok}, lost ${stats.episodes_lost_unattributed}), steps ${stats.steps}, over deadline ${stats.steps_over_deadline}, injected ${JSON.stringify(stats.injected)}`,
@@ -408,12 +429,26 @@ async function main(): Promise<void> {
   await faults.close();
   await sites.close();
 
-  const half = memory.filter((m) => m.t >= t0 + (Date.now() - t0) / 2);
-  const growth = (k: 'rss' | 'heap') => (half.length >= 2 ? (half[half.length - 1][k] - half[0][k]) / half[0][k] : NaN);
+  // Growth over the second half: the median of its last few samples against the median of its first few (one
+  // sample is a point in the GC cycle, not a level).
+  const half = memory.filter((m) => m.t >= t0 + (end - t0) / 2 && m.t <= end + 60_000);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const w = Math.max(1, Math.min(5, Math.floor(half.length / 4)));
+  const growth = (k: 'rss' | 'heap') => {
+    if (half.length < 2) return NaN;
+    const first = median(half.slice(0, w).map((m) => m[k]));
+    return (median(half.slice(-w).map((m) => m[k])) - first) / first;
+  };
+  const injections = Object.fromEntries(ALL_FAULTS.map((f) => [f, stats.injected[f] ?? 0]));
+  const loads = memory.map((m) => m.load1);
   const summary = {
     minutes: MINUTES,
     concurrency: CONC,
     ...stats,
+    injected: injections,
+    injections_target: TARGET_INJECTIONS,
+    injections_below_target: ALL_FAULTS.filter((f) => injections[f] < TARGET_INJECTIONS),
+    load_average_1m: { mean: Number((loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length)).toFixed(1)), max: Number(Math.max(...loads).toFixed(1)) },
     leaked_processes: leakedProcs,
     leaked_temp_folders: [...leftovers, ...tmpAfter],
     memory_samples: memory.length,
@@ -425,9 +460,40 @@ async function main(): Promise<void> {
     rss_growth_second_half: Number(growth('rss').toFixed(3)),
   };
   console.log(JSON.stringify(summary, null, 2));
+  const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+  const mb = (x: number) => Math.round(x / 1e6);
+  // Memory over time: one line per tenth of the run.
+  const timeline: string[] = [];
+  for (let k = 0; k <= 10; k++) {
+    const at = t0 + (k * (end - t0)) / 10;
+    const m = memory.find((x) => x.t >= at - 1000);
+    if (m) timeline.push(`    t=${((m.t - t0) / 60_000).toFixed(1).padStart(5)} min  rss ${String(mb(m.rss)).padStart(4)} MB  heap ${String(mb(m.heap)).padStart(4)} MB  load ${m.load1.toFixed(1)}`);
+  }
+  console.log(
+    [
+      `soak summary (${MINUTES} min, concurrency ${CONC})`,
+      `  injections: ${ALL_FAULTS.map((f) => `${f} ${injections[f]}`).join(', ')}  (target ≥ ${TARGET_INJECTIONS} each: ${summary.injections_below_target.length ? `MISSED ${summary.injections_below_target.join(', ')}` : 'met'})`,
+      `  episodes ${stats.episodes}: ok ${stats.episodes_ok}, attributed ${JSON.stringify(stats.episodes_attributed)}, lost without attribution ${stats.episodes_lost_unattributed}`,
+      `  steps ${stats.steps}: over deadline ${stats.steps_over_deadline} (worst: ${Math.round(stats.worst_step_over_budget_ms)} ms against its budget)`,
+      `  leaked processes ${leakedProcs}, leaked temp folders ${summary.leaked_temp_folders.length}`,
+      `  server memory over time (one process after the last restart at ${((RESTART_WINDOW * MINUTES * RESTARTS) / (RESTARTS + 1)).toFixed(1)} min):`,
+      ...timeline,
+      `  second half: heap ${pct(summary.heap_growth_second_half)} (target ≤ +5 %), rss ${pct(summary.rss_growth_second_half)}`,
+      `  load average (1 min) during the run: mean ${summary.load_average_1m.mean}, max ${summary.load_average_1m.max} (2 cores)`,
+    ].join('\n'),
+  );
   mkdirSync(path.dirname(OUT), { recursive: true });
   writeFileSync(OUT, JSON.stringify({ ...summary, memory }, null, 2));
   rmSync(soakDir, { recursive: true, force: true });
+}
+
+// Stopped from outside (a timed-out test): the server goes too (its watchdog takes Chromium with it).
+for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(sig, () => {
+    server?.proc.kill('SIGKILL');
+    rmSync(soakDir, { recursive: true, force: true });
+    process.exit(1);
+  });
 }
 
 main().then(

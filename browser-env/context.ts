@@ -3,7 +3,7 @@
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import type { NetworkRules } from '../protocol/sandbox.ts';
 import { SETTLE_INIT_SCRIPT } from './settle.ts';
-import { withTimeout } from './util.ts';
+import { TimeoutError, withTimeout } from './util.ts';
 
 /** The proxy settings the network gate hands out per sandbox (Playwright's `proxy` option). */
 export interface ProxySettings {
@@ -81,15 +81,29 @@ export interface Prepared {
   page: Page;
 }
 
-/** New pooled context with the settle init script and one blank page. Releases the context on failure. */
+/**
+ * New pooled context with the settle init script and one blank page, within `timeoutMs` in all. Releases the context
+ * on failure. A renderer (or browser) that dies while the first page is made is not the caller's fault: the page
+ * either fails ("Target crashed") or never comes (a killed spare renderer); the first attempt's page gets half the
+ * time, and the context is then replaced once, in the time that is left.
+ */
 export async function prepareContext(source: ContextSource, options: BrowserContextOptions, timeoutMs: number): Promise<Prepared> {
-  const pooled = await withTimeout(source.newContext(options), timeoutMs, 'new browser context');
-  try {
-    await withTimeout(pooled.context.addInitScript(SETTLE_INIT_SCRIPT), timeoutMs, 'init script');
-    const page = await withTimeout(pooled.context.newPage(), timeoutMs, 'new page');
-    return { pooled, page };
-  } catch (e) {
-    await withTimeout(pooled.release(), timeoutMs, 'release').catch(() => {});
-    throw e;
+  const until = Date.now() + timeoutMs;
+  const left = () => Math.max(1, until - Date.now());
+  for (let attempt = 1; ; attempt++) {
+    const pooled = await withTimeout(source.newContext(options), left(), 'new browser context');
+    try {
+      await withTimeout(pooled.context.addInitScript(SETTLE_INIT_SCRIPT), left(), 'init script');
+      const page = await withTimeout(pooled.context.newPage(), attempt === 1 ? Math.max(1, left() / 2) : left(), 'new page');
+      return { pooled, page };
+    } catch (e) {
+      await withTimeout(pooled.release(), left(), 'release').catch(() => {});
+      if (attempt > 1 || !(isCrash(e) || e instanceof TimeoutError) || until - Date.now() < 1000) throw e;
+    }
   }
+}
+
+/** Playwright's word for a target that died under a call (a killed renderer or browser), as opposed to a timeout. */
+function isCrash(e: unknown): boolean {
+  return e instanceof Error && /Target crashed|has been closed|browser has disconnected/i.test(e.message);
 }

@@ -11,8 +11,23 @@ import { errMessage, quietly, withTimeout } from './util.ts';
 import { schemeOf } from './url-policy.ts';
 import { isBlankUrl, type WatchdogHost } from './watchdogs.ts';
 
+/** What Chromium reports of a download (CDP Page.downloadWillBegin / Page.downloadProgress). */
+interface DownloadBegin {
+  guid: string;
+  url: string;
+}
+interface DownloadProgress {
+  guid: string;
+  receivedBytes: number;
+  state: 'inProgress' | 'completed' | 'canceled';
+}
+
 export class PageEvents implements WatchdogHost {
   private dlSeq = 0;
+  /** Chromium's download guid → URL, while the download runs. */
+  private readonly dlUrls = new Map<string, string>();
+  /** URLs of downloads cancelled for passing the byte limit (a count each), until saveDownload reports them. */
+  private readonly capped = new Map<string, number>();
 
   constructor(private readonly s: SandboxState) {}
 
@@ -62,6 +77,43 @@ export class PageEvents implements WatchdogHost {
     if (pg === s.page && frame === pg.mainFrame()) s.lastBlocked = { url, at: Date.now() };
   }
 
+  /**
+   * Counts a page's download bytes while they arrive and cancels a download the moment it passes the byte limit, so
+   * an endless download never stages more than the limit plus what arrives between two progress reports. Chromium
+   * reports progress to every CDP session with the Page domain on (Page.downloadProgress: deprecated in the protocol
+   * for the Browser domain's events, which only reach the session that set the download behaviour, Playwright's).
+   */
+  async watchDownloadBytes(pg: Page): Promise<void> {
+    const s = this.s;
+    const cdp = await s.session(pg);
+    // Browser.cancelDownload looks the guid up in one browser context: the default one unless named.
+    const { targetInfo } = await withTimeout(cdp.send('Target.getTargetInfo'), PROBE_MS, 'target info');
+    const browserContextId = targetInfo.browserContextId;
+    cdp.on('Page.downloadWillBegin', (e: DownloadBegin) => this.dlUrls.set(e.guid, e.url));
+    cdp.on('Page.downloadProgress', (e: DownloadProgress) => {
+      if (e.state !== 'inProgress') {
+        this.dlUrls.delete(e.guid);
+        return;
+      }
+      if (e.receivedBytes <= s.limits.maxDownloadBytes || !this.dlUrls.has(e.guid)) return;
+      const url = this.dlUrls.get(e.guid)!;
+      this.dlUrls.delete(e.guid);
+      this.capped.set(url, (this.capped.get(url) ?? 0) + 1);
+      s.reportLimit('download_bytes', s.limits.maxDownloadBytes, `A download passed the limit of ${s.limits.maxDownloadBytes} bytes and was cancelled.`);
+      s.track(quietly(withTimeout(cdp.send('Browser.cancelDownload', { guid: e.guid, browserContextId }), PROBE_MS, 'cancel download over the byte limit')));
+    });
+    await withTimeout(cdp.send('Page.enable'), PROBE_MS, 'Page.enable for download progress');
+  }
+
+  /** Whether a download of `url` was cancelled for its size (consumes one). */
+  private takeCapped(url: string): boolean {
+    const n = this.capped.get(url) ?? 0;
+    if (n === 0) return false;
+    if (n === 1) this.capped.delete(url);
+    else this.capped.set(url, n - 1);
+    return true;
+  }
+
   async saveDownload(d: Download): Promise<void> {
     const s = this.s;
     if (++s.downloadsStarted > s.limits.maxDownloads) {
@@ -86,7 +138,10 @@ export class PageEvents implements WatchdogHost {
       // The staged copy (Playwright's artifacts folder) is not needed once saved.
       await quietly(withTimeout(d.delete(), PROBE_MS, 'delete staged download'));
     } catch (e) {
-      info.failure = (await quietly(withTimeout(d.failure(), PROBE_MS, 'download failure'))) ?? errMessage(e);
+      const failure = (await quietly(withTimeout(d.failure(), PROBE_MS, 'download failure'))) ?? errMessage(e);
+      info.failure = this.takeCapped(info.url)
+        ? `larger than the sandbox's download limit (over ${s.limits.maxDownloadBytes} bytes); cancelled while downloading`
+        : failure;
     }
     s.dl.set(id, info);
     const ev: EnvEvent = { type: 'download', filename, size: info.size, id, url: info.url };

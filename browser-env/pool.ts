@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright-core';
 import { GroveError } from '../protocol/errors.ts';
+import { childProcessEnv } from '../sandbox/config.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { guardBrowser } from './url-policy.ts';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -52,7 +53,15 @@ export interface ChromiumPoolConfig {
   log?: Logger;
   /** Launch timeout per process (ms). */
   launchTimeoutMs?: number;
+  /** Environment of the Chromium processes (default: the server's, from the config module); TMPDIR is replaced. */
+  env?: Record<string, string>;
 }
+
+/**
+ * Chromium's singleton socket lives at `$TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket`, and a Unix socket path
+ * has at most 107 bytes: Chromium aborts at start ("Socket path too long") when TMPDIR is longer than this.
+ */
+export const MAX_CHROMIUM_TMPDIR = 107 - '/org.chromium.Chromium.XXXXXX/SingletonSocket'.length;
 
 export interface PooledContext {
   readonly context: BrowserContext;
@@ -73,7 +82,10 @@ interface Proc {
   pid?: number;
   start?: number;
   userDataDir?: string;
-  /** Playwright's artifacts (download staging) folder of this process, inside the pool's dataDir. */
+  /**
+   * Playwright's artifacts (download staging) folder of this process, inside the pool's dataDir; also Chromium's
+   * TMPDIR (its singleton socket folder), so removing it after a crash or a server restart leaves nothing behind.
+   */
   artifactsDir?: string;
   /** Contexts open or being created on this process. */
   load: number;
@@ -93,6 +105,7 @@ export class ChromiumPool {
   private shuttingDown = false;
   private pidFile?: PidFile;
   private watchdog?: Watchdog;
+  private tmpdirWarned = false;
   private counters = { contexts_open: 0, contexts_created_total: 0, browser_restarts_total: 0, browser_crashes_total: 0 };
 
   constructor(cfg: ChromiumPoolConfig) {
@@ -115,7 +128,7 @@ export class ChromiumPool {
     // leaves behind; ours live under the dataDir, named by the pool's token, and a restart removes dead pools' ones.
     const stale = removeStaleArtifacts(this.artifactsRoot(), liveTokens(dir));
     if (stale.length) this.log.warn({ folders: stale.length }, 'removed artifact folders left by a dead server');
-    this.watchdog = Watchdog.start(this.pidFile, this.token, this.log);
+    this.watchdog = Watchdog.start(this.pidFile, this.token, this.artifactsRoot(), this.log);
     this.ensureCapacity();
     const results = await Promise.allSettled(this.procs.map((p) => p.ready));
     const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -219,6 +232,7 @@ export class ChromiumPool {
     try {
       mkdirSync(proc.artifactsDir, { recursive: true });
       browser = await chromium.launch({
+        env: this.chromiumEnv(proc.artifactsDir),
         artifactsDir: proc.artifactsDir,
         downloadsPath: proc.artifactsDir,
         executablePath: this.cfg.executablePath,
@@ -310,6 +324,24 @@ export class ChromiumPool {
 
   private artifactsRoot(): string {
     return join(this.cfg.dataDir, 'artifacts');
+  }
+
+  /**
+   * Chromium's environment: TMPDIR is the process's own artifacts folder, so the temporary folders Chromium makes
+   * (its singleton socket folder, which a killed browser leaves behind) go where crash and restart cleanup look.
+   * A dataDir too deep for a socket path keeps the inherited TMPDIR (and says so once).
+   */
+  private chromiumEnv(artifactsDir: string): Record<string, string> {
+    const env = this.cfg.env ?? childProcessEnv();
+    if (artifactsDir.length <= MAX_CHROMIUM_TMPDIR) return { ...env, TMPDIR: artifactsDir };
+    if (!this.tmpdirWarned) {
+      this.tmpdirWarned = true;
+      this.log.warn(
+        { artifactsDir, max: MAX_CHROMIUM_TMPDIR },
+        'dataDir is too deep for Chromium socket paths: Chromium keeps the inherited TMPDIR, where a killed browser may leave a folder',
+      );
+    }
+    return env;
   }
 
   private reapProc(proc: Proc): void {

@@ -54,6 +54,11 @@ export class Tabs {
     this.s.tabs.push(pg);
     pg.setDefaultTimeout(this.s.T);
     watchPage(pg, this.events);
+    const s = this.s;
+    this.events.watchDownloadBytes(pg).catch((err: unknown) => {
+      // A page closed at once, or a renderer too busy to answer: the size is still checked when the download ends.
+      if (!pg.isClosed()) s.log.debug({ err: errMessage(err), sandbox: s.id }, 'download byte watch not set up');
+    });
   }
 
   private onNewPage(pg: Page): void {

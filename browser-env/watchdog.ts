@@ -10,7 +10,7 @@ import { readProcStat } from './procfs.ts';
 // procfs.ts' processTree/killTree and pidfile.ts' killMarked (it cannot import them).
 const SIDECAR_SOURCE = String.raw`
 const fs = require('fs'), path = require('path');
-const [ownerPid, ownerStart, file, token] = process.argv.slice(1);
+const [ownerPid, ownerStart, file, token, artifacts] = process.argv.slice(1);
 const stat = (pid) => { try { const t = fs.readFileSync('/proc/' + pid + '/stat', 'utf8'); const f = t.slice(t.lastIndexOf(')') + 2).split(' ');
   return { pid, state: f[0], ppid: +f[1], pgrp: +f[2], sid: +f[3], start: +f[19] }; } catch { return null; } };
 const all = () => fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map((n) => stat(+n)).filter(Boolean);
@@ -36,6 +36,8 @@ function reap() {
   const prefix = '${MARKER_FLAG}=' + token + '.';
   for (const p of procs) { if (p.pid === process.pid) continue; const a = cmd(p.pid);
     if (a.some((x) => x.startsWith(prefix))) { const d = (a.find((x) => x.startsWith('--user-data-dir=')) || '').slice(16); killTree(p, procs); rmProfile(d); } }
+  // The pool's artifacts folders (download staging, Chromium's TMPDIR): <artifacts>/<token>.<n>.
+  try { for (const n of fs.readdirSync(artifacts)) if (n.split('.')[0] === token) fs.rmSync(path.join(artifacts, n), { recursive: true, force: true }); } catch {}
   try { fs.unlinkSync(file); } catch {}
   process.exit(0);
 }
@@ -54,9 +56,10 @@ export class Watchdog {
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
   }
 
-  static start(pidFile: PidFile, token: string, log?: Logger): Watchdog {
+  /** `artifactsRoot` holds the pool's `<token>.<n>` folders, which the sidecar removes with the browsers. */
+  static start(pidFile: PidFile, token: string, artifactsRoot: string, log?: Logger): Watchdog {
     const self = readProcStat(process.pid);
-    const child = spawn(process.execPath, ['-e', SIDECAR_SOURCE, String(process.pid), String(self?.start ?? 0), pidFile.path, token], {
+    const child = spawn(process.execPath, ['-e', SIDECAR_SOURCE, String(process.pid), String(self?.start ?? 0), pidFile.path, token, artifactsRoot], {
       detached: true, // its own session: a signal to our process group must not take it down with us
       stdio: ['pipe', 'ignore', 'ignore'],
       env: {},

@@ -259,3 +259,13 @@ export function readEnvSetting(name: string, env: Record<string, string | undefi
   const v = env[name];
   return v === undefined || v === '' ? undefined : v;
 }
+
+/**
+ * The environment of a child process Grove starts (Chromium): the server's own, with `overrides` on top. Read here
+ * so that process.env stays in this one module.
+ */
+export function childProcessEnv(overrides: Record<string, string> = {}, env: Record<string, string | undefined> = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return { ...out, ...overrides };
+}

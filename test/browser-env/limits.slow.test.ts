@@ -3,7 +3,7 @@
 // data dir, and a restart removes what a SIGKILLed server left there.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -15,6 +15,9 @@ const BTN = 'position:absolute;left:10px;top:10px;width:200px;height:40px';
 let fx: Fixture;
 let te: TestEnv;
 const net = () => ({ allow: [`127.0.0.1:${fx.port}`] });
+/** The endless download: bytes the server has sent, and whether the client hung up (the download was cancelled). */
+const endless = { sent: 0, closed: false };
+const CHUNK = 32 * 1024;
 
 beforeAll(async () => {
   const file = (bytes: number) => (_req: unknown, res: import('node:http').ServerResponse) => {
@@ -30,6 +33,21 @@ beforeAll(async () => {
     '/big-link': html(`<a href="/big" download="big.bin" style="${BTN};display:block">big</a>`),
     '/small': file(100),
     '/big': file(50_000),
+    '/endless-link': html(`<a href="/endless" download="endless.bin" style="${BTN};display:block">endless</a>`),
+    // A 1 GiB download, streamed slowly (32 KiB every 100 ms): it never finishes within the test.
+    '/endless': (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(1 << 30), 'content-disposition': 'attachment; filename="endless.bin"' });
+      const chunk = Buffer.alloc(CHUNK, 2);
+      const timer = setInterval(() => {
+        endless.sent += CHUNK;
+        res.write(chunk);
+      }, 100);
+      res.on('close', () => {
+        clearInterval(timer);
+        endless.closed = true;
+      });
+      req.on('error', () => undefined);
+    },
   });
   te = await openEnv({ limits: { maxTabs: 4, maxDownloads: 2, maxDownloadBytes: 10_000 } });
 });
@@ -69,6 +87,52 @@ describe('per-sandbox limits', () => {
     const evs = rb.observation.events.some((e) => e.type === 'limit') ? rb.observation.events : (await big.observe({ screenshot: 'none' })).events;
     expect(evs).toContainEqual(expect.objectContaining({ type: 'limit', limit: 'download_bytes', max: 10_000 }));
     await big.close();
+  });
+
+  it('a download is cancelled while it arrives once it passes the byte limit: the staged file never grows past it', async () => {
+    const sb = await te.create({ start_url: fx.url('/endless-link'), network: net() });
+    const artifacts = join(te.dataDir, 'artifacts');
+    let maxStaged = 0;
+    const staged = () =>
+      readdirSync(artifacts).flatMap((d) => {
+        try {
+          return readdirSync(join(artifacts, d)).map((f) => join(artifacts, d, f));
+        } catch {
+          return [];
+        }
+      });
+    const sample = setInterval(() => {
+      for (const f of staged()) {
+        try {
+          if (statSync(f).isFile()) maxStaged = Math.max(maxStaged, statSync(f).size);
+        } catch {
+          // removed between the listing and the stat
+        }
+      }
+    }, 20);
+    try {
+      const r = await sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
+      // Until Chromium hangs up, or far more than the limit has been sent (the limit was not enforced in transit).
+      const bound = 1024 * 1024;
+      while (!endless.closed && endless.sent < 10_000 + 3 * bound) await new Promise((res) => setTimeout(res, 50));
+      expect(endless.closed, `sent ${endless.sent} bytes without a cancel`).toBe(true);
+      // Bytes between two of Chromium's progress reports, at most: 32 KiB every 100 ms.
+      expect(maxStaged).toBeLessThanOrEqual(10_000 + bound);
+      expect(endless.sent).toBeLessThan(10_000 + 2 * bound);
+      const o = await sb.step([{ action: 'wait', ms: 500 }], { screenshot: 'none' });
+      expect([...r.observation.events, ...o.observation.events]).toContainEqual(
+        expect.objectContaining({ type: 'limit', limit: 'download_bytes', max: 10_000 }),
+      );
+      const dl = sb.downloads();
+      expect(dl).toHaveLength(1);
+      expect(dl[0].failure).toMatch(/download limit.*cancelled while downloading/);
+      expect(existsSync(sb.downloadPath(dl[0].id)!)).toBe(false);
+      // Nothing of it stays staged.
+      expect(staged().filter((f) => !/org\.chromium\.Chromium\./.test(f))).toEqual([]);
+    } finally {
+      clearInterval(sample);
+      await sb.close();
+    }
   });
 
   it('downloads are staged in the data dir, not in /tmp', async () => {

@@ -1,0 +1,54 @@
+// prepareContext (the first step of every sandbox creation and reset) replaces a context whose target died while its
+// first page was made (a killed renderer or browser: the soak's "Target crashed" at create), once, instead of
+// failing the sandbox; any other failure is the caller's.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { prepareContext, type ContextSource } from '../../browser-env/context.ts';
+import { ChromiumPool } from '../../browser-env/pool.ts';
+
+let pool: ChromiumPool;
+let dir: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'grove-prep-'));
+  pool = new ChromiumPool({ executablePath: '/usr/bin/chromium', processes: 1, recycleAfter: 0, dataDir: dir, headless: true, extraArgs: [] });
+  await pool.start();
+});
+afterAll(async () => {
+  await pool.shutdown();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A source whose first `broken` contexts die before their first page is made. */
+function dyingSource(broken: number): ContextSource & { made: number } {
+  const src = {
+    made: 0,
+    async newContext(options: Parameters<ChromiumPool['newContext']>[0]) {
+      const pooled = await pool.newContext(options);
+      if (src.made++ < broken) await pooled.context.close();
+      return pooled;
+    },
+  };
+  return src;
+}
+
+it('a context that dies under its first page is replaced once, and the sandbox gets a working page', async () => {
+  const src = dyingSource(1);
+  const p = await prepareContext(src, {}, 30_000);
+  try {
+    expect(src.made).toBe(2);
+    await p.page.setContent('<p>alive</p>');
+    expect(await p.page.textContent('p')).toBe('alive');
+    expect(pool.stats().contexts_open).toBe(1); // the dead one was released
+  } finally {
+    await p.pooled.release();
+  }
+});
+
+it('a second death is reported, not retried forever', async () => {
+  const src = dyingSource(5);
+  await expect(prepareContext(src, {}, 30_000)).rejects.toThrow(/closed/);
+  expect(src.made).toBe(2);
+  expect(pool.stats().contexts_open).toBe(0);
+});

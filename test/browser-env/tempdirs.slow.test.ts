@@ -1,0 +1,179 @@
+// A killed Chromium (or a killed server) leaves no temporary folder anywhere: not its Playwright profile, not its
+// singleton socket folder (`org.chromium.Chromium.*`, made in Chromium's TMPDIR, which is the pool's own artifacts
+// folder), not the artifacts folder itself. Checked against the pool's folders, the child's private TMPDIR, and the
+// real /tmp (by the names that belong to our browsers, before and after).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ChromiumPool, MAX_CHROMIUM_TMPDIR } from '../../browser-env/pool.ts';
+import { listProcesses, userDataDirOf } from '../../browser-env/reaper.ts';
+
+const dirs: string[] = [];
+const pools: ChromiumPool[] = [];
+function tempDir(prefix: string): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+}
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.shutdown()));
+});
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function until(cond: () => boolean, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The temporary folders one live browser made: its profile and the folder its singleton socket lives in. */
+function foldersOf(pid: number): { profile: string; socketDir: string } {
+  const profile = userDataDirOf(pid)!;
+  expect(profile, `profile of ${pid}`).toBeTruthy();
+  return { profile, socketDir: dirname(readlinkSync(join(profile, 'SingletonSocket'))) };
+}
+
+/** Names in a folder that look like Chromium's or Playwright's temporary folders. */
+function chromiumTempNames(dir: string): Set<string> {
+  try {
+    return new Set(readdirSync(dir).filter((n) => n.startsWith('org.chromium.Chromium.') || n.startsWith('playwright')));
+  } catch {
+    return new Set();
+  }
+}
+
+function alive(pid: number): boolean {
+  return listProcesses().some((p) => p.pid === pid && p.state !== 'Z');
+}
+
+describe('temporary folders of a killed Chromium', () => {
+  it('a SIGKILLed browser leaves no profile, socket folder or artifacts folder, in the pool or in /tmp', async () => {
+    const realTmpBefore = chromiumTempNames('/tmp');
+    const osTmpBefore = chromiumTempNames(tmpdir());
+    const dataDir = tempDir('grove-tmpd-');
+    const pool = new ChromiumPool({ executablePath: '/usr/bin/chromium', processes: 1, recycleAfter: 0, dataDir, headless: true, extraArgs: [] });
+    pools.push(pool);
+    const ctx = await pool.newContext({});
+    await (await ctx.context.newPage()).setContent('<p>x</p>');
+    const [pid] = pool.pids();
+    const { profile, socketDir } = foldersOf(pid);
+    const artifactsDir = dirname(socketDir);
+    // The socket folder is made inside the pool's own folder, not in the shared TMPDIR.
+    expect(dirname(artifactsDir)).toBe(join(dataDir, 'artifacts'));
+    expect(existsSync(socketDir)).toBe(true);
+
+    process.kill(pid, 'SIGKILL');
+    await until(() => pool.stats().browser_crashes_total === 1 && pool.pids().length === 1 && pool.pids()[0] !== pid);
+    await until(() => !existsSync(artifactsDir) && !existsSync(profile));
+
+    const ours = [basename(profile), basename(socketDir)];
+    const newNames = (before: Set<string>, dir: string) => [...chromiumTempNames(dir)].filter((n) => !before.has(n));
+    expect(newNames(realTmpBefore, '/tmp').filter((n) => ours.includes(n))).toEqual([]);
+    expect(newNames(osTmpBefore, tmpdir()).filter((n) => ours.includes(n))).toEqual([]);
+    // What is left in the pool's artifacts root is the replacement's folder only.
+    expect(readdirSync(join(dataDir, 'artifacts'))).toHaveLength(1);
+
+    // The replacement works, and a graceful shutdown removes its folders too.
+    const next = await pool.newContext({});
+    await (await next.context.newPage()).setContent('<p>y</p>');
+    const replacement = foldersOf(pool.pids()[0]);
+    await pool.shutdown();
+    expect(existsSync(replacement.profile)).toBe(false);
+    expect(existsSync(replacement.socketDir)).toBe(false);
+    expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+  });
+
+  it('a data dir too deep for a socket path under it still launches Chromium (with the inherited TMPDIR)', async () => {
+    const dataDir = join(tempDir('grove-tmpd-'), 'd'.repeat(MAX_CHROMIUM_TMPDIR));
+    const pool = new ChromiumPool({ executablePath: '/usr/bin/chromium', processes: 1, recycleAfter: 0, dataDir, headless: true, extraArgs: [] });
+    pools.push(pool);
+    const ctx = await pool.newContext({});
+    const page = await ctx.context.newPage();
+    await page.setContent('<p>deep</p>');
+    expect(await page.textContent('p')).toBe('deep');
+  });
+
+  it('a SIGKILLed server leaves none of its browsers temporary folders, before and after a restart', async () => {
+    const dataDir = tempDir('grove-tmpd-');
+    // The server's own TMPDIR is private, so everything it (or Playwright) made there can be seen.
+    const serverTmp = join(tempDir('grove-tmpd-'), 't');
+    mkdirSync(serverTmp);
+    const realTmpBefore = chromiumTempNames('/tmp');
+    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/browser-env/pool-child.fixture.ts', dataDir], {
+      cwd: process.cwd(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, TMPDIR: serverTmp },
+    });
+    try {
+      const line = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+      const { pids, watchdog } = JSON.parse(line[0]) as { pids: number[]; watchdog: number };
+      expect(pids).toHaveLength(2);
+      const folders = pids.map(foldersOf);
+      for (const f of folders) {
+        expect(dirname(dirname(f.socketDir))).toBe(join(dataDir, 'artifacts'));
+        expect(dirname(f.profile)).toBe(serverTmp);
+      }
+      const ours = folders.flatMap((f) => [basename(f.profile), basename(f.socketDir)]);
+
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      // The watchdog sidecar kills the browsers and removes their folders without waiting for a restart.
+      await until(() => !alive(watchdog) && pids.every((p) => !alive(p)));
+      for (const f of folders) {
+        expect(existsSync(f.profile)).toBe(false);
+        expect(existsSync(f.socketDir)).toBe(false);
+      }
+      expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+
+      // A restarted server on the same data dir starts clean and leaves nothing when it stops.
+      const pool = new ChromiumPool({ executablePath: '/usr/bin/chromium', processes: 1, recycleAfter: 0, dataDir, headless: true, extraArgs: [] });
+      pools.push(pool);
+      await pool.start();
+      await pool.shutdown();
+      expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+      // (tsx keeps its compile cache in TMPDIR: a tool's cache, not a browser's.)
+      expect(readdirSync(serverTmp).filter((n) => !n.startsWith('tsx-'))).toEqual([]);
+      const newInTmp = [...chromiumTempNames('/tmp')].filter((n) => !realTmpBefore.has(n));
+      expect(newInTmp.filter((n) => ours.includes(n))).toEqual([]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('the server SIGKILLed while a browser was just killed too: a restart removes what is left', async () => {
+    const dataDir = tempDir('grove-tmpd-');
+    const serverTmp = join(tempDir('grove-tmpd-'), 't');
+    mkdirSync(serverTmp);
+    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/browser-env/pool-child.fixture.ts', dataDir], {
+      cwd: process.cwd(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, TMPDIR: serverTmp },
+    });
+    try {
+      const line = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+      const { pids, watchdog } = JSON.parse(line[0]) as { pids: number[]; watchdog: number };
+      // The watchdog goes first (so nothing cleans up after the server), then a browser, then the server.
+      process.kill(watchdog, 'SIGKILL');
+      process.kill(pids[0], 'SIGKILL');
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      const pool = new ChromiumPool({ executablePath: '/usr/bin/chromium', processes: 1, recycleAfter: 0, dataDir, headless: true, extraArgs: [] });
+      pools.push(pool);
+      await pool.start();
+      expect(pids.every((p) => !alive(p))).toBe(true);
+      await pool.shutdown();
+      expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+      expect(readdirSync(serverTmp).filter((n) => !n.startsWith('tsx-'))).toEqual([]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+});
