@@ -1,6 +1,6 @@
 // The detached watchdog sidecar of one pool: it notices the server's death (its stdin pipe closes, plus a 500 ms
 // poll of the owner's identity) and kills the trees listed in the pool's pidfile and every process carrying the
-// pool's marker flag.
+// pool's marker flag, then removes the pool's artifacts folders.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../sandbox/log.ts';
 import { MARKER_FLAG, PROFILE_PREFIX, SINGLETON_PREFIX, type PidFile } from './pidfile.ts';
