@@ -30,8 +30,17 @@ export function openAiError(res: http.ServerResponse, status: number, type: stri
 function upstreamHeaders(req: http.IncomingMessage, call: ResolvedCall, opts: ProxyOptions, length: number): http.OutgoingHttpHeaders {
   const out: http.OutgoingHttpHeaders = {};
   for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && v !== undefined) out[k] = v;
-  if (opts.upstreamKey) out.authorization = `Bearer ${opts.upstreamKey}`;
-  else if (call.source === 'key') delete out.authorization; // the per-rollout key is the proxy's, not the upstream's
+  // The upstream key goes in the scheme the harness used (x-api-key for Anthropic clients); a per-rollout key is the
+  // proxy's, not the upstream's, and is never forwarded.
+  const anthropicStyle = out['x-api-key'] !== undefined;
+  if (call.source === 'key') {
+    delete out.authorization;
+    delete out['x-api-key'];
+  }
+  if (opts.upstreamKey) {
+    out.authorization = `Bearer ${opts.upstreamKey}`;
+    if (anthropicStyle) out['x-api-key'] = opts.upstreamKey;
+  }
   out['content-length'] = String(length);
   return out;
 }

@@ -63,7 +63,9 @@ export function resolveCall(url: string, headers: Record<string, string | string
       rollout = fromHeader;
       source = 'header';
     } else {
-      const key = bearer(headers.authorization as string | undefined);
+      // OpenAI clients send the key as a bearer token, Anthropic clients (Claude Code) in x-api-key.
+      const apiKey = headers['x-api-key'];
+      const key = bearer(headers.authorization as string | undefined) ?? (Array.isArray(apiKey) ? apiKey[0] : apiKey);
       const byKey = key ? keys.lookup(key) : undefined;
       if (byKey) {
         rollout = byKey;

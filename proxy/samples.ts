@@ -1,30 +1,22 @@
-// Rollout reconstruction: the recorded calls of a rollout turned into training samples, as JSONL for an RL or SFT
-// trainer. Three views: one sample per call; merged samples, where successive calls extend one another (an agent
-// loop re-sends its whole conversation each turn) — merged by token prefix when token ids were recorded, else by
-// message prefix; and the final trajectory. Token ids, logprobs and a loss mask come along where the upstream
+// Rollout reconstruction: the recorded calls of a rollout (chat completions, the Responses API or Anthropic Messages;
+// read as turns by turns.ts) turned into training samples, as JSONL for an RL or SFT trainer. Three views: one
+// sample per call; merged samples, where successive calls extend one another (an agent loop re-sends its whole
+// conversation each turn) — merged by token prefix when token ids were recorded, else by message prefix; and the
+// final trajectory. Token ids, logprobs and a loss mask come along where the upstream
 // gave them, and the rollout's reward when one was attached.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readCalls } from './store.ts';
+import { turnsOf, type Json, type ModelApi, type Turn } from './turns.ts';
 import type { CallRecord } from './types.ts';
 
-type Json = Record<string, any>;
-
-/** One successful chat-completions call, reduced to what a trainer needs. */
-export interface Turn {
-  call_id: string;
-  seq: number;
-  messages: Json[];
-  tools?: unknown;
-  completion: Json;
-  prompt_token_ids?: number[];
-  completion_token_ids?: number[];
-  completion_logprobs?: number[];
-}
+export { responseOf, turnsOf, type Turn } from './turns.ts';
 
 export interface Sample {
   rollout_id: string;
   kind: 'call' | 'merged' | 'trajectory';
+  /** The API the calls spoke; `messages` are in chat-completions form whatever it was. */
+  api: ModelApi;
   call_ids: string[];
   messages: Json[];
   tools?: unknown;
@@ -36,39 +28,6 @@ export interface Sample {
   /** Per token: the sampled token's logprob where the model produced it, null elsewhere (present with logprobs). */
   logprobs?: (number | null)[];
   reward?: number | null;
-}
-
-/** A call's response object: the assembled stream, or the JSON body (null when neither). */
-export function responseOf(r: CallRecord): Json | null {
-  if (r.assembled) return r.assembled as Json;
-  try {
-    return JSON.parse(r.response_text) as Json;
-  } catch {
-    return null;
-  }
-}
-
-/** The chat-completion turns of a rollout's records, in arrival order (failed calls and other endpoints skipped). */
-export function turnsOf(records: CallRecord[]): Turn[] {
-  const out: Turn[] = [];
-  for (const r of [...records].sort((a, b) => a.seq - b.seq)) {
-    if (r.error || r.status !== 200 || !r.endpoint.startsWith('/chat/completions')) continue;
-    const sent = r.request_sent as Json | null;
-    const resp = responseOf(r);
-    const choice = resp?.choices?.[0];
-    if (!sent || !Array.isArray(sent.messages) || !choice?.message) continue;
-    const turn: Turn = { call_id: r.call_id, seq: r.seq, messages: sent.messages, completion: choice.message };
-    if (sent.tools) turn.tools = sent.tools;
-    const promptIds = resp?.prompt_token_ids ?? choice.prompt_token_ids;
-    if (Array.isArray(promptIds) && Array.isArray(choice.token_ids)) {
-      turn.prompt_token_ids = promptIds;
-      turn.completion_token_ids = choice.token_ids;
-    }
-    const lp = choice.logprobs?.content;
-    if (Array.isArray(lp)) turn.completion_logprobs = lp.map((t: Json) => Number(t.logprob));
-    out.push(turn);
-  }
-  return out;
 }
 
 function normArgs(a: unknown): string {
@@ -110,6 +69,7 @@ function mergeChain(rollout: string, chain: Turn[], kind: Sample['kind']): Sampl
   const sample: Sample = {
     rollout_id: rollout,
     kind,
+    api: last.api,
     call_ids: chain.map((t) => t.call_id),
     messages,
     message_loss_mask: messages.map((_, i) => (produced.has(i) ? 1 : 0)),

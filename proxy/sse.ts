@@ -1,5 +1,5 @@
 // Server-sent events as model servers stream them: split into events, and assemble a stream into the one response
-// object it stands for (a chat completion, or the Responses API object of `response.completed`).
+// object it stands for (a chat completion, the Responses API object of `response.completed`, or an Anthropic message).
 
 export interface SseParse {
   /** The `data:` payloads in order (the `[DONE]` sentinel excluded). */
@@ -110,10 +110,46 @@ export function assembleResponses(events: Json[]): Json | null {
   return last;
 }
 
+/**
+ * Anthropic Messages stream events (`message_start`, `content_block_start` / `_delta` / `_stop`, `message_delta`,
+ * `message_stop`, as Anthropic's streaming reference describes them) assembled into the one message object a
+ * non-streaming call returns: text, tool_use input from its JSON deltas, thinking, stop reason and usage.
+ */
+export function assembleMessages(events: Json[]): Json | null {
+  let message: Json | null = null;
+  const blocks: Json[] = [];
+  const partialJson = new Map<number, string>();
+  for (const e of events) {
+    if (e.type === 'message_start' && e.message) message = { ...e.message, content: [] };
+    else if (e.type === 'content_block_start' && typeof e.index === 'number') blocks[e.index] = { ...e.content_block };
+    else if (e.type === 'content_block_delta' && typeof e.index === 'number') {
+      const b = (blocks[e.index] ??= {});
+      const d = e.delta ?? {};
+      if (d.type === 'text_delta') b.text = (b.text ?? '') + d.text;
+      else if (d.type === 'input_json_delta') partialJson.set(e.index, (partialJson.get(e.index) ?? '') + (d.partial_json ?? ''));
+      else if (d.type === 'thinking_delta') b.thinking = (b.thinking ?? '') + d.thinking;
+      else if (d.type === 'signature_delta') b.signature = (b.signature ?? '') + d.signature;
+    } else if (e.type === 'message_delta' && message) {
+      Object.assign(message, e.delta ?? {});
+      if (e.usage) message.usage = { ...message.usage, ...e.usage };
+    }
+  }
+  if (!message) return null;
+  for (const [i, text] of partialJson) {
+    try {
+      blocks[i].input = text ? JSON.parse(text) : {};
+    } catch {
+      blocks[i].input = text; // a stream cut inside the arguments: kept as the text received
+    }
+  }
+  message.content = blocks.filter(Boolean);
+  return message;
+}
+
 /** Assembles an SSE body for the endpoint it came from. */
 export function assembleStream(endpoint: string, text: string): { assembled: Json | null; malformed: number } {
   const parsed = parseSse(text);
   const events = parsed.data.map((d) => JSON.parse(d) as Json);
-  const assembled = endpoint.startsWith('/responses') ? assembleResponses(events) : assembleChat(events);
+  const assembled = endpoint.startsWith('/responses') ? assembleResponses(events) : endpoint.startsWith('/messages') ? assembleMessages(events) : assembleChat(events);
   return { assembled, malformed: parsed.malformed };
 }

@@ -1,10 +1,10 @@
-// The one sanctioned test double: a local model server that speaks the real wire formats — OpenAI chat completions
-// (JSON and SSE streaming), Anthropic Messages (`/v1/messages`) and OpenAI Responses (`/v1/responses`), each with its
-// own auth header, request checks, answer and error shapes (vendor-apis.ts). Tests script its replies; the real
-// client code talks to it over HTTP.
+// The one sanctioned test double: a local model server that speaks the real wire formats — OpenAI chat completions,
+// Anthropic Messages (`/v1/messages`) and OpenAI Responses (`/v1/responses`), each as JSON and as SSE with
+// `stream: true`, with its own auth header, request checks, answer and error shapes (vendor-apis.ts). Tests script
+// its replies; the real client code talks to it over HTTP.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { anthropicAnswer, checkAnthropic, ResponsesStore, type ReplyMessage } from './vendor-apis.ts';
+import { anthropicAnswer, anthropicStreamEvents, checkAnthropic, ResponsesStore, responsesStreamEvents, type ReplyMessage } from './vendor-apis.ts';
 
 export interface ChatRequestRecord {
   headers: http.IncomingHttpHeaders;
@@ -88,8 +88,15 @@ export async function startOpenAIServer(
     }
     const msg: ReplyMessage = typeof r === 'string' ? { content: r } : r;
     if (api !== 'chat') {
+      const answer = api === 'anthropic' ? anthropicAnswer(msg, body, index) : store.answer(msg, body, index);
+      if (body.stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        for (const e of api === 'anthropic' ? anthropicStreamEvents(answer) : responsesStreamEvents(answer)) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
+        res.end();
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(api === 'anthropic' ? anthropicAnswer(msg, body, index) : store.answer(msg, body, index)));
+      res.end(JSON.stringify(answer));
       return;
     }
     const toolCalls = msg.tool_calls?.map((t, i) => ({

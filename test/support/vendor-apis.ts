@@ -99,7 +99,10 @@ export class ResponsesStore {
     const outputs = (Array.isArray(body.input) ? body.input : []).filter((i: Json) => i.type === 'computer_call_output' || i.type === 'function_call_output');
     const prevId = body.previous_response_id;
     if (prevId === undefined) {
-      if (outputs.length) return openaiError(400, `No tool call found for output with call_id ${outputs[0].call_id}.`, 'input');
+      // Without a stored response the calls must be in the input itself (a stateless client re-sends them).
+      const sentCalls = new Set((Array.isArray(body.input) ? body.input : []).filter((i: Json) => i.type === 'function_call' || i.type === 'computer_call').map((i: Json) => i.call_id));
+      const orphan = outputs.find((o: Json) => !sentCalls.has(o.call_id));
+      if (orphan) return openaiError(400, `No tool call found for output with call_id ${orphan.call_id}.`, 'input');
       return undefined;
     }
     const prev = this.responses.get(prevId);
@@ -154,4 +157,46 @@ export class ResponsesStore {
       usage: { input_tokens: 300 + index, output_tokens: 30, total_tokens: 330 + index },
     };
   }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Streaming (`stream: true`): each API's server-sent events for an answer built above, as their streaming references
+// describe them.
+
+/** Anthropic Messages events: message_start, then per content block start / deltas / stop, message_delta, message_stop. */
+export function anthropicStreamEvents(answer: Json): { event: string; data: Json }[] {
+  const out: { event: string; data: Json }[] = [];
+  const ev = (event: string, data: Json) => out.push({ event, data: { type: event, ...data } });
+  ev('message_start', { message: { ...answer, content: [], stop_reason: null, usage: { ...answer.usage, output_tokens: 1 } } });
+  answer.content.forEach((b: Json, index: number) => {
+    if (b.type === 'text') {
+      ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
+      for (let i = 0; i < b.text.length; i += 7) ev('content_block_delta', { index, delta: { type: 'text_delta', text: b.text.slice(i, i + 7) } });
+    } else {
+      ev('content_block_start', { index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
+      const json = JSON.stringify(b.input);
+      for (let i = 0; i < json.length; i += 5) ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(i, i + 5) } });
+    }
+    ev('content_block_stop', { index });
+  });
+  ev('message_delta', { delta: { stop_reason: answer.stop_reason, stop_sequence: null }, usage: { output_tokens: answer.usage.output_tokens } });
+  ev('message_stop', {});
+  return out;
+}
+
+/** OpenAI Responses events: response.created, per output item added (text deltas) and done, response.completed. */
+export function responsesStreamEvents(answer: Json): { event: string; data: Json }[] {
+  const out: { event: string; data: Json }[] = [];
+  let seq = 0;
+  const ev = (event: string, data: Json) => out.push({ event, data: { type: event, ...data, sequence_number: seq++ } });
+  ev('response.created', { response: { ...answer, status: 'in_progress', output: [], usage: null } });
+  answer.output.forEach((item: Json, output_index: number) => {
+    ev('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', ...(item.type === 'message' ? { content: [] } : {}) } });
+    if (item.type === 'message') {
+      for (const [content_index, p] of item.content.entries()) ev('response.output_text.delta', { item_id: item.id, output_index, content_index, delta: p.text });
+    }
+    ev('response.output_item.done', { output_index, item });
+  });
+  ev('response.completed', { response: answer });
+  return out;
 }
