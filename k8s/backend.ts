@@ -83,6 +83,11 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     })());
   }
 
+  /** The backend's settings (read-only). */
+  get config(): K8sConfig {
+    return this.cfg;
+  }
+
   get replicaId(): string {
     return this.opts.replicaId;
   }

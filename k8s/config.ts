@@ -23,8 +23,12 @@ export const TemplateSchema = z
     resources: Resources.default({ requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '2Gi' } }),
     /** Overrides workerImage for this template. */
     image: z.string().min(1).optional(),
+    /** Shell templates: size limit of the /workspace emptyDir (default 4Gi). */
+    workspaceSize: Quantity.optional(),
   })
-  .strict();
+  .strict()
+  // A shell pod is its sandbox's isolation boundary (pod isolation: one user, one file system, one network).
+  .refine((t) => t.type !== 'shell' || t.placement === 'pod', { message: 'shell templates need placement "pod" (the pod is the shell sandbox\'s isolation boundary)', path: ['placement'] });
 export type Template = z.infer<typeof TemplateSchema>;
 
 const NAME = /^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/;

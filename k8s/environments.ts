@@ -7,6 +7,7 @@ import { GroveError } from '../protocol/errors.ts';
 import type { BrowserCreateOptions, CreateSandboxBody } from '../protocol/sandbox.ts';
 import type { EnvironmentFactory, LocalEnvironments } from '../sandbox/local-backend.ts';
 import type { Logger } from '../sandbox/log.ts';
+import { podShellRefusal, type PodNetwork } from '../sandbox/pod-isolation.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import { KubernetesBackend } from './backend.ts';
 import type { RemoteHar } from './remote-sandbox.ts';
@@ -19,7 +20,10 @@ import { loadKubeConfig } from './kube.ts';
  * worker pod can neither resolve nor reach (its NetworkPolicy allows ingress from the orchestrator only and no
  * egress into the cluster). Everything else is relayed (docs/kubernetes.md, "What is relayed").
  */
-export function refuseUnrelayable(spec: CreateSandboxBody): void {
+export function refuseUnrelayable(spec: CreateSandboxBody, network: PodNetwork): void {
+  // Shell pods are pod-isolated (the restricted defaults forbid bubblewrap): their network is the install's.
+  const why = spec.type === 'shell' ? podShellRefusal(spec, network) : null;
+  if (why) throw new GroveError('not_supported_on_backend', why);
   if ((spec.type === 'browser' || spec.type === 'shell') && spec.claw_sandbox !== undefined) {
     throw new GroveError('not_supported_on_backend', 'claw_sandbox pairing is not available on the kubernetes backend: the Claw apps run inside the orchestrator, which sandbox pods cannot reach.');
   }
@@ -39,7 +43,7 @@ export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnviron
       return backend.create(id, spec, extras?.har ? { har: extras.har } : {});
     },
     admit: (spec) => {
-      refuseUnrelayable(spec);
+      refuseUnrelayable(spec, backend.config.network);
       backend.admit(spec);
     },
     shutdown: () => backend.shutdown(),
@@ -48,7 +52,7 @@ export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnviron
   const shell: NonNullable<LocalEnvironments['shell']> = {
     create: (id, spec) => backend.create(id, spec),
     admit: (spec) => {
-      refuseUnrelayable(spec);
+      refuseUnrelayable(spec, backend.config.network);
       backend.admit(spec);
     },
     shutdown: () => backend.shutdown(),

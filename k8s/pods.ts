@@ -7,6 +7,8 @@ import { A, baseLabels, L } from './labels.ts';
 
 export const WORKER_SERVICE_ACCOUNT = 'grove-sandbox';
 export const WORKER_UID = 10001;
+/** Where a shell pod's workspace emptyDir is mounted (the path the API and commands see). */
+export const SHELL_WORKSPACE = '/workspace';
 
 export function workerPodSpec(cfg: K8sConfig, templateName: string, token: string | null): V1PodSpec {
   const t: Template = cfg.templates[templateName]!;
@@ -17,6 +19,16 @@ export function workerPodSpec(cfg: K8sConfig, templateName: string, token: strin
     { name: 'GROVE_DATA_DIR', value: '/tmp/grove' },
     { name: 'GROVE_LOG_LEVEL', value: 'warn' },
   ];
+  const shell = t.type === 'shell';
+  // Shell pods: the pod is the sandbox's boundary under the restricted defaults (no root, no bubblewrap), commands
+  // run as the pod's user in a writable /workspace emptyDir; the sandbox learns what its NetworkPolicy allows.
+  if (shell) {
+    env.push(
+      { name: 'GROVE_SHELL_ISOLATION', value: 'pod' },
+      { name: 'GROVE_SHELL_POD_WORKSPACE', value: SHELL_WORKSPACE },
+      { name: 'GROVE_SHELL_POD_NETWORK', value: cfg.network },
+    );
+  }
   // The per-pod token (an HMAC of the pod name under the orchestrators' secret); absent in the rendered template.
   if (token !== null) env.push({ name: 'GROVE_API_KEY', value: token });
   return {
@@ -49,17 +61,27 @@ export function workerPodSpec(cfg: K8sConfig, templateName: string, token: strin
           runAsNonRoot: true,
           capabilities: { drop: ['ALL'] },
         },
-        volumeMounts: [
-          { name: 'tmp', mountPath: '/tmp' },
-          { name: 'dshm', mountPath: '/dev/shm' },
-        ],
+        volumeMounts: shell
+          ? [
+              { name: 'tmp', mountPath: '/tmp' },
+              { name: 'workspace', mountPath: SHELL_WORKSPACE },
+            ]
+          : [
+              { name: 'tmp', mountPath: '/tmp' },
+              { name: 'dshm', mountPath: '/dev/shm' },
+            ],
       },
     ],
-    volumes: [
-      { name: 'tmp', emptyDir: { sizeLimit: '1Gi' } },
-      // Chromium needs more shared memory than a container's default 64 MiB.
-      { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: '512Mi' } },
-    ],
+    volumes: shell
+      ? [
+          { name: 'tmp', emptyDir: { sizeLimit: '1Gi' } },
+          { name: 'workspace', emptyDir: { sizeLimit: t.workspaceSize ?? '4Gi' } },
+        ]
+      : [
+          { name: 'tmp', emptyDir: { sizeLimit: '1Gi' } },
+          // Chromium needs more shared memory than a container's default 64 MiB.
+          { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: '512Mi' } },
+        ],
   };
 }
 

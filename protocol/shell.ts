@@ -18,8 +18,10 @@ export const ShellDetails = z.object({
   notes: z.array(z.string()),
   /** The writable workspace inside the sandbox (also the default cwd). */
   workspace: z.string(),
-  /** `blocked`: empty network namespace; `proxy`: HTTP(S) egress through the filtering proxy only. */
-  network: z.enum(['blocked', 'proxy']),
+  /** `blocked`: empty network namespace (or, pod-isolated, a pod whose egress is denied); `proxy`: HTTP(S) egress
+   * through the filtering proxy only; `pod`: pod-isolated on Kubernetes, egress as the pod's NetworkPolicy allows
+   * (public addresses only). */
+  network: z.enum(['blocked', 'proxy', 'pod']),
   /** The non-root uid commands run as. */
   uid: z.number().int(),
   limits: z.object({

@@ -53,6 +53,15 @@ export const GroveConfigSchema = z
     shellMaxFileBytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
     /** Exec timeout when a request names none, seconds. */
     shellExecTimeoutS: z.number().min(1).max(86_400).default(300),
+    /** How shell sandboxes are isolated: `bwrap` (namespaces, needs root) or `pod` (a Kubernetes worker pod is the
+     * boundary: commands run as the pod's user without namespaces; only `grove worker` takes it unless forced). */
+    shellIsolation: z.enum(['bwrap', 'pod']).default('bwrap'),
+    /** Allow shellIsolation `pod` outside a worker pod (commands then run as the server's own user, unconfined). */
+    unsafeShellIsolationPod: z.boolean().default(false),
+    /** shellIsolation `pod`: the directory behind /workspace (the pod's emptyDir) and what the pod's NetworkPolicy
+     * allows (`deny`: no egress; `internet`: public addresses). */
+    shellPodWorkspace: z.string().min(1).default('/workspace'),
+    shellPodNetwork: z.enum(['deny', 'internet']).default('deny'),
     /** Where sandboxes run: this process (`local`) or worker pods (`kubernetes`, configured by k8sConfig). */
     backend: z.enum(['local', 'kubernetes']).default('local'),
     /** JSON file of the kubernetes backend's settings (k8s/config.ts); defaults apply without it. */
@@ -90,8 +99,8 @@ export function envName(key: ConfigKey): string {
   return 'GROVE_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
 }
 
-const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig', 'taskFiles', 'judgeUrl', 'judgeModel', 'judgeApiKey']);
-const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled', 'unsafeNoAuthRemote']);
+const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig', 'taskFiles', 'judgeUrl', 'judgeModel', 'judgeApiKey', 'shellIsolation', 'shellPodWorkspace', 'shellPodNetwork']);
+const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled', 'unsafeNoAuthRemote', 'unsafeShellIsolationPod']);
 const JSON_KEYS = new Set<ConfigKey>(['shellImages']);
 const NUMBER_KEYS = new Set<ConfigKey>(KEYS.filter((k) => !STRING_KEYS.has(k) && !BOOLEAN_KEYS.has(k) && !JSON_KEYS.has(k)));
 

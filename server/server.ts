@@ -5,7 +5,7 @@ import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createBrowserEnvironment } from '../browser-env/index.ts';
-import { createShellEnvironment, shellAvailability, type ShellEnvironment } from '../shell-env/index.ts';
+import { createPodShellEnvironment, createShellEnvironment, shellAvailability, type ShellEnvironment } from '../shell-env/index.ts';
 import { ConfigError, type GroveConfig } from '../sandbox/config.ts';
 import type { LocalEnvironments } from '../sandbox/local-backend.ts';
 import type { Logger } from '../sandbox/log.ts';
@@ -55,7 +55,7 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
         limits: { maxTabs: config.maxTabs, maxDownloads: config.maxDownloads, maxDownloadBytes: config.maxDownloadBytes },
         log,
       }),
-      shell: await shellEnvironment(config, log),
+      shell: await shellEnvironment(config, log, { worker: opts.worker }),
     }));
   const app = await buildApp({ config, environments, logger: true, logStream: opts.logStream });
   if (opts.worker) registerWorkerRoutes(app, config.recordingsDir);
@@ -102,8 +102,29 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
   return { app: app, url: `http://${host}:${port}`, close };
 }
 
-/** The shell environment when this host can run it (root + bubblewrap); otherwise shell sandboxes answer 400. */
-export async function shellEnvironment(config: GroveConfig, log: Logger): Promise<ShellEnvironment | undefined> {
+/**
+ * The shell environment when this host can run it (root + bubblewrap); otherwise shell sandboxes answer 400. In a
+ * worker pod (`grove worker`) with shellIsolation "pod", the pod is the boundary and commands run without
+ * bubblewrap; anywhere else that mode is refused unless forced (unsafeShellIsolationPod).
+ */
+export async function shellEnvironment(config: GroveConfig, log: Logger, opts: { worker?: boolean } = {}): Promise<ShellEnvironment | undefined> {
+  const limits = {
+    cpu: config.shellCpu,
+    memoryMb: config.shellMemoryMb,
+    maxProcesses: config.shellMaxProcesses,
+    maxOutputBytes: config.shellMaxOutputBytes,
+    maxFileBytes: config.shellMaxFileBytes,
+    execTimeoutMs: config.shellExecTimeoutS * 1000,
+  };
+  if (config.shellIsolation === 'pod') {
+    if (!opts.worker && !config.unsafeShellIsolationPod) {
+      throw new ConfigError(
+        'shellIsolation "pod" is for Kubernetes worker pods (grove worker), where the pod is the isolation boundary; here commands would run unconfined as this server\'s user. Use bwrap, or force it with unsafeShellIsolationPod (GROVE_UNSAFE_SHELL_ISOLATION_POD=1).',
+      );
+    }
+    if (!opts.worker) log.error({ workspace: config.shellPodWorkspace }, 'UNSAFE: shell sandboxes run WITHOUT bubblewrap (shellIsolation pod outside a worker pod): commands run as this server\'s user');
+    return createPodShellEnvironment({ workspace: config.shellPodWorkspace, network: config.shellPodNetwork, limits, log });
+  }
   const avail = shellAvailability();
   if (!avail.ok) {
     log.warn({ reason: avail.reason }, 'shell sandboxes are not available on this server');
@@ -113,14 +134,7 @@ export async function shellEnvironment(config: GroveConfig, log: Logger): Promis
     dataDir: path.resolve(config.dataDir, 'shell'),
     images: config.shellImages,
     uidBase: config.shellUidBase,
-    limits: {
-      cpu: config.shellCpu,
-      memoryMb: config.shellMemoryMb,
-      maxProcesses: config.shellMaxProcesses,
-      maxOutputBytes: config.shellMaxOutputBytes,
-      maxFileBytes: config.shellMaxFileBytes,
-      execTimeoutMs: config.shellExecTimeoutS * 1000,
-    },
+    limits,
     log,
   });
 }

@@ -13,7 +13,12 @@ export interface FileContext {
   workspace: string;
   hostWorkspace: string;
   maxFileBytes: number;
+  /** Commands name files by their host path (a pod-isolated sandbox, which shares the host's view), not inside. */
+  hostPaths?: boolean;
 }
+
+/** The path a command in the sandbox opens. */
+const at = (ctx: FileContext, p: { inside: string; host: string }) => (ctx.hostPaths ? p.host : p.inside);
 
 function failed(what: string, stderr: string): GroveError {
   const msg = stderr.trim().split('\n').slice(-3).join(' ') || 'failed';
@@ -29,7 +34,7 @@ export async function writeSandboxFile(ctx: FileContext, input: string, data: Bu
     throw new GroveError('file_too_large', `${data.length} bytes is more than this server accepts per file (${ctx.maxFileBytes}).`);
   }
   const script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && { [ -z "$2" ] || chmod "$2" -- "$1"; }';
-  const r = await (await ctx.run({ argv: ['/bin/sh', '-c', script, 'grove-upload', p.inside, mode ?? ''], stdin: data })).result;
+  const r = await (await ctx.run({ argv: ['/bin/sh', '-c', script, 'grove-upload', at(ctx, p), mode ?? ''], stdin: data })).result;
   if (r.exit_code !== 0) throw failed(`Writing ${p.inside} failed`, r.stderr);
   return { path: p.inside, size: data.length };
 }
@@ -42,7 +47,7 @@ export async function readSandboxFile(ctx: FileContext, input: string): Promise<
   const size = (await stat(p.host)).size;
   if (size > ctx.maxFileBytes) throw new GroveError('file_too_large', `"${p.inside}" has ${size} bytes; this server answers at most ${ctx.maxFileBytes}.`);
   // One byte more than the limit: a file that grew meanwhile is refused rather than cut.
-  const running = await ctx.run({ argv: ['cat', '--', p.inside], maxOutputBytes: ctx.maxFileBytes + 2 });
+  const running = await ctx.run({ argv: ['cat', '--', at(ctx, p)], maxOutputBytes: ctx.maxFileBytes + 2 });
   const r = await running.result;
   if (r.exit_code !== 0) throw failed(`Reading ${p.inside} failed`, r.stderr);
   if (r.stdout_bytes > ctx.maxFileBytes) throw new GroveError('file_too_large', `"${p.inside}" is larger than ${ctx.maxFileBytes} bytes.`);
@@ -58,7 +63,7 @@ export async function listFiles(ctx: FileContext, input: string): Promise<{ path
   if (kind !== 'directory') throw new GroveError('path_not_allowed', `"${p.inside}" is not a directory.`);
   // NUL-terminated records: any byte but NUL may be in a name.
   const running = await ctx.run({
-    argv: ['find', `${p.inside}/`, '-mindepth', '1', '-maxdepth', '1', '-printf', '%y\\t%s\\t%T@\\t%f\\0'],
+    argv: ['find', `${at(ctx, p)}/`, '-mindepth', '1', '-maxdepth', '1', '-printf', '%y\\t%s\\t%T@\\t%f\\0'],
     maxOutputBytes: 16 * 1024 * 1024,
   });
   const r = await running.result;

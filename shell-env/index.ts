@@ -2,3 +2,4 @@
 export { createShellEnvironment, shellAvailability, type ShellEnvironment, type ShellEnvironmentOptions } from './environment.ts';
 export { isShellSandbox, type PtyInit, type PtySession, type ShellSandbox } from './types.ts';
 export { WORKSPACE } from './sandbox.ts';
+export { createPodShellEnvironment, type PodShellEnvironmentOptions } from './pod-environment.ts';

@@ -4,9 +4,14 @@ import type { Writable } from 'node:stream';
 import type { RunningExec, RunOptions } from './exec.ts';
 import type { PtyInit, PtySession } from './types.ts';
 
-export async function openPty(run: (o: Partial<RunOptions> & { argv: string[] }) => Promise<RunningExec>, init: PtyInit, cwd: string): Promise<PtySession> {
+export async function openPty(
+  run: (o: Partial<RunOptions> & { argv: string[] }) => Promise<RunningExec>,
+  init: PtyInit,
+  cwd: string,
+  helper = '/.grove/grove_pty.py',
+): Promise<PtySession> {
   const running = await run({
-    argv: ['python3', '/.grove/grove_pty.py', String(init.rows), String(init.cols), ...init.argv],
+    argv: ['python3', helper, String(init.rows), String(init.cols), ...init.argv],
     cwd,
     env: { TERM: 'xterm-256color', ...(init.env ?? {}) },
     interactive: true,

@@ -26,6 +26,7 @@ const FLAGS: Record<string, { key: keyof GroveConfigInput; kind: 'string' | 'num
   'task-files': { key: 'taskFiles', kind: 'string' },
   'judge-url': { key: 'judgeUrl', kind: 'string' },
   'judge-model': { key: 'judgeModel', kind: 'string' },
+  'shell-isolation': { key: 'shellIsolation', kind: 'string' },
 };
 
 export interface ServeArgs {
@@ -39,6 +40,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     config: { type: 'string' },
     'no-auth': { type: 'boolean' },
     'unsafe-no-auth-remote': { type: 'boolean' },
+    'unsafe-shell-isolation-pod': { type: 'boolean' },
   };
   for (const name of Object.keys(FLAGS)) options[name] = { type: 'string' };
   let values: Record<string, string | boolean | undefined>;
@@ -61,6 +63,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
   }
   if (values['no-auth'] === true) flags.authDisabled = true;
   if (values['unsafe-no-auth-remote'] === true) flags.unsafeNoAuthRemote = true;
+  if (values['unsafe-shell-isolation-pod'] === true) flags.unsafeShellIsolationPod = true;
   return { flags: flags as Partial<GroveConfigInput>, configFile: typeof values.config === 'string' ? values.config : undefined };
 }
 

@@ -26,6 +26,9 @@ Options (precedence: flags > GROVE_* environment > --config file > defaults):
   --k8s-config FILE          settings of the kubernetes backend (JSON; see grove k8s render)
   --task-files SUITE=PATH[,SUITE=PATH]   task files sandboxes may name with task: {suite, id}
   --judge-url URL --judge-model NAME     LLM judge for POST /sandboxes/{id}/evaluate (key: GROVE_JUDGE_API_KEY)
+  --shell-isolation bwrap|pod            shell sandboxes in bubblewrap (default), or pod: for grove worker in a
+                                         Kubernetes pod only (the pod is the boundary; docs/kubernetes.md)
+  --unsafe-shell-isolation-pod           allow --shell-isolation pod outside a worker pod (commands unconfined)
 
 Settings and their environment variables:
 ${configHelp()}

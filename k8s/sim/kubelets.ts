@@ -5,7 +5,7 @@
 //   step, delete, health) — the fast fault tests and the 1,000-sandbox bench.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,6 +37,38 @@ function portOf(pod: Obj): number {
 
 export type PodFate = 'ok' | 'unschedulable' | 'image_pull' | 'never_ready';
 
+/**
+ * How a container's process starts here. As root, like a container runtime: in a mount namespace of its own with
+ * the pod's emptyDir volumes bind-mounted at their mountPaths (so a shell pod's /workspace is /workspace), as the
+ * pod's runAsUser/runAsGroup with no capabilities and no_new_privs (util-linux unshare + setpriv). A mount target
+ * that does not exist on the host is created as an empty directory (it stays empty: the bind is private to the pod).
+ * Not root: the plain process, with emptyDir paths named in the environment remapped to per-pod directories.
+ * /tmp and /dev/shm stay the host's (GROVE_DATA_DIR is already per pod).
+ */
+function containerCommand(pod: Obj, dir: string, env: Record<string, string | undefined>, argv: string[]): string[] {
+  const c = pod.spec.containers[0];
+  const emptyDirs = new Set<string>((pod.spec.volumes ?? []).filter((v: Obj) => v.emptyDir).map((v: Obj) => v.name));
+  const mounts: Array<[string, string]> = [];
+  for (const m of c.volumeMounts ?? []) {
+    if (!emptyDirs.has(m.name) || m.mountPath === '/tmp' || m.mountPath === '/dev/shm') continue;
+    const src = path.join(dir, `vol-${m.name}`);
+    mkdirSync(src, { recursive: true });
+    mounts.push([src, m.mountPath]);
+  }
+  const uid = pod.spec.securityContext?.runAsUser as number | undefined;
+  const gid = (pod.spec.securityContext?.runAsGroup as number | undefined) ?? uid;
+  if (process.getuid?.() !== 0) {
+    for (const [src, target] of mounts) for (const [k, v] of Object.entries(env)) if (v === target) env[k] = src;
+    return argv;
+  }
+  for (const [src] of mounts) if (uid !== undefined) chownSync(src, uid, gid!);
+  if (uid !== undefined) chownSync(dir, uid, gid!);
+  for (const [, target] of mounts) if (!existsSync(target)) mkdirSync(target, { recursive: true });
+  const user = uid === undefined ? [] : ['setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--no-new-privs', '--bounding-set=-all', '--'];
+  const script = 'n=$1; shift; while [ "$n" -gt 0 ]; do mount --bind "$1" "$2" || exit 125; shift 2; n=$((n-1)); done; exec "$@"';
+  return ['unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'grove-kubelet', String(mounts.length), ...mounts.flat(), ...user, ...argv];
+}
+
 /** A real Grove worker process per pod. */
 export class ProcessKubelet implements Kubelet {
   readonly ips = new PodIps();
@@ -55,9 +87,10 @@ export class ProcessKubelet implements Kubelet {
     const ip = this.ips.next();
     const dir = mkdtempSync(path.join(os.tmpdir(), `grove-pod-${name}-`));
     this.dirs.set(name, dir);
-    const env: Record<string, string | undefined> = { ...this.baseEnv, ...envOf(pod), GROVE_HOST: ip, GROVE_DATA_DIR: dir, GROVE_LOG_LEVEL: 'warn' };
+    const env: Record<string, string | undefined> = { ...this.baseEnv, ...envOf(pod), GROVE_HOST: ip, GROVE_DATA_DIR: dir, GROVE_LOG_LEVEL: 'warn', HOME: dir };
     delete env.GROVE_CONFIG;
-    const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'cli/main.ts'), 'worker'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const [cmd, ...args] = containerCommand(pod, dir, env, [process.execPath, '--import', 'tsx', path.join(ROOT, 'cli/main.ts'), 'worker']);
+    const proc = spawn(cmd!, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
     this.procs.set(name, proc);
     let stderr = '';
     proc.stderr!.on('data', (d) => (stderr += String(d)));

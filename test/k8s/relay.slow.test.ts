@@ -1,6 +1,7 @@
 // What the orchestrator relays to worker pods beyond the JSON routes: download bytes (streamed), the shell
 // sandbox's PTY WebSocket (both ways, closes propagated), and HAR record/replay — against the simulated API server
 // with real `grove worker` processes (ProcessKubelet: Chromium and shell sandboxes run in them).
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -132,6 +133,9 @@ describe('relayed through the kubernetes backend', () => {
       { type: 'browser', claw_sandbox: claw.sandbox_id },
       { type: 'shell', claw_sandbox: claw.sandbox_id },
       { type: 'browser', task: { suite: 'offline', id: 'Recipes--0' } },
+      // Pod-isolated shell pods have the install's network (here: egress denied), no per-sandbox proxy.
+      { type: 'shell', block_network: false },
+      { type: 'shell', allow: ['example.com'] },
     ]) {
       const err = await client.createSandbox(body as never).catch((e: unknown) => e);
       expect(err, JSON.stringify(body)).toBeInstanceOf(GroveApiError);
@@ -139,6 +143,27 @@ describe('relayed through the kubernetes backend', () => {
       expect((err as GroveApiError).code).toBe('not_supported_on_backend');
     }
     await client.deleteSandbox(claw.sandbox_id);
+  });
+
+  test('shell flow on a restricted pod: pod isolation as the pod user, /workspace, timeouts and delete kill every process', async () => {
+    const sb = await client.createAndWait({ type: 'shell' }, 90);
+    expect(sb.shell).toMatchObject({ workspace: '/workspace', network: 'blocked', uid: 10001 });
+    expect(sb.shell?.notes.join(' ')).toMatch(/pod isolation/);
+    const who = await client.exec(sb.sandbox_id, { command: 'id -u; pwd; touch /usr/x 2>/dev/null || echo ro-usr' });
+    expect(who).toMatchObject({ exit_code: 0, stdout: '10001\n/workspace\nro-usr\n' });
+    await client.uploadFile(sb.sandbox_id, '/workspace/sub/a.txt', 'payload');
+    expect((await client.exec(sb.sandbox_id, { command: 'cat sub/a.txt', cwd: '/workspace' })).stdout).toBe('payload');
+    expect((await client.listFiles(sb.sandbox_id, '/workspace')).files.map((f) => f.name)).toEqual(['sub']);
+    const alive = async (d: string) => (await client.exec(sb.sandbox_id, { command: `ps -eo args= | grep -qx "sleep ${d}"` })).exit_code === 0;
+    // A timeout takes the daemon its command started along.
+    const t = await client.exec(sb.sandbox_id, { command: 'setsid sleep 6311 </dev/null >/dev/null 2>&1 & sleep 6312', timeout_s: 1 });
+    expect(t).toMatchObject({ exit_code: 124, timed_out: true });
+    expect(await alive('6311')).toBe(false);
+    // Delete: nothing the sandbox started survives on the worker.
+    await client.exec(sb.sandbox_id, { command: 'setsid sleep 6313 </dev/null >/dev/null 2>&1 &' });
+    expect(await alive('6313')).toBe(true);
+    await client.deleteSandbox(sb.sandbox_id);
+    await until(() => !psArgs().includes('sleep 6313'), 'the daemon to end with its sandbox');
   });
 
   test('the PTY: keystrokes and output flow through the orchestrator; the worker side exiting closes the client', async () => {
@@ -157,10 +182,10 @@ describe('relayed through the kubernetes backend', () => {
 
   test('the PTY: the client closing ends the terminal process on the worker', async () => {
     const sb = await client.createAndWait({ type: 'shell' }, 90);
-    // An odd duration marks the process (pgrep runs in the same sandbox).
+    // An odd duration marks the process; its whole command line is matched (not the commands that look for it).
     const t = await terminal(sb.sandbox_id, ['/bin/sh', '-c', 'echo started; exec sleep 7177']);
     await until(() => t.output().includes('started'), 'the terminal command to start');
-    const running = async () => (await client.exec(sb.sandbox_id, { command: ['pgrep', '-f', 'sleep 7177'] })).exit_code === 0;
+    const running = async () => (await client.exec(sb.sandbox_id, { command: 'ps -eo args= | grep -qx "sleep 7177"' })).exit_code === 0;
     expect(await running()).toBe(true);
     expect((await client.getSandbox(sb.sandbox_id)).status).toBe('busy');
     t.ws.close(1000);
@@ -190,6 +215,11 @@ describe('relayed through the kubernetes backend', () => {
     expect(status).toBe(404);
   });
 });
+
+/** Command lines of every process on this host (the simulated pods' workers run here). */
+function psArgs(): string[] {
+  return execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' }).split('\n').map((l) => l.trim());
+}
 
 interface Terminal {
   ws: WebSocket;
