@@ -11,7 +11,7 @@ const N_STEPS = QUICK ? 60 : 200;
 const ROUNDS = 10;
 
 export async function latencyBlock(raw: Raw, s: Server, fixture: Fixture, { results, say }: Report): Promise<void> {
-  const id = await createReady(s, createBody(fixture));
+  const id = await createReady(s, createBody(fixture), { retryFailedStart: true });
   await raw.steps(10);
   await groveSteps(s, id, 10);
   await groveSteps(s, id, 10, true);

@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   const s = await startServer(['--warm-pool', '0', '--browser-processes', '1'], nodeArgs, GC ? path.join(profDir, 'server-gc.txt') : undefined);
   const client = new GroveClient({ baseUrl: s.url, apiKey: s.key });
   try {
-    const ids = await Promise.all(Array.from({ length: N }, () => createReady(s, createBody(fixture))));
+    const ids = await Promise.all(Array.from({ length: N }, () => createReady(s, createBody(fixture), { retryFailedStart: true })));
     const run = (n: number) =>
       Promise.all(ids.map(async (id) => {
         for (let i = 0; i < n; i++) {

@@ -11,7 +11,7 @@ const CONC_ROUNDS = 6;
 
 export async function throughputBlock(raw: Raw, s: Server, fixture: Fixture, { results, say }: Report): Promise<string[]> {
   await raw.openConcurrent();
-  const ids = await Promise.all(Array.from({ length: N_CONC }, () => createReady(s, createBody(fixture))));
+  const ids = await Promise.all(Array.from({ length: N_CONC }, () => createReady(s, createBody(fixture), { retryFailedStart: true })));
   await raw.concurrent(2);
   await Promise.all(ids.map((sid) => groveSteps(s, sid, 2)));
   let rawMs = 0;
