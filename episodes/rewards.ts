@@ -2,7 +2,9 @@
 // fails. `orchard-gui`: Orchard-GUI's RL recipe (MSR-Orchard/slime examples/orchard_gui/reward_browser.py, read
 // for its rules): an episode ended by consecutive parse failures scores −1 without a judge; one that did not
 // complete (max steps) scores 0 without a judge; an environment or judge failure drops the sample (reward null,
-// dropped: the trainer must not learn from it).
+// dropped: the trainer must not learn from it). A judged episode scores 1 only when the judge says success and its
+// last turn's format reward (format-reward.ts) is 1, else 0 — as reward_browser.py combines them for turn-level
+// samples; an episode whose steps were given as actions, not model text, has no format score and is not gated.
 import type { EvaluateResult, RewardRules } from '../protocol/episode.ts';
 import type { Termination, Verdict } from '../protocol/task.ts';
 
@@ -14,6 +16,11 @@ export interface RewardContext {
   completed: boolean;
 }
 
+/** The format score that gates an Orchard-GUI reward: the last turn's, undefined when no step gave model text. */
+export function lastTurnFormat(formatRewards: number[]): number | undefined {
+  return formatRewards.at(-1);
+}
+
 /** What the rules decide before any judge runs: a final result, or `judge` (run the judge, then `fromVerdict`). */
 export function decideWithoutJudge(c: RewardContext): Pick<EvaluateResult, 'reward' | 'dropped' | 'judge_error'> | 'judge' {
   if (c.rules === 'grove') return 'judge';
@@ -23,7 +30,8 @@ export function decideWithoutJudge(c: RewardContext): Pick<EvaluateResult, 'rewa
   return 'judge';
 }
 
-export function fromVerdict(rules: RewardRules, v: Verdict): Pick<EvaluateResult, 'reward' | 'dropped' | 'judge_error'> {
+export function fromVerdict(rules: RewardRules, v: Verdict, format?: number): Pick<EvaluateResult, 'reward' | 'dropped' | 'judge_error'> {
   if (v.outcome === 'judge_error') return { reward: null, dropped: rules === 'orchard-gui', judge_error: v.reasoning ?? 'the judge failed' };
+  if (rules === 'orchard-gui') return { reward: v.outcome === 'success' && format !== 0 ? 1 : 0, dropped: false, judge_error: null };
   return { reward: v.score ?? (v.outcome === 'success' ? 1 : 0), dropped: false, judge_error: null };
 }

@@ -9,7 +9,7 @@ import type { Logger } from '../sandbox/log.ts';
 import { createJudge, llmJudgeForSuite, type Judge } from '../judges/index.ts';
 import { offlineRuleJudge } from '../judges/rules/index.ts';
 import { TaskCatalog, type ResolvedTask } from './catalog.ts';
-import { decideWithoutJudge, fromVerdict } from './rewards.ts';
+import { decideWithoutJudge, fromVerdict, lastTurnFormat } from './rewards.ts';
 import { EpisodeState, type StepSource } from './state.ts';
 
 export interface EpisodeServiceOptions {
@@ -97,7 +97,14 @@ export class EpisodeService {
     const task = st.resolved.task;
     const answer = given.answer ?? st.answer;
     const rules = st.config.reward_rules;
-    const base = { task_id: task.id, termination: st.termination, steps: st.steps, answer: answer ?? null, reward_rules: rules };
+    const base = {
+      task_id: task.id,
+      termination: st.termination,
+      steps: st.steps,
+      answer: answer ?? null,
+      reward_rules: rules,
+      format_rewards: rules === 'orchard-gui' ? [...st.formatRewards] : null,
+    };
     const decided = decideWithoutJudge({
       rules,
       termination: st.termination,
@@ -106,7 +113,7 @@ export class EpisodeService {
     });
     if (decided !== 'judge') return { ...base, ...decided, verdict: null };
     const verdict = await this.judge(st, task, answer);
-    return { ...base, ...fromVerdict(rules, verdict), verdict };
+    return { ...base, ...fromVerdict(rules, verdict, lastTurnFormat(st.formatRewards)), verdict };
   }
 
   private async judge(st: EpisodeState, task: Task, answer: string | undefined): Promise<Verdict> {

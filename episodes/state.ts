@@ -5,6 +5,7 @@ import type { EpisodeConfig } from '../protocol/episode.ts';
 import type { StepResult } from '../protocol/observation.ts';
 import type { Termination } from '../protocol/task.ts';
 import type { ResolvedTask } from './catalog.ts';
+import { orchardTurnFormat } from './format-reward.ts';
 
 /** Screenshots an LLM judge may look at (WebVoyager's k is 15; WebJudge scores all, we keep the last 30). */
 const KEEP_SCREENSHOTS = 30;
@@ -23,6 +24,8 @@ export class EpisodeState {
   readonly actions: string[] = [];
   readonly thoughts: string[] = [];
   readonly screenshots: { mime: string; base64: string }[] = [];
+  /** Orchard-GUI rules: the format reward of each step given as model text, in order (format-reward.ts). */
+  readonly formatRewards: number[] = [];
   /** Set when the environment failed under the episode (a 5xx step, a sandbox that failed to start). */
   envError: string | undefined;
 
@@ -39,6 +42,7 @@ export class EpisodeState {
   record(result: StepResult, source: StepSource): { terminated: boolean; truncated: boolean } {
     const ended = this.termination !== null;
     this.steps++;
+    if (this.config.reward_rules === 'orchard-gui' && source.model_output !== undefined) this.formatRewards.push(orchardTurnFormat(source.model_output));
     if (result.parse && !result.parse.ok) {
       this.parseFailures++;
       this.consecutiveParseFailures++;

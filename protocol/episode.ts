@@ -15,7 +15,8 @@ export const TaskSpec = z.union([TaskRef, InlineTask]);
 export type TaskSpec = z.infer<typeof TaskSpec>;
 
 /** Reward rules: `grove` = the judge's score (null on a judge error); `orchard-gui` = Orchard-GUI's RL recipe:
- * −1 after consecutive parse failures, 0 at max steps, the sample dropped on environment or judge errors. */
+ * −1 after consecutive parse failures, 0 at max steps, the sample dropped on environment or judge errors, and a
+ * judged success counted only when the last turn's format reward is 1. */
 export const RewardRules = z.enum(['grove', 'orchard-gui']);
 export type RewardRules = z.infer<typeof RewardRules>;
 
@@ -46,5 +47,11 @@ export const EvaluateResult = z.object({
   steps: z.number().int(),
   answer: z.string().nullable(),
   reward_rules: RewardRules,
+  /**
+   * Orchard-GUI rules: the per-turn format reward of each step given as model text (1 when it closes `</think>` and
+   * holds a parsed `<tool_call>`, else 0); the reward is 1 only when the last of them is 1 and the judge says success.
+   * null under `grove` rules.
+   */
+  format_rewards: z.array(z.number()).nullable(),
 });
 export type EvaluateResult = z.infer<typeof EvaluateResult>;

@@ -62,7 +62,8 @@ ROUTES: tuple[Route, ...] = (
     Route("observation", "GET", "/sandboxes/{id}/observation", query=_OBS_OPTIONS, response=_OBSERVATION),
     Route("screenshot", "GET", "/sandboxes/{id}/screenshot"),
     Route("evaluate", "POST", "/sandboxes/{id}/evaluate", body=("answer",),
-          response=("reward", "judge_error", "verdict", "dropped", "termination", "steps", "task_id", "answer", "reward_rules")),
+          response=("reward", "judge_error", "verdict", "dropped", "termination", "steps", "task_id", "answer", "reward_rules",
+                    "format_rewards")),
     Route("listDownloads", "GET", "/sandboxes/{id}/downloads", response=("downloads",)),
     Route("getDownload", "GET", "/sandboxes/{id}/downloads/{download_id}"),
     # shell sandboxes

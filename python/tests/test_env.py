@@ -147,3 +147,16 @@ def test_vector_env_runs_episodes_concurrently(server):
         obs, rewards, term, trunc, infos = venv.step([{"action": "answer", "text": "no idea"}] * 3)
         assert term == [True] * 3 and rewards == [0, 0, 0]
         assert [i["evaluation"]["task_id"] for i in infos] == ["Recipes--0", "Recipes--2", "Shop--0"]
+
+
+def test_orchard_gui_rules_gate_a_judged_success_on_the_last_turns_format(server):
+    """Orchard-GUI's recipe: a success counts only when the last turn closes </think> and holds a parsed <tool_call>."""
+    done = '<tool_call>\n{"name": "done", "arguments": {"response": "It takes 95 minutes in total."}}\n</tool_call>'
+    for text, reward, formats in ((f"The recipe page says 95 minutes.\n</think>\n\n{done}", 1, [1]), (done, 0, [0])):
+        with BrowserEnv(server.url, server.api_key, task=TASK, reward_rules="orchard-gui", format="orchard", max_steps=5) as env:
+            env.reset()
+            _, r, term, trunc, info = env.step(text)
+            assert info["parse"]["ok"] is True and (term, trunc) == (True, False)
+            ev = info["evaluation"]
+            assert ev["verdict"]["outcome"] == "success"  # the answer is right either way
+            assert r == reward and ev["format_rewards"] == formats

@@ -4,6 +4,7 @@ import { EpisodeConfig } from '../../protocol/episode.ts';
 import type { StepResult } from '../../protocol/observation.ts';
 import { decideWithoutJudge, fromVerdict } from '../../episodes/rewards.ts';
 import { EpisodeState } from '../../episodes/state.ts';
+import { orchardTurnFormat } from '../../episodes/format-reward.ts';
 import { parseTaskFiles } from '../../episodes/catalog.ts';
 
 const obs = { step: 1, url: 'http://a/', title: 't', tabs: [], viewport: { width: 1, height: 1 }, last_action_error: null, events: [], timings: { action: 0, settle: 0, capture: 0, encode: 0, total: 0 } };
@@ -75,6 +76,49 @@ describe('reward rules', () => {
     expect(d({ termination: { reason: 'task_completed' } })).toBe('judge');
     expect(fromVerdict('orchard-gui', broken)).toEqual({ reward: null, dropped: true, judge_error: 'timeout' });
     expect(fromVerdict('orchard-gui', success).reward).toBe(1);
+  });
+});
+
+describe("Orchard-GUI's per-turn format reward (reward_browser.py _compute_turn_format_reward)", () => {
+  const call = '<tool_call>\n{"name": "click", "arguments": {"point_2d": [512, 88]}}\n</tool_call>';
+
+  it('1 for a turn that closes </think> and holds a parsed <tool_call>; 0 otherwise', () => {
+    // A thinking model's output starts inside the think block: only the closing tag is needed.
+    expect(orchardTurnFormat(`The search box is at the top.\n</think>\n\n${call}`)).toBe(1);
+    expect(orchardTurnFormat(`<think>\nlook\n</think>\n${call}\n${call.replace('click', 'write')}<|im_end|>`)).toBe(1);
+    expect(orchardTurnFormat(`no think block\n${call}`)).toBe(0);
+    expect(orchardTurnFormat('thinking only\n</think>\nI will click the button.')).toBe(0);
+    // One block whose JSON does not parse fails the turn, even beside a good one.
+    expect(orchardTurnFormat(`x</think>\n${call}\n<tool_call>\n{"name": "click", "arguments": {"point_2d": [1, 2}}\n</tool_call>`)).toBe(0);
+    // A block the pattern does not read (no closing brace before the tag) is passed over, as the regex does.
+    expect(orchardTurnFormat(`x</think>\n${call}\n<tool_call>\n{"name": "click", "arguments": {</tool_call>`)).toBe(1);
+    // A block without a "name" is no call; the tool name itself is not checked against the tool list.
+    expect(orchardTurnFormat('x</think>\n<tool_call>\n{"arguments": {}}\n</tool_call>')).toBe(0);
+    expect(orchardTurnFormat('x</think>\n<tool_call>\n{"name": "teleport", "arguments": {}}\n</tool_call>')).toBe(1);
+    // Server-parsed tool calls (Grove's JSON message form): the calls are parsed; the thought must close </think>.
+    const msg = (content: string) => JSON.stringify({ content, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'done', arguments: '{"response":"42"}' } }] });
+    expect(orchardTurnFormat(msg('reasoning</think>'))).toBe(1);
+    expect(orchardTurnFormat(msg('reasoning'))).toBe(0);
+  });
+
+  it('the episode keeps one score per model-text step under orchard-gui rules; the last one gates a judged success', () => {
+    const s = new EpisodeState(cfg({ reward_rules: 'orchard-gui' }));
+    s.record(ok(), { model_output: `look</think>\n${call}` });
+    s.record(unparsed, { model_output: 'I am not sure' });
+    s.record(ok(), {}); // an action given directly: no model text, no format score
+    s.record(ok(true, '42'), { model_output: 'answer now\n<tool_call>\n{"name": "done", "arguments": {"response": "42"}}\n</tool_call>' });
+    expect(s.formatRewards).toEqual([1, 0, 0]);
+    const grove = new EpisodeState(cfg());
+    grove.record(ok(), { model_output: `look</think>\n${call}` });
+    expect(grove.formatRewards).toEqual([]);
+
+    const success = { judge: 'j', outcome: 'success' as const, score: 1 };
+    expect(fromVerdict('orchard-gui', success, 1).reward).toBe(1);
+    expect(fromVerdict('orchard-gui', success, 0).reward).toBe(0);
+    expect(fromVerdict('orchard-gui', { judge: 'j', outcome: 'failure' as const }, 1).reward).toBe(0);
+    // A judge's fractional score does not pass through: the recipe's judge reward is SUCCESS 1 / NOT SUCCESS 0.
+    expect(fromVerdict('orchard-gui', { judge: 'j', outcome: 'success' as const, score: 0.7 }, 1).reward).toBe(1);
+    expect(fromVerdict('grove', success, 0).reward).toBe(1);
   });
 });
 
