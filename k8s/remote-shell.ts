@@ -1,10 +1,12 @@
 // A shell sandbox on a worker pod: the shape of shell-env's ShellSandbox (which k8s/ may not import), each call one
 // request to the worker's shell routes; the interactive terminal is a WebSocket to the worker's own (remote-pty.ts).
+import type { Readable } from 'node:stream';
 import type { GroveClient } from '../client/index.ts';
 import type { ApplyPatchResult, ExecRequest, ExecResult, FileEntry, JobInfo } from '../protocol/shell.ts';
 import { RemoteSandbox } from './remote-sandbox.ts';
 import { openRemotePty, type RemotePtyInit, type RemotePtySession } from './remote-pty.ts';
 import { workerError } from './remote-sandbox.ts';
+import { workerRequest } from './worker-http.ts';
 
 type ExecBody = Parameters<GroveClient['exec']>[1];
 
@@ -36,6 +38,14 @@ export class RemoteShellSandbox extends RemoteSandbox {
   async readFile(path: string): Promise<{ path: string; data: Buffer }> {
     const bytes = await this.remote((c, wid) => c.downloadFile(wid, path));
     return { path, data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+  }
+
+  /** The worker's file as a stream (its Content-Length kept): the files route sends it on as it arrives. */
+  async openFile(path: string): Promise<{ stream: Readable; size: number | null }> {
+    const w = this.endpoint();
+    const res = await workerRequest(w, { method: 'GET', path: `/sandboxes/${encodeURIComponent(w.wid)}/files?path=${encodeURIComponent(path)}` });
+    const len = Number(res.headers['content-length']);
+    return { stream: res.body, size: Number.isSafeInteger(len) && len >= 0 ? len : null };
   }
 
   async listFiles(path: string): Promise<{ path: string; files: FileEntry[] }> {

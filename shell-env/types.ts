@@ -1,4 +1,5 @@
 // What the server sees of a shell sandbox (the env owns this contract).
+import type { Readable } from 'node:stream';
 import type { ApplyPatchResult, ExecRequest, ExecResult, FileEntry, JobInfo } from '../protocol/shell.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 
@@ -32,6 +33,8 @@ export interface ShellSandbox extends Sandbox {
   job(jobId: string, waitMs?: number): Promise<JobInfo>;
   writeFile(path: string, data: Buffer, mode?: string): Promise<{ path: string; size: number }>;
   readFile(path: string): Promise<{ path: string; data: Buffer }>;
+  /** Where the files live elsewhere (a kubernetes worker): the file as a stream. Absent: readFile(). */
+  openFile?(path: string): Promise<{ stream: Readable; size: number | null }>;
   listFiles(path: string): Promise<{ path: string; files: FileEntry[] }>;
   applyPatch(patch: string, opts?: { cwd?: string; timeoutMs?: number }): Promise<ApplyPatchResult>;
   openPty(init: PtyInit): Promise<PtySession>;

@@ -124,7 +124,15 @@ export const downloadFile = defineRoute({
     ...errorResponses(400, 401, 403, 404, 409, 410, 413),
   },
   async handler({ params, query, reply, ctx }) {
-    const { data } = await shellSandbox(ctx, params.id).readFile(query.path);
+    const sb = shellSandbox(ctx, params.id);
+    // A sandbox on a kubernetes worker streams the bytes through this process, never buffered whole.
+    if (sb.openFile) {
+      const f = await sb.openFile(query.path);
+      reply.header('content-type', 'application/octet-stream');
+      if (f.size !== null) reply.header('content-length', String(f.size));
+      return reply.send(f.stream);
+    }
+    const { data } = await sb.readFile(query.path);
     return reply.header('content-type', 'application/octet-stream').send(data);
   },
 });

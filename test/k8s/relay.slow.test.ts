@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
 import { GroveApiError, GroveClient } from '../../client/index.ts';
+import { L } from '../../k8s/labels.ts';
 import { ProcessKubelet } from '../../k8s/sim/kubelets.ts';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { startOrchestrator, until, type Orchestrator } from './harness.ts';
@@ -154,6 +155,13 @@ describe('relayed through the kubernetes backend', () => {
     await client.uploadFile(sb.sandbox_id, '/workspace/sub/a.txt', 'payload');
     expect((await client.exec(sb.sandbox_id, { command: 'cat sub/a.txt', cwd: '/workspace' })).stdout).toBe('payload');
     expect((await client.listFiles(sb.sandbox_id, '/workspace')).files.map((f) => f.name)).toEqual(['sub']);
+    // A workspace file streams through the orchestrator with its length; a missing one answers as locally.
+    const made = await client.exec(sb.sandbox_id, { command: 'head -c 2500000 /dev/urandom > big.bin && sha256sum big.bin | cut -d" " -f1' });
+    const res = await fetch(`${base}/sandboxes/${sb.sandbox_id}/files?path=/workspace/big.bin`);
+    expect(res.headers.get('content-length')).toBe('2500000');
+    expect(createHash('sha256').update(Buffer.from(await res.arrayBuffer())).digest('hex')).toBe(made.stdout.trim());
+    const missing = await client.downloadFile(sb.sandbox_id, '/workspace/nope').catch((e: unknown) => e);
+    expect(missing).toMatchObject({ status: 404, code: 'file_not_found' });
     const alive = async (d: string) => (await client.exec(sb.sandbox_id, { command: `ps -eo args= | grep -qx "sleep ${d}"` })).exit_code === 0;
     // A timeout takes the daemon its command started along.
     const t = await client.exec(sb.sandbox_id, { command: 'setsid sleep 6311 </dev/null >/dev/null 2>&1 & sleep 6312', timeout_s: 1 });
@@ -203,6 +211,20 @@ describe('relayed through the kubernetes backend', () => {
     await client.deleteSandbox(sb.sandbox_id);
     expect(await t.closed).toBeGreaterThan(0);
     expect(t.frames.some((f) => f.type === 'exit')).toBe(true);
+  });
+
+  test('the PTY: a worker that dies closes the client (exit -1), and the sandbox answers 410', async () => {
+    const sb = await client.createAndWait({ type: 'shell' }, 90);
+    const t = await terminal(sb.sandbox_id, ['/bin/sh']);
+    const pod = sim.listPodObjects().find((p) => p.metadata.labels[L.sandbox] === sb.sandbox_id)!;
+    kubelet.kill(pod.metadata.name);
+    expect(await t.closed).toBe(1000);
+    expect(t.frames.at(-1)).toEqual({ type: 'exit', code: -1 });
+    await until(
+      async () => client.exec(sb.sandbox_id, { command: 'true' }).then(() => false, (e: unknown) => e instanceof GroveApiError && e.status === 410),
+      'the sandbox to be reported lost',
+    );
+    await client.deleteSandbox(sb.sandbox_id);
   });
 
   test('a PTY for an unknown sandbox is refused before the upgrade', async () => {
