@@ -21,12 +21,14 @@ export class ActionFailure extends Error {
 
 type XY = { x: number; y: number };
 
-/** What an action reports about its coordinates (see ResolvedAction in protocol/observation.ts). */
+/** What an action reports about its coordinates and effect (see ResolvedAction in protocol/observation.ts). */
 export interface ActionRecord {
   space?: CoordinateSpace;
   raw?: XY;
   css?: XY;
   to_css?: XY;
+  scrolled?: { dx: number; dy: number };
+  field_value?: string;
 }
 
 export interface ActionResult {
@@ -106,6 +108,68 @@ async function focusedEditable(page: Page, deadline: Deadline): Promise<boolean>
     }, null)) as Promise<boolean>,
     'focus check',
   );
+}
+
+/**
+ * The scroll offsets of the window and of every ancestor of the element at `p` (the scrollers a wheel there may move),
+ * held in the page; `moved()` then says how far they moved together. undefined when the page cannot be read.
+ */
+async function scrollProbe(page: Page, deadline: Deadline, p: XY): Promise<{ moved(): Promise<{ dx: number; dy: number } | undefined> } | undefined> {
+  const before = await deadline
+    .race(
+      page.evaluateHandle(
+        inPage(({ x, y }) => {
+          const els: Element[] = [];
+          // The root scroller is the window's own scroll position: not counted twice.
+          for (let el = document.elementFromPoint(x, y); el && el !== document.body && el !== document.documentElement; el = el.parentElement) els.push(el);
+          return { els, at: els.map((e) => [e.scrollLeft, e.scrollTop]), sx: window.scrollX, sy: window.scrollY };
+        }, p),
+      ),
+      'scroll position',
+    )
+    .catch(() => undefined);
+  if (!before) return undefined;
+  return {
+    async moved() {
+      try {
+        return (await deadline.race(
+          before.evaluate((b: { els: Element[]; at: number[][]; sx: number; sy: number }) => {
+            let dx = window.scrollX - b.sx;
+            let dy = window.scrollY - b.sy;
+            b.els.forEach((e, i) => {
+              dx += e.scrollLeft - b.at[i]![0]!;
+              dy += e.scrollTop - b.at[i]![1]!;
+            });
+            return { dx: Math.round(dx * 100) / 100, dy: Math.round(dy * 100) / 100 };
+          }),
+          'scroll position',
+        )) as { dx: number; dy: number };
+      } catch {
+        return undefined; // the page navigated or closed meanwhile
+      } finally {
+        void before.dispose().catch(() => {});
+      }
+    },
+  };
+}
+
+/** The focused field's value (an input's value, else the element's text), as web_env.py reads it after `write`. */
+async function fieldValue(page: Page, deadline: Deadline): Promise<string | undefined> {
+  const v = await deadline
+    .race(
+      page.evaluate(
+        inPage(() => {
+          let el: Element | null = document.activeElement;
+          while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+          if (!el || el === document.body || el instanceof HTMLIFrameElement) return null;
+          const value = (el as HTMLInputElement).value;
+          return typeof value === 'string' && value !== '' ? value : (el.textContent ?? '');
+        }, null),
+      ),
+      'field value',
+    )
+    .catch(() => null);
+  return typeof v === 'string' ? v : undefined;
 }
 
 /** Two animation frames: the scroll/paint triggered by input has been applied when this resolves. */
@@ -197,6 +261,8 @@ export const ACTIONS: Defs = {
         throw new ActionFailure('invalid_coordinates', 'type needs both x and y, or neither.');
       }
       await typeText(h.page, a.text, a.clear, a.submit);
+      const value = await fieldValue(h.page, h.deadline);
+      if (value !== undefined) rec.field_value = value;
     },
   },
   key: {
@@ -235,8 +301,11 @@ export const ACTIONS: Defs = {
         rec.css = p;
       }
       await h.page.mouse.move(p.x, p.y);
+      const probe = await scrollProbe(h.page, h.deadline, p);
       await h.page.mouse.wheel(dx, dy);
       await nextFrames(h.page, h.deadline);
+      const moved = await probe?.moved();
+      if (moved) rec.scrolled = moved;
     },
   },
   goto: {
@@ -286,6 +355,8 @@ export const ACTIONS: Defs = {
         throw new ActionFailure('element_not_editable', `Label ${a.label} does not take text input.`);
       }
       await typeText(h.page, a.text, a.clear, a.submit);
+      const value = await fieldValue(h.page, h.deadline);
+      if (value !== undefined) rec.field_value = value;
     },
   },
   answer: {

@@ -118,6 +118,13 @@ export const ResolvedAction = z.object({
   raw: z.object({ x: z.number(), y: z.number() }).optional(),
   css: z.object({ x: z.number(), y: z.number() }).optional(),
   to_css: z.object({ x: z.number(), y: z.number() }).optional(),
+  /**
+   * scroll: how far the content moved, in CSS px (the window and the scrollable elements under the pointer that took
+   * the wheel, summed); 0 and 0 at a boundary. Absent when it could not be measured (the page navigated away).
+   */
+  scrolled: z.object({ dx: z.number(), dy: z.number() }).optional(),
+  /** type / type_label: the focused field's value after typing (its value, or an editable element's text). */
+  field_value: z.string().optional(),
   error: ActionError.nullable(),
   ms: z.number(),
 });

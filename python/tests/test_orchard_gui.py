@@ -119,3 +119,17 @@ def test_max_steps_truncates_when_asked(server, site):
         assert env.step([{"name": "wait", "args": {"seconds": 0}}])[3] is True
     finally:
         env.exit()
+
+
+def test_a_scroll_that_moves_nothing_is_noted_as_the_boundary(server, site):
+    """web_env.py notes a page scroll whose position did not change; a page shorter than the viewport cannot scroll."""
+    env = RemoteWebEnv(env_url(server, "edge"))
+    env.initialize("t", {"start_url": f"{site.url}/page/edge"}, ENV_CONFIG)
+    try:
+        env.reset()
+        *_, info = env.step([{"name": "scroll", "args": {"direction": "down", "amount": 0.5}}])
+        [resp] = info["tool_responses"]
+        assert resp["tool_response"].startswith("Succeed: `scroll`"), resp
+        assert "Note: the page did not scroll" in resp["tool_response"], resp
+    finally:
+        env.exit()

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import type { Observation, ResolvedAction } from '../../protocol/observation.ts';
 import type { BrowserCreateInput } from '../../protocol/sandbox.ts';
 import { smartResize } from '../../protocol/smart-resize.ts';
+import { orchardNotes } from '../../vlm-client/formats/orchard-feedback.ts';
 
 export const EnvConfig = z
   .object({
@@ -110,7 +111,7 @@ export function callText(call: ToolCall): string {
   return `<tool_call>\n${JSON.stringify({ name: call.name, arguments: call.args })}\n</tool_call>`;
 }
 
-/** web_env-style feedback for one executed call. */
+/** web_env-style feedback for one executed call (with its scroll-boundary and field-value notes). */
 export function feedback(call: ToolCall, resolved: ResolvedAction[], before: string, after: string): string {
   const err = resolved.find((r) => r.error !== null)?.error;
   if (err) return `Failed: \`${call.name}\` execution failed: ${err.message}`;
@@ -118,6 +119,8 @@ export function feedback(call: ToolCall, resolved: ResolvedAction[], before: str
   let msg = `Succeed: \`${call.name}\`${at ? ` at (${Math.round(at.x)}, ${Math.round(at.y)})` : ''} executed.`;
   if (call.name === 'done') msg = `Succeed: task marked as done. Response: ${String(call.args.response ?? '')}`;
   else if (after !== before) msg += ` Page navigated to ${after}.`;
+  // web_env's scroll-boundary and field-value notes, on the canonical action that did the call's work.
+  for (const r of resolved) msg += orchardNotes(r);
   return msg;
 }
 

@@ -1,8 +1,8 @@
 // Orchard-GUI env-server wire values: coordinates onto the orchard format's grid as web_env reads env_config,
 // observations (a11ytree from SoM, bbox normalised), the sandbox for a reset.
 import { describe, expect, it } from 'vitest';
-import type { Observation } from '../../protocol/observation.ts';
-import { EnvConfig, observationOf, onGrid, sandboxFor, ResetBody } from '../../server/orchard-gui/convert.ts';
+import type { Observation, ResolvedAction } from '../../protocol/observation.ts';
+import { EnvConfig, feedback, observationOf, onGrid, sandboxFor, ResetBody } from '../../server/orchard-gui/convert.ts';
 
 const base = { width: 1280, height: 1000, dpr: 1, max_retries: 1, wait_timeout: 5000, resize_output_coords: true, resize_scale: 1000, image_patch_size: 32 };
 
@@ -48,5 +48,36 @@ describe('observationOf and sandboxFor', () => {
     const s = sandboxFor(body, 'env3');
     expect(s).toMatchObject({ viewport: { width: 640, height: 500 }, start_url: 'http://127.0.0.1:9000/a', screenshot_format: 'png', som: true,
       network: { allow: ['127.0.0.1:9000', '127.0.0.1:9001'] }, labels: { orchard_gui_env: 'env3', task: 't1' } });
+  });
+});
+
+describe('feedback (tool_response) notes, as web_env.py gives them', () => {
+  const u = 'http://127.0.0.1:9000/a';
+  const scroll = (scrolled: { dx: number; dy: number } | undefined, at?: boolean): ResolvedAction => ({
+    action: { action: 'scroll', direction: 'down', amount: 0.5, unit: 'viewport', ...(at ? { x: 500, y: 500, space: 'rel1000' as const } : {}) },
+    ...(scrolled ? { scrolled } : {}),
+    error: null,
+    ms: 1,
+  });
+  const write = (field_value: string | undefined): ResolvedAction => ({
+    action: { action: 'type', text: 'red shoes', clear: true },
+    ...(field_value === undefined ? {} : { field_value }),
+    error: null,
+    ms: 1,
+  });
+  it('a page scroll that moved nothing notes the boundary; one that moved, or one at a point, does not', () => {
+    const call = { name: 'scroll', args: { direction: 'down' } };
+    expect(feedback(call, [scroll({ dx: 0, dy: 0 })], u, u)).toMatch(/^Succeed: `scroll`.* executed\. Note: the page did not scroll — it may be at its boundary/);
+    expect(feedback(call, [scroll({ dx: 0, dy: 500 })], u, u)).not.toMatch(/Note/);
+    expect(feedback(call, [scroll({ dx: 0, dy: 0 }, true)], u, u)).not.toMatch(/Note/);
+    expect(feedback(call, [scroll(undefined)], u, u)).not.toMatch(/Note/);
+  });
+  it('a write whose field holds another non-empty value notes what it holds', () => {
+    const call = { name: 'write', args: { message: 'red shoes' } };
+    expect(feedback(call, [write('RED SHOES')], u, u)).toBe(
+      'Succeed: `write` executed. Note: the field now holds "RED SHOES", not the typed text: the page may have reformatted or autocompleted it.',
+    );
+    expect(feedback(call, [write('red shoes')], u, u)).toBe('Succeed: `write` executed.');
+    expect(feedback(call, [write('')], u, u)).toBe('Succeed: `write` executed.');
   });
 });

@@ -47,6 +47,9 @@ const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>start</tit
   strip.addEventListener('mouseup', (e) => t('drag:' + from + '->' + e.clientX + ',' + e.clientY));
 </script></body></html>`;
 const OTHER = '<!doctype html><html><head><title>other</title></head><body>other page</body></html>';
+// A field that rewrites what is typed (upper case) and one that keeps it, each filling the top of the viewport.
+const FIELDS = `<!doctype html><html><head><title>fields</title><style>body{margin:0} input{position:fixed;left:0;width:1280px;height:100px;font-size:40px}
+  #u{top:0} #p{top:200px}</style></head><body><input id="u" oninput="this.value = this.value.toUpperCase()"><input id="p"></body></html>`;
 
 let root: string;
 let fixture: http.Server;
@@ -57,7 +60,7 @@ beforeAll(async () => {
   root = mkdtempSync(path.join(os.tmpdir(), 'grove-orchard-slow-'));
   fixture = http.createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(req.url === '/other' ? OTHER : PAGE);
+    res.end(req.url === '/other' ? OTHER : req.url === '/fields' ? FIELDS : PAGE);
   });
   await new Promise<void>((ok) => fixture.listen(0, '127.0.0.1', ok));
   origin = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}`;
@@ -157,6 +160,35 @@ describe('Orchard-GUI on the wire', () => {
     const done = await run(id, call('done'));
     expect(done.done).toBe(true);
     expect(done.actions[0].action).toEqual({ action: 'answer', text: 'The cheapest item costs $12.' });
+    await app.inject({ method: 'DELETE', url: `/sandboxes/${id}`, headers: auth });
+  });
+
+  it("reports web_env's scroll boundary and field value facts, and the orchard feedback says them", async () => {
+    const id = await sandbox();
+    const text = (r: StepResult) => FORMATS.orchard.observationText!(r.observation, { lastActions: r.actions });
+    // At the top of the page a scroll up moves nothing: the boundary note.
+    const up = await step(id, tc('scroll', { direction: 'up', amount: 0.5 }));
+    expect(up.actions[0].scrolled).toEqual({ dx: 0, dy: 0 });
+    expect(text(up)).toMatch(/Succeed: `scroll` executed\. Note: the page did not scroll — it may be at its boundary/);
+    const down = await step(id, tc('scroll', { direction: 'down', amount: 0.5 }));
+    expect(down.actions[0].scrolled).toEqual({ dx: 0, dy: 500 });
+    expect(text(down)).not.toMatch(/did not scroll/);
+    // 3000 px of page, 1000 px of viewport: two more screens reach the bottom; the next one moves nothing.
+    await step(id, tc('scroll', { direction: 'down', amount: 1 }));
+    await step(id, tc('scroll', { direction: 'down', amount: 1 }));
+    const bottom = await step(id, tc('scroll', { direction: 'down', amount: 1 }));
+    expect(bottom.actions[0].scrolled).toEqual({ dx: 0, dy: 0 });
+    expect(text(bottom)).toMatch(/did not scroll/);
+
+    await step(id, tc('goto_url', { url: `${origin}/fields` }));
+    // The upper-casing field holds another value than the typed text: the note says what it holds.
+    const upper = await step(id, `${tc('click', { point_2d: [500, 50] })}\n<tool_call>\n${JSON.stringify({ name: 'write', arguments: { message: 'red shoes' } })}\n</tool_call>`);
+    expect(upper.actions.map((a) => a.action.action)).toEqual(['click', 'type']);
+    expect(upper.actions[1].field_value).toBe('RED SHOES');
+    expect(text(upper)).toContain('Succeed: `write` executed. Note: the field now holds "RED SHOES", not the typed text');
+    const plain = await step(id, `${tc('click', { point_2d: [500, 250] })}\n<tool_call>\n${JSON.stringify({ name: 'write', arguments: { message: 'red shoes' } })}\n</tool_call>`);
+    expect(plain.actions[1].field_value).toBe('red shoes');
+    expect(text(plain)).not.toMatch(/Note: the field/);
     await app.inject({ method: 'DELETE', url: `/sandboxes/${id}`, headers: auth });
   });
 });

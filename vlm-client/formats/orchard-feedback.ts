@@ -1,11 +1,30 @@
 // What the model reads after each Orchard-GUI step: the feedback web_env.py gives (each call's outcome, navigations,
-// new tabs, a click that changed neither) and the observation laid out as the Orchard-GUI adapter does.
+// new tabs, a click that changed neither, a scroll that moved nothing, a field whose value is not what was typed) and
+// the observation laid out as the Orchard-GUI adapter does.
 import type { Observation, ResolvedAction } from '../../protocol/observation.ts';
 import { toolName } from './orchard-print.ts';
 
 /**
+ * The notes web_env.py (MSR-Orchard/slime examples/orchard_gui/env/web_env.py, `_execute_scroll`, `_execute_write`)
+ * adds to a successful call: a page scroll (no point given) whose position did not change — the boundary; a `write`
+ * whose field holds a non-empty value other than the typed text — reformatted or autocompleted. Each starts with a
+ * space, to follow the call's `Succeed: …` text. Our wording of its facts.
+ */
+export function orchardNotes(r: ResolvedAction): string {
+  const a = r.action;
+  if (r.error) return '';
+  if (a.action === 'scroll' && a.x === undefined && r.scrolled && Math.abs(r.scrolled.dx) < 1 && Math.abs(r.scrolled.dy) < 1) {
+    return ' Note: the page did not scroll — it may be at its boundary in that direction.';
+  }
+  if ((a.action === 'type' || a.action === 'type_label') && r.field_value && r.field_value !== a.text) {
+    return ` Note: the field now holds "${r.field_value}", not the typed text: the page may have reformatted or autocompleted it.`;
+  }
+  return '';
+}
+
+/**
  * The feedback web_env.py gives after a step, where it matters: each call's outcome (`Succeed: …` / `Failed: …`),
- * a navigation or a new tab, and a click that changed neither.
+ * a navigation or a new tab, a click that changed neither, and the notes of `orchardNotes`.
  */
 function feedback(obs: Observation, o: { parseError?: string; lastActions?: ResolvedAction[] }): string[] {
   const lines: string[] = [];
@@ -13,7 +32,7 @@ function feedback(obs: Observation, o: { parseError?: string; lastActions?: Reso
   for (const r of o.lastActions ?? []) {
     const name = toolName(r.action);
     const at = r.raw ? ` at (${Math.round(r.raw.x)}, ${Math.round(r.raw.y)})` : '';
-    lines.push(r.error ? `Failed: \`${name}\`${at} execution failed: ${r.error.message}` : `Succeed: \`${name}\`${at} executed.`);
+    lines.push(r.error ? `Failed: \`${name}\`${at} execution failed: ${r.error.message}` : `Succeed: \`${name}\`${at} executed.${orchardNotes(r)}`);
   }
   if (obs.last_action_error && !o.lastActions?.some((r) => r.error)) lines.push(`Failed: ${obs.last_action_error.message} (${obs.last_action_error.code})`);
   let moved = false;
