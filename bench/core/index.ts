@@ -16,7 +16,7 @@ import { latencyBlock } from './latency.ts';
 import { memoryBlock } from './memory.ts';
 import { allChromiumPids } from './procfs.ts';
 import { startRaw } from './raw.ts';
-import { failedStarts, ROOT, startServer, type Server } from './server.ts';
+import { failedStarts, ROOT, startServer, stepErrors, type Server } from './server.ts';
 import { now, QUICK, r2, VIEWPORT, type Report } from './stats.ts';
 import { throughputBlock } from './throughput.ts';
 import { wavesBlock } from './waves.ts';
@@ -26,7 +26,7 @@ const SAVED = [
   'step_p50_ratio', 'step_p99_ratio', 'create_warm_p50_ms', 'create_cold_p50_ms', 'throughput_ratio_16', 'mem_per_session_mb',
   'churn_leaked_processes', 'churn_rss_growth_pct', 'mem_tree_per_session_mb', 'churn_step_errors', 'churn_heap_growth_pct',
   'step_p50_ratio_binary', 'step_p99_ratio_binary', 'throughput_ratio_16_binary', 'wave_create_start_url_ratio', 'wave_reset_ratio',
-  'failed_starts',
+  'failed_starts', 'step_block_errors',
 ] as const;
 
 export interface CoreRun {
@@ -83,6 +83,8 @@ export async function runCore(): Promise<CoreRun> {
     report.say(`chromium processes left after the servers stopped: ${allChromiumPids().length}`);
     if (failedStarts.length) report.say(`sandboxes created again for the step blocks (start page failed): ${failedStarts.length} (${failedStarts.join('; ')})`);
     results.failed_starts = failedStarts.length;
+    if (stepErrors.length) report.say(`step answers with an error in the latency/throughput blocks (timed all the same): ${stepErrors.length} (${[...new Set(stepErrors)].slice(0, 3).join('; ')})`);
+    results.step_block_errors = stepErrors.length;
   } finally {
     await fixture.close();
   }

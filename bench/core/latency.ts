@@ -13,16 +13,16 @@ const ROUNDS = 10;
 export async function latencyBlock(raw: Raw, s: Server, fixture: Fixture, { results, say }: Report): Promise<void> {
   const id = await createReady(s, createBody(fixture), { retryFailedStart: true });
   await raw.steps(10);
-  await groveSteps(s, id, 10);
-  await groveSteps(s, id, 10, true);
+  await groveSteps(s, id, 10, false, true);
+  await groveSteps(s, id, 10, true, true);
   const rawLat: number[] = [];
   const lat: number[] = [];
   const binLat: number[] = [];
   const n = Math.ceil(N_STEPS / ROUNDS);
   await interleave(ROUNDS, [
     async () => rawLat.push(...(await raw.steps(n))),
-    async () => lat.push(...(await groveSteps(s, id, n))),
-    async () => binLat.push(...(await groveSteps(s, id, n, true))),
+    async () => lat.push(...(await groveSteps(s, id, n, false, true))),
+    async () => binLat.push(...(await groveSteps(s, id, n, true, true))),
   ]);
   await api(s, 'DELETE', `/sandboxes/${id}`);
   const rawP50 = pct(rawLat, 50);

@@ -13,14 +13,14 @@ export async function throughputBlock(raw: Raw, s: Server, fixture: Fixture, { r
   await raw.openConcurrent();
   const ids = await Promise.all(Array.from({ length: N_CONC }, () => createReady(s, createBody(fixture), { retryFailedStart: true })));
   await raw.concurrent(2);
-  await Promise.all(ids.map((sid) => groveSteps(s, sid, 2)));
+  await Promise.all(ids.map((sid) => groveSteps(s, sid, 2, false, true)));
   let rawMs = 0;
   let groveMs = 0;
   let binMs = 0;
   const per = Math.ceil(CONC_STEPS / CONC_ROUNDS);
   const grove = (binary: boolean) => async () => {
     const t0 = now();
-    await Promise.all(ids.map((sid) => groveSteps(s, sid, per, binary)));
+    await Promise.all(ids.map((sid) => groveSteps(s, sid, per, binary, true)));
     if (binary) binMs += now() - t0;
     else groveMs += now() - t0;
   };
