@@ -23,7 +23,7 @@ export interface WorkerRequest {
   path: string;
   /** Sent as application/octet-stream, streamed. */
   body?: Readable;
-  /** The request gives up when the worker sends nothing for this long (ms). */
+  /** The request gives up when the worker has not answered (status and headers) after this long idle (ms). */
   idleTimeoutMs?: number;
   signal?: AbortSignal;
 }
@@ -37,6 +37,9 @@ export function workerRequest(w: WorkerEndpoint, r: WorkerRequest): Promise<Work
     if (r.body) headers['content-type'] = 'application/octet-stream';
     const req = http.request(new URL(r.path, w.url), { method: r.method, headers, signal: r.signal }, (res) => {
       const status = res.statusCode ?? 0;
+      // The idle bound covers the worker's answer, not a body the client drains slowly (backpressure pauses the
+      // socket; a client that gives up destroys the stream, and with it this request).
+      req.setTimeout(0);
       if (status >= 200 && status < 300) return resolve({ status, headers: res.headers, body: res });
       // An error answer is small JSON in the one error shape: read it (bounded) and map it onto the catalog.
       const chunks: Buffer[] = [];
