@@ -1,22 +1,24 @@
-// The Kubernetes backend: sandboxes on worker pods. The orchestrator (this process) claims a warm worker pod or
-// creates one, waits for readiness through one shared watch (PodCache), then talks to the worker over the pod IP
-// with the pod's token (RemoteSandbox). Two placements per template: `pod` (one pod per sandbox) and `shared`
-// (worker pods hosting up to maxPerWorker sandboxes, placed by load). Pod labels/annotations are the only shared
-// state; Leases say which replicas are alive and which one reconciles (reconciler.ts).
-import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+// The Kubernetes backend: sandboxes on worker pods. The orchestrator (this process) places a sandbox (placement.ts:
+// a shared worker with room, a claimed warm pod, or a new pod), waits for readiness through one shared watch
+// (PodCache), then talks to the worker over the pod IP with the pod's token (RemoteSandbox). Every fact needed to
+// serve a sandbox is its record on the pod (records.ts), so any replica serves any sandbox (shared.ts); Leases say
+// which replicas are alive and which one reconciles and expires (reconciler.ts).
+import type { KubeConfig } from '@kubernetes/client-node';
 import { GroveError } from '../protocol/errors.ts';
 import type { CreateSandboxBody } from '../protocol/sandbox.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
-import { systemClock, type Backend, type Clock, type Sandbox } from '../sandbox/types.ts';
+import { systemClock, type Backend, type Clock, type Sandbox, type SharedSandboxes } from '../sandbox/types.ts';
 import { templateFor, type K8sConfig } from './config.ts';
 import { KubeApi, KubeError } from './kube.ts';
-import { A, L, workerSelector } from './labels.ts';
+import { L, workerSelector } from './labels.ts';
 import { PodCache } from './pod-cache.ts';
-import { podCondition, workerPod } from './pods.ts';
+import { updatePod } from './pod-writer.ts';
+import { Placer } from './placement.ts';
+import { closedRecord, encodeRecord, isLive, liveCount, podRecords, pruneTombstones, recordKey, type SandboxRecord } from './records.ts';
 import { Reconciler } from './reconciler.ts';
-import { RemoteSandbox, type Placement, type PlacementDriver, type RemoteHar } from './remote-sandbox.ts';
+import { RemoteSandbox, type Attach, type Placement, type PlacementDriver, type RemoteHar } from './remote-sandbox.ts';
 import { RemoteShellSandbox } from './remote-shell.ts';
-import { newPodName, workerToken } from './token.ts';
+import { placementOf, SharedState } from './shared.ts';
 
 export interface KubernetesBackendOptions {
   config: K8sConfig;
@@ -27,19 +29,10 @@ export interface KubernetesBackendOptions {
   tokenSecret: string;
   /** TTL written on pods as the hard expiry the reconciler enforces (the registry's default when a sandbox has none). */
   defaultTtlSeconds: number;
+  /** Idle timeout of sandboxes that ask for none (the registry's default), written in their records. */
+  defaultIdleSeconds?: number;
   log?: Logger;
   clock?: Clock;
-}
-
-/** A worker pod this replica owns, with the sandboxes placed on it. */
-interface WorkerSlot {
-  template: string;
-  name: string | null;
-  sandboxes: Set<string>;
-  ready: Promise<{ name: string; ip: string }>;
-  failed: boolean;
-  /** A pod this replica created and is still waiting for (counts toward maxStartingPods). */
-  cold: boolean;
 }
 
 export class KubernetesBackend implements Backend, PlacementDriver {
@@ -47,20 +40,20 @@ export class KubernetesBackend implements Backend, PlacementDriver {
   readonly api: KubeApi;
   readonly cache: PodCache;
   readonly reconciler: Reconciler;
+  readonly placer: Placer;
+  private readonly state: SharedState;
   private readonly cfg: K8sConfig;
   private readonly log: Logger;
   private readonly clock: Clock;
-  private readonly slots = new Set<WorkerSlot>();
-  private readonly slotOf = new Map<string, WorkerSlot>();
+  /** Sandboxes this replica holds (created here or adopted), by id. */
   private readonly sandboxes = new Map<string, RemoteSandbox>();
   private readonly deadlines = new Map<string, number>();
-  /** Warm pods being claimed right now (not to be offered twice). */
-  private readonly claiming = new Set<string>();
-  private starting = 0;
+  /** The pod each placed sandbox runs on. */
+  private readonly podOf = new Map<string, string>();
   private stopped = false;
   private abandoned = false;
-  private started: Promise<void> | null = null;
-  readonly counters = { warmHits: 0, warmMisses: 0, podsCreated: 0, podsDeleted: 0, lost: 0 };
+  private startup: Promise<void> | null = null;
+  readonly counters = { podsDeleted: 0, lost: 0, adopted: 0 };
 
   constructor(private readonly opts: KubernetesBackendOptions) {
     this.cfg = opts.config;
@@ -68,16 +61,23 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     this.clock = opts.clock ?? systemClock;
     this.api = new KubeApi(opts.kubeConfig, this.cfg.namespace, this.cfg.api);
     this.cache = new PodCache(this.api, workerSelector(this.cfg.instance), this.log);
-    this.reconciler = new Reconciler(this.cfg, this.api, this.cache, opts.replicaId, this.clock, this.log, {
-      owns: (pod) => this.ownsPod(pod),
-      createWarm: (template) => this.createWarmPod(template),
+    const common = { cfg: this.cfg, api: this.api, cache: this.cache, replicaId: opts.replicaId, tokenSecret: opts.tokenSecret, clock: this.clock, log: this.log };
+    this.placer = new Placer({ ...common, claimed: () => this.reconciler.poke() });
+    this.state = new SharedState({
+      ...common,
+      held: this.sandboxes,
+      adopted: (rec, spec, attach) => this.adoptedSandbox(rec, spec, attach),
+      lost: () => this.counters.lost++,
     });
-    this.cache.subscribe((pod, type) => this.onPodChange(pod, type));
+    this.reconciler = new Reconciler(this.cfg, this.api, this.cache, opts.replicaId, this.clock, this.log, {
+      createWarm: (template) => this.placer.createWarmPod(template),
+      tokenSecret: opts.tokenSecret,
+    });
   }
 
   /** Lists and watches the worker pods, takes the replica's Lease, starts reconciling. Idempotent. */
   start(): Promise<void> {
-    return (this.started ??= (async () => {
+    return (this.startup ??= (async () => {
       await this.cache.start();
       await this.reconciler.start();
     })());
@@ -90,6 +90,11 @@ export class KubernetesBackend implements Backend, PlacementDriver {
 
   get replicaId(): string {
     return this.opts.replicaId;
+  }
+
+  /** The records of every replica: sandboxes created elsewhere are served here too. */
+  get shared(): SharedSandboxes {
+    return this.state;
   }
 
   supports(type: CreateSandboxBody['type']): boolean {
@@ -107,15 +112,9 @@ export class KubernetesBackend implements Backend, PlacementDriver {
         retryAfter: Math.min(60, 1 + Math.ceil(queued / this.cfg.api.concurrency / 10)),
       });
     }
-    if (this.starting >= this.cfg.maxStartingPods && !this.hasRoom(t[0])) {
-      throw new GroveError('capacity_exhausted', `${this.starting} sandbox pods are still starting; retry shortly.`, { retryAfter: 5 });
+    if (this.placer.starting >= this.cfg.maxStartingPods && !this.placer.hasRoom(t[0])) {
+      throw new GroveError('capacity_exhausted', `${this.placer.starting} sandbox pods are still starting; retry shortly.`, { retryAfter: 5 });
     }
-  }
-
-  private hasRoom(template: string): boolean {
-    const t = this.cfg.templates[template]!;
-    if (t.placement === 'shared' && [...this.slots].some((s) => s.template === template && !s.failed && s.sandboxes.size < t.maxPerWorker)) return true;
-    return this.warmCandidates(template).length > 0;
   }
 
   async create(id: string, spec: CreateSandboxBody, extras: { har?: RemoteHar } = {}): Promise<Sandbox> {
@@ -130,6 +129,12 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     return sb;
   }
 
+  private adoptedSandbox(rec: SandboxRecord, spec: CreateSandboxBody, attach: Attach): RemoteSandbox {
+    this.counters.adopted++;
+    const extras = { attach, log: this.log };
+    return rec.type === 'shell' ? new RemoteShellSandbox(rec.id, spec, rec.template, this, extras) : new RemoteSandbox(rec.id, spec, rec.template, this, extras);
+  }
+
   readyDeadline(): number {
     return this.cfg.readyTimeoutSeconds * 1000;
   }
@@ -137,230 +142,111 @@ export class KubernetesBackend implements Backend, PlacementDriver {
   // --- placement --------------------------------------------------------------------------------------
 
   async place(sb: RemoteSandbox): Promise<Placement> {
-    const t = this.cfg.templates[sb.templateName]!;
     const deadline = this.deadlines.get(sb.id) ?? this.clock.now() + this.cfg.readyTimeoutSeconds * 1000;
-    let slot: WorkerSlot | undefined;
-    if (t.placement === 'shared') {
-      // Least-loaded worker of the template with room; starting workers count, so a burst fills them.
-      for (const s of this.slots) {
-        if (s.template !== sb.templateName || s.failed || s.sandboxes.size >= t.maxPerWorker) continue;
-        if (!slot || s.sandboxes.size < slot.sandboxes.size) slot = s;
-      }
-    }
-    slot ??= this.acquireWorker(sb);
-    slot.sandboxes.add(sb.id);
-    this.slotOf.set(sb.id, slot);
-    const { name, ip } = await this.waitReady(slot, deadline, sb.aborted.signal);
-    if (t.placement === 'shared') await this.writeLoad(slot);
-    const host = ip.includes(':') ? `[${ip}]` : ip;
-    return { pod: name, url: `http://${host}:${this.cfg.workerPort}`, token: workerToken(this.opts.tokenSecret, name) };
-  }
-
-  private expiresAt(sb: RemoteSandbox): string {
-    return new Date(this.clock.now() + (sb.spec.ttl_seconds ?? this.opts.defaultTtlSeconds) * 1000).toISOString();
-  }
-
-  /** A slot for a new worker: a claimed warm pod (hit) or a new pod (miss). Registered at once. */
-  private acquireWorker(sb: RemoteSandbox): WorkerSlot {
-    const slot: WorkerSlot = { template: sb.templateName, name: null, sandboxes: new Set(), ready: Promise.resolve({ name: '', ip: '' }), failed: false, cold: false };
-    this.slots.add(slot);
-    slot.ready = this.claimOrCreate(slot, sb);
-    slot.ready.catch(() => (slot.failed = true));
-    return slot;
-  }
-
-  private warmCandidates(template: string): V1Pod[] {
-    return this.cache.all().filter((p) => {
-      const l = p.metadata?.labels ?? {};
-      return l[L.template] === template && l[L.state] === 'warm' && !this.claiming.has(p.metadata!.name!) && podCondition(p).state === 'ready';
-    });
-  }
-
-  private async claimOrCreate(slot: WorkerSlot, sb: RemoteSandbox): Promise<{ name: string; ip: string }> {
-    const t = this.cfg.templates[slot.template]!;
-    const perPod = t.placement === 'pod';
-    for (const pod of this.warmCandidates(slot.template)) {
-      const name = pod.metadata!.name!;
-      this.claiming.add(name);
-      try {
-        const claimed = await this.api.patchPodMeta(name, {
-          resourceVersion: pod.metadata!.resourceVersion,
-          labels: { [L.state]: 'claimed', [L.owner]: this.opts.replicaId, ...(perPod ? { [L.sandbox]: sb.id } : {}) },
-          annotations: { [A.claimedAt]: new Date(this.clock.now()).toISOString(), ...(perPod ? { [A.expiresAt]: this.expiresAt(sb) } : {}) },
-        });
-        this.cache.remember(claimed);
-        slot.name = name;
-        this.counters.warmHits++;
-        this.reconciler.poke();
-        const c = podCondition(claimed);
-        if (c.state === 'ready') return { name, ip: c.ip };
-        return { name, ip: '' };
-      } catch (err) {
-        // 409: another replica claimed it first (or it changed); try the next one.
-        if (!(err instanceof KubeError && (err.status === 409 || err.status === 404))) throw err;
-      } finally {
-        this.claiming.delete(name);
-      }
-    }
-    this.counters.warmMisses++;
-    const name = newPodName(slot.template);
-    slot.name = name;
-    const pod = workerPod(this.cfg, slot.template, name, workerToken(this.opts.tokenSecret, name), {
+    const now = new Date(this.clock.now()).toISOString();
+    const ttl = sb.spec.ttl_seconds ?? this.opts.defaultTtlSeconds;
+    const rec: SandboxRecord = {
+      v: 1,
+      id: sb.id,
+      type: sb.type === 'shell' ? 'shell' : 'browser',
+      template: sb.templateName,
       owner: this.opts.replicaId,
-      ...(perPod ? { sandboxId: sb.id, expiresAt: this.expiresAt(sb) } : { sandboxes: [] }),
+      state: 'creating',
+      worker: null,
+      created: now,
+      ttl,
+      idle: sb.spec.idle_timeout_seconds ?? this.opts.defaultIdleSeconds ?? ttl,
+      seen: now,
+      labels: sb.spec.labels ?? {},
+    };
+    const name = await this.placer.place(rec, new Date(this.clock.now() + ttl * 1000).toISOString());
+    this.podOf.set(sb.id, name);
+    await this.placer.waitReady(name, deadline, sb.aborted.signal);
+    const placement = placementOf(this.cache.get(name)!, this.cfg, this.opts.tokenSecret);
+    if (!placement) throw new GroveError('worker_lost', `Worker pod ${name} went away as it became ready.`);
+    return placement;
+  }
+
+  /** The worker created the sandbox: its record turns `ready` (with the worker's id) before anyone is told. */
+  async started(sb: RemoteSandbox, workerId: string): Promise<void> {
+    const name = this.podOf.get(sb.id);
+    if (!name) throw new GroveError('sandbox_closed', `Sandbox ${sb.id} was closed while starting.`);
+    let closed = false;
+    const pod = await updatePod(this.api, this.cache, name, (p) => {
+      const r = podRecords(p).get(sb.id);
+      if (r && isLive(r)) return { annotations: { [recordKey(sb.id)]: encodeRecord({ ...r, state: 'ready', worker: workerId }) } };
+      closed = true;
+      return null;
     });
-    this.starting++;
-    slot.cold = true;
-    try {
-      this.cache.remember(await this.api.createPod(pod));
-      this.counters.podsCreated++;
-    } catch (err) {
-      this.starting--;
-      slot.cold = false;
-      throw new GroveError('internal_error', `Creating worker pod ${name} failed: ${(err as Error).message}`, { cause: err });
-    }
-    return { name, ip: '' };
-  }
-
-  /** Resolves with the pod's IP once it is ready; rejects with a clear status when it cannot start. */
-  private async waitReady(slot: WorkerSlot, deadline: number, signal: AbortSignal): Promise<{ name: string; ip: string }> {
-    const got = await slot.ready;
-    if (got.ip) return got;
-    const name = got.name;
-    try {
-      return await new Promise<{ name: string; ip: string }>((resolve, reject) => {
-        let unschedulable: string | null = null;
-        const finish = (err: GroveError | null, ip?: string) => {
-          unsubscribe();
-          clearTimeout(timer);
-          signal.removeEventListener('abort', onAbort);
-          if (err) {
-            slot.failed = true;
-            reject(err);
-          } else resolve({ name, ip: ip! });
-        };
-        const check = (pod: V1Pod | undefined, deleted = false) => {
-          if (!pod || deleted) return finish(new GroveError('worker_lost', `Worker pod ${name} was deleted before it became ready.`));
-          const c = podCondition(pod);
-          if (c.state === 'ready') return finish(null, c.ip);
-          if (c.state === 'gone') return finish(new GroveError('worker_lost', `Worker pod ${name} is being deleted.`));
-          if (c.state === 'failed') {
-            // The cluster autoscaler may still add a node: unschedulable is reported only at the deadline.
-            if (c.code === 'pod_unschedulable') unschedulable = c.message;
-            else return finish(new GroveError(c.code, c.message));
-          }
-        };
-        const unsubscribe = this.cache.subscribe((pod, type) => {
-          if (pod.metadata?.name === name) check(pod, type === 'DELETED');
-        });
-        const onAbort = () => finish(new GroveError('sandbox_closed', 'Sandbox closed while its pod was starting.'));
-        signal.addEventListener('abort', onAbort);
-        const timer = setTimeout(
-          () =>
-            finish(
-              unschedulable
-                ? new GroveError('pod_unschedulable', unschedulable)
-                : new GroveError('pod_start_timeout', `Worker pod ${name} was not ready after ${this.cfg.readyTimeoutSeconds} s.`),
-            ),
-          Math.max(0, deadline - this.clock.now()),
-        );
-        if (signal.aborted) return onAbort();
-        check(this.cache.get(name));
-      });
-    } finally {
-      if (slot.cold) {
-        slot.cold = false;
-        this.starting--;
-      }
-    }
-  }
-
-  private async writeLoad(slot: WorkerSlot): Promise<void> {
-    if (!slot.name) return;
-    const pod = await this.api.patchPodMeta(slot.name, { annotations: { [A.sandboxes]: JSON.stringify([...slot.sandboxes]) } });
-    this.cache.remember(pod);
+    if (!pod || closed) throw new GroveError('sandbox_closed', `Sandbox ${sb.id} was closed while starting.`);
   }
 
   async release(sb: RemoteSandbox, placement: Placement | null): Promise<void> {
     if (this.abandoned) return;
-    this.sandboxes.delete(sb.id);
-    this.deadlines.delete(sb.id);
-    const slot = this.slotOf.get(sb.id);
-    this.slotOf.delete(sb.id);
-    if (!slot) return;
-    slot.sandboxes.delete(sb.id);
-    const name = placement?.pod ?? slot.name;
+    const id = sb.id;
+    this.sandboxes.delete(id);
+    this.deadlines.delete(id);
+    const reason = this.state.reasons.get(id) ?? 'deleted';
+    this.state.reasons.delete(id);
+    const elsewhere = this.state.closedElsewhere.delete(id);
+    const name = placement?.pod ?? this.podOf.get(id) ?? this.state.record(id)?.pod;
+    this.podOf.delete(id);
+    if (!name || elsewhere) return;
     try {
-      if (slot.sandboxes.size === 0) {
-        this.slots.delete(slot);
-        // A pod whose creation is still in flight is deleted once its name exists.
-        const got = name ? { name } : await slot.ready.catch(() => null);
-        if (got?.name && (await this.api.deletePod(got.name))) this.counters.podsDeleted++;
-      } else {
-        await this.writeLoad(slot);
+      const t = this.cfg.templates[sb.templateName];
+      if (t?.placement === 'pod') {
+        if (await this.api.deletePod(name)) this.counters.podsDeleted++;
+        return;
+      }
+      // The record becomes a tombstone (others answer 410 with the reason); an emptied worker is deleted, unless
+      // another replica placed a sandbox on it meanwhile (the delete's resourceVersion precondition).
+      const now = this.clock.now();
+      const pod = await updatePod(this.api, this.cache, name, (p) => {
+        const r = podRecords(p).get(id);
+        if (!r || !isLive(r)) return null;
+        return { annotations: { ...pruneTombstones(p, now, id), [recordKey(id)]: encodeRecord(closedRecord(r, reason, now)) } };
+      });
+      if (pod && liveCount(pod) === 0 && !pod.metadata?.deletionTimestamp) {
+        if (await this.api.deletePod(name, false, pod.metadata!.resourceVersion)) this.counters.podsDeleted++;
       }
     } catch (err) {
-      // The reconciler deletes what is left (the pod keeps our owner label and TTL).
-      this.log.warn({ err: String(err), sandbox_id: sb.id, pod: name }, 'releasing worker pod failed');
+      if (err instanceof KubeError && err.status === 409) return;
+      // The reconciler deletes what is left (claimed pods without live records).
+      this.log.warn({ err: String(err), sandbox_id: id, pod: name }, 'releasing a sandbox on its worker pod failed');
     }
   }
 
-  private ownsPod(pod: V1Pod): boolean {
-    const name = pod.metadata?.name;
-    for (const s of this.slots) if (s.name === name) return true;
-    return false;
-  }
-
-  private async createWarmPod(template: string): Promise<void> {
-    const name = newPodName(template);
-    this.cache.remember(await this.api.createPod(workerPod(this.cfg, template, name, workerToken(this.opts.tokenSecret, name)), true));
-    this.counters.podsCreated++;
-  }
-
-  /** A pod of ours went away or failed under live sandboxes: they are lost (sandbox_closed from then on). */
-  private onPodChange(pod: V1Pod, type: string): void {
-    const name = pod.metadata?.name;
-    for (const slot of this.slots) {
-      if (slot.name !== name) continue;
-      const c = podCondition(pod);
-      if (type !== 'DELETED' && c.state !== 'failed' && c.state !== 'gone') return;
-      if (c.state === 'failed' && c.code === 'pod_unschedulable') return;
-      const reason = type === 'DELETED' || c.state === 'gone' ? `worker pod ${name} was deleted` : (c as { message: string }).message;
-      slot.failed = true;
-      for (const id of slot.sandboxes) {
-        const sb = this.sandboxes.get(id);
-        if (sb && sb.status !== 'creating' && sb.markLost(reason)) this.counters.lost++;
-      }
-    }
-  }
-
-  /** Graceful: deletes the pods this replica owns, gives its Leases up, stops watching. */
+  /** Graceful: gives the Leases up and stops watching; the pods stay with their records for the other replicas. */
   async shutdown(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     await this.reconciler.stop(true);
-    const names = [...this.slots].map((s) => s.name).filter((n): n is string => n !== null);
-    this.slots.clear();
-    await Promise.allSettled(names.map((n) => this.api.deletePod(n)));
+    this.state.stop();
     this.cache.stop();
   }
 
-  /** Stops all background work and leaves every pod and Lease as it is (a crash, for tests of the reconciler). */
+  /** Stops all background work and leaves every pod and Lease as it is (a crash, for tests of the reconciler):
+   * the registry's shutdown then closes nothing on the workers either. */
   async abandon(): Promise<void> {
     this.stopped = true;
     this.abandoned = true;
+    this.state.abandoned = true;
     await this.reconciler.stop(false);
+    this.state.stop();
     this.cache.stop();
   }
 
   stats(): Record<string, number> {
+    const workers = this.cache.all().filter((p) => p.metadata?.labels?.[L.state] === 'claimed').length;
     return {
-      k8s_warm_hits: this.counters.warmHits,
-      k8s_warm_misses: this.counters.warmMisses,
-      k8s_pods_created: this.counters.podsCreated,
+      k8s_warm_hits: this.placer.counters.warmHits,
+      k8s_warm_misses: this.placer.counters.warmMisses,
+      k8s_pods_created: this.placer.counters.podsCreated,
       k8s_pods_deleted: this.counters.podsDeleted,
-      k8s_pods_starting: this.starting,
-      k8s_workers: this.slots.size,
+      k8s_pods_starting: this.placer.starting,
+      k8s_workers: workers,
+      k8s_sandboxes_held: this.sandboxes.size,
+      k8s_sandboxes_adopted: this.counters.adopted,
       k8s_sandboxes_lost: this.counters.lost,
       k8s_api_calls: this.api.throttle.calls,
       k8s_api_retries: this.api.throttle.retried,
@@ -368,6 +254,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
       k8s_watch_relists: this.cache.relists,
       k8s_leader: this.reconciler.isLeader ? 1 : 0,
       k8s_orphans_deleted: this.reconciler.orphansDeleted,
+      k8s_sandboxes_expired: this.reconciler.sandboxesExpired,
     };
   }
 }

@@ -59,7 +59,8 @@ export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnviron
     // Reported once, under browser_ (the gauges are the backend's, not per type).
     stats: () => ({}),
   };
-  return { ...(backend.supports('browser') ? { browser } : {}), ...(backend.supports('shell') ? { shell } : {}) };
+  // The records every replica shares: sandboxes created on another replica are served here too.
+  return { ...(backend.supports('browser') ? { browser } : {}), ...(backend.supports('shell') ? { shell } : {}), shared: backend.shared };
 }
 
 export interface KubernetesSetup {
@@ -67,6 +68,8 @@ export interface KubernetesSetup {
   replicaId: string;
   tokenSecret: string;
   defaultTtlSeconds: number;
+  /** The registry's idle timeout for sandboxes that ask for none (written in their records). */
+  defaultIdleSeconds?: number;
   log: Logger;
   /** Defaults to config.kubeconfig, else in-cluster / $KUBECONFIG. */
   kubeConfig?: KubeConfig;
@@ -81,6 +84,7 @@ export async function startKubernetesBackend(s: KubernetesSetup): Promise<Kubern
     replicaId: s.replicaId,
     tokenSecret: s.tokenSecret,
     defaultTtlSeconds: s.defaultTtlSeconds,
+    defaultIdleSeconds: s.defaultIdleSeconds,
     log: s.log,
   });
   await backend.start();

@@ -95,10 +95,14 @@ export class KubeApi {
     return this.call(() => this.core.readNamespacedPod({ name, namespace: this.namespace }));
   }
 
-  /** Deletes a pod; one already gone counts as deleted (returns false). */
-  async deletePod(name: string, background = false): Promise<boolean> {
+  /**
+   * Deletes a pod; one already gone counts as deleted (returns false). With `resourceVersion`, only that version of
+   * the pod is deleted (a precondition: 409 when another replica changed it since, e.g. placed a sandbox on it).
+   */
+  async deletePod(name: string, background = false, resourceVersion?: string): Promise<boolean> {
+    const body = resourceVersion ? { preconditions: { resourceVersion } } : undefined;
     try {
-      await this.call(() => this.core.deleteNamespacedPod({ name, namespace: this.namespace }), background);
+      await this.call(() => this.core.deleteNamespacedPod({ name, namespace: this.namespace, ...(body ? { body } : {}) }), background);
       return true;
     } catch (err) {
       if (err instanceof KubeError && err.status === 404) return false;

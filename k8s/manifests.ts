@@ -58,9 +58,8 @@ export function renderManifests(cfg: K8sConfig): Manifest[] {
     metadata: meta(cfg, ORCHESTRATOR, 'orchestrator'),
     spec: {
       selector: orchestratorSelector(cfg),
+      // No session affinity: every replica serves every sandbox (records on the pods, k8s/records.ts).
       ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }],
-      // A sandbox lives in the registry of the replica that created it: keep a client on one replica.
-      sessionAffinity: 'ClientIP',
     },
   });
   for (const name of Object.keys(cfg.templates)) {

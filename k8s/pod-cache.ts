@@ -15,14 +15,20 @@ export class PodCache {
   private resourceVersion = '';
   private synced: Promise<void> | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
+  private syncing: Promise<void> | null = null;
+  private nextSync: Promise<void> | null = null;
+  private lastSyncStart = 0;
   /** Counters for tests and /metrics. */
   relists = 0;
   watchRestarts = 0;
+  syncs = 0;
 
   constructor(
     private readonly api: KubeApi,
     private readonly selector: string,
     private readonly log: Logger,
+    /** Least time between two sync() lists: a flood of lookups costs at most one LIST per this many ms. */
+    private readonly syncGapMs = 250,
   ) {}
 
   /** Lists once and starts watching; resolves after the first list. */
@@ -49,6 +55,37 @@ export class PodCache {
   subscribe(fn: Listener): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
+  }
+
+  /**
+   * Catches up with the API server now (a consistent LIST, beside the watch, which may lag another replica's write
+   * by a few ms). Callers share lists: every caller waits for a list that started after it called, and lists start
+   * at most every syncGapMs.
+   */
+  sync(): Promise<void> {
+    return (this.nextSync ??= (async () => {
+      await this.syncing?.catch(() => undefined);
+      const wait = this.lastSyncStart + this.syncGapMs - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      this.nextSync = null;
+      this.lastSyncStart = Date.now();
+      this.syncing = this.listOnce();
+      return this.syncing;
+    })());
+  }
+
+  private async listOnce(): Promise<void> {
+    this.syncs++;
+    const { items, resourceVersion } = await this.api.listPods(this.selector);
+    const seen = new Set<string>();
+    for (const pod of items) {
+      seen.add(pod.metadata!.name!);
+      this.remember(pod);
+    }
+    // Gone at the list's version (a pod the watch delivered since is newer and stays).
+    for (const [name, pod] of [...this.pods]) {
+      if (!seen.has(name) && Number(pod.metadata?.resourceVersion) <= Number(resourceVersion)) this.set(name, pod, 'DELETED');
+    }
   }
 
   /** Applies an object the backend got back from a write (create/patch), so the cache never lags its own writes. */

@@ -1,22 +1,25 @@
 // Background work of a replica: renew its liveness Lease, compete for the leader Lease, and — as leader only —
-// reconcile the pods against the Leases and labels (delete orphans: pods claimed by a replica that is gone, pods
-// past their TTL, failed warm pods) and keep every template's warm pool full. Nothing but the labels, annotations
-// and Leases is consulted, so a restarted or second replica sees the same truth.
+// reconcile the pods against the Leases, labels and sandbox records: expire sandboxes (sandbox-expiry.ts), delete
+// orphans (claimed pods on which no sandbox lives any more), pods past their TTL and failed pods, and keep every
+// template's warm pool full. Nothing but the labels, annotations and Leases is consulted, so a restarted or second
+// replica sees the same truth. A replica that is gone leaves its live sandboxes to the others: they are no orphans.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../sandbox/log.ts';
 import type { Clock } from '../sandbox/types.ts';
 import type { K8sConfig } from './config.ts';
-import type { KubeApi } from './kube.ts';
+import { KubeError, type KubeApi } from './kube.ts';
 import { A, L } from './labels.ts';
 import { LEASE_KIND_LABEL, LeaseHolder, leaderLeaseLabels, leaseExpired, ownerLeaseLabels, ownerLeaseName } from './leases.ts';
 import type { PodCache } from './pod-cache.ts';
 import { podCondition } from './pods.ts';
+import { liveCount, podRecords } from './records.ts';
+import { expireRecords } from './sandbox-expiry.ts';
 
 export interface ReconcilerHooks {
-  /** True when this replica has a record of the pod (a slot). */
-  owns(pod: V1Pod): boolean;
   /** Creates one warm pod of the template. */
   createWarm(template: string): Promise<void>;
+  /** The secret worker tokens derive from (the leader deletes expired sandboxes on their workers). */
+  tokenSecret: string;
 }
 
 export class Reconciler {
@@ -30,6 +33,7 @@ export class Reconciler {
   private stopped = false;
   orphansDeleted = 0;
   expiredDeleted = 0;
+  sandboxesExpired = 0;
   passes = 0;
 
   constructor(
@@ -89,7 +93,7 @@ export class Reconciler {
     })().finally(() => (this.running = null)));
   }
 
-  /** Leader only: deletes orphaned, expired and failed pods, then refills the warm pools. */
+  /** Leader only: expires sandboxes, deletes orphaned, expired and failed pods, then refills the warm pools. */
   async reconcile(): Promise<void> {
     this.passes++;
     const now = this.clock.now();
@@ -102,31 +106,31 @@ export class Reconciler {
         await this.api.deleteLease(l.metadata!.name!);
       }
     }
+    this.sandboxesExpired += await expireRecords({ cfg: this.cfg, api: this.api, cache: this.cache, clock: this.clock, log: this.log, tokenSecret: this.hooks.tokenSecret }, live);
     const grace = 2 * this.cfg.leaseDurationSeconds * 1000;
-    const doomed: Array<{ name: string; why: 'orphan' | 'expired' | 'failed' }> = [];
+    const doomed: Array<{ pod: V1Pod; why: 'orphan' | 'expired' | 'failed' }> = [];
     for (const pod of this.cache.all()) {
       if (pod.metadata?.deletionTimestamp) continue;
       const labels = pod.metadata?.labels ?? {};
       const ann = pod.metadata?.annotations ?? {};
-      const name = pod.metadata!.name!;
       const cond = podCondition(pod);
-      if (labels[L.state] === 'claimed') {
-        const owner = labels[L.owner] ?? '';
-        const claimedAt = Date.parse(ann[A.claimedAt] ?? '') || 0;
-        if (!live.has(owner)) doomed.push({ name, why: 'orphan' });
-        else if (owner === this.replicaId && !this.hooks.owns(pod) && now - claimedAt > grace) doomed.push({ name, why: 'orphan' });
-        else if (ann[A.expiresAt] && Date.parse(ann[A.expiresAt]) <= now) doomed.push({ name, why: 'expired' });
-        else if (cond.state === 'failed' && cond.code !== 'pod_unschedulable' && !this.hooks.owns(pod)) doomed.push({ name, why: 'failed' });
-      } else if (cond.state === 'failed' && cond.code !== 'pod_unschedulable') {
-        doomed.push({ name, why: 'failed' });
-      }
+      if (cond.state === 'failed' && cond.code !== 'pod_unschedulable') doomed.push({ pod, why: 'failed' });
+      else if (labels[L.state] !== 'claimed') continue;
+      else if (ann[A.expiresAt] && Date.parse(ann[A.expiresAt]) <= now) doomed.push({ pod, why: 'expired' });
+      else if (liveCount(pod) === 0 && (!live.has(labels[L.owner] ?? '') || now - lastChange(pod) > grace)) doomed.push({ pod, why: 'orphan' });
     }
     await Promise.all(
-      doomed.map(async ({ name, why }) => {
+      doomed.map(async ({ pod, why }) => {
+        const name = pod.metadata!.name!;
         this.log.info({ pod: name, reason: why }, 'reconciler deleting pod');
-        if (await this.api.deletePod(name, true)) {
-          if (why === 'expired') this.expiredDeleted++;
-          else this.orphansDeleted++;
+        try {
+          // An orphan is deleted only as it was read: a replica may be placing a sandbox on it right now.
+          if (await this.api.deletePod(name, true, why === 'orphan' ? pod.metadata!.resourceVersion : undefined)) {
+            if (why === 'expired') this.expiredDeleted++;
+            else this.orphansDeleted++;
+          }
+        } catch (err) {
+          if (!(err instanceof KubeError && err.status === 409)) throw err;
         }
       }),
     );
@@ -167,4 +171,11 @@ export class Reconciler {
       await this.guard(() => this.ownerLease.release());
     }
   }
+}
+
+/** The last time a claimed pod's occupancy changed: its claim, or a sandbox created or closed on it. */
+function lastChange(pod: V1Pod): number {
+  let t = Date.parse(pod.metadata?.annotations?.[A.claimedAt] ?? '') || 0;
+  for (const r of podRecords(pod).values()) t = Math.max(t, Date.parse(r.created), Date.parse(r.closed ?? r.created));
+  return t;
 }

@@ -51,6 +51,8 @@ export interface PlacementDriver {
   release(sandbox: RemoteSandbox, placement: Placement | null): Promise<void>;
   /** Milliseconds left for the worker to create its sandbox. */
   readyDeadline(): number;
+  /** The worker created the sandbox (its id there): recorded before the sandbox counts as ready. */
+  started?(sandbox: RemoteSandbox, workerId: string): Promise<void>;
 }
 
 /** HAR files of a `record_har` / `replay_har` sandbox on the orchestrator (the recording layer's paths). */
@@ -64,7 +66,14 @@ export interface RemoteHar {
 export interface RemoteSandboxExtras {
   har?: RemoteHar;
   log?: Logger;
+  /** Adopted, not created: the sandbox exists on a worker already (another replica created it). */
+  attach?: Attach;
 }
+
+/** A sandbox another replica created: where it runs, learnt from its record (k8s/records.ts) — at once, or once
+ * the replica creating it recorded it ready. */
+export type Attached = { placement: Placement; workerId: string };
+export type Attach = Attached | ((signal: AbortSignal) => Promise<Attached>);
 
 /** Maps an error from a worker call onto the error catalog (the worker speaks the same API). */
 export function workerError(err: unknown, pod: string): GroveError {
@@ -91,6 +100,7 @@ export class RemoteSandbox implements Sandbox {
   /** The replay HAR's name on the worker, once uploaded (removed again on close). */
   private replayName: string | null = null;
   private readonly har: RemoteHar;
+  private readonly attach: Attach | undefined;
   protected readonly log: Logger;
   steps = 0;
   startError: { code: string; message: string } | null = null;
@@ -109,6 +119,7 @@ export class RemoteSandbox implements Sandbox {
     this.type = spec.type;
     this.har = extras.har ?? {};
     this.log = extras.log ?? silentLogger;
+    this.attach = extras.attach;
     this.starting = this.start();
     // Creation failures surface through ready(); this copy only keeps the rejection from being unhandled.
     this.starting.catch(() => undefined);
@@ -132,6 +143,15 @@ export class RemoteSandbox implements Sandbox {
   }
 
   private async start(): Promise<void> {
+    if (this.attach) {
+      // Known already: ready before the constructor returns (no await on this path).
+      const a = typeof this.attach === 'function' ? await this.attach(this.aborted.signal) : this.attach;
+      this.placement = a.placement;
+      this.client = new GroveClient({ baseUrl: a.placement.url, apiKey: a.placement.token });
+      this.workerId = a.workerId;
+      this.state = 'ready';
+      return;
+    }
     const placement = await this.driver.place(this);
     this.placement = placement;
     if (this.closing) throw new GroveError('sandbox_closed', `Sandbox ${this.id} was closed while starting.`);
@@ -163,6 +183,7 @@ export class RemoteSandbox implements Sandbox {
         const code = w.error && w.error.code in ERROR_CATALOG ? (w.error.code as ErrorCode) : 'internal_error';
         throw new GroveError(code, `The worker could not start the sandbox: ${w.error?.message ?? w.status}.`);
       }
+      await this.driver.started?.(this, info.sandbox_id);
     } catch (err) {
       throw workerError(err, placement.pod);
     }
@@ -194,6 +215,12 @@ export class RemoteSandbox implements Sandbox {
   protected endpoint(): WorkerEndpoint & { wid: string } {
     const { wid } = this.live();
     return { ...this.placement!, wid };
+  }
+
+  /** Tells the worker of a heartbeat received by the orchestrator (its last-use time is what the leader checks
+   * before expiring an idle sandbox, k8s/sandbox-expiry.ts). */
+  async heartbeatWorker(): Promise<void> {
+    await this.remote((c, wid) => c.heartbeat(wid));
   }
 
   /** The pod under this sandbox went away: later calls answer sandbox_closed. */

@@ -2,7 +2,7 @@
 // factories handed in by the composer (server, runner, CLI), so this core never imports an env package.
 import { GroveError } from '../protocol/errors.ts';
 import type { BrowserCreateOptions, CreateSandboxBody } from '../protocol/sandbox.ts';
-import type { Backend, Sandbox } from './types.ts';
+import type { Backend, Sandbox, SharedSandboxes } from './types.ts';
 
 /** What an environment (browser-env, swe-env, ...) offers the backend. BrowserEnvironment fits it. */
 export interface EnvironmentFactory<Spec, S extends Sandbox = Sandbox> {
@@ -17,13 +17,21 @@ export interface LocalEnvironments {
   browser?: EnvironmentFactory<BrowserCreateOptions>;
   shell?: EnvironmentFactory<Extract<CreateSandboxBody, { type: 'shell' }>>;
   claw?: EnvironmentFactory<Extract<CreateSandboxBody, { type: 'claw' }>>;
+  /** State shared with other servers (the kubernetes backend's replicas); see Backend.shared. */
+  shared?: SharedSandboxes;
 }
 
 export class LocalBackend implements Backend {
   readonly name = 'local';
   private closed = false;
+  private readonly envs: Omit<LocalEnvironments, 'shared'>;
+  readonly shared?: SharedSandboxes;
 
-  constructor(private readonly envs: LocalEnvironments) {}
+  constructor(envs: LocalEnvironments) {
+    const { shared, ...rest } = envs;
+    this.envs = rest;
+    if (shared) this.shared = shared;
+  }
 
   supports(type: CreateSandboxBody['type']): boolean {
     return this.envs[type] !== undefined;

@@ -1,9 +1,10 @@
 // One sandbox as the registry keeps it (registry.ts), and the public info derived from it.
 import { randomBytes } from 'node:crypto';
+import { GroveError } from '../protocol/errors.ts';
 import type { SandboxInfo, SandboxStatus } from '../protocol/sandbox.ts';
-import type { Sandbox } from './types.ts';
+import type { AdoptedSandbox, CloseReason, Sandbox } from './types.ts';
 
-export type CloseReason = 'deleted' | 'expired_ttl' | 'expired_idle' | 'shutdown';
+export type { CloseReason } from './types.ts';
 
 type Phase = 'creating' | 'live' | 'error' | 'closing' | 'closed';
 
@@ -24,10 +25,44 @@ export interface Entry {
   backendDone: Promise<void>;
   closing: Promise<void> | null;
   closeReason: CloseReason | null;
+  /** Created by another server sharing state (Backend.shared), adopted here on first use. */
+  adopted?: boolean;
 }
 
 export function newSandboxId(): string {
   return 'sb_' + randomBytes(8).toString('hex');
+}
+
+/** The entry of a sandbox another server created; one still being created there settles when it is ready or failed. */
+export function adoptedEntry(id: string, a: AdoptedSandbox): Entry {
+  const entry: Entry = {
+    id,
+    type: a.type,
+    labels: a.labels,
+    createdAt: a.createdAt,
+    lastUsedAt: a.lastUsedAt,
+    ttlMs: a.ttlMs,
+    idleMs: a.idleMs,
+    phase: a.creating ? 'creating' : 'live',
+    sandbox: a.sandbox,
+    error: null,
+    settled: Promise.resolve(),
+    backendDone: Promise.resolve(),
+    closing: null,
+    closeReason: null,
+    adopted: true,
+  };
+  if (a.creating) {
+    entry.settled = a.sandbox.ready().then(
+      () => void (entry.phase === 'creating' && (entry.phase = 'live')),
+      (err: unknown) => {
+        if (entry.phase !== 'creating') return;
+        entry.phase = 'error';
+        entry.error = { code: err instanceof GroveError ? err.code : 'internal_error', message: err instanceof Error ? err.message : String(err) };
+      },
+    );
+  }
+  return entry;
 }
 
 export function statusOf(e: Entry): SandboxStatus {

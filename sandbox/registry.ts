@@ -4,9 +4,9 @@
 import { GroveError } from '../protocol/errors.ts';
 import type { CreateSandboxBody, SandboxInfo, SandboxStatus } from '../protocol/sandbox.ts';
 import { silentLogger, type Logger } from './log.ts';
-import { countsOf, expiresAt, newSandboxId, statusOf, toInfo, type CloseReason, type Entry } from './registry-entry.ts';
+import { adoptedEntry, countsOf, expiresAt, newSandboxId, statusOf, toInfo, type CloseReason, type Entry } from './registry-entry.ts';
 import { StepHooks, type StepContext } from './step-hook.ts';
-import { systemClock, type Backend, type Clock, type Sandbox } from './types.ts';
+import { systemClock, type Backend, type Clock, type Sandbox, type SharedSandboxes } from './types.ts';
 
 export type { CloseReason } from './registry-entry.ts';
 
@@ -46,6 +46,48 @@ export class SandboxRegistry {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log ?? silentLogger;
     this.hooks = opts.hooks ?? new StepHooks(this.log);
+    // Closed by another server (or expired by the shared state's leader): closed here too, with that reason.
+    this.shared?.onClosed((id, reason) => {
+      const e = this.entries.get(id);
+      if (e) void this.closeEntry(e, reason);
+    });
+  }
+
+  private get shared(): SharedSandboxes | undefined {
+    return this.opts.backend.shared;
+  }
+
+  /** The entry of an id: held here, or adopted from the shared state (created by another server). */
+  private find(id: string, closingAll = false): Entry | undefined {
+    const e = this.entries.get(id);
+    if (e || this.tombstones.has(id) || (this.shuttingDown && !closingAll)) return e;
+    const a = this.shared?.adopt(id);
+    if (!a) return undefined;
+    const entry = adoptedEntry(id, a);
+    this.entries.set(id, entry);
+    return entry;
+  }
+
+  /**
+   * Before a request about an id: when a server sharing state may know more than this one (an id not known here,
+   * or adopted while still `creating` elsewhere), catch up with the shared state first (one read, not per step).
+   */
+  async resolve(id: string): Promise<void> {
+    const shared = this.shared;
+    if (!shared || this.tombstones.has(id)) return;
+    const e = this.entries.get(id);
+    if (e && !(e.phase === 'creating' && e.adopted)) return;
+    await shared.refresh(id);
+    const found = this.find(id);
+    // An adoption that became ready settles in a few microtasks: let them run before the handler looks.
+    if (found?.phase === 'creating') await Promise.race([found.settled, new Promise((r) => setImmediate(r))]);
+  }
+
+  /** The public info; with shared state, the last use any server recorded counts. */
+  private view(e: Entry): SandboxInfo {
+    const shared = this.shared?.lastUsed(e.id);
+    if (shared !== undefined && shared > e.lastUsedAt) e.lastUsedAt = shared;
+    return toInfo(e);
   }
 
   get backend(): Backend {
@@ -175,7 +217,7 @@ export class SandboxRegistry {
   }
 
   private entry(id: string): Entry {
-    const e = this.entries.get(id);
+    const e = this.find(id);
     if (e) return e;
     const t = this.tombstones.get(id);
     if (t) throw new GroveError('sandbox_closed', `Sandbox ${id} was closed (${t.close_reason}).`);
@@ -184,8 +226,8 @@ export class SandboxRegistry {
 
   /** Info for a live or recently closed sandbox; sandbox_not_found otherwise. */
   info(id: string): SandboxInfo {
-    const e = this.entries.get(id);
-    if (e) return toInfo(e);
+    const e = this.find(id);
+    if (e) return this.view(e);
     const t = this.tombstones.get(id);
     if (t) {
       const { close_reason: _r, ...info } = t;
@@ -196,12 +238,15 @@ export class SandboxRegistry {
 
   /** Sandboxes not yet closed, oldest first. */
   list(): SandboxInfo[] {
-    return [...this.entries.values()].map((e) => toInfo(e));
+    for (const id of this.shared?.ids() ?? []) this.find(id);
+    return [...this.entries.values()].map((e) => this.view(e));
   }
 
   /** Resolves with the info once the sandbox is ready or failed, or when timeoutMs passes (still `creating`). */
   async wait(id: string, timeoutMs: number): Promise<SandboxInfo> {
-    const e = this.entries.get(id);
+    let e = this.find(id);
+    // Just accepted by another server sharing state (a create answered there a moment ago): wait for its record.
+    if (!e && this.shared && !this.tombstones.has(id) && (await this.shared.appear(id, timeoutMs))) e = this.find(id);
     if (!e) return this.info(id);
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -209,7 +254,7 @@ export class SandboxRegistry {
     } finally {
       clearTimeout(timer);
     }
-    return this.entries.has(id) ? toInfo(e) : this.info(id);
+    return this.entries.has(id) ? this.view(e) : this.info(id);
   }
 
   /** Extends the idle deadline (the TTL is a hard limit and is not extended). */
@@ -217,7 +262,8 @@ export class SandboxRegistry {
     const e = this.entry(id);
     if (e.phase === 'closing') throw new GroveError('sandbox_closed', `Sandbox ${id} is closing (${e.closeReason}).`);
     e.lastUsedAt = this.clock.now();
-    return toInfo(e);
+    this.shared?.heartbeat(id, e.lastUsedAt);
+    return this.view(e);
   }
 
   /**
@@ -255,7 +301,7 @@ export class SandboxRegistry {
    * Returns false when it was already closed; throws sandbox_not_found for an id never seen.
    */
   async delete(id: string): Promise<boolean> {
-    const e = this.entries.get(id);
+    const e = this.find(id);
     if (e) {
       const first = e.closing === null;
       await this.closeEntry(e, 'deleted');
@@ -268,6 +314,7 @@ export class SandboxRegistry {
   private closeEntry(e: Entry, reason: CloseReason): Promise<void> {
     if (e.closing) return e.closing;
     e.closeReason = reason;
+    this.shared?.closing(e.id, reason);
     const wasCreating = e.phase === 'creating';
     e.phase = 'closing';
     e.closing = (async () => {
@@ -305,7 +352,8 @@ export class SandboxRegistry {
       const closing: Array<Promise<void>> = [];
       const ids: string[] = [];
       for (const e of this.entries.values()) {
-        if (e.closing) continue;
+        // Shared sandboxes expire by the shared state (its leader), which knows every server's heartbeats.
+        if (e.closing || (this.shared && e.phase !== 'error')) continue;
         let reason: CloseReason | null = null;
         if (e.createdAt + e.ttlMs <= now) reason = 'expired_ttl';
         // A step in progress counts as use: do not pull the sandbox from under it.
@@ -342,7 +390,12 @@ export class SandboxRegistry {
   /** Stops the reaper, refuses new sandboxes and closes every sandbox. Idempotent. */
   async shutdown(): Promise<void> {
     this.beginShutdown();
-    await Promise.all([...this.entries.values()].map((e) => this.closeEntry(e, 'shutdown')));
+    // Other servers serve shared sandboxes on: only those still being created here are closed.
+    const handOver = this.shared ? await this.shared.handOver().catch(() => false) : false;
+    // The last server standing closes the shared sandboxes it never touched too: nobody is left to expire them.
+    if (this.shared && !handOver) for (const id of this.shared.ids()) this.find(id, true);
+    const closing = [...this.entries.values()].filter((e) => !handOver || e.phase !== 'live');
+    await Promise.all(closing.map((e) => this.closeEntry(e, 'shutdown')));
   }
 
   /** Counts by type and status, for /metrics. */

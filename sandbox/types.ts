@@ -28,6 +28,48 @@ export interface Clock {
 }
 export const systemClock: Clock = { now: () => Date.now() };
 
+/** Why a sandbox was closed. */
+export type CloseReason = 'deleted' | 'expired_ttl' | 'expired_idle' | 'shutdown';
+
+/** A sandbox another server (an orchestrator replica) created, as the shared state describes it. */
+export interface AdoptedSandbox {
+  sandbox: Sandbox;
+  type: Sandbox['type'];
+  labels: Record<string, string>;
+  createdAt: number;
+  lastUsedAt: number;
+  ttlMs: number;
+  idleMs: number;
+  /** Still being created by its replica: sandbox.ready() settles when it is ready or failed. */
+  creating: boolean;
+}
+
+/**
+ * State several servers share (the kubernetes backend's pod annotations): a sandbox created on one replica is
+ * served by any other. Lookups are synchronous (a watched cache), never a remote call per request.
+ */
+export interface SharedSandboxes {
+  /** A live sandbox this server does not hold, from the shared state; null when unknown there too. */
+  adopt(id: string): AdoptedSandbox | null;
+  /** Catches up with the shared state for one id (another server may have written it a moment ago). */
+  refresh(id: string): Promise<void>;
+  /** Resolves true once the id appears in the shared state (a sandbox another server just accepted), false
+   * after at most `ms` (capped by the backend). */
+  appear(id: string, ms: number): Promise<boolean>;
+  /** Ids of the live sandboxes in the shared state (for listing). */
+  ids(): string[];
+  /** A heartbeat here: recorded in the shared state (coalesced writes). */
+  heartbeat(id: string, at: number): void;
+  /** The last use any server recorded (ms), when known. */
+  lastUsed(id: string): number | undefined;
+  /** The registry is closing a sandbox, and why (written for the other servers to see). */
+  closing(id: string, reason: CloseReason): void;
+  /** Sandboxes closed elsewhere (another server, or expiry by the shared state's leader). */
+  onClosed(fn: (id: string, reason: CloseReason) => void): void;
+  /** At shutdown: true when other servers are alive to serve the sandboxes on (they are then not closed). */
+  handOver(): Promise<boolean>;
+}
+
 /** A backend creates sandboxes of the types it supports. `local` is the embedded default. */
 export interface Backend {
   readonly name: string;
@@ -41,4 +83,6 @@ export interface Backend {
   admit?(spec: CreateSandboxBody): void;
   /** Backend-level gauges for /metrics (e.g. chromium processes, pool size). */
   stats(): Record<string, number>;
+  /** Present when several servers share the sandboxes (expiry is then decided by the shared state's leader). */
+  readonly shared?: SharedSandboxes;
 }

@@ -151,6 +151,16 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     if (e) throw e;
   });
 
+  // Sandboxes other servers created (the kubernetes backend's replicas): catch up with the shared state before a
+  // route looks an id up that this server does not know yet.
+  if (backend.shared) {
+    app.addHook('preHandler', async (request: FastifyRequest) => {
+      const p = request.params as { id?: unknown; sandbox_id?: unknown } | undefined;
+      const id = typeof p?.id === 'string' ? p.id : typeof p?.sandbox_id === 'string' ? p.sandbox_id : undefined;
+      if (id !== undefined) await registry.resolve(id);
+    });
+  }
+
   // An empty body with `content-type: application/json` (DELETE or heartbeat from many HTTP libraries) is no
   // body, not a 400; anything else goes through fastify's own JSON parser (prototype-poisoning checks included).
   const json = app.getDefaultJsonParser('error', 'error');

@@ -67,6 +67,7 @@ async function kubernetesEnvironmentsFor(config: GroveConfig) {
     replicaId: readEnvSetting('GROVE_K8S_REPLICA_ID') ?? hostname(),
     tokenSecret: readSecretValue(secret),
     defaultTtlSeconds: config.defaultTtlSeconds,
+    defaultIdleSeconds: config.idleTimeoutSeconds,
     log: stderrLogger('kubernetes'),
   });
   return kubernetesEnvironments(backend);

@@ -1,6 +1,7 @@
 // A simulated Kubernetes API server for the tests and the k8s bench: the pod and Lease subset of the real REST API,
 // in the real wire format. Pods: create, get, list (label selectors), watch (resourceVersion, 410 Gone for a
-// compacted one, timeoutSeconds expiry), delete (graceful: deletionTimestamp, then DELETED), patch (merge,
+// compacted one, timeoutSeconds expiry), delete (graceful: deletionTimestamp, then DELETED; resourceVersion
+// preconditions), patch (merge,
 // strategic-merge and JSON patch; 415 for any other content type; 409 on a stale metadata.resourceVersion).
 // Leases: create, get, list, replace (409 on conflict), delete. Failures answer a v1 Status as the real server
 // does. Every object it sends — bodies and watch events — is validated against the Kubernetes OpenAPI schema
@@ -237,6 +238,12 @@ export class KubeSim {
     }
     if (method === 'DELETE') {
       this.note('DELETE pods');
+      // DeleteOptions.preconditions: the real server refuses (409) when the object is not at that version.
+      const raw = await readBody(req);
+      const want = raw ? (JSON.parse(raw) as Obj)?.preconditions?.resourceVersion : undefined;
+      if (want !== undefined && want !== pod.metadata.resourceVersion) {
+        return this.send(res, 409, failure(409, 'Conflict', `Operation cannot be fulfilled on pods "${name}": Precondition failed: ResourceVersion in precondition: ${want}, ResourceVersion in object meta: ${pod.metadata.resourceVersion}`, { name, kind: 'pods' }));
+      }
       if (!pod.metadata.deletionTimestamp) {
         pod.metadata.deletionTimestamp = k8sTime();
         pod.metadata.deletionGracePeriodSeconds = 10;

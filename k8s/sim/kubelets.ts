@@ -2,7 +2,7 @@
 // (127.x.y.z, the pod IP) at the pod's containerPort, with the pod spec's environment.
 //   ProcessKubelet: a real `grove worker` process (Chromium inside) — the end-to-end tests.
 //   StubKubelet: a lightweight in-process worker answering the worker API the orchestrator uses (create, wait,
-//   step, delete, health) — the fast fault tests and the 1,000-sandbox bench.
+//   step, heartbeat, delete, health) — the fast fault tests and the 1,000-sandbox bench.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -150,6 +150,11 @@ class StubWorker {
   private readonly sandboxes = new Map<string, Obj>();
   requests = 0;
 
+  /** Sandboxes this worker hosts right now. */
+  get hosted(): number {
+    return this.sandboxes.size;
+  }
+
   constructor(private readonly token: string) {
     this.server = http.createServer((req, res) => this.handle(req, res));
     this.server.keepAliveTimeout = 1000;
@@ -188,8 +193,13 @@ class StubWorker {
         return this.reply(res, 204);
       }
       if (op === 'wait' || !op) return this.reply(res, 200, sb);
+      if (op === 'heartbeat' && req.method === 'POST') {
+        sb.last_used_at = new Date().toISOString();
+        return this.reply(res, 200, sb);
+      }
       if (op === 'step') {
         sb.steps++;
+        sb.last_used_at = new Date().toISOString();
         return this.reply(res, 200, { observation: { ...OBSERVATION, step: sb.steps }, actions: [], done: false });
       }
       if (op === 'observation') return this.reply(res, 200, { ...OBSERVATION, step: sb.steps });

@@ -2,6 +2,7 @@
 // stub workers on per-pod loopback addresses: placement, warm pools, labels, back-pressure, API faults.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { A, L } from '../../k8s/labels.ts';
+import { encodeRecord, liveCount, podRecords, recordKey } from '../../k8s/records.ts';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { StubKubelet } from '../../k8s/sim/kubelets.ts';
 import { validateK8sObject } from '../../k8s/sim/schema.ts';
@@ -76,7 +77,8 @@ describe('placement', () => {
     for (const id of ids) expect((await waitFor(o, id)).status).toBe('ready');
     const workers = pods();
     expect(workers).toHaveLength(2);
-    const loads = workers.map((p) => JSON.parse(p.metadata.annotations[A.sandboxes]).length).sort();
+    // The load is the live sandbox records on each pod (what every replica places by).
+    const loads = workers.map((p) => liveCount(p)).sort();
     expect(loads).toEqual([2, 3]);
     expect(workers.map((p) => kubelet.workers.get(p.metadata.name)!.requests > 0)).toEqual([true, true]);
     for (const id of ids.slice(0, 3)) await o.app.inject({ method: 'DELETE', url: `/sandboxes/${id}` });
@@ -240,37 +242,65 @@ describe('expiry and reconciling', () => {
     await until(() => pods().length === 0, 'failed pod deleted');
   });
 
-  test('orchestrator restarted mid-flight: the new replica takes the leader Lease and deletes the orphans', async () => {
+  test('orchestrator killed mid-flight: the next replica serves its ready sandboxes and deletes what was still starting', async () => {
     const a = await orchestrator(POD_TEMPLATE, 'orch-a');
     const ids = [(await create(a)).body.sandbox_id, (await create(a)).body.sandbox_id];
-    for (const id of ids) await waitFor(a, id);
+    for (const id of ids) expect((await waitFor(a, id)).status).toBe('ready');
+    kubelet.fate = () => 'never_ready';
     const third = (await create(a)).body.sandbox_id; // still starting when the replica dies
+    await until(() => pods().length === 3, 'the third pod');
     await a.backend.abandon();
     await a.app.close();
     orchestrators.splice(orchestrators.indexOf(a), 1);
-    await until(() => pods().length === 3, 'three pods of the dead replica');
     expect(pods().every((p) => p.metadata.labels[L.owner] === 'orch-a')).toBe(true);
     const b = await orchestrator(POD_TEMPLATE, 'orch-b');
     await until(() => b.backend.stats().k8s_leader === 1, 'b leads');
-    await until(() => b.backend.stats().k8s_orphans_deleted === 3, 'orphans deleted');
-    await until(() => pods().length === 0, 'orphan pods gone');
-    expect(third).toMatch(/^sb_/);
+    // The half-made sandbox's record names a replica that is gone: closed, its pod deleted.
+    await until(() => pods().length === 2, 'the starting pod deleted');
+    expect(pods().map((p) => p.metadata.labels[L.sandbox]).sort()).toEqual([...ids].sort());
+    // The ready ones are no orphans: b serves them from their records.
+    for (const id of ids) {
+      const step = await b.app.inject({ method: 'POST', url: `/sandboxes/${id}/step`, payload: { action: { action: 'wait', ms: 1 } } });
+      expect(step.statusCode).toBe(200);
+    }
+    expect(b.backend.stats().k8s_sandboxes_adopted).toBe(2);
+    expect((await b.app.inject({ method: 'GET', url: `/sandboxes/${third}` })).statusCode).toBe(404);
   });
 
-  test('a pod past its TTL annotation is deleted by the reconciler even when its owner is alive', async () => {
+  test('a sandbox past the TTL of its record is closed by the leader even when its creator is alive', async () => {
     const o = await orchestrator(POD_TEMPLATE);
     const id = (await create(o)).body.sandbox_id;
     await waitFor(o, id);
     const [pod] = pods();
-    // As if the TTL passed: the annotation, not the owner's memory, is what the leader enforces.
-    const res = await fetch(`${sim.url}/api/v1/namespaces/grove/pods/${pod!.metadata.name}`, {
-      method: 'PATCH',
-      headers: { authorization: `Bearer ${sim.token}`, 'content-type': 'application/merge-patch+json' },
-      body: JSON.stringify({ metadata: { annotations: { [A.expiresAt]: new Date(Date.now() - 1000).toISOString() } } }),
-    });
-    expect(res.status).toBe(200);
+    // As if the TTL passed: the record, not the creator's memory, is what the leader enforces.
+    const rec = podRecords(pod).get(id)!;
+    const past = { ...rec, created: new Date(Date.now() - 2 * rec.ttl * 1000).toISOString() };
+    expect(await patchAnnotations(pod!.metadata.name, { [recordKey(id)]: encodeRecord(past) })).toBe(200);
+    await until(() => o.backend.reconciler.sandboxesExpired === 1, 'expired by the leader');
+    await until(() => pods().length === 0, 'expired pod gone');
+    const step = await o.app.inject({ method: 'POST', url: `/sandboxes/${id}/step`, payload: { action: { action: 'wait', ms: 1 } } });
+    expect(step.statusCode).toBe(410);
+    expect(step.json().error.message).toContain('expired_ttl');
+  });
+
+  test('a pod past its TTL annotation is deleted by the reconciler; its sandbox is closed', async () => {
+    const o = await orchestrator(POD_TEMPLATE);
+    const id = (await create(o)).body.sandbox_id;
+    await waitFor(o, id);
+    const [pod] = pods();
+    expect(await patchAnnotations(pod!.metadata.name, { [A.expiresAt]: new Date(Date.now() - 1000).toISOString() })).toBe(200);
     await until(() => o.backend.reconciler.expiredDeleted === 1, 'deleted as expired');
     await until(() => pods().length === 0, 'expired pod gone');
-    await until(() => o.backend.stats().k8s_sandboxes_lost === 1, 'sandbox lost');
+    await until(async () => (await o.app.inject({ method: 'GET', url: `/sandboxes/${id}` })).json().status === 'closed', 'sandbox closed');
   });
 });
+
+/** A merge patch of a pod's annotations straight to the API server (as kubectl annotate would). */
+async function patchAnnotations(name: string, annotations: Record<string, string | null>): Promise<number> {
+  const res = await fetch(`${sim.url}/api/v1/namespaces/grove/pods/${name}`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${sim.token}`, 'content-type': 'application/merge-patch+json' },
+    body: JSON.stringify({ metadata: { annotations } }),
+  });
+  return res.status;
+}

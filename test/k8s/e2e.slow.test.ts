@@ -1,7 +1,9 @@
-// End to end through the kubernetes backend: a real orchestrator process (`grove serve --backend kubernetes`,
+// End to end through the kubernetes backend: real orchestrator processes (`grove serve --backend kubernetes`,
 // kubeconfig file → the simulated API server) and real `grove worker` processes that the simulated kubelet starts
 // on per-pod loopback addresses. Browser and shell flows through the unchanged REST API and client; a killed
-// worker; an orchestrator SIGKILLed mid-flight whose orphans the next replica reconciles.
+// worker; two replicas sharing state through the pods' records (a sandbox created on one is stepped, heartbeated,
+// expired and deleted through the other; placement from both never exceeds maxPerWorker); an orchestrator
+// SIGKILLed mid-flight whose sandboxes the other replica serves on and whose half-made sandbox it reconciles.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -12,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { GroveApiError, GroveClient } from '../../client/index.ts';
 import { L } from '../../k8s/labels.ts';
+import { liveCount, podRecords } from '../../k8s/records.ts';
 import { ProcessKubelet } from '../../k8s/sim/kubelets.ts';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { until } from './harness.ts';
@@ -57,6 +60,7 @@ beforeAll(async () => {
       templates: {
         browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 1 },
         shell: { type: 'shell', placement: 'pod', warmPool: 0 },
+        duo: { type: 'browser', placement: 'shared', maxPerWorker: 2, warmPool: 0 },
       },
     }),
   );
@@ -152,20 +156,86 @@ describe('kubernetes backend end to end', () => {
     await until(() => !workerPods().some((p) => p.metadata.name === pod.metadata.name), 'failed pod deleted', 30_000);
   });
 
-  test('orchestrator SIGKILLed mid-flight: the next replica reconciles its orphans (pods and worker processes)', async () => {
-    const sb = await orch.client.createAndWait({ type: 'shell' }, 60);
-    const orphan = workerPods().find((p) => p.metadata.labels[L.sandbox] === sb.sandbox_id)!;
+  let b: Awaited<ReturnType<typeof startOrchestrator>>;
+
+  test('two replicas: a browser sandbox created on A is stepped, screenshotted and deleted on B', async () => {
+    b = await startOrchestrator('orch-2');
+    const sb = await orch.client.createAndWait({ type: 'browser', start_url: siteUrl, network: { allow: [siteUrl.slice(7, -1)] } }, 60);
+    expect(sb.status).toBe('ready');
+    const step = await b.client.step(sb.sandbox_id, { action: { action: 'click', x: 100, y: 100, space: 'css_px' } });
+    expect(step.observation.title).toBe('clicked');
+    const shot = await b.client.screenshot(sb.sandbox_id);
+    expect([...shot.bytes.slice(0, 2)]).toEqual([0xff, 0xd8]);
+    // A sees what B did (the same page on the same worker).
+    expect((await orch.client.observation(sb.sandbox_id)).title).toBe('clicked');
+    expect((await b.client.listSandboxes()).map((x) => x.sandbox_id)).toContain(sb.sandbox_id);
+    await b.client.deleteSandbox(sb.sandbox_id);
+    const err = await until(
+      async () => orch.client.observation(sb.sandbox_id).then(() => null, (e: unknown) => (e instanceof GroveApiError && e.status === 410 ? e : null)),
+      'A to see it closed',
+      30_000,
+    );
+    expect(err.code).toBe('sandbox_closed');
+  });
+
+  test('created on B, heartbeat on A, expired by A as the reconciling leader', async () => {
+    expect(await b.client.metrics()).toMatch(/k8s_leader\S* 0/);
+    expect(await orch.client.metrics()).toMatch(/k8s_leader\S* 1/);
+    const sb = await b.client.createAndWait({ type: 'browser', start_url: siteUrl, network: { allow: [siteUrl.slice(7, -1)] }, idle_timeout_seconds: 3 }, 60);
+    const recordOf = () => workerPods().map((p) => podRecords(p as never).get(sb.sandbox_id)).find(Boolean);
+    const created = Date.parse(recordOf()!.created);
+    await until(() => Date.now() > created + 1500, 'half the idle timeout');
+    const beat = Date.parse((await orch.client.heartbeat(sb.sandbox_id)).last_used_at);
+    await until(() => Date.parse(recordOf()!.seen) >= beat, 'the heartbeat recorded on the pod');
+    // Polled by its info (which is no use of the sandbox: an observation would keep it alive on the worker).
+    await until(async () => (await b.client.getSandbox(sb.sandbox_id)).status === 'closed', 'the sandbox expired', 60_000);
+    const err = await b.client.observation(sb.sandbox_id).then(() => null, (e: unknown) => e as GroveApiError);
+    expect(err?.status).toBe(410);
+    expect(err?.message).toContain('expired_idle');
+    // Expired by the leader (A), and only after the idle timeout counted from A's heartbeat.
+    await until(async () => /k8s_sandboxes_expired\S* 1/.test(await orch.client.metrics()), 'counted by A');
+    expect(await b.client.metrics()).toMatch(/k8s_sandboxes_expired\S* 0/);
+    const closed = recordOf();
+    if (closed) expect(Date.parse(closed.closed!)).toBeGreaterThanOrEqual(beat + 3000);
+  });
+
+  test('placement from both replicas at once never exceeds maxPerWorker on a shared worker', async () => {
+    const spec = { type: 'browser' as const, labels: { template: 'duo' } };
+    const made = await Promise.all([orch.client, b.client, orch.client, b.client].map((c) => c.createAndWait(spec, 90)));
+    expect(made.map((x) => x.status)).toEqual(['ready', 'ready', 'ready', 'ready']);
+    const duo = workerPods().filter((p) => p.metadata.labels[L.template] === 'duo');
+    expect(duo.length).toBeGreaterThanOrEqual(2);
+    for (const p of duo) {
+      expect(liveCount(p as never)).toBeLessThanOrEqual(2);
+      // The worker's own count agrees.
+      const health = await (await fetch(`http://${p.status.podIP}:${p.spec.containers[0].ports[0].containerPort}/health`)).json();
+      expect(health.sandboxes).toBeLessThanOrEqual(2);
+    }
+    expect(duo.reduce((n, p) => n + liveCount(p as never), 0)).toBe(4);
+    await Promise.all(made.map((x, i) => (i % 2 ? orch.client : b.client).deleteSandbox(x.sandbox_id)));
+    await until(() => !workerPods().some((p) => p.metadata.labels[L.template] === 'duo'), 'duo workers deleted', 60_000);
+  });
+
+  test('A SIGKILLed mid-flight: B serves the sandboxes A created, and reconciles the one A was still creating', async () => {
+    const kept = await orch.client.createAndWait({ type: 'shell' }, 60);
+    const page = await orch.client.createAndWait({ type: 'browser', start_url: siteUrl, network: { allow: [siteUrl.slice(7, -1)] } }, 60);
+    const half = await orch.client.createSandbox({ type: 'shell' });
+    const orphan = await until(() => workerPods().find((p) => p.metadata.labels[L.sandbox] === half.sandbox_id), 'the half-made pod', 30_000);
     orch.proc.kill('SIGKILL');
     await new Promise((r) => orch.proc.once('exit', r));
-    expect(workerPods().some((p) => p.metadata.name === orphan.metadata.name)).toBe(true);
-    const next = await startOrchestrator('orch-2');
+    // B takes the leader Lease once A's lapses; the record A never finished names a replica that is gone.
     await until(() => !workerPods().some((p) => p.metadata.name === orphan.metadata.name), 'orphan deleted', 60_000);
     expect(kubelet.procs.has(orphan.metadata.name)).toBe(false);
+    const r = await b.client.exec(kept.sandbox_id, { command: 'echo still here' });
+    expect(r.stdout).toBe('still here\n');
+    expect((await b.client.observation(page.sandbox_id)).title).toBe('start');
     // The warm browser worker is no orphan: unclaimed pods belong to the pool, whoever made them.
     expect(workerPods().filter((p) => p.metadata.labels[L.state] === 'warm')).toHaveLength(1);
-    next.proc.kill('SIGTERM');
-    await new Promise((r) => next.proc.once('exit', r));
-    expect(next.proc.exitCode).toBe(0);
+    // B is the last replica: a graceful stop closes what is left.
+    b.proc.kill('SIGTERM');
+    await new Promise((r) => b.proc.once('exit', r));
+    expect(b.proc.exitCode).toBe(0);
+    await until(() => workerPods().every((p) => p.metadata.labels[L.state] === 'warm'), 'claimed pods deleted', 30_000);
     expect(sim.invalid).toEqual([]);
   });
 });

@@ -23,6 +23,7 @@ export async function startOrchestrator(sim: KubeSim, k8s: K8sConfigInput, repli
     replicaId,
     tokenSecret: TOKEN_SECRET,
     defaultTtlSeconds: config.defaultTtlSeconds,
+    defaultIdleSeconds: config.idleTimeoutSeconds,
   });
   await backend.start();
   const app = await buildApp({ config, environments: kubernetesEnvironments(backend) });

@@ -52,6 +52,13 @@ describe.each(Object.entries(CONFIGS))('config %s', (_name, input) => {
     expect(role.rules.flatMap((r: any) => r.resources).sort()).toEqual(['leases', 'pods']);
   });
 
+  test('the orchestrator Service needs no session affinity: every replica serves every sandbox', () => {
+    const svc = ms.find((m) => m.kind === 'Service') as any;
+    expect(svc.spec.sessionAffinity ?? 'None').toBe('None');
+    const deploy = ms.find((m) => m.kind === 'Deployment') as any;
+    expect(deploy.spec.replicas).toBe(parseK8sConfig(input).orchestratorReplicas);
+  });
+
   test('sandbox pods: non-root, read-only root, no capabilities, no token, seccomp, requests and limits', () => {
     const cfg = parseK8sConfig(input);
     const specs = podSpecs(ms);

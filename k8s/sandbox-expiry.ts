@@ -1,0 +1,86 @@
+// The leader's pass over the sandbox records (records.ts): a sandbox past its TTL, or idle past its timeout, is
+// closed wherever it was created and whoever holds it — its record becomes a tombstone with the reason (every replica
+// holding it closes it too, shared.ts), then its worker pod is deleted when nothing else runs there, or the sandbox
+// is deleted on the worker. A record still `creating` for a replica that is gone is closed the same way.
+// Steps are not written to records (no API call per step): before closing an idle sandbox the leader asks its
+// worker when it was last used, and only records that use (one write) when it is more recent.
+import type { V1Pod } from '@kubernetes/client-node';
+import { GroveClient } from '../client/index.ts';
+import type { Logger } from '../sandbox/log.ts';
+import type { CloseReason, Clock } from '../sandbox/types.ts';
+import type { K8sConfig } from './config.ts';
+import { KubeError, type KubeApi } from './kube.ts';
+import type { PodCache } from './pod-cache.ts';
+import { updatePod } from './pod-writer.ts';
+import { closedRecord, encodeRecord, isLive, liveCount, podRecords, pruneTombstones, recordDeadline, recordKey, type SandboxRecord } from './records.ts';
+import { placementOf } from './shared.ts';
+
+export interface ExpiryDeps {
+  cfg: K8sConfig;
+  api: KubeApi;
+  cache: PodCache;
+  clock: Clock;
+  log: Logger;
+  tokenSecret: string;
+}
+
+/** Closes every expired record; resolves with how many were closed. `live`: replicas whose owner Lease is current. */
+export async function expireRecords(d: ExpiryDeps, live: Set<string>): Promise<number> {
+  const now = d.clock.now();
+  const jobs: Array<Promise<boolean>> = [];
+  for (const pod of d.cache.all()) {
+    if (pod.metadata?.deletionTimestamp) continue;
+    for (const r of podRecords(pod).values()) {
+      const reason = dueReason(r, now, live);
+      if (reason) jobs.push(expireOne(d, pod, r, reason, live).catch((err: unknown) => (d.log.warn({ err: String(err), sandbox_id: r.id }, 'expiring a sandbox failed'), false)));
+    }
+  }
+  return (await Promise.all(jobs)).filter(Boolean).length;
+}
+
+function dueReason(r: SandboxRecord, now: number, live: Set<string>): CloseReason | null {
+  if (!isLive(r)) return null;
+  if (r.state === 'creating') return live.has(r.owner) ? null : 'shutdown';
+  const due = recordDeadline(r);
+  return due.at <= now ? due.reason : null;
+}
+
+async function expireOne(d: ExpiryDeps, pod: V1Pod, r: SandboxRecord, reason: CloseReason, live: Set<string>): Promise<boolean> {
+  const name = pod.metadata!.name!;
+  const placement = placementOf(pod, d.cfg, d.tokenSecret);
+  const worker = placement && r.worker ? new GroveClient({ baseUrl: placement.url, apiKey: placement.token, timeoutMs: d.cfg.leaseDurationSeconds * 1000 }) : null;
+  try {
+    if (reason === 'expired_idle' && worker) {
+      const used = await worker.getSandbox(r.worker!).then((i) => Date.parse(i.last_used_at), () => null);
+      if (used !== null && used + r.idle * 1000 > d.clock.now()) {
+        await updatePod(d.api, d.cache, name, (p) => {
+          const cur = podRecords(p).get(r.id);
+          if (!cur || !isLive(cur) || Date.parse(cur.seen) >= used) return null;
+          return { annotations: { [recordKey(r.id)]: encodeRecord({ ...cur, seen: new Date(used).toISOString() }) } };
+        });
+        return false;
+      }
+    }
+    let closed = false;
+    const now = d.clock.now();
+    const after = await updatePod(d.api, d.cache, name, (p) => {
+      const cur = podRecords(p).get(r.id);
+      // Re-checked on the pod as written: a heartbeat may have landed since.
+      if (!cur || dueReason(cur, now, live) !== reason) return null;
+      closed = true;
+      return { annotations: { ...pruneTombstones(p, now, r.id), [recordKey(r.id)]: encodeRecord(closedRecord(cur, reason, now)) } };
+    });
+    if (!closed || !after) return false;
+    d.log.info({ sandbox_id: r.id, pod: name, reason }, 'sandbox expired');
+    if (liveCount(after) === 0) {
+      await d.api.deletePod(name, true, after.metadata!.resourceVersion).catch((err: unknown) => {
+        if (!(err instanceof KubeError && err.status === 409)) throw err;
+      });
+    } else if (worker) {
+      await worker.deleteSandbox(r.worker!).catch(() => undefined);
+    }
+    return true;
+  } finally {
+    worker?.close();
+  }
+}
