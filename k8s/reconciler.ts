@@ -99,14 +99,19 @@ export class Reconciler {
     const now = this.clock.now();
     const leases = await this.api.listLeases(`${LEASE_KIND_LABEL}=owner,${L.instance}=${this.cfg.instance}`);
     const live = new Set<string>([this.replicaId]);
+    // Replicas whose Lease lapsed less than two durations ago may only be slow to renew (a loaded node): the
+    // sandboxes they are creating are left alone until then.
+    const recent = new Set<string>([this.replicaId]);
+    const lapse = 2 * this.cfg.leaseDurationSeconds * 1000;
     for (const l of leases) {
       if (!leaseExpired(l, now)) live.add(l.spec?.holderIdentity ?? '');
+      if (!leaseExpired(l, now - lapse)) recent.add(l.spec?.holderIdentity ?? '');
       // A Lease nobody renewed for many durations belongs to a replica that is gone for good.
       else if (l.spec?.holderIdentity !== this.replicaId && leaseExpired(l, now - 3 * this.cfg.leaseDurationSeconds * 1000)) {
         await this.api.deleteLease(l.metadata!.name!);
       }
     }
-    this.sandboxesExpired += await expireRecords({ cfg: this.cfg, api: this.api, cache: this.cache, clock: this.clock, log: this.log, tokenSecret: this.hooks.tokenSecret }, live);
+    this.sandboxesExpired += await expireRecords({ cfg: this.cfg, api: this.api, cache: this.cache, clock: this.clock, log: this.log, tokenSecret: this.hooks.tokenSecret }, recent);
     const grace = 2 * this.cfg.leaseDurationSeconds * 1000;
     const doomed: Array<{ pod: V1Pod; why: 'orphan' | 'expired' | 'failed' }> = [];
     for (const pod of this.cache.all()) {

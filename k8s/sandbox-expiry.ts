@@ -24,7 +24,8 @@ export interface ExpiryDeps {
   tokenSecret: string;
 }
 
-/** Closes every expired record; resolves with how many were closed. `live`: replicas whose owner Lease is current. */
+/** Closes every expired record; resolves with how many were closed. `live`: replicas whose owner Lease is current
+ * or lapsed only recently (a `creating` record of any other replica is closed). */
 export async function expireRecords(d: ExpiryDeps, live: Set<string>): Promise<number> {
   const now = d.clock.now();
   const jobs: Array<Promise<boolean>> = [];
