@@ -8,7 +8,8 @@ import type { SomElement } from '../protocol/observation.ts';
 import type { PointInput } from './coords.ts';
 import { normalizeKeys } from './keys.ts';
 import type { Deadline } from '../sandbox/deadline.ts';
-import { inPage } from './util.ts';
+import { fieldValue, focusedEditable, typeText } from './typing.ts';
+import { nextFrames, scrollProbe } from './scrolling.ts';
 
 export class ActionFailure extends Error {
   readonly code: ActionErrorCode;
@@ -78,106 +79,11 @@ async function withModifiers<T>(page: Page, mods: readonly string[] | undefined,
   }
 }
 
-/** Long texts go in as one insertText (per-key typing of 20k chars would outlast any timeout). */
-const PER_KEY_LIMIT = 300;
-
-async function typeText(page: Page, text: string, clear?: boolean, submit?: boolean): Promise<void> {
-  if (clear) {
-    await page.keyboard.press('ControlOrMeta+a');
-    await page.keyboard.press('Delete');
-  }
-  if (text.length > PER_KEY_LIMIT) await page.keyboard.insertText(text);
-  else if (text.length > 0) await page.keyboard.type(text);
-  if (submit) await page.keyboard.press('Enter');
-}
-
-/** Whether the focused element takes text (iframes count: the focus may be inside them). */
-async function focusedEditable(page: Page, deadline: Deadline): Promise<boolean> {
-  return deadline.race(
-    page.evaluate(inPage(() => {
-      let el: Element | null = document.activeElement;
-      while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
-      if (!el || el === document.body) return document.designMode === 'on';
-      if (el instanceof HTMLIFrameElement) return true;
-      if (el instanceof HTMLTextAreaElement) return !el.readOnly && !el.disabled;
-      if (el instanceof HTMLInputElement) {
-        const nonText = ['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'range', 'color', 'hidden'];
-        return !nonText.includes(el.type) && !el.readOnly && !el.disabled;
-      }
-      return (el as HTMLElement).isContentEditable;
-    }, null)) as Promise<boolean>,
-    'focus check',
-  );
-}
-
-/**
- * The scroll offsets of the window and of every ancestor of the element at `p` (the scrollers a wheel there may move),
- * held in the page; `moved()` then says how far they moved together. undefined when the page cannot be read.
- */
-async function scrollProbe(page: Page, deadline: Deadline, p: XY): Promise<{ moved(): Promise<{ dx: number; dy: number } | undefined> } | undefined> {
-  const before = await deadline
-    .race(
-      page.evaluateHandle(
-        inPage(({ x, y }) => {
-          const els: Element[] = [];
-          // The root scroller is the window's own scroll position: not counted twice.
-          for (let el = document.elementFromPoint(x, y); el && el !== document.body && el !== document.documentElement; el = el.parentElement) els.push(el);
-          return { els, at: els.map((e) => [e.scrollLeft, e.scrollTop]), sx: window.scrollX, sy: window.scrollY };
-        }, p),
-      ),
-      'scroll position',
-    )
-    .catch(() => undefined);
-  if (!before) return undefined;
-  return {
-    async moved() {
-      try {
-        return (await deadline.race(
-          before.evaluate((b: { els: Element[]; at: number[][]; sx: number; sy: number }) => {
-            let dx = window.scrollX - b.sx;
-            let dy = window.scrollY - b.sy;
-            b.els.forEach((e, i) => {
-              dx += e.scrollLeft - b.at[i]![0]!;
-              dy += e.scrollTop - b.at[i]![1]!;
-            });
-            return { dx: Math.round(dx * 100) / 100, dy: Math.round(dy * 100) / 100 };
-          }),
-          'scroll position',
-        )) as { dx: number; dy: number };
-      } catch {
-        return undefined; // the page navigated or closed meanwhile
-      } finally {
-        void before.dispose().catch(() => {});
-      }
-    },
-  };
-}
-
-/** The focused field's value (an input's value, else the element's text), as web_env.py reads it after `write`. */
-async function fieldValue(page: Page, deadline: Deadline): Promise<string | undefined> {
-  const v = await deadline
-    .race(
-      page.evaluate(
-        inPage(() => {
-          let el: Element | null = document.activeElement;
-          while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
-          if (!el || el === document.body || el instanceof HTMLIFrameElement) return null;
-          const value = (el as HTMLInputElement).value;
-          return typeof value === 'string' && value !== '' ? value : (el.textContent ?? '');
-        }, null),
-      ),
-      'field value',
-    )
-    .catch(() => null);
-  return typeof v === 'string' ? v : undefined;
-}
-
-/** Two animation frames: the scroll/paint triggered by input has been applied when this resolves. */
-async function nextFrames(page: Page, deadline: Deadline): Promise<void> {
-  await deadline.race(
-    page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())))'),
-    'animation frame',
-  );
+/** Types a type / type_label action's text and records the field's value afterwards. */
+async function typeAndRead(h: ActionHost, a: { text: string; clear?: boolean; submit?: boolean }, rec: ActionRecord): Promise<void> {
+  await typeText(h.page, a.text, a.clear, a.submit);
+  const value = await fieldValue(h.page, h.deadline);
+  if (value !== undefined) rec.field_value = value;
 }
 
 function labelCenter(host: ActionHost, label: number, rec: ActionRecord): XY {
@@ -260,9 +166,7 @@ export const ACTIONS: Defs = {
       } else if (a.x !== undefined || a.y !== undefined) {
         throw new ActionFailure('invalid_coordinates', 'type needs both x and y, or neither.');
       }
-      await typeText(h.page, a.text, a.clear, a.submit);
-      const value = await fieldValue(h.page, h.deadline);
-      if (value !== undefined) rec.field_value = value;
+      await typeAndRead(h, a, rec);
     },
   },
   key: {
@@ -354,9 +258,7 @@ export const ACTIONS: Defs = {
       if (!(await focusedEditable(h.page, h.deadline))) {
         throw new ActionFailure('element_not_editable', `Label ${a.label} does not take text input.`);
       }
-      await typeText(h.page, a.text, a.clear, a.submit);
-      const value = await fieldValue(h.page, h.deadline);
-      if (value !== undefined) rec.field_value = value;
+      await typeAndRead(h, a, rec);
     },
   },
   answer: {

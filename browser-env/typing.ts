@@ -1,0 +1,56 @@
+// Typing into the focused element: text in (per key, or one insert for long texts), the check that the focus takes
+// text, and the field's value afterwards (what the page made of the typed text).
+import type { Page } from 'playwright-core';
+import type { Deadline } from '../sandbox/deadline.ts';
+import { inPage } from './util.ts';
+
+/** Long texts go in as one insertText (per-key typing of 20k chars would outlast any timeout). */
+const PER_KEY_LIMIT = 300;
+
+export async function typeText(page: Page, text: string, clear?: boolean, submit?: boolean): Promise<void> {
+  if (clear) {
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.press('Delete');
+  }
+  if (text.length > PER_KEY_LIMIT) await page.keyboard.insertText(text);
+  else if (text.length > 0) await page.keyboard.type(text);
+  if (submit) await page.keyboard.press('Enter');
+}
+
+/** Whether the focused element takes text (iframes count: the focus may be inside them). */
+export async function focusedEditable(page: Page, deadline: Deadline): Promise<boolean> {
+  return deadline.race(
+    page.evaluate(inPage(() => {
+      let el: Element | null = document.activeElement;
+      while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+      if (!el || el === document.body) return document.designMode === 'on';
+      if (el instanceof HTMLIFrameElement) return true;
+      if (el instanceof HTMLTextAreaElement) return !el.readOnly && !el.disabled;
+      if (el instanceof HTMLInputElement) {
+        const nonText = ['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'range', 'color', 'hidden'];
+        return !nonText.includes(el.type) && !el.readOnly && !el.disabled;
+      }
+      return (el as HTMLElement).isContentEditable;
+    }, null)) as Promise<boolean>,
+    'focus check',
+  );
+}
+
+/** The focused field's value (an input's value, else the element's text), as web_env.py reads it after `write`. */
+export async function fieldValue(page: Page, deadline: Deadline): Promise<string | undefined> {
+  const v = await deadline
+    .race(
+      page.evaluate(
+        inPage(() => {
+          let el: Element | null = document.activeElement;
+          while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+          if (!el || el === document.body || el instanceof HTMLIFrameElement) return null;
+          const value = (el as HTMLInputElement).value;
+          return typeof value === 'string' && value !== '' ? value : (el.textContent ?? '');
+        }, null),
+      ),
+      'field value',
+    )
+    .catch(() => null);
+  return typeof v === 'string' ? v : undefined;
+}
