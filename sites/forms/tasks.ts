@@ -1,6 +1,6 @@
 // Ground truth and scripted plans of the form tasks (questions in tasks.jsonl).
 import type { PlanStep, TaskSpec } from '../spec.ts';
-import { ROOMS, SLOT_HOURS, bookedByOthers, registrationTotal, type RoomKey } from './routes.ts';
+import { ROOMS, SLOT_HOURS, bookedByOthers, registrationTotal, type RoomKey } from './rules.ts';
 
 const click = (text: string, extra: { exact?: boolean; nth?: number; tag?: string[] } = {}): PlanStep => ({ click: { text, ...extra } });
 const fill = (text: string, value: string): PlanStep => ({ type: { text, tag: ['input', 'textarea'], value, clear: true } });

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildSitesApp } from '../../sites/server.ts';
 import type { SessionStore } from '../../sites/state.ts';
-import { bookedByOthers } from '../../sites/forms/routes.ts';
+import { bookedByOthers } from '../../sites/forms/rules.ts';
 
 let app: FastifyInstance;
 let store: SessionStore;
