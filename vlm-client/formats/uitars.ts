@@ -14,91 +14,18 @@
 // `wait()` is a 5 s pause (the documented UI-TARS meaning); `finished(content='…')` with content is an answer,
 // without content a successful termination; `call_user()` ends the episode as a failure (no human in the loop).
 import type { Action } from '../../protocol/action.ts';
-import { smartResize, type ImageSize } from '../../protocol/smart-resize.ts';
 import { fail } from './failure.ts';
 import { divisorOf, pxPoint, relPoint } from './args.ts';
-import { canonicalCombo, combosOf, splitCombo, styledKey } from './keys.ts';
-import { assertSpace, scrollNotches, typeSteps } from './print-steps.ts';
+import { canonicalCombo } from './keys.ts';
 import { cleanThought, decodeOutput, parseWith } from './output.ts';
-import { UnsupportedActionError, type FormatOptions, type ModelOutput, type ParseResult, type PolicyFormat } from './types.ts';
+import { print } from './uitars-print.ts';
+import { absoluteSizes } from './uitars-space.ts';
+import { readCalls, WAIT_MS, type Call } from './uitars-syntax.ts';
+import { type FormatOptions, type ModelOutput, type ParseResult, type PolicyFormat } from './types.ts';
 
 const NAME = 'uitars';
-const WAIT_MS = 5000;
 const ACTIONS: PolicyFormat['actions'] = ['click', 'double_click', 'right_click', 'hover', 'drag', 'type', 'key', 'scroll', 'wait', 'answer', 'terminate'];
 const KNOWN = ['click', 'left_single', 'left_double', 'right_single', 'hover', 'mouse_move', 'drag', 'select', 'hotkey', 'press', 'type', 'scroll', 'wait', 'finished', 'call_user'];
-
-interface Call {
-  name: string;
-  args: Record<string, string>;
-}
-
-/** Reads `name(k='v', k2="v2", k3=bare)` calls one after another. Quoted values use Python escapes. */
-export function readCalls(src: string): Call[] {
-  const calls: Call[] = [];
-  let i = 0;
-  const ws = () => {
-    while (i < src.length && /\s/.test(src[i])) i++;
-  };
-  for (;;) {
-    ws();
-    if (i >= src.length) break;
-    const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
-    if (!m) fail(`Expected an action call at ${JSON.stringify(src.slice(i, i + 40))}.`);
-    const name = m[0];
-    i += name.length;
-    ws();
-    if (src[i] !== '(') fail(`Expected "(" after ${name}.`);
-    i++;
-    const args: Record<string, string> = {};
-    for (;;) {
-      ws();
-      if (i >= src.length) fail(`Truncated action: ${name}( is not closed.`);
-      if (src[i] === ')') {
-        i++;
-        break;
-      }
-      const k = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
-      if (!k) fail(`Expected an argument name in ${name}(…) at ${JSON.stringify(src.slice(i, i + 30))}.`);
-      i += k[0].length;
-      ws();
-      if (src[i] !== '=') fail(`Expected "=" after argument ${k[0]} of ${name}.`);
-      i++;
-      ws();
-      let value = '';
-      const q = src[i];
-      if (q === "'" || q === '"') {
-        i++;
-        let closed = false;
-        while (i < src.length) {
-          const c = src[i];
-          if (c === '\\' && i + 1 < src.length) {
-            const n = src[i + 1];
-            value += n === 'n' ? '\n' : n === 't' ? '\t' : n === 'r' ? '\r' : n;
-            i += 2;
-            continue;
-          }
-          if (c === q) {
-            closed = true;
-            i++;
-            break;
-          }
-          value += c;
-          i++;
-        }
-        if (!closed) fail(`Truncated action: the ${k[0]} value of ${name} has no closing quote.`);
-      } else {
-        const b = /^[^,)]*/.exec(src.slice(i))![0];
-        value = b.trim();
-        i += b.length;
-      }
-      args[k[0]] = value;
-      ws();
-      if (src[i] === ',') i++;
-    }
-    calls.push({ name, args });
-  }
-  return calls;
-}
 
 /** A point from any UI-TARS spelling: <point>x y</point>, <|box_start|>(x,y)<|box_end|>, (x1,y1,x2,y2), [x1, y1, x2, y2]. */
 function pointOf(v: string, ctx: string, opts: FormatOptions | undefined, abs: boolean) {
@@ -115,18 +42,6 @@ function pointOf(v: string, ctx: string, opts: FormatOptions | undefined, abs: b
   }
   const r2 = (n: number) => Math.round(n * 100) / 100;
   return pxPoint(r2((x * shot.width) / seen.width), r2((y * shot.height) / seen.height), ctx, opts);
-}
-
-/** UI-TARS' smart-resize constants (codes/ui_tars/action_parser.py). */
-const FACTOR = 28;
-const MIN_PIXELS = 100 * 28 * 28;
-const MAX_PIXELS = 16384 * 28 * 28;
-
-/** The screenshot as returned and the size the UI-TARS-1.5 model saw it at (its coordinate space). */
-export function absoluteSizes(opts: FormatOptions | undefined, ctx: string): { shot: ImageSize; seen: ImageSize } {
-  if (!opts?.width || !opts?.height) fail(`${ctx}: UI-TARS-1.5 absolute coordinates need the screenshot size.`);
-  const shot = { width: opts.width, height: opts.height };
-  return { shot, seen: smartResize(shot.width, shot.height, FACTOR, MIN_PIXELS, MAX_PIXELS) };
 }
 
 function pick(args: Record<string, string>, keys: string[]): string | undefined {
@@ -222,83 +137,6 @@ function parse(output: ModelOutput, opts: FormatOptions | undefined, abs: boolea
     },
     () => thought,
   );
-}
-
-function q(s: string): string {
-  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\t/g, '\\t').replace(/\r/g, '\\r')}'`;
-}
-
-function fmt(n: number): string {
-  return String(Math.round(n * 100) / 100);
-}
-
-function printAction(a: Action, opts: FormatOptions | undefined, abs: boolean): string[] {
-  const box = opts?.variant === 'box';
-  const space = abs ? 'image_px' : 'rel1000';
-  // UI-TARS-1.5 writes whole pixels of the smart-resized image.
-  const model = (x: number, y: number): [string, string] => {
-    if (!abs) return [fmt(x), fmt(y)];
-    const { shot, seen } = absoluteSizes(opts, `print ${a.action}`);
-    return [String(Math.round((x * seen.width) / shot.width)), String(Math.round((y * seen.height) / shot.height))];
-  };
-  const pt = (x: number, y: number) => {
-    const [mx, my] = model(x, y);
-    return box ? `start_box='<|box_start|>(${mx},${my})<|box_end|>'` : `point='<point>${mx} ${my}</point>'`;
-  };
-  const dragPt = (x: number, y: number, key: 'start' | 'end') => {
-    const [mx, my] = model(x, y);
-    return box ? `${key}_box='<|box_start|>(${mx},${my})<|box_end|>'` : `${key}_point='<point>${mx} ${my}</point>'`;
-  };
-  switch (a.action) {
-    case 'click':
-      assertSpace(a, space, NAME);
-      if (a.modifiers?.length) throw new UnsupportedActionError(NAME, 'click', 'modifier keys cannot be held');
-      if (a.button === 'middle') throw new UnsupportedActionError(NAME, 'click', 'no middle button');
-      return [`${a.button === 'right' ? 'right_single' : 'click'}(${pt(a.x, a.y)})`];
-    case 'double_click':
-      assertSpace(a, space, NAME);
-      return [`left_double(${pt(a.x, a.y)})`];
-    case 'right_click':
-      assertSpace(a, space, NAME);
-      return [`right_single(${pt(a.x, a.y)})`];
-    case 'hover':
-      assertSpace(a, space, NAME);
-      return [`hover(${pt(a.x, a.y)})`];
-    case 'drag':
-      assertSpace(a, space, NAME);
-      if (a.path?.length) throw new UnsupportedActionError(NAME, 'drag', 'intermediate path points are not expressible');
-      return [`drag(${dragPt(a.x, a.y, 'start')}, ${dragPt(a.to_x, a.to_y, 'end')})`];
-    case 'key':
-      return combosOf(a.keys).map((combo) => `hotkey(key=${q(splitCombo(combo).map((k) => styledKey(k, 'lower')).join(' '))})`);
-    case 'type':
-      // A trailing newline submits, so there is no separate Enter step.
-      return typeSteps(a, space, NAME, {
-        click: (x, y) => `click(${pt(x, y)})`,
-        selectAll: () => `hotkey(key='ctrl a')`,
-        type: (text) => `type(content=${q(text + (a.submit ? '\n' : ''))})`,
-      });
-    case 'scroll': {
-      const dir = scrollNotches(a).direction;
-      if (a.x !== undefined && a.y !== undefined) {
-        assertSpace(a, space, NAME);
-        return [`scroll(${pt(a.x, a.y)}, direction='${dir}')`];
-      }
-      return [`scroll(direction='${dir}')`];
-    }
-    case 'wait':
-      return ['wait()'];
-    case 'answer':
-      return [`finished(content=${q(a.text)})`];
-    case 'terminate':
-      return [a.status === 'failure' ? 'call_user()' : 'finished()'];
-    default:
-      throw new UnsupportedActionError(NAME, a.action, 'UI-TARS has no such action');
-  }
-}
-
-function print(actions: Action[], opts: (FormatOptions & { thought?: string }) | undefined, abs: boolean): string {
-  const lines = actions.flatMap((a) => printAction(a, opts, abs));
-  return `Thought: ${opts?.thought?.trim() || '…'}\nAction: ${lines.join('\n\n')}`;
 }
 
 function systemPrompt(opts: FormatOptions | undefined, abs: boolean): string {
