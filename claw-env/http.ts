@@ -14,6 +14,7 @@ import { mailCompose, mailList, mailMessage } from './web/mail.ts';
 import { contactPage, contactsPage, docPage, docsPage, todoPage } from './web/other.ts';
 import { WebError } from './web/read.ts';
 import { iso } from './time.ts';
+import { readLimitedBody } from '../sandbox/http-body.ts';
 
 const MAX_BODY = 1 << 20;
 const hash = (s: string) => createHash('sha256').update(s).digest();
@@ -23,20 +24,10 @@ export interface ClawServer {
   close(): Promise<void>;
 }
 
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((ok, fail) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        fail(new WebError(413, 'Request body too large.'));
-        req.destroy();
-      } else chunks.push(c);
-    });
-    req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', fail);
-  });
+async function readBody(req: http.IncomingMessage): Promise<string> {
+  const body = await readLimitedBody(req, MAX_BODY);
+  if (body === null) throw new WebError(413, 'Request body too large.');
+  return body.toString('utf8');
 }
 
 function cookie(req: http.IncomingMessage, name: string): string | undefined {

@@ -13,6 +13,7 @@ import { forwardCall, openAiError } from './forward.ts';
 import { RolloutKeys, resolveCall, validRolloutId } from './rollout.ts';
 import { RecordStore, readCalls } from './store.ts';
 import type { ProxyOptions } from './types.ts';
+import { readLimitedBody } from '../sandbox/http-body.ts';
 
 const MAX_BODY = 64 * 1024 * 1024;
 
@@ -25,24 +26,6 @@ export interface RecordingProxy {
   issueKey(rollout: string): string;
   store: RecordStore;
   close(): Promise<void>;
-}
-
-function readBody(req: http.IncomingMessage): Promise<Buffer | null> {
-  return new Promise((ok, fail) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        ok(null);
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => ok(Buffer.concat(chunks)));
-    req.on('error', fail);
-  });
 }
 
 function sameKey(given: string | undefined, expected: string): boolean {
@@ -98,7 +81,7 @@ export async function startProxy(opts: ProxyOptions & { host?: string; port?: nu
       const reqUrl = req.url ?? '/';
       const pathname = reqUrl.split('?')[0];
       if (req.method === 'GET' && pathname === '/health') return json(res, 200, { ok: true });
-      const body = await readBody(req);
+      const body = await readLimitedBody(req, MAX_BODY);
       if (body === null) return openAiError(res, 413, 'body_too_large', `request bodies are limited to ${MAX_BODY} bytes`);
       if (pathname === '/rollouts' || pathname.startsWith('/rollouts/')) return admin(req, res, pathname, body);
       const call = resolveCall(reqUrl, req.headers, keys);
