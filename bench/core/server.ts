@@ -80,7 +80,7 @@ export const failedStarts: string[] = [];
 /**
  * Creates a sandbox and returns its id once it left `creating`. With `retryFailedStart`, a sandbox that is not
  * ready or whose start page failed to open (seen on a machine at load 50+: the goto timed out and its retry was
- * interrupted) is deleted and created again, at most twice, and noted in `failedStarts`: the blocks that measure
+ * interrupted) is deleted and created again, at most 4 times, and noted in `failedStarts`: the blocks that measure
  * steps need a page to step on. Without it (churn, RL waves) the sandbox is returned as it is, as before.
  */
 export async function createReady(s: Server, body: unknown, opts: { retryFailedStart?: boolean } = {}): Promise<string> {
@@ -89,9 +89,9 @@ export async function createReady(s: Server, body: unknown, opts: { retryFailedS
     let info = c;
     for (let i = 0; info.status === 'creating' && i < 3; i++) info = await api(s, 'GET', `/sandboxes/${c.sandbox_id}/wait?timeout=30`);
     if (!opts.retryFailedStart || (info.status === 'ready' && !info.error)) return c.sandbox_id;
-    failedStarts.push(`${info.status}${info.error ? ` ${info.error.code}` : ''}`);
+    failedStarts.push(`${info.status}${info.error ? ` ${info.error.code}: ${String(info.error.message).slice(0, 160)}` : ''}`);
     await api(s, 'DELETE', `/sandboxes/${c.sandbox_id}`);
-    if (attempt >= 2) throw new Error(`sandbox did not start 3 times: ${failedStarts.slice(-3).join('; ')}`);
+    if (attempt >= 4) throw new Error(`sandbox did not start 5 times: ${failedStarts.slice(-5).join('; ')}`);
   }
 }
 
