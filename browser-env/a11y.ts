@@ -2,7 +2,7 @@
 import type { Page } from 'playwright-core';
 import { withTimeout } from './util.ts';
 
-export const A11Y_MAX_CHARS = 8000;
+const A11Y_MAX_CHARS = 8000;
 
 export async function accessibilityText(page: Page, timeoutMs: number, maxChars = A11Y_MAX_CHARS): Promise<string> {
   const snap = await withTimeout(page.locator('body').ariaSnapshot({ timeout: timeoutMs }), timeoutMs + 200, 'accessibility snapshot');

@@ -32,7 +32,7 @@ export interface ActionRecord {
   field_value?: string;
 }
 
-export interface ActionResult {
+interface ActionResult {
   done?: boolean;
   answer?: string;
 }
@@ -95,7 +95,7 @@ function labelCenter(host: ActionHost, label: number, rec: ActionRecord): XY {
   return c;
 }
 
-export const ACTIONS: Defs = {
+const ACTIONS: Defs = {
   click: {
     name: 'click',
     description: 'Click at a point (button, modifiers).',

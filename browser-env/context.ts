@@ -33,7 +33,7 @@ export interface ProxyGate {
 }
 
 /** Structural view of browser-env/pool.ts's PooledContext / ChromiumPool. */
-export interface PooledContextLike {
+interface PooledContextLike {
   context: BrowserContext;
   browserPid: number;
   release(): Promise<void>;

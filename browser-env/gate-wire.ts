@@ -103,7 +103,7 @@ export function classifyUpstreamError(err: unknown): UpstreamError {
 export const BLOCKED_HTML = (reason: string) =>
   `<!doctype html><title>Blocked</title><p>The Grove network policy blocked this request (${reason}).</p>\n`;
 
-export const escapeHeader = (s: string) => s.replace(/[^\x20-\x7e]/g, '?');
+const escapeHeader = (s: string) => s.replace(/[^\x20-\x7e]/g, '?');
 
 /** Connects to the first address that answers (the addresses were checked already). */
 export function connectAny(addresses: string[], port: number, connectTimeoutMs: number): Promise<net.Socket> {

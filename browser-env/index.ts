@@ -9,15 +9,8 @@ import { ChromiumPool } from './pool.ts';
 import { DEFAULT_LIMITS } from './limits.ts';
 import type { BrowserEnvironmentConfig } from './types.ts';
 
-export type { BrowserEnvironment, BrowserEnvironmentConfig, BrowserSandbox, ContextExtras, DownloadInfo, StepOptions } from './types.ts';
-export { LocalBrowserEnvironment, type EnvironmentParts } from './environment.ts';
-export { ChromiumSandbox, type SandboxDeps } from './sandbox.ts';
-export { ACTIONS, ActionFailure, type ActionDef } from './actions.ts';
-export { resolvePoint, toSpace, type CoordContext, type PointInput, type ResolveResult } from './coords.ts';
-export { smartResize, maxSideResize, targetSize } from './resize.ts';
-export { normalizeKey, normalizeCombo, normalizeKeys } from './keys.ts';
-export { classifyNavError, classifyResponse, normalizeUrl } from './classify.ts';
-export { A11Y_MAX_CHARS } from './a11y.ts';
+export type { BrowserEnvironment, BrowserEnvironmentConfig } from './types.ts';
+export { LocalBrowserEnvironment } from './environment.ts';
 
 /**
  * Starts the pool (Chromium processes) and the network gate, and begins filling the warm pool.

@@ -29,7 +29,7 @@ const ALIASES: Record<string, string> = {
 };
 
 /** One key name (no '+'). Unknown multi-letter names pass through unchanged for Playwright to judge. */
-export function normalizeKey(name: string): string {
+function normalizeKey(name: string): string {
   if (name === ' ') return 'Space';
   const t = name.trim();
   if (t.length === 1) return t;

@@ -26,7 +26,6 @@ import {
   splice,
   type BlockedEvent,
   type Decision,
-  type GateRegistration,
   type NetworkGate,
   type NetworkGateOptions,
   type UpstreamError,
@@ -34,9 +33,9 @@ import {
 } from './gate-wire.ts';
 
 export { classifyUpstreamError } from './gate-wire.ts';
-export type { BlockedEvent, GateRegistration, NetworkGate, NetworkGateOptions, UpstreamError, UpstreamErrorEvent } from './gate-wire.ts';
+export type { BlockedEvent, NetworkGate, NetworkGateOptions, UpstreamErrorEvent } from './gate-wire.ts';
 import { splitHostPort } from '../sandbox/netpolicy.ts';
-import { silentLogger, type Logger } from '../sandbox/log.ts';
+import { silentLogger } from '../sandbox/log.ts';
 
 interface Sandbox {
   id: string;

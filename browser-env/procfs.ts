@@ -63,7 +63,7 @@ export function findProcessByArg(arg: string): ProcStat | null {
  * descendants. When the root is gone its session id cannot have been reused (the kernel keeps a pid
  * reserved while it names a live session or group), so the session members are still its own.
  */
-export function processTree(root: { pid: number; start: number }, all: ProcStat[] = listProcesses()): ProcStat[] {
+function processTree(root: { pid: number; start: number }, all: ProcStat[] = listProcesses()): ProcStat[] {
   const leader = all.find((p) => p.pid === root.pid);
   if (leader && leader.start !== root.start) return []; // recycled pid: someone else's process
   const members = new Map<number, ProcStat>();

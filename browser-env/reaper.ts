@@ -9,6 +9,6 @@
 // A PID is killed only after checking its start time in /proc/<pid>/stat, so a recycled PID is never hit.
 // The pieces: procfs.ts (process identity, trees, kill), pidfile.ts (the pidfile and the start-time clean-up),
 // watchdog.ts (the sidecar); this module is their face for the pool.
-export { findProcessByArg, isAlive, killTree, listProcesses, processTree, readCmdline, readProcStat, userDataDirOf, type ProcStat } from './procfs.ts';
-export { liveTokens, MARKER_FLAG, PidFile, reapStale, removeProfileDir, removeStaleArtifacts, type BrowserRecord, type PidFileContent } from './pidfile.ts';
+export { findProcessByArg, killTree, listProcesses, readCmdline, readProcStat, userDataDirOf } from './procfs.ts';
+export { liveTokens, MARKER_FLAG, PidFile, reapStale, removeProfileDir, removeStaleArtifacts } from './pidfile.ts';
 export { Watchdog } from './watchdog.ts';

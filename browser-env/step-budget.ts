@@ -5,7 +5,7 @@ import type { Action } from '../protocol/action.ts';
 import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
 
 /** Longest `wait` action (the schema allows no more). */
-export const WAIT_CAP_MS = 60_000;
+const WAIT_CAP_MS = 60_000;
 /** Upper bound of the observation stages (watchdog tasks, SoM, capture, accessibility, titles). */
 export const OBSERVE_MS = 20_000;
 /** Slack on a `wait` action for the awaits around its timer. */

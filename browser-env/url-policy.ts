@@ -17,10 +17,10 @@ import { normalizeUrl } from './classify.ts';
 const WEB_SCHEMES = new Set(['http:', 'https:', 'data:', 'blob:']);
 
 /** Fetch-domain patterns of the local schemes a page could load (Chromium matches `*` wildcards). */
-export const LOCAL_SCHEME_PATTERNS = ['file:*', 'filesystem:*', 'ftp:*', 'chrome:*', 'chrome-untrusted:*', 'devtools:*', 'chrome-extension:*'];
+const LOCAL_SCHEME_PATTERNS = ['file:*', 'filesystem:*', 'ftp:*', 'chrome:*', 'chrome-untrusted:*', 'devtools:*', 'chrome-extension:*'];
 
 /** Net error Chromium shows for a request failed by the guard (`net::ERR_ACCESS_DENIED`). */
-export const GUARD_ERROR_REASON = 'AccessDenied';
+const GUARD_ERROR_REASON = 'AccessDenied';
 
 /** Whether a sandbox may navigate to `url` (http, https, data:, blob:, about:blank). */
 export function navigationAllowed(url: string): boolean {

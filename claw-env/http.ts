@@ -49,7 +49,7 @@ function leafType(schema: any, path: string[]): string | undefined {
 }
 
 /** Form fields "a.<path>" → tool arguments, typed by the tool's schema (arrays comma-separated). Empty = absent. */
-export function formArgs(toolName: string, form: URLSearchParams): Record<string, unknown> {
+function formArgs(toolName: string, form: URLSearchParams): Record<string, unknown> {
   const tool = ALL_TOOLS.find((t) => t.name === toolName);
   const schema = tool ? inputJsonSchema(tool) : {};
   const args: Record<string, any> = {};

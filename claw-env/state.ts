@@ -30,8 +30,8 @@ export const Message = z.object({
 });
 export type Message = z.infer<typeof Message>;
 
-export const RSVP = z.enum(['needs_action', 'accepted', 'declined', 'tentative']);
-export const Attendee = z.object({ email: z.string(), response: RSVP.default('needs_action') });
+const RSVP = z.enum(['needs_action', 'accepted', 'declined', 'tentative']);
+const Attendee = z.object({ email: z.string(), response: RSVP.default('needs_action') });
 
 export const Recurrence = z.object({
   freq: z.enum(['daily', 'weekly', 'monthly']),
@@ -93,7 +93,7 @@ export const Todo = z.object({
 });
 export type Todo = z.infer<typeof Todo>;
 
-export const BusyBlock = z.object({ start: Iso, end: Iso });
+const BusyBlock = z.object({ start: Iso, end: Iso });
 
 export const ClawState = z.object({
   user: z.object({ name: z.string(), email: z.string(), timezone: z.string().default('UTC') }),

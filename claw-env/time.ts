@@ -60,7 +60,7 @@ export function wallTime(ms: number, tz: string): WallTime {
 }
 
 /** Offset of `tz` from UTC at instant `ms`, in ms (east positive). */
-export function zoneOffset(ms: number, tz: string): number {
+function zoneOffset(ms: number, tz: string): number {
   const w = wallTime(ms, tz);
   const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
   return asUtc - Math.floor(ms / 1000) * 1000;

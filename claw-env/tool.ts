@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { SandboxClock } from './clock.ts';
 import type { AppName, ClawState } from './state.ts';
 
-export const TOOL_ERROR_STATUS = {
+const TOOL_ERROR_STATUS = {
   invalid_argument: 400,
   invalid_page_token: 400,
   failed_precondition: 400,

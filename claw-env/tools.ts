@@ -4,7 +4,6 @@ import { contactsTools } from './apps/contacts.ts';
 import { docsTools } from './apps/docs.ts';
 import { mailTools } from './apps/mail.ts';
 import { todoTools } from './apps/todo.ts';
-import type { AppName } from './state.ts';
 import { inputJsonSchema, type AnyTool } from './tool.ts';
 
 export const ALL_TOOLS: AnyTool[] = [...mailTools, ...calendarTools, ...contactsTools, ...docsTools, ...todoTools];
@@ -12,10 +11,6 @@ const BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
 export function getTool(name: string): AnyTool | undefined {
   return BY_NAME.get(name);
-}
-
-export function toolsOf(apps: readonly AppName[]): AnyTool[] {
-  return ALL_TOOLS.filter((t) => apps.includes(t.app));
 }
 
 /** OpenAI function-calling shape: {type:"function", function:{name, description, parameters}}. */

@@ -21,7 +21,7 @@ export interface LoadedImage {
 export const mimeOf = (path: string) => imageMimeOf(path);
 
 /** Read screenshots (bytes win over path). A missing file is a bad_input judge error, not a task failure. */
-export async function loadImages(refs: ScreenshotRef[]): Promise<LoadedImage[]> {
+async function loadImages(refs: ScreenshotRef[]): Promise<LoadedImage[]> {
   return Promise.all(
     refs.map(async (r, index) => {
       let bytes = r.bytes;
@@ -55,7 +55,7 @@ export async function jpegImagePart(img: LoadedImage): Promise<ImagePart> {
   return imageContent(jpeg, 'image/jpeg', 'high');
 }
 
-export interface JudgeRecord {
+interface JudgeRecord {
   judge: string;
   config: Record<string, unknown>;
   /** Which prompt texts were sent: Grove's own, or a user-supplied folder (slots and hashes). */

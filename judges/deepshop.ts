@@ -19,7 +19,7 @@ import { JudgeError, judgeErrorVerdict, type Judge, type JudgeInput } from './ty
 import { GROVE_PROMPTS, promptRecord, type PromptSet } from './prompts.ts';
 import { successPromptMessages, WEBVOYAGER_PARAMS, WEBVOYAGER_SEED } from './webvoyager.ts';
 
-export const DEEPSHOP_SYSTEM = `You are judging one requirement of an online-shopping task performed by a web agent. The requirement concerns either product attributes (e.g. brand, colour, size, features), search filters (e.g. price range, customer rating, shipping, release date) or a sorting preference (e.g. lowest price, newest arrivals, best sellers).
+const DEEPSHOP_SYSTEM = `You are judging one requirement of an online-shopping task performed by a web agent. The requirement concerns either product attributes (e.g. brand, colour, size, features), search filters (e.g. price range, customer rating, shipping, release date) or a sorting preference (e.g. lowest price, newest arrivals, best sellers).
 
 You receive the requirement, the last screenshots of the agent's session (oldest first, authentic) and the agent's final text response.
 
@@ -31,7 +31,7 @@ Rules:
 
 Explain briefly how you reached your judgement, then give the verdict on its own line: SUCCESS or NOT SUCCESS.`;
 
-export type DimensionResult = 0 | 1 | null | 'judge_error';
+type DimensionResult = 0 | 1 | null | 'judge_error';
 
 export function createDeepShopJudge(opts: { model: JudgeModel; k?: number; cache?: JudgeCache; name?: string; prompts?: PromptSet }): Judge {
   const k = opts.k ?? 15;

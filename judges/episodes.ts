@@ -21,14 +21,11 @@ export function episodeHistory(view: EpisodeView): { frames: string[]; actions: 
   return { frames, actions: steps.map(stepText) };
 }
 
-export const episodeFrames = (view: EpisodeView): string[] => episodeHistory(view).frames;
-export const episodeActions = (view: EpisodeView): string[] => episodeHistory(view).actions;
-
 /**
  * The Task for an episode: the one from the task file when given (it carries references, level and DeepShop
  * dimensions), else the recording's own full Task (Grove), else one built from what the folder says.
  */
-export function episodeTask(view: EpisodeView, suite: Suite, tasks?: Map<string, Task>): Task {
+function episodeTask(view: EpisodeView, suite: Suite, tasks?: Map<string, Task>): Task {
   const fromFile = tasks?.get(view.task.id);
   if (fromFile) return fromFile;
   if (view.meta.task) return view.meta.task;

@@ -20,7 +20,7 @@ export interface HistoryStep<F> {
 }
 
 /** A step whose actions only end the episode (answer / terminate): no page action. */
-export function isAnswerOnly(actions: { action: Action }[]): boolean {
+function isAnswerOnly(actions: { action: Action }[]): boolean {
   return actions.length > 0 && actions.every((a) => a.action.action === 'answer' || a.action.action === 'terminate');
 }
 

@@ -11,17 +11,15 @@ import { createAutonomousJudge, createWebJudge } from './webjudge.ts';
 import { createWebVoyagerJudge } from './webvoyager.ts';
 
 export * from './types.ts';
-export { JudgeModel, type CallRecord } from './model.ts';
-export { memoryCache, fileCache, hashOf, type JudgeCache } from './cache.ts';
-export { parseSuccessVerdict, parseStatusVerdict, parseKeyPoints, parseImageScore } from './parse.ts';
+export { JudgeModel } from './model.ts';
+export { memoryCache, fileCache } from './cache.ts';
 export { createWebVoyagerJudge } from './webvoyager.ts';
 export { createWebJudge, createAutonomousJudge } from './webjudge.ts';
 export { createDeepShopJudge } from './deepshop.ts';
-export { GROVE_PROMPTS, loadPromptDir, PROMPT_SLOTS, PromptDirError, type PromptSet, type PromptSource } from './prompts.ts';
-export { judgedHistory, isAnswerOnly } from './history.ts';
-export { buildReport, formatReport, type JudgeReport, type JudgeResultLine } from './report.ts';
-export { computeAgreement, formatAgreement, type AgreementReport } from './agreement.ts';
-export { SUITE_JUDGES, LLM_JUDGE_NAMES, judgeForSuite, llmJudgeForSuite, isLlmJudge, type LlmJudgeName, type SuiteJudgeName } from './select.ts';
+export { loadPromptDir, PromptDirError } from './prompts.ts';
+export { formatReport } from './report.ts';
+export { formatAgreement } from './agreement.ts';
+export { llmJudgeForSuite } from './select.ts';
 
 export interface CreateJudgeOptions {
   /** The judge's own endpoint (a JudgeModel, or its config). */

@@ -43,18 +43,13 @@ export interface CallOptions<T> {
 }
 
 /** The sampling fields of a request body: the config's value when set (null = leave the field out), else the original's. */
-export function requestParams(config: Pick<JudgeModelConfig, 'temperature' | 'maxTokens' | 'maxTokensField'>, original: OriginalParams): Record<string, number> {
+function requestParams(config: Pick<JudgeModelConfig, 'temperature' | 'maxTokens' | 'maxTokensField'>, original: OriginalParams): Record<string, number> {
   const temperature = config.temperature === undefined ? original.temperature : (config.temperature ?? undefined);
   const maxTokens = config.maxTokens === undefined ? original.maxTokens : (config.maxTokens ?? undefined);
   const out: Record<string, number> = {};
   if (temperature !== undefined) out.temperature = temperature;
   if (maxTokens !== undefined) out[config.maxTokensField] = maxTokens;
   return out;
-}
-
-/** The request one call would send (images inlined): for `--preview` and the call record. */
-export function requestBody(config: JudgeModelConfig, opts: Pick<CallOptions<unknown>, 'messages' | 'params' | 'extra'>): Record<string, unknown> {
-  return { model: config.model, ...requestParams(config, opts.params), ...(opts.extra ?? {}), messages: opts.messages };
 }
 
 class Semaphore {

@@ -27,7 +27,7 @@ export interface PromptSet {
 export const GROVE_PROMPTS: PromptSet = { source: { source: 'grove' }, texts: {} };
 
 /** Every slot a judge reads, with the fields its template may use (for `loadPromptDir`'s check and the docs). */
-export const PROMPT_SLOTS: Record<string, string[]> = {
+const PROMPT_SLOTS: Record<string, string[]> = {
   'webvoyager.system': [],
   'webvoyager.user': ['task', 'answer', 'num'],
   'webvoyager.closing': [],

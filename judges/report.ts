@@ -59,7 +59,7 @@ export function resultLine(
   return line;
 }
 
-export interface RateRow {
+interface RateRow {
   episodes: number;
   success: number;
   failure: number;
@@ -70,7 +70,7 @@ export interface RateRow {
   rate: number | null;
 }
 
-export interface DimensionRow {
+interface DimensionRow {
   present: number;
   passed: number;
   judge_error: number;

@@ -46,9 +46,9 @@ export interface JudgeEpisodesResult {
   agreement?: AgreementReport;
 }
 
-export const resultsFileName = (judge: string) => `${judge.replace(/[^\w.-]+/g, '_')}_results.jsonl`;
+const resultsFileName = (judge: string) => `${judge.replace(/[^\w.-]+/g, '_')}_results.jsonl`;
 
-export async function readResults(file: string): Promise<JudgeResultLine[]> {
+async function readResults(file: string): Promise<JudgeResultLine[]> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');

@@ -99,34 +99,3 @@ export function judgeErrorVerdict(judge: string, err: unknown, details: Record<s
     details: { ...details, error_kind: kind, ...(err instanceof JudgeError && err.raw !== undefined ? { raw: err.raw } : {}) },
   };
 }
-
-/**
- * Helper for rule judges (judges/rules/): wraps a pure check of the final state. A thrown error becomes a
- * judge_error (kind bad_input), a boolean or {success, reason, details} a success/failure verdict.
- */
-export function defineRuleJudge(
-  name: string,
-  check: (input: JudgeInput) =>
-    | boolean
-    | { success: boolean; reason?: string; details?: Record<string, unknown> }
-    | Promise<boolean | { success: boolean; reason?: string; details?: Record<string, unknown> }>,
-): Judge {
-  return {
-    name,
-    async judge(input) {
-      try {
-        const r = await check(input);
-        const o = typeof r === 'boolean' ? { success: r } : r;
-        return {
-          judge: name,
-          outcome: o.success ? 'success' : 'failure',
-          score: o.success ? 1 : 0,
-          reasoning: 'reason' in o ? o.reason : undefined,
-          details: 'details' in o ? o.details : undefined,
-        };
-      } catch (err) {
-        return judgeErrorVerdict(name, new JudgeError('bad_input', (err as Error).message ?? String(err), { cause: err }));
-      }
-    },
-  };
-}

@@ -25,17 +25,17 @@ import type { JudgeCache } from './cache.ts';
 import type { JudgeModel, OriginalParams } from './model.ts';
 import { parseImageScore, parseKeyPoints, parseStatusVerdict, type ImageScore } from './parse.ts';
 import { fill, GROVE_PROMPTS, promptRecord, promptText, type PromptSet } from './prompts.ts';
-import { JudgeError, type Judge, type JudgeInput } from './types.ts';
+import type { Judge, JudgeInput } from './types.ts';
 
-export const WEBJUDGE_MAX_IMAGES = 50;
+const WEBJUDGE_MAX_IMAGES = 50;
 /** OpenaiEngine.generate's defaults, used by every stage. */
-export const ONLINE_MIND2WEB_PARAMS: OriginalParams = { temperature: 0, maxTokens: 512 };
+const ONLINE_MIND2WEB_PARAMS: OriginalParams = { temperature: 0, maxTokens: 512 };
 
-export const KEY_POINTS_USER = 'Task: {task}';
-export const IMAGE_USER = 'Task: {task}\n\nKey points for completing the task:\n{key_points}\n\nThe screenshot of the web page follows.';
-export const OUTCOME_USER = `User task: {task}\n\nKey points:\n{key_points}\n\nAction history:\n{last_actions}\n\nScreenshots from the agent's session that may matter, and why each was selected:\n{thoughts}`;
-export const OUTCOME_USER_NO_IMAGES = 'User task: {task}\n\nKey points:\n{key_points}\n\nAction history:\n{last_actions}';
-export const AUTONOMOUS_USER = 'User task: {task}\n\nAction history:\n{last_actions}\n\nThe last screenshot of the session follows.';
+const KEY_POINTS_USER = 'Task: {task}';
+const IMAGE_USER = 'Task: {task}\n\nKey points for completing the task:\n{key_points}\n\nThe screenshot of the web page follows.';
+const OUTCOME_USER = `User task: {task}\n\nKey points:\n{key_points}\n\nAction history:\n{last_actions}\n\nScreenshots from the agent's session that may matter, and why each was selected:\n{thoughts}`;
+const OUTCOME_USER_NO_IMAGES = 'User task: {task}\n\nKey points:\n{key_points}\n\nAction history:\n{last_actions}';
+const AUTONOMOUS_USER = 'User task: {task}\n\nAction history:\n{last_actions}\n\nThe last screenshot of the session follows.';
 
 export const KEY_POINTS_SYSTEM = `You analyse a task given to a web agent and list its key points: the requirements the task states explicitly.
 
@@ -69,7 +69,7 @@ Reply in exactly two lines:
 Thoughts: <your reasoning, checking each key point and rule>
 Status: "success" or "failure"`;
 
-export const AUTONOMOUS_SYSTEM = `You judge whether a web navigation agent completed a user's task, from the task, the agent's action history and the final state of the browser (the last screenshot). Check that every requirement of the task is met by the actions and visible in the final state; a partially completed task is a failure.
+const AUTONOMOUS_SYSTEM = `You judge whether a web navigation agent completed a user's task, from the task, the agent's action history and the final state of the browser (the last screenshot). Check that every requirement of the task is met by the actions and visible in the final state; a partially completed task is a failure.
 
 Reply in exactly two lines:
 Thoughts: <your reasoning>
@@ -89,7 +89,7 @@ export interface WebJudgeOptions {
 
 const numbered = (xs: string[]) => xs.map((x, i) => `${i + 1}. ${x}`).join('\n');
 
-export interface ImageJudgeRecord {
+interface ImageJudgeRecord {
   Response: string;
   Score: number;
   index: number;

@@ -22,7 +22,7 @@ export const WEBVOYAGER_SEED = 42;
 /** auto_eval.py (and DeepShop's copies) send temperature 0 and max_tokens 1000. */
 export const WEBVOYAGER_PARAMS: OriginalParams = { temperature: 0, maxTokens: 1000 };
 
-export const WEBVOYAGER_SYSTEM = `You are judging whether a web-browsing agent completed a task. You receive:
+const WEBVOYAGER_SYSTEM = `You are judging whether a web-browsing agent completed a task. You receive:
 1. the task instruction, in natural language;
 2. the last screenshots of the agent's browsing session, oldest first; they are authentic records of what the browser showed;
 3. the agent's final text response, written at the end of the session.
@@ -35,8 +35,8 @@ Rules:
 
 Explain briefly how you reached your judgement, then give the verdict on its own line: SUCCESS or NOT SUCCESS.`;
 
-export const WEBVOYAGER_USER = `Task: {task}\nAgent's final response: {answer}\nUp to the last {num} screenshots of the session follow, oldest first:`;
-export const WEBVOYAGER_CLOSING = 'Your verdict:';
+const WEBVOYAGER_USER = `Task: {task}\nAgent's final response: {answer}\nUp to the last {num} screenshots of the session follow, oldest first:`;
+const WEBVOYAGER_CLOSING = 'Your verdict:';
 
 /**
  * The request shared by the WebVoyager protocol and DeepShop's per-dimension judgements (`judge` names the prompt

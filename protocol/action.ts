@@ -18,16 +18,16 @@ export type CoordinateSpace = z.infer<typeof CoordinateSpace>;
  * input on the page. Coordinates outside the viewport are refused later (`invalid_coordinates`); the schema only
  * keeps numbers in a range any viewport, image or grid could use.
  */
-export const MAX_COORD = 100_000;
+const MAX_COORD = 100_000;
 /** Largest scroll in CSS px per action (dx, dy, or a direction's amount in px). */
 export const MAX_SCROLL_PX = 50_000;
 /** Largest scroll in wheel notches (100 CSS px each) per action. */
 export const MAX_SCROLL_NOTCHES = 500;
 /** Largest scroll in viewports (unit "viewport") per action. */
-export const MAX_SCROLL_VIEWPORTS = 20;
+const MAX_SCROLL_VIEWPORTS = 20;
 /** Largest tab index and SoM label accepted. */
-export const MAX_TAB_INDEX = 999;
-export const MAX_LABEL = 99_999;
+const MAX_TAB_INDEX = 999;
+const MAX_LABEL = 99_999;
 
 const coord = z.number().finite().min(-MAX_COORD).max(MAX_COORD);
 
@@ -41,17 +41,17 @@ const pointFields = {
 
 const Modifier = z.enum(['Alt', 'Control', 'Meta', 'Shift']);
 
-export const ClickAction = z.object({
+const ClickAction = z.object({
   action: z.literal('click'),
   ...pointFields,
   button: z.enum(['left', 'middle', 'right']).optional(),
   modifiers: z.array(Modifier).max(4).optional(),
 });
-export const DoubleClickAction = z.object({ action: z.literal('double_click'), ...pointFields });
-export const TripleClickAction = z.object({ action: z.literal('triple_click'), ...pointFields });
-export const RightClickAction = z.object({ action: z.literal('right_click'), ...pointFields });
-export const HoverAction = z.object({ action: z.literal('hover'), ...pointFields });
-export const DragAction = z.object({
+const DoubleClickAction = z.object({ action: z.literal('double_click'), ...pointFields });
+const TripleClickAction = z.object({ action: z.literal('triple_click'), ...pointFields });
+const RightClickAction = z.object({ action: z.literal('right_click'), ...pointFields });
+const HoverAction = z.object({ action: z.literal('hover'), ...pointFields });
+const DragAction = z.object({
   action: z.literal('drag'),
   ...pointFields,
   to_x: coord,
@@ -60,7 +60,7 @@ export const DragAction = z.object({
   path: z.array(z.object({ x: coord, y: coord })).max(64).optional(),
 });
 
-export const TypeAction = z.object({
+const TypeAction = z.object({
   action: z.literal('type'),
   text: z.string().max(20_000),
   /** Optional point to click first (focus). */
@@ -79,12 +79,12 @@ export const TypeAction = z.object({
  * "Shift+Tab". Common aliases (ctrl, cmd, esc, return, pgdn…) are normalised by the executor.
  * `keys` may hold several combos pressed in sequence.
  */
-export const KeyAction = z.object({
+const KeyAction = z.object({
   action: z.literal('key'),
   keys: z.union([z.string().min(1).max(100), z.array(z.string().min(1).max(100)).min(1).max(16)]),
 });
 
-export const ScrollAction = z.object({
+const ScrollAction = z.object({
   action: z.literal('scroll'),
   x: coord.optional(),
   y: coord.optional(),
@@ -112,24 +112,24 @@ export const ScrollAction = z.object({
   path: ['amount'],
 });
 
-export const GotoAction = z.object({ action: z.literal('goto'), url: z.string().min(1).max(8192) });
-export const BackAction = z.object({ action: z.literal('back') });
-export const ForwardAction = z.object({ action: z.literal('forward') });
-export const ReloadAction = z.object({ action: z.literal('reload') });
+const GotoAction = z.object({ action: z.literal('goto'), url: z.string().min(1).max(8192) });
+const BackAction = z.object({ action: z.literal('back') });
+const ForwardAction = z.object({ action: z.literal('forward') });
+const ReloadAction = z.object({ action: z.literal('reload') });
 
-export const NewTabAction = z.object({ action: z.literal('new_tab'), url: z.string().max(8192).optional() });
-export const SwitchTabAction = z.object({ action: z.literal('switch_tab'), index: z.number().int().min(0).max(MAX_TAB_INDEX) });
-export const CloseTabAction = z.object({ action: z.literal('close_tab'), index: z.number().int().min(0).max(MAX_TAB_INDEX).optional() });
+const NewTabAction = z.object({ action: z.literal('new_tab'), url: z.string().max(8192).optional() });
+const SwitchTabAction = z.object({ action: z.literal('switch_tab'), index: z.number().int().min(0).max(MAX_TAB_INDEX) });
+const CloseTabAction = z.object({ action: z.literal('close_tab'), index: z.number().int().min(0).max(MAX_TAB_INDEX).optional() });
 
-export const WaitAction = z.object({
+const WaitAction = z.object({
   action: z.literal('wait'),
   /** Milliseconds to wait (default 1000); the step's deadline counts it in full. */
   ms: z.number().int().min(0).max(60_000).optional().describe('milliseconds, at most 60000 (default 1000)'),
 });
 
 /** Set-of-Mark label actions: labels come from the last observation's `som` list. */
-export const ClickLabelAction = z.object({ action: z.literal('click_label'), label: z.number().int().min(0).max(MAX_LABEL) });
-export const TypeLabelAction = z.object({
+const ClickLabelAction = z.object({ action: z.literal('click_label'), label: z.number().int().min(0).max(MAX_LABEL) });
+const TypeLabelAction = z.object({
   action: z.literal('type_label'),
   label: z.number().int().min(0).max(MAX_LABEL),
   text: z.string().max(20_000),
@@ -138,8 +138,8 @@ export const TypeLabelAction = z.object({
 });
 
 /** Terminal actions end the episode; the environment records them and does nothing to the page. */
-export const AnswerAction = z.object({ action: z.literal('answer'), text: z.string().max(100_000) });
-export const TerminateAction = z.object({
+const AnswerAction = z.object({ action: z.literal('answer'), text: z.string().max(100_000) });
+const TerminateAction = z.object({
   action: z.literal('terminate'),
   status: z.enum(['success', 'failure']).optional(),
   reason: z.string().max(10_000).optional(),
@@ -170,14 +170,6 @@ export const Action = z.discriminatedUnion('action', [
 ]);
 export type Action = z.infer<typeof Action>;
 export type ActionName = Action['action'];
-export const ACTION_NAMES = Action.options.map((o) => o.shape.action.value) as ActionName[];
-
-export const POINTER_ACTIONS = ['click', 'double_click', 'triple_click', 'right_click', 'hover', 'drag'] as const;
-export const TERMINAL_ACTIONS = ['answer', 'terminate'] as const;
-
-export function isTerminal(a: Action): a is Extract<Action, { action: 'answer' | 'terminate' }> {
-  return a.action === 'answer' || a.action === 'terminate';
-}
 
 /** A step body carries one action or a short list (executed in order; stops at the first error). */
 export const ActionList = z.array(Action).min(1).max(16);

@@ -2,7 +2,7 @@
 // reports, and the tool-call / state / audit / reset routes.
 import { z } from 'zod';
 
-export const CLAW_APPS = ['mail', 'calendar', 'contacts', 'docs', 'todo'] as const;
+const CLAW_APPS = ['mail', 'calendar', 'contacts', 'docs', 'todo'] as const;
 
 export const ClawFaults = z.object({
   /** Share of tool calls answered 429 (Retry-After: 1) without running. */
@@ -46,7 +46,7 @@ export const ClawDetails = z.object({
 });
 export type ClawDetails = z.infer<typeof ClawDetails>;
 
-export const OpenAIToolDef = z.object({
+const OpenAIToolDef = z.object({
   type: z.literal('function'),
   function: z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) }),
 });
@@ -60,7 +60,7 @@ export const ClawCallRequest = z.object({
   actor: z.string().min(1).max(40).default('tool'),
 });
 
-export const RecordChange = z.object({
+const RecordChange = z.object({
   collection: z.string(),
   id: z.string(),
   op: z.enum(['added', 'removed', 'changed']),
@@ -82,7 +82,7 @@ export const ClawCallResponse = z.object({
 });
 export type ClawCallResponse = z.infer<typeof ClawCallResponse>;
 
-export const AuditEntry = z.object({
+const AuditEntry = z.object({
   seq: z.number().int(),
   at: z.string(),
   actor: z.string(),

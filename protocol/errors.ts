@@ -64,7 +64,7 @@ export class GroveError extends Error {
  * Codes reported as `last_action_error.code` in observations. An action error never fails the HTTP
  * request: the step answers 200 with the error inside the observation.
  */
-export const ACTION_ERROR_CODES = [
+const ACTION_ERROR_CODES = [
   'invalid_coordinates', // outside the viewport / image
   'label_not_found', // SoM label not in the last observation
   'labels_stale', // SoM labels made on a page the agent has since left (navigation, tab switch)

@@ -5,7 +5,7 @@ import { ActionError, EnvEvent, ResolvedAction, Tab, Timings } from './observati
 import { Task, Termination, Verdict } from './task.ts';
 
 /** A shell step (SWE episodes): the command, its result as the agent saw it, and what it changed. */
-export const ExecStepRecord = z.object({
+const ExecStepRecord = z.object({
   command: z.string(),
   cwd: z.string().optional(),
   exit_code: z.number().int(),

@@ -57,8 +57,6 @@ export const ExecRequest = z
 export type ExecRequest = z.infer<typeof ExecRequest>;
 export type ExecInput = z.input<typeof ExecRequest>;
 
-export const StreamOutput = z.object({ text: z.string(), bytes: z.number().int(), truncated: z.boolean() });
-
 export const ExecResult = z.object({
   exit_code: z.number().int(),
   /** The timeout killed the process tree (exit_code 124). */
@@ -76,7 +74,7 @@ export const ExecResult = z.object({
 });
 export type ExecResult = z.infer<typeof ExecResult>;
 
-export const JobStatus = z.enum(['running', 'finished']);
+const JobStatus = z.enum(['running', 'finished']);
 export const JobInfo = z.object({
   job_id: z.string(),
   sandbox_id: z.string(),

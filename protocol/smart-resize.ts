@@ -9,7 +9,7 @@ export interface ImageSize {
 }
 
 /** Python 3 `round(v)`: to the nearest integer, halves to the even neighbour. */
-export function roundHalfEven(v: number): number {
+function roundHalfEven(v: number): number {
   const f = Math.floor(v);
   const d = v - f;
   if (d > 0.5) return f + 1;

@@ -94,7 +94,7 @@ function mergeChain(rollout: string, chain: Turn[], kind: Sample['kind']): Sampl
   return sample;
 }
 
-export function readReward(dir: string, rollout: string): number | null {
+function readReward(dir: string, rollout: string): number | null {
   const f = path.join(dir, 'rollouts', rollout, 'reward.json');
   if (!existsSync(f)) return null;
   const r = (JSON.parse(readFileSync(f, 'utf8')) as { reward?: unknown }).reward;

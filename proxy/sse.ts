@@ -47,7 +47,7 @@ interface ToolCallAcc {
 }
 
 /** Assembles chat.completion.chunk events into one chat.completion (content, tool calls, logprobs, token ids, usage). */
-export function assembleChat(events: Json[]): Json | null {
+function assembleChat(events: Json[]): Json | null {
   if (events.length === 0) return null;
   const first = events[0];
   const choices = new Map<number, { content: string | null; reasoning: string | null; tools: ToolCallAcc[]; finish: string | null; logprobs: unknown[] | null; tokenIds: number[] | null; role: string }>();
@@ -104,7 +104,7 @@ export function assembleChat(events: Json[]): Json | null {
 }
 
 /** The Responses API object a stream ends with (`response.completed`, else the last event carrying a response). */
-export function assembleResponses(events: Json[]): Json | null {
+function assembleResponses(events: Json[]): Json | null {
   let last: Json | null = null;
   for (const e of events) if (e.response && typeof e.response === 'object') last = e.response;
   return last;

@@ -19,7 +19,7 @@ export function splitThoughtAction(text: string): WebVoyagerTurn {
   return { thought, action_text, action: parseWebVoyagerAction(action_text) };
 }
 
-export function parseWebVoyagerAction(text: string): Action | undefined {
+function parseWebVoyagerAction(text: string): Action | undefined {
   const t = text.trim();
   let m: RegExpExecArray | null;
   if ((m = /^click\s*\[?(\d+)\]?/i.exec(t))) return { action: 'click_label', label: Number(m[1]) };

@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import type { Action } from '../protocol/action.ts';
 
 /** Width frames are downscaled to before diffing; height keeps the aspect ratio. */
-export const DIFF_WIDTH = 400;
+const DIFF_WIDTH = 400;
 /** Below this changed share a step is "visually unchanged" (at 400x250: fewer than ~30 pixels changed). */
 export const NOOP_THRESHOLD = 0.0003;
 

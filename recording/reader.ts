@@ -3,9 +3,7 @@
 // (<task_id>/result.json + trajectory/*, schema v1 or v2). Used by the viewer, the exporters and the judges.
 //
 // The view and its frame convention: read/view.ts; one reader per layout in read/; this module is their entry.
-import { readFile, stat } from 'node:fs/promises';
-import { basename, join, relative } from 'node:path';
-import { imageMimeOf } from '../protocol/image.ts';
+import { basename } from 'node:path';
 import { detectLayout, findEpisodes } from './read/layout.ts';
 import { readGrove } from './read/grove.ts';
 import { readWebVoyager } from './read/webvoyager.ts';
@@ -17,8 +15,7 @@ export type * from './read/view.ts';
 export { detectLayout, findEpisodes, type FoundEpisode } from './read/layout.ts';
 export { parseStepsJsonl } from './read/grove.ts';
 export { webVoyagerAnswer } from './read/webvoyager.ts';
-export { parseOm2wAction } from './read/online-mind2web.ts';
-export { summarise, verdictSummary } from './read/summary.ts';
+export { summarise } from './read/summary.ts';
 export { judgeRecordDir } from './read/judge-records.ts';
 
 export interface ReadOptions {
@@ -81,17 +78,4 @@ export async function readAll(
   await Promise.all(Array.from({ length: opts.concurrency ?? 16 }, worker));
   episodes.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return { episodes, errors };
-}
-
-/** The bytes of a frame of an episode (`rel` as found in the view: `initial.frame`, `steps[i].frame`, ...). */
-export async function readFrame(view: Pick<EpisodeView, 'dir'>, rel: string): Promise<{ bytes: Buffer; mime: string }> {
-  const abs = join(view.dir, rel);
-  if (relative(view.dir, abs).startsWith('..')) throw new Error(`frame path ${rel} leaves the episode directory`);
-  const mime = imageMimeOf(rel, 'image/jpeg');
-  return { bytes: await readFile(abs), mime };
-}
-
-/** Exists for callers that only need to know whether a path is a file (frame look-ups). */
-export async function isFile(path: string): Promise<boolean> {
-  return stat(path).then((s) => s.isFile(), () => false);
 }

@@ -21,7 +21,7 @@ export const WRITER_FILE = '.writer.json';
 /** Observation metadata of frame 0 (after reset), kept beside episode.json. */
 export const INITIAL_FILE = 'initial.json';
 
-export type FrameExt = 'jpg' | 'png' | 'webp';
+type FrameExt = 'jpg' | 'png' | 'webp';
 export interface Frame {
   bytes: Buffer;
   ext: FrameExt | string;
@@ -64,7 +64,7 @@ function normaliseExt(ext: string): string {
 }
 
 /** Writes `data` to `path` atomically: a reader sees the old file or the new one, never half of one. */
-export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
   const tmp = `${path}.${process.pid}.tmp`;
   const fh = await open(tmp, 'w');
   try {
@@ -238,13 +238,13 @@ export class EpisodeRecorder {
   }
 }
 
-export interface WriterInfo {
+interface WriterInfo {
   pid: number;
   hostname: string;
   started_at?: string;
 }
 
-export async function readWriter(dir: string): Promise<WriterInfo | undefined> {
+async function readWriter(dir: string): Promise<WriterInfo | undefined> {
   try {
     return JSON.parse(await readFile(join(dir, WRITER_FILE), 'utf8')) as WriterInfo;
   } catch {
@@ -253,7 +253,7 @@ export async function readWriter(dir: string): Promise<WriterInfo | undefined> {
 }
 
 /** Default: an episode on another host with no write for this long is considered abandoned. */
-export const STALE_MS = 15 * 60_000;
+const STALE_MS = 15 * 60_000;
 
 /**
  * The status a reader should show: `running` only while the writer is plausibly alive, else `incomplete`.

@@ -1,6 +1,7 @@
 // Recording as a step hook (sandbox/step-hook.ts): the one place a step record and frame 0 are built, used by
 // the server (a `record: true` sandbox: server/recording.ts attaches a RecordingHook to the registry's hooks) and
 // by the runner (its episode loop runs the same hook for the steps it takes over HTTP).
+import { imageExtOf } from '../protocol/image.ts';
 import type { Observation, Screenshot, Tab } from '../protocol/observation.ts';
 import type { StepRecord } from '../protocol/recording.ts';
 import type { EpisodeEndInfo, StepContext, StepHook } from '../sandbox/step-hook.ts';
@@ -26,21 +27,18 @@ export interface InitialState {
 
 const NO_TIMINGS = { action: 0, settle: 0, capture: 0, encode: 0, total: 0 };
 
-/** Frame file extension of an image mime type. */
-export const extOf = (mime: string): string => (mime.includes('png') ? 'png' : mime.includes('webp') ? 'webp' : 'jpg');
-
 /** The frame an observation carries (none without screenshot bytes). */
 export function frameOf(o: { screenshot?: { mime: string; base64?: string } }, bytes?: Buffer): Frame | undefined {
   const s = o.screenshot;
   if (!s) return undefined;
-  if (bytes) return { bytes, ext: extOf(s.mime) };
-  return s.base64 ? { bytes: Buffer.from(s.base64, 'base64'), ext: extOf(s.mime) } : undefined;
+  if (bytes) return { bytes, ext: imageExtOf(s.mime) };
+  return s.base64 ? { bytes: Buffer.from(s.base64, 'base64'), ext: imageExtOf(s.mime) } : undefined;
 }
 
 const shotMeta = (s: Omit<Screenshot, 'base64'>) => ({ mime: s.mime, width: s.width, height: s.height, scale: s.scale_x, scale_y: s.scale_y });
 
 /** Frame 0 and its metadata (initial.json). */
-export function buildInitial(s: InitialState): { frame?: Frame; obs: InitialObservation } {
+function buildInitial(s: InitialState): { frame?: Frame; obs: InitialObservation } {
   return {
     frame: frameOf(s, s.bytes),
     obs: { url: s.url, title: s.title, tabs: s.tabs, ...(s.screenshot ? { screenshot: { ...shotMeta(s.screenshot), scale_x: s.screenshot.scale_x } } : {}) },
@@ -48,7 +46,7 @@ export function buildInitial(s: InitialState): { frame?: Frame; obs: InitialObse
 }
 
 /** The one builder of a step record (steps.jsonl line) and its frame, whoever took the step. */
-export function buildStepRecord(step: number, ctx: StepContext, ts = new Date()): { record: Omit<StepRecord, 'frame' | 'diff'>; frame?: Frame } {
+function buildStepRecord(step: number, ctx: StepContext, ts = new Date()): { record: Omit<StepRecord, 'frame' | 'diff'>; frame?: Frame } {
   const o: Observation = ctx.observation;
   const fresh = !ctx.stale;
   const src = ctx.source;

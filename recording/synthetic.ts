@@ -7,14 +7,14 @@ import type { Action } from '../protocol/action.ts';
 import type { Suite, Termination, Verdict } from '../protocol/task.ts';
 import { EpisodeRecorder } from './recorder.ts';
 
-export const SYNTH_VIEWPORT = { width: 1280, height: 800 };
+const SYNTH_VIEWPORT = { width: 1280, height: 800 };
 /** Frames are half the viewport: image_px = css_px * 0.5, so overlays must scale. */
 export const SYNTH_SCALE = 0.5;
 
 const esc = (s: string) => s.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]!);
 
 /** A fake page: header, a title, a search box with `typed` text, and a result panel after `page` changes. */
-export async function renderFrame(o: { title: string; page: number; typed?: string; scrolled?: number }): Promise<Buffer> {
+async function renderFrame(o: { title: string; page: number; typed?: string; scrolled?: number }): Promise<Buffer> {
   const w = SYNTH_VIEWPORT.width * SYNTH_SCALE;
   const h = SYNTH_VIEWPORT.height * SYNTH_SCALE;
   const hue = (o.page * 67) % 360;

@@ -37,7 +37,7 @@ const WEBSITE_CODES = new Set([
 ]);
 
 /** Rejects with the abort reason as soon as `signal` aborts; the raced promise keeps running. */
-export function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);

@@ -21,7 +21,7 @@ export interface RetryPolicy {
   backoffMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { maxRestarts: 2, startUrlAttempts: 2, backoffMs: 500 };
+const DEFAULT_RETRY: RetryPolicy = { maxRestarts: 2, startUrlAttempts: 2, backoffMs: 500 };
 
 /** Local parser (vlm-client/formats parseModelOutput) when the server should not parse. */
 export type LocalParser = (format: string, output: string) => { ok: true; actions: Action[]; thought?: string } | { ok: false; error: string; thought?: string };

@@ -8,7 +8,7 @@ export function escapeHtml(s: string): string {
 
 const fmt = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
 
-export interface Bar {
+interface Bar {
   label: string;
   value: number;
   /** Text drawn after the bar (defaults to the value). */
@@ -17,7 +17,7 @@ export interface Bar {
 }
 
 /** Horizontal bars, one per row; `max` fixes the scale (e.g. 1 for rates). */
-export function hbarChart(title: string, bars: Bar[], opts: { max?: number } = {}): string {
+function hbarChart(title: string, bars: Bar[], opts: { max?: number } = {}): string {
   const rowH = 22;
   // Room for the longest label and note (12 px system-ui: < 7.5 px a character), so none is clipped.
   const labelW = Math.max(80, Math.ceil(Math.max(0, ...bars.map((b) => b.label.length)) * 7.5) + 12);
@@ -44,7 +44,7 @@ export function hbarChart(title: string, bars: Bar[], opts: { max?: number } = {
 }
 
 /** Vertical histogram of counts with labelled buckets. */
-export function histogramChart(title: string, buckets: { label: string; count: number }[]): string {
+function histogramChart(title: string, buckets: { label: string; count: number }[]): string {
   const w = 560;
   const h = 180;
   const left = 30;

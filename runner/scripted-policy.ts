@@ -10,7 +10,7 @@ import { qwen3vl } from '../vlm-client/formats/qwen3vl.ts';
 import type { Policy, PolicyDecision, PolicyStepContext } from './policy.ts';
 
 /** Button texts that close the offline sites' modals (cookie banner, newsletter, survey). */
-export const DEFAULT_DISMISS_TEXTS = ['Accept all cookies', 'No thanks', 'Maybe later'];
+const DEFAULT_DISMISS_TEXTS = ['Accept all cookies', 'No thanks', 'Maybe later'];
 
 export interface ScriptedPolicyOptions {
   /** Texts of buttons that close popups; a task may add more in extra.dismiss. */

@@ -7,7 +7,7 @@ import { isLoopbackBind } from './host-guard.ts';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
-export const GroveConfigSchema = z
+const GroveConfigSchema = z
   .object({
     host: z.string().min(1).default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(8321),

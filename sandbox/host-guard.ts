@@ -10,7 +10,7 @@ export function isLoopbackBind(host: string): boolean {
 }
 
 /** The host name of a Host header value ("127.0.0.1:8321" → "127.0.0.1", "[::1]:80" → "::1"), lower case. */
-export function hostOfHeader(value: string): string {
+function hostOfHeader(value: string): string {
   const v = value.trim().toLowerCase();
   if (v.startsWith('[')) {
     const end = v.indexOf(']');

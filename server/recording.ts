@@ -11,7 +11,6 @@
 // never learns what a HAR is.
 import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import type { Readable } from 'node:stream';
 import type { BrowserContext } from 'playwright-core';
 import type { ContextExtras, BrowserSandbox } from '../browser-env/types.ts';
 import { GroveError } from '../protocol/errors.ts';
@@ -88,7 +87,7 @@ export interface BrowserEnvironmentLike extends EnvironmentFactory<BrowserCreate
  * Frame 0 of a browser sandbox without taking an observation: the start URL's error and queued events stay for
  * the client's first observation.
  */
-export async function browserInitial(sandbox: Sandbox): Promise<InitialState> {
+async function browserInitial(sandbox: Sandbox): Promise<InitialState> {
   const sb = sandbox as BrowserSandbox;
   const [shot, state] = await Promise.all([sb.screenshot(), sb.pageState()]);
   const { width, height } = sb.options.viewport;

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { GroveError, type ErrorCode } from '../protocol/errors.ts';
 
 /** "body.viewport.width: Too small: expected number to be >=200; body.type: ..." (at most 5 issues). */
-export function formatZodError(error: z.ZodError, where: string): string {
+function formatZodError(error: z.ZodError, where: string): string {
   const parts = error.issues.slice(0, 5).map((issue) => {
     const path = [where, ...issue.path.map(String)].join('.');
     let message = issue.message;

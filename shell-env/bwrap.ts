@@ -7,7 +7,7 @@ import path from 'node:path';
 
 /** Top-level directories of a root file system that a sandbox sees (read-only); the rest stays hidden
  * (/root, /home, /run, /mnt, the server's own data, ...). */
-export const SYSTEM_DIRS = ['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32', 'etc', 'opt', 'var', 'srv'];
+const SYSTEM_DIRS = ['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32', 'etc', 'opt', 'var', 'srv'];
 
 export interface HolderSpec {
   /** The root file system to expose ("/" for the host's). */

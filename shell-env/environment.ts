@@ -11,7 +11,7 @@ import { detectCgroups, type CgroupRoot } from './cgroups.ts';
 import { LocalShellSandbox, type ShellLimits } from './sandbox.ts';
 import type { ShellSandbox } from './types.ts';
 
-export const BWRAP = '/usr/bin/bwrap';
+const BWRAP = '/usr/bin/bwrap';
 const UID_RANGE = 10_000;
 
 export interface ShellEnvironmentOptions {

@@ -2,7 +2,7 @@
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-export function esc(v: unknown): string {
+function esc(v: unknown): string {
   return String(v ?? '').replace(/[&<>"']/g, (c) => ESC[c]);
 }
 
@@ -29,7 +29,7 @@ function render(v: unknown): string {
   return esc(v);
 }
 
-export const raw = (s: string): Html => new Html(s);
+const raw = (s: string): Html => new Html(s);
 
 export interface PageOpts {
   title: string;

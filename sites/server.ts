@@ -11,9 +11,9 @@ import { registerRecipes } from './recipes/routes.ts';
 import { registerShop } from './shop/routes.ts';
 import { SESSION_ID_RE, SessionStore } from './state.ts';
 
-export const SESSION_COOKIE = 'grove_session';
-export const SESSION_PARAM = 'grove_session';
-export const SITE_PREFIXES = { shop: '/shop/', recipes: '/recipes/', forms: '/forms/' } as const;
+const SESSION_COOKIE = 'grove_session';
+const SESSION_PARAM = 'grove_session';
+const SITE_PREFIXES = { shop: '/shop/', recipes: '/recipes/', forms: '/forms/' } as const;
 
 export interface SitesAppOptions {
   log?: Logger;

@@ -32,7 +32,7 @@ export const Check = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('answer'), accepted: z.array(z.string()).min(1) }),
 ]);
 export type Check = z.infer<typeof Check>;
-export type CheckInput = z.input<typeof Check>;
+type CheckInput = z.input<typeof Check>;
 
 export const GroundTruth = z.object({ checks: z.array(Check).min(1) });
 export type GroundTruth = z.infer<typeof GroundTruth>;

@@ -4,10 +4,10 @@ import { z } from 'zod';
 
 export const SESSION_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
-export const CartLine = z.object({ product_id: z.string(), name: z.string(), price: z.number(), qty: z.number().int() });
+const CartLine = z.object({ product_id: z.string(), name: z.string(), price: z.number(), qty: z.number().int() });
 export type CartLine = z.infer<typeof CartLine>;
 
-export const Order = z.object({
+const Order = z.object({
   id: z.string(),
   items: z.array(CartLine),
   total: z.number(),
@@ -16,7 +16,7 @@ export const Order = z.object({
 });
 export type Order = z.infer<typeof Order>;
 
-export const ShoppingListEntry = z.object({ recipe_id: z.string(), servings: z.number().int(), items: z.array(z.string()) });
+const ShoppingListEntry = z.object({ recipe_id: z.string(), servings: z.number().int(), items: z.array(z.string()) });
 export type ShoppingListEntry = z.infer<typeof ShoppingListEntry>;
 
 export const Submission = z.object({

@@ -10,7 +10,7 @@ import { RECIPE_TASKS } from './recipes/tasks.ts';
 import { SHOP_TASKS } from './shop/tasks.ts';
 import { GroundTruth, Plan, type TaskSpec } from './spec.ts';
 
-export const PLACEHOLDER_BASE = 'http://sites.grove.test';
+const PLACEHOLDER_BASE = 'http://sites.grove.test';
 
 /** One row of a WebVoyager-format task file. */
 export const WebVoyagerRow = z.object({ web_name: z.string(), id: z.string(), ques: z.string(), web: z.string() });

@@ -22,7 +22,7 @@ export interface Evaluation {
 }
 
 /** Applies a unified diff from stdin: `git apply`, else `patch --batch --fuzz=5 -p1`. */
-export async function applyPatch(shell: ShellTarget, patch: string): Promise<{ ok: boolean; output: string }> {
+async function applyPatch(shell: ShellTarget, patch: string): Promise<{ ok: boolean; output: string }> {
   const attempts: string[][] = [
     ['git', 'apply', '--verbose', '--whitespace=nowarn', '-'],
     ['git', 'apply', '--verbose', '--reject', '--whitespace=nowarn', '-'],
@@ -40,7 +40,7 @@ export async function applyPatch(shell: ShellTarget, patch: string): Promise<{ o
 }
 
 /** Runs the instance's tests in the prepared checkout (with the model's changes in place) and grades them. */
-export async function evaluateCheckout(shell: ShellTarget, inst: SweInstance, spec: RepoSpec): Promise<Pick<Evaluation, 'resolution' | 'resolved' | 'report' | 'test_log' | 'test_exit_code' | 'error'>> {
+async function evaluateCheckout(shell: ShellTarget, inst: SweInstance, spec: RepoSpec): Promise<Pick<Evaluation, 'resolution' | 'resolved' | 'report' | 'test_log' | 'test_exit_code' | 'error'>> {
   const testPatch = inst.test_patch ?? '';
   if (testPatch) {
     const files = diffFiles(testPatch);

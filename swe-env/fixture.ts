@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import type { SweInstance } from './types.ts';
 
 const run = promisify(execFile);
-export const FIXTURE_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'textkit');
+const FIXTURE_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'textkit');
 export const FIXTURE_REPO = 'grove/textkit';
 export const FIXTURE_BASE_COMMIT = '689d812d553f7f54cf8043432e3181a482498336';
 

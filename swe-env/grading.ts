@@ -4,9 +4,9 @@
 // some but not all F2P succeed and every P2P does; NO otherwise (a broken P2P test is always NO).
 import type { StatusMap } from './log-parsers.ts';
 
-export type Resolution = 'FULL' | 'PARTIAL' | 'NO';
+type Resolution = 'FULL' | 'PARTIAL' | 'NO';
 
-export interface TestOutcome {
+interface TestOutcome {
   success: string[];
   failure: string[];
 }

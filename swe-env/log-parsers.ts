@@ -2,7 +2,7 @@
 // `log_parsers.py`: one parser per repository family; the statuses PASSED, FAILED, SKIPPED, ERROR, XFAIL).
 // Written here from that behaviour; a test absent from the log counts as failed at grading.
 
-export type TestStatus = 'PASSED' | 'FAILED' | 'SKIPPED' | 'ERROR' | 'XFAIL';
+type TestStatus = 'PASSED' | 'FAILED' | 'SKIPPED' | 'ERROR' | 'XFAIL';
 export type StatusMap = Record<string, TestStatus>;
 export type LogParserName = 'pytest' | 'unittest';
 

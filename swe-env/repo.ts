@@ -13,7 +13,7 @@ import { REPO_DIR, type RepoSources, type ShellTarget, type SweInstance } from '
 const run = promisify(execFile);
 const COMMIT = /^[0-9a-f]{7,40}$/;
 
-export class SweSetupError extends Error {
+class SweSetupError extends Error {
   constructor(
     readonly code: 'unknown_repo' | 'bad_commit' | 'bundle_failed' | 'checkout_failed' | 'install_failed',
     message: string,
@@ -23,7 +23,7 @@ export class SweSetupError extends Error {
 }
 
 /** A bundle of every ref of the local repository (the base commit must be reachable from one). */
-export async function bundleRepo(source: string, baseCommit: string): Promise<Buffer> {
+async function bundleRepo(source: string, baseCommit: string): Promise<Buffer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'grove-swe-bundle-'));
   try {
     const file = path.join(dir, 'repo.bundle');

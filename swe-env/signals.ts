@@ -27,11 +27,11 @@ export interface ProcessSignals {
 const TEST_COMMAND = /\b(pytest|py\.test|unittest|runtests\.py|tox|nox|nosetests|go test|cargo test|npm (run )?test|yarn test|mvn test|gradle test)\b|\bpython[0-9.]*\s+(\S*\/)?(test_\S*|\S*_test)\.py\b/;
 const TEST_FILE = /(^|\/)(tests?|testing)\/|(^|\/)test_[^/]*\.py$|_test\.py$|\.test\.[jt]sx?$|_test\.go$/;
 
-export function isTestCommand(command: string): boolean {
+function isTestCommand(command: string): boolean {
   return TEST_COMMAND.test(command);
 }
 
-export function isTestFile(file: string): boolean {
+function isTestFile(file: string): boolean {
   return TEST_FILE.test(file);
 }
 

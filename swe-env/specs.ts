@@ -35,10 +35,6 @@ export function specFor(repo: string, version: string | number | undefined): Rep
   return byVersion[String(version ?? '')] ?? byVersion['*'];
 }
 
-export function knownRepos(): string[] {
-  return Object.keys(SPECS);
-}
-
 /** The files a unified diff touches (its `+++ b/…` side; deletions by their old path). */
 export function diffFiles(patch: string): string[] {
   const files = new Set<string>();

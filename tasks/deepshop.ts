@@ -6,7 +6,7 @@ import type { Task } from '../protocol/task.ts';
 import type { SuiteLoader } from './types.ts';
 import { nonEmpty, uniqueId, zodReason } from './util.ts';
 
-export const DEEPSHOP_DIMENSIONS = ['attribute', 'filter', 'sort'] as const;
+const DEEPSHOP_DIMENSIONS = ['attribute', 'filter', 'sort'] as const;
 export type DeepShopDimension = (typeof DEEPSHOP_DIMENSIONS)[number];
 
 const Dim = z.union([z.string(), z.null()]).optional();
@@ -23,7 +23,7 @@ const Row = z.object({
 });
 
 /** "None", "", null and undefined all mean the dimension is absent. */
-export function dimensionText(v: unknown): string | null {
+function dimensionText(v: unknown): string | null {
   if (typeof v !== 'string') return null;
   const t = v.trim();
   return t === '' || t === 'None' ? null : v;
@@ -34,7 +34,7 @@ export function dimensionText(v: unknown): string | null {
  * after removing Markdown `**`, unbalanced `**`, or a four-word run that repeats inside the field. Tuned on
  * deepshop_test.jsonl, where exactly Amazon--539, --541 and --595 trip it.
  */
-export function looksScrambled(text: string): boolean {
+function looksScrambled(text: string): boolean {
   if (text.replace(/\*/g, '').trim().length < 8) return true;
   if ((text.match(/\*\*/g) ?? []).length % 2 === 1 || text.includes('****')) return true;
   const words = text.toLowerCase().match(/[a-z0-9$.]+/g) ?? [];

@@ -10,10 +10,8 @@ import type { LoadEvent, LoadIssue, LoadOptions, SuiteLoader } from './types.ts'
 import { webvoyagerLoader } from './webvoyager.ts';
 
 export { TaskFileError } from './read.ts';
-export type { LoadEvent, LoadIssue, LoadOptions, SuiteLoader } from './types.ts';
-export { DEEPSHOP_DIMENSIONS, presentDimensions, looksScrambled, type DeepShopDimension } from './deepshop.ts';
-export { loadWebVoyagerReferences } from './webvoyager.ts';
-export { decodeTestList } from './swe-bench.ts';
+export type { LoadEvent, LoadOptions, SuiteLoader } from './types.ts';
+export { presentDimensions } from './deepshop.ts';
 
 export const LOADERS: Partial<Record<Suite, SuiteLoader>> = {
   webvoyager: webvoyagerLoader,
@@ -24,7 +22,7 @@ export const LOADERS: Partial<Record<Suite, SuiteLoader>> = {
   'orchard-gui': orchardGuiLoader,
 };
 
-export function loaderFor(suite: string): SuiteLoader | undefined {
+function loaderFor(suite: string): SuiteLoader | undefined {
   return (LOADERS as Record<string, SuiteLoader | undefined>)[suite];
 }
 

@@ -25,7 +25,7 @@ const Row = z
   .loose();
 
 /** Decode a test list: a JSON-encoded array of strings, or already an array. */
-export function decodeTestList(v: string | string[] | undefined, field: string): string[] | string {
+function decodeTestList(v: string | string[] | undefined, field: string): string[] | string {
   if (v === undefined) return [];
   if (Array.isArray(v)) return v;
   if (v.trim() === '') return [];

@@ -1,7 +1,6 @@
 // Loader contract shared by every suite. A loader turns raw rows into normalised Tasks (protocol/task.ts);
 // a row that cannot be used becomes a LoadIssue (where + why), never an exception.
 import type { Suite, Task } from '../protocol/task.ts';
-import type { RawRow } from './read.ts';
 
 export interface LoadIssue {
   /** "line 12" (JSONL) or "index 7" (JSON array). */
@@ -36,5 +35,3 @@ export interface LoaderContext {
   seenIds: Map<string, number>;
   [key: string]: unknown;
 }
-
-export type { RawRow };

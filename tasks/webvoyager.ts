@@ -27,15 +27,15 @@ const ReferenceFile = z.record(
     answers: z.array(z.object({ id: z.number().int(), type: z.string(), ans: z.string() })),
   }),
 );
-export type ReferenceFile = z.infer<typeof ReferenceFile>;
+type ReferenceFile = z.infer<typeof ReferenceFile>;
 
-export interface WebVoyagerContext extends LoaderContext {
+interface WebVoyagerContext extends LoaderContext {
   /** `${site}--${n}` → reference. */
   references?: Map<string, { type: string; answer: string; notice?: string }>;
 }
 
 /** Read reference_answer.json into a lookup by "<site>--<id>". */
-export async function loadWebVoyagerReferences(
+async function loadWebVoyagerReferences(
   file: string,
 ): Promise<Map<string, { type: string; answer: string; notice?: string }>> {
   const parsed = ReferenceFile.safeParse(await readJsonFile(file));

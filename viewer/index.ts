@@ -254,6 +254,6 @@ export class RunIndex {
   }
 }
 
-export function successKey(s: EpisodeSummary): string {
+function successKey(s: EpisodeSummary): string {
   return s.success === null ? 'unknown' : String(s.success);
 }

@@ -11,7 +11,7 @@ import { diffImage } from '../recording/diff.ts';
 import { HAR_FILE, summariseHar } from '../recording/har.ts';
 import { RunIndex, type ListQuery } from './index.ts';
 
-export const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), 'static');
+const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), 'static');
 
 const MIME: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -7,12 +7,12 @@
 import { readBody } from './chat-decode.ts';
 import { APIError, ChatClient, type ChatClientOptions, type ChatMessage, type ChatRequest, type ChatResult, type ContentPart, type ToolDef } from './client.ts';
 
-export const ANTHROPIC_VERSION = '2023-06-01';
-export const COMPUTER_TOOL_TYPE = 'computer_20250124';
-export const COMPUTER_USE_BETA = 'computer-use-2025-01-24';
+const ANTHROPIC_VERSION = '2023-06-01';
+const COMPUTER_TOOL_TYPE = 'computer_20250124';
+const COMPUTER_USE_BETA = 'computer-use-2025-01-24';
 /** Anthropic downsizes images above about 1.15 megapixels or 1568 px on the long side (its vision docs). */
-export const ANTHROPIC_MAX_PIXELS = 1_150_000;
-export const ANTHROPIC_MAX_SIDE = 1568;
+const ANTHROPIC_MAX_PIXELS = 1_150_000;
+const ANTHROPIC_MAX_SIDE = 1568;
 
 type Block = Record<string, unknown>;
 type AnthropicMessage = { role: 'user' | 'assistant'; content: Block[] };
@@ -38,7 +38,7 @@ function blocksOf(content: string | ContentPart[] | null): Block[] {
  * Chat messages → Anthropic's `system` and `messages`: tool calls become `tool_use` blocks, the tool messages after
  * them `tool_result` blocks that open the next user turn, and consecutive user turns are merged (roles alternate).
  */
-export function toAnthropicMessages(messages: ChatMessage[]): { system: string; messages: AnthropicMessage[] } {
+function toAnthropicMessages(messages: ChatMessage[]): { system: string; messages: AnthropicMessage[] } {
   const system: string[] = [];
   const out: AnthropicMessage[] = [];
   const user = (): AnthropicMessage => {

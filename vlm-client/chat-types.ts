@@ -2,7 +2,7 @@
 // of one `complete()` call, the client options and its accounting. Types only: every client shares them.
 import type { Logger } from '../sandbox/log.ts';
 
-export type TextPart = { type: 'text'; text: string };
+type TextPart = { type: 'text'; text: string };
 export type ImagePart = { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
 export type ContentPart = TextPart | ImagePart;
 
@@ -108,12 +108,8 @@ export function imageContent(bytes: Buffer, mime: string, detail?: 'auto' | 'low
   return imageContentFromBase64(bytes.toString('base64'), mime, detail);
 }
 
-export function imageContentFromBase64(base64: string, mime: string, detail?: 'auto' | 'low' | 'high'): ImagePart {
+function imageContentFromBase64(base64: string, mime: string, detail?: 'auto' | 'low' | 'high'): ImagePart {
   const part: ImagePart = { type: 'image_url', image_url: { url: `data:${mime};base64,${base64}` } };
   if (detail) part.image_url.detail = detail;
   return part;
-}
-
-export function textContent(text: string): TextPart {
-  return { type: 'text', text };
 }

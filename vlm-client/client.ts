@@ -15,7 +15,7 @@ export {
   APIError, BadRequestError, AuthenticationError, PermissionDeniedError, NotFoundError, ConflictError,
   UnprocessableEntityError, RateLimitError, InternalServerError, APIConnectionError, APITimeoutError, APIUserAbortError,
 } from './errors.ts';
-export { isRetryableStatus, retryAfterMs } from './retry.ts';
+export { retryAfterMs } from './retry.ts';
 
 interface AttemptOutcome {
   result?: Omit<ChatResult, 'latency_ms' | 'attempts'>;

@@ -118,7 +118,7 @@ function messageTokens(m: ChatMessage, opts: ContextOptions, images: WeakMap<obj
   return n;
 }
 
-export function placeholderText(step: number): string {
+function placeholderText(step: number): string {
   return `[screenshot of step ${step} omitted]`;
 }
 

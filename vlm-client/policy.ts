@@ -55,7 +55,7 @@ export function observationText(obs: Observation, opts: { som?: boolean; parseEr
 }
 
 /** The model's answer as one string: plain text, or `{content, tool_calls}` JSON when it called tools. */
-export function outputString(r: ChatResult): string {
+function outputString(r: ChatResult): string {
   if (!r.tool_calls.length) return r.text;
   return JSON.stringify({ content: r.text || null, tool_calls: r.tool_calls.map((t) => ({ id: t.id, name: t.name, arguments: t.arguments })) });
 }

@@ -12,7 +12,7 @@ import { readBody } from './chat-decode.ts';
 type Item = Record<string, unknown>;
 
 /** Per-episode state: the response to continue from and the calls it left waiting for output. */
-export interface ResponsesState {
+interface ResponsesState {
   previous_response_id?: string;
   pending?: { call_id: string; type: 'computer_call' | 'function_call'; safety_checks?: unknown[] }[];
 }

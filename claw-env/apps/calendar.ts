@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { CalEvent, Recurrence } from '../state.ts';
 import { isValidTimeZone, iso, localIso, parseTime } from '../time.ts';
-import { defineTool, Email, findById, includesText, PageArgs, paginate, ToolError, type ToolContext } from '../tool.ts';
+import { defineTool, Email, includesText, PageArgs, paginate, ToolError, type ToolContext } from '../tool.ts';
 import { expand, type Instance } from './recurrence.ts';
 
 function zone(ctx: ToolContext, tz: string | undefined): string {
@@ -48,7 +48,7 @@ function eventById(ctx: ToolContext, id: string): CalEvent {
 }
 
 /** Busy intervals of one person in [from, to): own events (organizer or accepted/tentative) + known busy blocks. */
-export function busyOf(ctx: ToolContext, email: string, from: number, to: number): { start: number; end: number }[] {
+function busyOf(ctx: ToolContext, email: string, from: number, to: number): { start: number; end: number }[] {
   const out: { start: number; end: number }[] = [];
   const me = ctx.state.user.email;
   for (const e of ctx.state.calendar.events) {

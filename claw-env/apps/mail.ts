@@ -27,7 +27,7 @@ function summary(m: Message) {
   };
 }
 
-export function matchesQuery(m: Message, q: string): boolean {
+function matchesQuery(m: Message, q: string): boolean {
   const tokens = q.match(/(\w+:"[^"]*"|\w+:\S+|"[^"]*"|\S+)/g) ?? [];
   for (const raw of tokens) {
     const t = raw.replace(/"/g, '');

@@ -15,7 +15,7 @@ export interface Trajectory {
 }
 
 /** The LLM-judge hook (judges/claw.ts implements it over a judge model): a 0..1 score for a rubric. */
-export interface JudgeRequest {
+interface JudgeRequest {
   task_id: string;
   prompt: string;
   rubric: string;
@@ -27,7 +27,7 @@ export interface JudgeRequest {
 }
 export type ClawJudge = (req: JudgeRequest) => Promise<{ score: number; reason: string }>;
 
-export interface CheckResult {
+interface CheckResult {
   name: string;
   type: string;
   weight: number;

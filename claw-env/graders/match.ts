@@ -20,7 +20,7 @@ function one(v: unknown, m: Matcher): boolean {
   return false;
 }
 
-export function fieldMatches(rec: unknown, path: string, m: Matcher): boolean {
+function fieldMatches(rec: unknown, path: string, m: Matcher): boolean {
   const vs = values(rec, path.split('.'));
   if (m !== null && typeof m === 'object' && 'exists' in m) return (vs.length > 0) === m.exists;
   if (m !== null && typeof m === 'object' && 'not' in m) return !fieldMatches(rec, path, m.not);

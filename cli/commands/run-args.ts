@@ -5,9 +5,9 @@ import { LLM_JUDGE_NAMES, judgeForSuite } from '../../judges/select.ts';
 import { JUDGE_FLAGS_HELP, JUDGE_FLAGS_USAGE, JUDGE_MODEL_FLAGS, parseJudgeModelFlags, type JudgeModelFlags } from './judge-flags.ts';
 
 export const RUN_SUITES = ['offline', 'webvoyager', 'online-mind2web', 'deepshop'] as const;
-export type RunSuite = (typeof RUN_SUITES)[number];
-export const RUN_JUDGES = ['rule', ...LLM_JUDGE_NAMES, 'none'] as const;
-export type RunJudge = (typeof RUN_JUDGES)[number];
+type RunSuite = (typeof RUN_SUITES)[number];
+const RUN_JUDGES = ['rule', ...LLM_JUDGE_NAMES, 'none'] as const;
+type RunJudge = (typeof RUN_JUDGES)[number];
 
 export const RUN_USAGE = `grove run --suite offline|webvoyager|online-mind2web|deepshop [--tasks FILE]
     --policy URL|scripted [--model NAME] [--format qwen3vl] [--policy-api-key KEY]
@@ -66,8 +66,8 @@ export interface RunArgs {
   context?: { keepScreenshots?: number; history?: 'turns' | 'summary'; maxHistorySteps?: number; maxTokens?: number };
 }
 
-export const POLICY_APIS = ['chat', 'anthropic', 'responses'] as const;
-export type PolicyApi = (typeof POLICY_APIS)[number];
+const POLICY_APIS = ['chat', 'anthropic', 'responses'] as const;
+type PolicyApi = (typeof POLICY_APIS)[number];
 
 export type ParsedRunArgs = { ok: true; args: RunArgs } | { ok: false; error: string; help?: boolean };
 

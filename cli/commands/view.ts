@@ -4,7 +4,7 @@ import type { Command } from '../command.ts';
 import { startViewer } from '../../viewer/server.ts';
 
 import { list, options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
-export { STDIO, type CommandIO };
+export { type CommandIO };
 
 const usage = `grove view DIR [--judged OUT[,OUT]] [--port N] [--host H]
 

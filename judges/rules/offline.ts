@@ -5,16 +5,16 @@ import { GroundTruth, type Check, type FieldValue } from '../../sites/spec.ts';
 import { SessionState } from '../../sites/state.ts';
 import { JudgeError, judgeErrorVerdict, type Judge, type JudgeInput } from '../types.ts';
 
-export const OFFLINE_JUDGE_NAME = 'rule:offline';
+const OFFLINE_JUDGE_NAME = 'rule:offline';
 
-export interface CheckResult {
+interface CheckResult {
   kind: Check['kind'];
   ok: boolean;
   reason: string;
 }
 
 /** Lowercase word and number tokens; thousands separators and currency signs are dropped. */
-export function answerTokens(s: string): string[] {
+function answerTokens(s: string): string[] {
   const t = s.toLowerCase().replace(/(\d),(?=\d{3}(?!\d))/g, '$1');
   return t.match(/\d+(?:\.\d+)?|[a-z]+/g) ?? [];
 }
@@ -54,7 +54,7 @@ const linesEqual = (got: { product_id: string; qty: number }[], want: { id: stri
   got.length === want.length && want.every((w) => got.some((g) => g.product_id === w.id && g.qty === w.qty));
 
 /** Evaluates one check. `state` may be undefined only for answer checks. */
-export function runCheck(c: Check, state: SessionState | undefined, answer: string | undefined): CheckResult {
+function runCheck(c: Check, state: SessionState | undefined, answer: string | undefined): CheckResult {
   const res = (ok: boolean, reason: string): CheckResult => ({ kind: c.kind, ok, reason });
   if (c.kind === 'answer') {
     if (answer === undefined || answer.trim() === '') return res(false, 'no answer was given');
@@ -108,7 +108,7 @@ export function runCheck(c: Check, state: SessionState | undefined, answer: stri
   }
 }
 
-export function checkGroundTruth(gt: GroundTruth, state: SessionState | undefined, answer?: string): { success: boolean; results: CheckResult[] } {
+function checkGroundTruth(gt: GroundTruth, state: SessionState | undefined, answer?: string): { success: boolean; results: CheckResult[] } {
   const results = gt.checks.map((c) => runCheck(c, state, answer));
   return { success: results.every((r) => r.ok), results };
 }
@@ -130,7 +130,7 @@ export async function fetchOfflineState(baseUrl: string, sessionId: string, opts
   return parsed.data;
 }
 
-export interface OfflineJudgeInput extends Partial<Omit<JudgeInput, 'task'>> {
+interface OfflineJudgeInput extends Partial<Omit<JudgeInput, 'task'>> {
   task: Task;
   /** The episode's session id on the sites server; used when `state` is not given. */
   sessionId?: string;

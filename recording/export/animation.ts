@@ -18,7 +18,7 @@ export interface AnimationOptions {
 const esc = (s: string) => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** SVG overlay (in image px of a frame `w`×`h` whose CSS→image factor is `scale`) for one step's actions. */
-export function actionOverlaySvg(s: StepView, w: number, h: number, scale: number, caption: string): string {
+function actionOverlaySvg(s: StepView, w: number, h: number, scale: number, caption: string): string {
   const parts: string[] = [];
   for (const ra of s.actions) {
     const a = ra.action;

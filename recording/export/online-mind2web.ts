@@ -17,7 +17,7 @@ export const OM2W_V2_FIELDS = ['schema_version', 'task', 'task_id', 'agent_final
 export const OM2W_V2_STEP_FIELDS = ['step', 'screenshot', 'url', 'action', 'action_status', 'thought'] as const;
 export const OM2W_V1_FIELDS = ['task', 'task_id', 'final_result_response', 'action_history', 'thoughts'] as const;
 
-export interface Om2wV2Step {
+interface Om2wV2Step {
   step: number;
   screenshot: string;
   url: string;
@@ -35,7 +35,7 @@ export interface Om2wOptions {
 const shot = (i: number) => `${String(i).padStart(4, '0')}.png`;
 
 /** One step's action(s) as Online-Mind2Web action text, e.g. "CLICK (640, 180)"; several actions joined by " ; ". */
-export function stepActionText(s: StepView): string {
+function stepActionText(s: StepView): string {
   if (s.action_text) return s.action_text;
   if (!s.actions.length) return s.parse_error ? `PARSE_ERROR: ${s.parse_error}` : 'NO_ACTION';
   return s.actions.map((a) => describeAction(a.action, a.css)).join(' ; ');

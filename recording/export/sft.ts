@@ -15,13 +15,13 @@ import { describeAction } from '../action-text.ts';
 import { ensureDir, ExportError, loadFrame, safeName } from './common.ts';
 import { imageMimeOf } from '../../protocol/image.ts';
 
-export type ContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
-export interface ToolCallOut {
+type ContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+interface ToolCallOut {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
 }
-export type ChatMessage =
+type ChatMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: ContentPart[] }
   | { role: 'assistant'; content: string | null; tool_calls?: ToolCallOut[] };
@@ -92,7 +92,7 @@ function cssTo(p: { x: number; y: number }, space: CoordinateSpace, g: Geometry,
 }
 
 /** Re-expresses a recorded action in `space` using its resolved CSS coordinates. */
-export function actionInSpace(ra: ResolvedAction, space: CoordinateSpace | 'label', g: Geometry | undefined, divisor: 1000 | 999 = 1000): Action {
+function actionInSpace(ra: ResolvedAction, space: CoordinateSpace | 'label', g: Geometry | undefined, divisor: 1000 | 999 = 1000): Action {
   const a = ra.action;
   if (space === 'label' || !('x' in a) || a.x === undefined || a.y === undefined) return a;
   if ((a.space ?? ra.space) === space) {
@@ -114,7 +114,7 @@ export function actionInSpace(ra: ResolvedAction, space: CoordinateSpace | 'labe
 }
 
 /** The assistant message for a step, or a reason it cannot be expressed. */
-export function assistantMessage(fmt: PolicyFormat, s: StepView, g: Geometry | undefined, fo: FormatOptions): { ok: true; message: ChatMessage } | { ok: false; reason: string } {
+function assistantMessage(fmt: PolicyFormat, s: StepView, g: Geometry | undefined, fo: FormatOptions): { ok: true; message: ChatMessage } | { ok: false; reason: string } {
   if (!s.actions.length || s.parse_error) return { ok: false, reason: s.parse_error ?? 'no action' };
   let printed: string;
   try {
@@ -146,7 +146,7 @@ export function assistantMessage(fmt: PolicyFormat, s: StepView, g: Geometry | u
   return { ok: true, message: { role: 'assistant', content: printed } };
 }
 
-export class ImageSink {
+class ImageSink {
   constructor(
     private readonly outDir: string,
     private readonly mode: 'files' | 'data-url',
@@ -164,7 +164,7 @@ export class ImageSink {
 }
 
 /** Builds the samples of one episode (images written/encoded through `sink`). */
-export async function episodeSamples(view: EpisodeView, fmt: PolicyFormat, opts: SftOptions, sink: ImageSink): Promise<{ samples: SftSample[]; skipped: number }> {
+async function episodeSamples(view: EpisodeView, fmt: PolicyFormat, opts: SftOptions, sink: ImageSink): Promise<{ samples: SftSample[]; skipped: number }> {
   const samples: SftSample[] = [];
   let skipped = 0;
   const meta = { episode: view.id, task_id: view.task.id, format: fmt.name, reward: view.meta.reward, termination: view.meta.termination?.reason };

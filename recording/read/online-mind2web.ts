@@ -11,7 +11,7 @@ import type { EpisodeView, StepView } from './view.ts';
  * and the like — as a canonical action in page pixels, for the overlay. Element-only forms ("<button> -> CLICK")
  * have no position and give none.
  */
-export function parseOm2wAction(text: string): ResolvedAction['action'] | undefined {
+function parseOm2wAction(text: string): ResolvedAction['action'] | undefined {
   const m = /\b(CLICK|DOUBLE_CLICK|RIGHT_CLICK|HOVER)\b[^(]*?(?:coords?)?\((-?\d+(?:\.\d+)?),\s*(-?\d+(?:\.\d+)?)\)/i.exec(text);
   if (!m) return undefined;
   const x = Number(m[2]);

@@ -2,7 +2,7 @@
 import type { Verdict } from '../../protocol/task.ts';
 import type { EpisodeSummary, EpisodeView, VerdictSummary } from './view.ts';
 
-export function verdictSummary(verdicts: Verdict[]): VerdictSummary {
+function verdictSummary(verdicts: Verdict[]): VerdictSummary {
   if (!verdicts.length) return 'none';
   const real = verdicts.filter((v) => v.outcome !== 'judge_error');
   if (!real.length) return 'judge_error';

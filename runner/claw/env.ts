@@ -8,7 +8,7 @@ import type { ClawState } from '../../claw-env/state.ts';
 import type { ClawTask } from '../../claw-env/tasks/format.ts';
 import { ALL_TOOLS, openAiTool, type OpenAIToolDef } from '../../claw-env/tools.ts';
 
-export interface ToolAnswer {
+interface ToolAnswer {
   status: number;
   result?: unknown;
   error?: { code: string; message: string };
@@ -16,7 +16,7 @@ export interface ToolAnswer {
   changes: RecordChange[];
 }
 
-export interface ClawEnvHandle {
+interface ClawEnvHandle {
   tools(): OpenAIToolDef[];
   call(name: string, args: string | Record<string, unknown>): Promise<ToolAnswer>;
   audit(): Promise<AuditEntry[]>;

@@ -4,7 +4,7 @@ import type { ClawTask } from '../../claw-env/tasks/format.ts';
 import type { OpenAIToolDef } from '../../claw-env/tools.ts';
 import { ChatClient, type ChatMessage, type ChatClientOptions } from '../../vlm-client/client.ts';
 
-export interface ToolCallOut {
+interface ToolCallOut {
   id: string;
   name: string;
   /** JSON text as the model produced it. */

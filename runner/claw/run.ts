@@ -23,7 +23,7 @@ export interface ClawRunOptions {
   onTrial?: (t: ClawTrial, done: number, total: number) => void;
 }
 
-export interface ClawTaskRow {
+interface ClawTaskRow {
   task_id: string;
   trials: number;
   passes: number;

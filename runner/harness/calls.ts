@@ -7,7 +7,7 @@ import type { CallRecord } from '../../proxy/types.ts';
 type Json = Record<string, any>;
 
 /** What the model answered in one call, as text (tool calls as JSON lines). */
-export function answerText(r: CallRecord): string {
+function answerText(r: CallRecord): string {
   const resp = responseOf(r);
   if (!resp) return r.response_text.slice(0, 4000);
   if (Array.isArray(resp.choices)) {

@@ -21,7 +21,7 @@ import { callSteps } from './calls.ts';
 import { startBrowserGateway, type BrowserGateway } from './gateway.ts';
 import { clientShellProvider, clientShellTarget, withSession } from '../swe/shell-session.ts';
 
-export type HarnessTask =
+type HarnessTask =
   /** A prompt; `check` (a command run in the sandbox after the harness) decides success by its exit code. */
   | { kind: 'prompt'; id: string; prompt: string; check?: string }
   /** A SWE-bench instance: the harness works in the checkout; its diff is graded as SWE-bench grades. */

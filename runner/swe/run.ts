@@ -15,7 +15,7 @@ import type { RepoSources, SweInstance } from '../../swe-env/types.ts';
 import { runSweEpisode, type BashPolicy } from './episode.ts';
 import { withSession, type ShellProvider } from './shell-session.ts';
 
-export type SweMode =
+type SweMode =
   | { kind: 'patches'; patches: Map<string, string | null>; model?: string }
   | { kind: 'agent'; policy: () => BashPolicy; model: string; maxSteps?: number; commandTimeoutS?: number };
 
@@ -30,7 +30,7 @@ export interface SweRunOptions {
   onDone?: (r: SweInstanceResult) => void;
 }
 
-export interface SweInstanceResult {
+interface SweInstanceResult {
   instance_id: string;
   evaluation: Evaluation | null;
   termination?: Termination;

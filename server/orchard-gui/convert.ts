@@ -45,7 +45,7 @@ export type ToolCall = z.infer<typeof ToolCall>;
 export const StepBody = z.object({ actions: z.array(ToolCall).max(64), env_id: z.number().optional() }).passthrough();
 
 /** The CSS viewport web_env renders at (screen size / dpr). */
-export function cssSize(c: EnvConfig): { width: number; height: number } {
+function cssSize(c: EnvConfig): { width: number; height: number } {
   return { width: Math.floor(c.width / c.dpr), height: Math.floor(c.height / c.dpr) };
 }
 

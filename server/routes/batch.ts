@@ -6,7 +6,7 @@ import { defineRoute } from '../route.ts';
 import { errorResponses } from './common.ts';
 import { createOne } from './sandboxes.ts';
 
-export const BatchCreateBody = z
+const BatchCreateBody = z
   .object({
     count: z.number().int().min(1).max(256).optional().describe('how many sandboxes like `sandbox` to create'),
     sandbox: CreateSandboxBody.optional().describe('the options of every sandbox (with `count`)'),
@@ -22,7 +22,7 @@ export const BatchCreateBody = z
     }
   });
 
-export const BatchCreateResult = z.object({ sandboxes: z.array(SandboxInfo) });
+const BatchCreateResult = z.object({ sandboxes: z.array(SandboxInfo) });
 
 export const createSandboxes = defineRoute({
   id: 'createSandboxes',

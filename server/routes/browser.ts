@@ -18,7 +18,7 @@ const BINARY_ALTERNATIVE = {
   'multipart/mixed': 'screenshot "binary": part 1 application/json (this body without screenshot.base64), part 2 the image bytes',
 };
 
-export const step = defineRoute({
+const step = defineRoute({
   id: 'step',
   method: 'POST',
   url: '/sandboxes/:id/step',
@@ -94,7 +94,7 @@ export const step = defineRoute({
   },
 });
 
-export const reset = defineRoute({
+const reset = defineRoute({
   id: 'resetSandbox',
   method: 'POST',
   url: '/sandboxes/:id/reset',
@@ -129,7 +129,7 @@ export const reset = defineRoute({
   },
 });
 
-export const observation = defineRoute({
+const observation = defineRoute({
   id: 'observation',
   method: 'GET',
   url: '/sandboxes/:id/observation',
@@ -147,7 +147,7 @@ export const observation = defineRoute({
   },
 });
 
-export const screenshot = defineRoute({
+const screenshot = defineRoute({
   id: 'screenshot',
   method: 'GET',
   url: '/sandboxes/:id/screenshot',
@@ -166,7 +166,7 @@ export const screenshot = defineRoute({
   },
 });
 
-export const listDownloads = defineRoute({
+const listDownloads = defineRoute({
   id: 'listDownloads',
   method: 'GET',
   url: '/sandboxes/:id/downloads',
@@ -187,7 +187,7 @@ function contentDisposition(filename: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
-export const getDownload = defineRoute({
+const getDownload = defineRoute({
   id: 'getDownload',
   method: 'GET',
   url: '/sandboxes/:id/downloads/:download_id',

@@ -20,7 +20,7 @@ import type { RouteContext } from '../route.ts';
 import { defineRoute } from '../route.ts';
 import { errorResponses } from './common.ts';
 
-export function clawSandbox(ctx: RouteContext, id: string): ClawSandbox {
+function clawSandbox(ctx: RouteContext, id: string): ClawSandbox {
   const sb = ctx.registry.use(id);
   if (sb.type !== 'claw') throw new GroveError('wrong_sandbox_type', `Sandbox ${id} is a ${sb.type} sandbox; this operation needs a claw sandbox.`);
   return sb as ClawSandbox;
@@ -55,7 +55,7 @@ export function pairShellWithClaw(body: ShellCreateOptions, ctx: RouteContext): 
   body.env = { ...body.env, CLAW_ORIGIN: d.origin, CLAW_TOKEN: d.token };
 }
 
-export const clawTools = defineRoute({
+const clawTools = defineRoute({
   id: 'clawTools',
   method: 'GET',
   url: '/sandboxes/:id/claw/tools',
@@ -68,7 +68,7 @@ export const clawTools = defineRoute({
   },
 });
 
-export const clawCall = defineRoute({
+const clawCall = defineRoute({
   id: 'clawCall',
   method: 'POST',
   url: '/sandboxes/:id/claw/call',
@@ -106,7 +106,7 @@ export const clawCall = defineRoute({
   },
 });
 
-export const clawState = defineRoute({
+const clawState = defineRoute({
   id: 'clawState',
   method: 'GET',
   url: '/sandboxes/:id/claw/state',
@@ -119,7 +119,7 @@ export const clawState = defineRoute({
   },
 });
 
-export const clawAudit = defineRoute({
+const clawAudit = defineRoute({
   id: 'clawAudit',
   method: 'GET',
   url: '/sandboxes/:id/claw/audit',
@@ -134,7 +134,7 @@ export const clawAudit = defineRoute({
   },
 });
 
-export const clawReset = defineRoute({
+const clawReset = defineRoute({
   id: 'clawReset',
   method: 'POST',
   url: '/sandboxes/:id/claw/reset',
@@ -148,7 +148,7 @@ export const clawReset = defineRoute({
   },
 });
 
-export const clawGrade = defineRoute({
+const clawGrade = defineRoute({
   id: 'clawGrade',
   method: 'POST',
   url: '/sandboxes/:id/claw/grade',

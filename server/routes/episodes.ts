@@ -4,7 +4,7 @@ import { EvaluateRequest, EvaluateResult } from '../../protocol/episode.ts';
 import { defineRoute } from '../route.ts';
 import { errorResponses } from './common.ts';
 
-export const evaluate = defineRoute({
+const evaluate = defineRoute({
   id: 'evaluate',
   method: 'POST',
   url: '/sandboxes/:id/evaluate',

@@ -4,7 +4,7 @@ import { Health } from '../../protocol/api.ts';
 import { defineRoute } from '../route.ts';
 import { errorResponses } from './common.ts';
 
-export const health = defineRoute({
+const health = defineRoute({
   id: 'health',
   method: 'GET',
   url: '/health',
@@ -24,7 +24,7 @@ export const health = defineRoute({
   },
 });
 
-export const metrics = defineRoute({
+const metrics = defineRoute({
   id: 'metrics',
   method: 'GET',
   url: '/metrics',
@@ -37,7 +37,7 @@ export const metrics = defineRoute({
   },
 });
 
-export const openapi = defineRoute({
+const openapi = defineRoute({
   id: 'openapi',
   method: 'GET',
   url: '/openapi.json',

@@ -26,7 +26,7 @@ export async function createOne(ctx: RouteContext, body: CreateSandboxBody): Pro
   return info;
 }
 
-export const createSandbox = defineRoute({
+const createSandbox = defineRoute({
   id: 'createSandbox',
   method: 'POST',
   url: '/sandboxes',
@@ -46,7 +46,7 @@ export const createSandbox = defineRoute({
   },
 });
 
-export const listSandboxes = defineRoute({
+const listSandboxes = defineRoute({
   id: 'listSandboxes',
   method: 'GET',
   url: '/sandboxes',
@@ -61,7 +61,7 @@ export const listSandboxes = defineRoute({
   },
 });
 
-export const getSandbox = defineRoute({
+const getSandbox = defineRoute({
   id: 'getSandbox',
   method: 'GET',
   url: '/sandboxes/:id',
@@ -74,7 +74,7 @@ export const getSandbox = defineRoute({
   },
 });
 
-export const waitSandbox = defineRoute({
+const waitSandbox = defineRoute({
   id: 'waitSandbox',
   method: 'GET',
   url: '/sandboxes/:id/wait',
@@ -89,7 +89,7 @@ export const waitSandbox = defineRoute({
   },
 });
 
-export const heartbeat = defineRoute({
+const heartbeat = defineRoute({
   id: 'heartbeat',
   method: 'POST',
   url: '/sandboxes/:id/heartbeat',
@@ -102,7 +102,7 @@ export const heartbeat = defineRoute({
   },
 });
 
-export const deleteSandbox = defineRoute({
+const deleteSandbox = defineRoute({
   id: 'deleteSandbox',
   method: 'DELETE',
   url: '/sandboxes/:id',

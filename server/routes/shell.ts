@@ -39,7 +39,7 @@ export async function touching<T>(ctx: RouteContext, id: string, fn: () => Promi
   }
 }
 
-export const exec = defineRoute({
+const exec = defineRoute({
   id: 'exec',
   method: 'POST',
   url: '/sandboxes/:id/exec',
@@ -67,7 +67,7 @@ export const exec = defineRoute({
   },
 });
 
-export const getJob = defineRoute({
+const getJob = defineRoute({
   id: 'getJob',
   method: 'GET',
   url: '/sandboxes/:id/jobs/:job_id',
@@ -83,7 +83,7 @@ export const getJob = defineRoute({
   },
 });
 
-export const uploadFile = defineRoute({
+const uploadFile = defineRoute({
   id: 'uploadFile',
   method: 'POST',
   url: '/sandboxes/:id/files',
@@ -111,7 +111,7 @@ export function decodeBase64(s: string): Buffer {
   return Buffer.from(clean, 'base64');
 }
 
-export const downloadFile = defineRoute({
+const downloadFile = defineRoute({
   id: 'downloadFile',
   method: 'GET',
   url: '/sandboxes/:id/files',
@@ -137,7 +137,7 @@ export const downloadFile = defineRoute({
   },
 });
 
-export const listFiles = defineRoute({
+const listFiles = defineRoute({
   id: 'listFiles',
   method: 'GET',
   url: '/sandboxes/:id/files/list',
@@ -151,7 +151,7 @@ export const listFiles = defineRoute({
   },
 });
 
-export const applyPatch = defineRoute({
+const applyPatch = defineRoute({
   id: 'applyPatch',
   method: 'POST',
   url: '/sandboxes/:id/apply_patch',

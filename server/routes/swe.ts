@@ -7,7 +7,7 @@ import { shellSandbox, touching } from './shell.ts';
 
 const DEFAULT_TIMEOUT_S = 30;
 
-export const execute = defineRoute({
+const execute = defineRoute({
   id: 'miniSweExecute',
   method: 'POST',
   url: '/sandboxes/:id/execute',

@@ -51,7 +51,7 @@ function support(f: { name: string; email: string; order?: string; category: str
 }
 
 /** Earliest start hour ≥ `from` with `hours` consecutive slots free of other customers' bookings. */
-export function earliestFree(room: RoomKey, date: string, from: number, hours: number): number {
+function earliestFree(room: RoomKey, date: string, from: number, hours: number): number {
   for (const h of SLOT_HOURS) {
     if (h < from || h + hours > 17) continue;
     let ok = true;

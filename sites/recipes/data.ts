@@ -106,7 +106,7 @@ export function ingredientLines(r: Recipe, servings: number): string[] {
 
 export const RECIPE_SORTS = { rating: 'Top rated', quickest: 'Quickest', popular: 'Most reviewed', az: 'A–Z' } as const;
 export type RecipeSort = keyof typeof RECIPE_SORTS;
-export const RECIPE_PAGE_SIZE = 6;
+const RECIPE_PAGE_SIZE = 6;
 
 export function browseRecipes(q: { q?: string; cuisine?: string; diet?: string; max_time?: number; sort?: RecipeSort; page?: number }) {
   const words = (q.q ?? '').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);

@@ -126,7 +126,7 @@ export interface SearchQuery {
   page?: number;
 }
 
-export const PAGE_SIZE = 8;
+const PAGE_SIZE = 8;
 
 function stem(w: string): string {
   return w.replace(/(es|s)$/, '');

@@ -62,7 +62,7 @@ function searchBar(q = ''): Html {
 <button type="submit">Search</button></form>`;
 }
 
-export function parseQuery(q: Record<string, string | undefined>): SearchQuery {
+function parseQuery(q: Record<string, string | undefined>): SearchQuery {
   const num = (v?: string) => (v !== undefined && v !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
   const sort = q.sort && q.sort in SORTS ? (q.sort as SortKey) : undefined;
   return {

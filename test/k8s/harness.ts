@@ -7,7 +7,7 @@ import { loadConfig } from '../../sandbox/config.ts';
 import { buildApp } from '../../server/app.ts';
 import type { KubeSim } from '../../k8s/sim/api-server.ts';
 
-export const TOKEN_SECRET = 'test-worker-token-secret-0123456789';
+const TOKEN_SECRET = 'test-worker-token-secret-0123456789';
 
 export interface Orchestrator {
   app: FastifyInstance;

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTasks } from '../../cli/commands/tasks.ts';
 import { loadTasks, presentDimensions, streamTasks, TaskFileError } from '../../tasks/index.ts';

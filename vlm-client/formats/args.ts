@@ -9,24 +9,9 @@ export function num(args: Record<string, unknown>, key: string, ctx: string): nu
   return v;
 }
 
-export function optNum(args: Record<string, unknown>, key: string, ctx: string): number | undefined {
-  return args[key] === undefined || args[key] === null ? undefined : num(args, key, ctx);
-}
-
 export function str(args: Record<string, unknown>, key: string, ctx: string): string {
   const v = args[key];
   if (typeof v !== 'string') fail(`${ctx}: "${key}" must be a string, got ${describe(v)}.`);
-  return v;
-}
-
-export function optStr(args: Record<string, unknown>, key: string, ctx: string): string | undefined {
-  return args[key] === undefined || args[key] === null ? undefined : str(args, key, ctx);
-}
-
-export function optBool(args: Record<string, unknown>, key: string, ctx: string): boolean | undefined {
-  const v = args[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'boolean') fail(`${ctx}: "${key}" must be true or false, got ${describe(v)}.`);
   return v;
 }
 

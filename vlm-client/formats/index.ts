@@ -9,7 +9,7 @@ import type { FormatOptions, ModelOutput, PolicyFormat } from './types.ts';
 import { uitars, uitars15 } from './uitars.ts';
 import { webvoyager } from './webvoyager.ts';
 
-export type { FormatOptions, ModelOutput, OutputToolCall, ParseResult, PolicyFormat } from './types.ts';
+export type { FormatOptions, ModelOutput, PolicyFormat } from './types.ts';
 export { UnsupportedActionError } from './types.ts';
 
 export { somText } from './webvoyager.ts';

@@ -46,7 +46,7 @@ function unbalanced(text: string): boolean {
 }
 
 /** Finds the first balanced JSON array or object starting at or after `from`; returns its text or undefined. */
-export function findJson(text: string, opener: '[' | '{', from = 0): { text: string; start: number; end: number } | undefined {
+function findJson(text: string, opener: '[' | '{', from = 0): { text: string; start: number; end: number } | undefined {
   const closer = opener === '[' ? ']' : '}';
   const start = text.indexOf(opener, from);
   if (start < 0) return undefined;

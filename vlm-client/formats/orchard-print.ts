@@ -12,7 +12,7 @@ type Call = { name: string; arguments: Record<string, unknown> };
 /** The viewport a px/notch scroll is converted on (Orchard's default). */
 const VIEWPORT = { width: 1280, height: 1000 };
 
-export function toCalls(a: Action): Call[] {
+function toCalls(a: Action): Call[] {
   const call = (name: string, args: Record<string, unknown> = {}): Call => ({ name, arguments: args });
   const pt = (p: { x: number; y: number }) => [p.x, p.y];
   switch (a.action) {
