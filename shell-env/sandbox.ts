@@ -19,7 +19,7 @@ import { JobTable } from './jobs.ts';
 import { openPty } from './pty.ts';
 import type { PtyInit, PtySession, ShellSandbox } from './types.ts';
 
-const WORKSPACE = '/workspace';
+export const WORKSPACE = '/workspace';
 const PROXY_PORT = 3128;
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
