@@ -27,79 +27,6 @@ const NAME = 'uitars';
 const ACTIONS: PolicyFormat['actions'] = ['click', 'double_click', 'right_click', 'hover', 'drag', 'type', 'key', 'scroll', 'wait', 'answer', 'terminate'];
 const KNOWN = ['click', 'left_single', 'left_double', 'right_single', 'hover', 'mouse_move', 'drag', 'select', 'hotkey', 'press', 'type', 'scroll', 'wait', 'finished', 'call_user'];
 
-interface Call {
-  name: string;
-  args: Record<string, string>;
-}
-
-/** Reads `name(k='v', k2="v2", k3=bare)` calls one after another. Quoted values use Python escapes. */
-function readCalls(src: string): Call[] {
-  const calls: Call[] = [];
-  let i = 0;
-  const ws = () => {
-    while (i < src.length && /\s/.test(src[i])) i++;
-  };
-  for (;;) {
-    ws();
-    if (i >= src.length) break;
-    const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
-    if (!m) fail(`Expected an action call at ${JSON.stringify(src.slice(i, i + 40))}.`);
-    const name = m[0];
-    i += name.length;
-    ws();
-    if (src[i] !== '(') fail(`Expected "(" after ${name}.`);
-    i++;
-    const args: Record<string, string> = {};
-    for (;;) {
-      ws();
-      if (i >= src.length) fail(`Truncated action: ${name}( is not closed.`);
-      if (src[i] === ')') {
-        i++;
-        break;
-      }
-      const k = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
-      if (!k) fail(`Expected an argument name in ${name}(…) at ${JSON.stringify(src.slice(i, i + 30))}.`);
-      i += k[0].length;
-      ws();
-      if (src[i] !== '=') fail(`Expected "=" after argument ${k[0]} of ${name}.`);
-      i++;
-      ws();
-      let value = '';
-      const q = src[i];
-      if (q === "'" || q === '"') {
-        i++;
-        let closed = false;
-        while (i < src.length) {
-          const c = src[i];
-          if (c === '\\' && i + 1 < src.length) {
-            const n = src[i + 1];
-            value += n === 'n' ? '\n' : n === 't' ? '\t' : n === 'r' ? '\r' : n;
-            i += 2;
-            continue;
-          }
-          if (c === q) {
-            closed = true;
-            i++;
-            break;
-          }
-          value += c;
-          i++;
-        }
-        if (!closed) fail(`Truncated action: the ${k[0]} value of ${name} has no closing quote.`);
-      } else {
-        const b = /^[^,)]*/.exec(src.slice(i))![0];
-        value = b.trim();
-        i += b.length;
-      }
-      args[k[0]] = value;
-      ws();
-      if (src[i] === ',') i++;
-    }
-    calls.push({ name, args });
-  }
-  return calls;
-}
-
 /** A point from any UI-TARS spelling: <point>x y</point>, <|box_start|>(x,y)<|box_end|>, (x1,y1,x2,y2), [x1, y1, x2, y2]. */
 function pointOf(v: string, ctx: string, opts: FormatOptions | undefined, abs: boolean) {
   const nums = (v.match(/-?\d+(?:\.\d+)?/g) ?? []).map(Number);
@@ -115,18 +42,6 @@ function pointOf(v: string, ctx: string, opts: FormatOptions | undefined, abs: b
   }
   const r2 = (n: number) => Math.round(n * 100) / 100;
   return pxPoint(r2((x * shot.width) / seen.width), r2((y * shot.height) / seen.height), ctx, opts);
-}
-
-/** UI-TARS' smart-resize constants (codes/ui_tars/action_parser.py). */
-const FACTOR = 28;
-const MIN_PIXELS = 100 * 28 * 28;
-const MAX_PIXELS = 16384 * 28 * 28;
-
-/** The screenshot as returned and the size the UI-TARS-1.5 model saw it at (its coordinate space). */
-function absoluteSizes(opts: FormatOptions | undefined, ctx: string): { shot: ImageSize; seen: ImageSize } {
-  if (!opts?.width || !opts?.height) fail(`${ctx}: UI-TARS-1.5 absolute coordinates need the screenshot size.`);
-  const shot = { width: opts.width, height: opts.height };
-  return { shot, seen: smartResize(shot.width, shot.height, FACTOR, MIN_PIXELS, MAX_PIXELS) };
 }
 
 function pick(args: Record<string, string>, keys: string[]): string | undefined {
