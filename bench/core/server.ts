@@ -113,13 +113,19 @@ export async function groveSteps(s: Server, id: string, n: number, binary = fals
   for (let i = 0; i < n; i++) {
     const t = now();
     let problem: string | null = null;
-    if (binary) {
-      const { result, image } = await s.client.stepBinary(id, { action: clickAction(i) as Action });
-      if (!image || image.bytes.length < 1000) problem = `no image part (${result.observation.last_action_error?.code ?? 'no error reported'})`;
-      else if (result.observation.last_action_error) problem = JSON.stringify(result.observation.last_action_error);
-    } else {
-      const r = await s.client.step(id, { action: clickAction(i) as Action });
-      if (r.observation.last_action_error) problem = JSON.stringify(r.observation.last_action_error);
+    try {
+      if (binary) {
+        const { result, image } = await s.client.stepBinary(id, { action: clickAction(i) as Action });
+        if (!image || image.bytes.length < 1000) problem = `no image part (${result.observation.last_action_error?.code ?? 'no error reported'})`;
+        else if (result.observation.last_action_error) problem = JSON.stringify(result.observation.last_action_error);
+      } else {
+        const r = await s.client.step(id, { action: clickAction(i) as Action });
+        if (r.observation.last_action_error) problem = JSON.stringify(r.observation.last_action_error);
+      }
+    } catch (e) {
+      // An error answer (a 500 at load 80 ended a run): noted like the others when tolerated.
+      if (!tolerate) throw e;
+      problem = `HTTP error: ${e instanceof Error ? e.message : String(e)}`;
     }
     if (problem && !tolerate) throw new Error(problem);
     if (problem) stepErrors.push(problem.slice(0, 200));
