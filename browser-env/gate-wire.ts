@@ -18,7 +18,7 @@ export interface UpstreamErrorEvent {
   error: UpstreamError;
 }
 
-export interface GateRegistration {
+interface GateRegistration {
   /** Proxy server for Playwright's `proxy.server`. */
   server: string;
   /** Proxy bypass list for Playwright's `proxy.bypass` ("<-loopback>": loopback goes through the proxy too). */

@@ -6,7 +6,7 @@ import { Task, Termination, Verdict } from './task.ts';
 /** A task by reference: an offline site task (`{suite: "offline", id: "Recipes--0"}`) or one of a task file the
  * server loaded (`--task-file suite=path`). */
 const TaskRef = z.object({ suite: z.string().min(1).max(100), id: z.string().min(1).max(500) }).strict();
-export type TaskRef = z.infer<typeof TaskRef>;
+type TaskRef = z.infer<typeof TaskRef>;
 
 /** A task given in full (the normalised Task); `extra.ground_truth` makes the offline rule judge apply. */
 export const InlineTask = Task.extend({ site: z.string().default(''), start_url: z.string().max(8192).optional() });

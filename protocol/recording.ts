@@ -16,7 +16,7 @@ const ExecStepRecord = z.object({
   /** Files of the checkout the step created, changed or deleted. */
   changed_files: z.array(z.string()).optional(),
 });
-export type ExecStepRecord = z.infer<typeof ExecStepRecord>;
+type ExecStepRecord = z.infer<typeof ExecStepRecord>;
 
 export const StepRecord = z.object({
   step: z.number().int(),

@@ -115,7 +115,7 @@ function assembleResponses(events: Json[]): Json | null {
  * `message_stop`, as Anthropic's streaming reference describes them) assembled into the one message object a
  * non-streaming call returns: text, tool_use input from its JSON deltas, thinking, stop reason and usage.
  */
-export function assembleMessages(events: Json[]): Json | null {
+function assembleMessages(events: Json[]): Json | null {
   let message: Json | null = null;
   const blocks: Json[] = [];
   const partialJson = new Map<number, string>();

@@ -56,7 +56,7 @@ function userOf(content: unknown): Json[] {
 }
 
 /** The conversation of a Messages request in chat-completions form. */
-export function anthropicMessages(sent: Json): Json[] {
+function anthropicMessages(sent: Json): Json[] {
   const out: Json[] = [];
   const system = typeof sent.system === 'string' ? sent.system : Array.isArray(sent.system) ? contentOf(sent.system) : undefined;
   if (system) out.push({ role: 'system', content: system });

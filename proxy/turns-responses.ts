@@ -46,7 +46,7 @@ function assistantOf(items: Json[]): Json {
 }
 
 /** Input items in chat-completions form. */
-export function responsesItems(input: unknown): Json[] {
+function responsesItems(input: unknown): Json[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   const items = Array.isArray(input) ? (input as Json[]) : [];
   const out: Json[] = [];

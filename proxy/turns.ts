@@ -39,7 +39,7 @@ export function responseOf(r: CallRecord): Json | null {
   }
 }
 
-export function apiOf(endpoint: string): ModelApi | undefined {
+function apiOf(endpoint: string): ModelApi | undefined {
   if (endpoint.startsWith('/chat/completions')) return 'chat';
   if (endpoint.startsWith('/responses')) return 'responses';
   if (endpoint.startsWith('/messages')) return 'anthropic';

@@ -128,7 +128,7 @@ export function parseHost(input: string): ParsedHost | null {
 }
 
 /** The IPv4 address embedded in an IPv6 address by mapping, compatibility, NAT64 or 6to4, if any. */
-export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
   const p = address.parts;
   const tail = () => new ipaddr.IPv4([p[6] >> 8, p[6] & 0xff, p[7] >> 8, p[7] & 0xff]);
   const zeros = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);

@@ -5,7 +5,7 @@ import ipaddr from 'ipaddr.js';
 import type { NetworkRules } from '../protocol/sandbox.ts';
 import { classifyAddress, classifyHost, parseHost, type ParsedHost } from './addresses.ts';
 
-export { classifyAddress, classifyHost, embeddedIPv4, parseHost, splitHostPort, type AddressClass, type ParsedHost } from './addresses.ts';
+export { classifyAddress, parseHost, splitHostPort, type AddressClass, type ParsedHost } from './addresses.ts';
 
 export interface Verdict {
   allowed: boolean;
@@ -120,12 +120,6 @@ function compile(rules: NetworkRules): CompiledRules {
   };
   compiledRules.set(rules, c);
   return c;
-}
-
-/** Whether an explicit `allow` entry opens host:port (private addresses included). */
-export function isExplicitlyAllowed(rules: NetworkRules, host: string, port: number): boolean {
-  const parsed = parseHost(host);
-  return !!parsed && compile(rules).allow.some((e) => allowEntryMatches(e, parsed, port));
 }
 
 /**

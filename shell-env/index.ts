@@ -1,5 +1,4 @@
 // Shell sandboxes: bubblewrap namespaces, cgroup limits, exec/jobs/files/patches/PTY. See README.md.
-export { createShellEnvironment, shellAvailability, type ShellEnvironment, type ShellEnvironmentOptions } from './environment.ts';
-export { isShellSandbox, type PtyInit, type PtySession, type ShellSandbox } from './types.ts';
-export { WORKSPACE } from './sandbox.ts';
-export { createPodShellEnvironment, type PodShellEnvironmentOptions } from './pod-environment.ts';
+export { createShellEnvironment, shellAvailability, type ShellEnvironment } from './environment.ts';
+export { isShellSandbox, type PtySession, type ShellSandbox } from './types.ts';
+export { createPodShellEnvironment } from './pod-environment.ts';

@@ -13,7 +13,7 @@ import type { ExecResult } from '../protocol/shell.ts';
 import type { RunningExec, RunOptions } from './exec.ts';
 import { CappedOutput } from './output.ts';
 
-export const TAG_VAR = 'GROVE_SANDBOX_TAG';
+const TAG_VAR = 'GROVE_SANDBOX_TAG';
 
 export interface PodExecTarget {
   /** Path of grove_reaper.py. */
@@ -135,7 +135,7 @@ export async function killReaper(child: ChildProcess, graceMs = 3000): Promise<v
   }
 }
 
-export function exited(child: ChildProcess): Promise<void> {
+function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null || !child.pid) return Promise.resolve();
   return new Promise((r) => child.once('exit', () => r()));
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 export const SESSION_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
 const CartLine = z.object({ product_id: z.string(), name: z.string(), price: z.number(), qty: z.number().int() });
-export type CartLine = z.infer<typeof CartLine>;
+type CartLine = z.infer<typeof CartLine>;
 
 const Order = z.object({
   id: z.string(),
@@ -14,10 +14,10 @@ const Order = z.object({
   shipping: z.record(z.string(), z.string()),
   placed_at: z.string(),
 });
-export type Order = z.infer<typeof Order>;
+type Order = z.infer<typeof Order>;
 
 const ShoppingListEntry = z.object({ recipe_id: z.string(), servings: z.number().int(), items: z.array(z.string()) });
-export type ShoppingListEntry = z.infer<typeof ShoppingListEntry>;
+type ShoppingListEntry = z.infer<typeof ShoppingListEntry>;
 
 export const Submission = z.object({
   /** Which form: support | booking | register. */

@@ -21,7 +21,7 @@ export function bookedByOthers(room: string, date: string, hour: number): boolea
   return hash32(`${room}|${date}|${hour}`) % 3 === 0;
 }
 
-export function bookedBySession(s: SessionState, room: string, date: string, hour: number): boolean {
+function bookedBySession(s: SessionState, room: string, date: string, hour: number): boolean {
   return s.forms.submissions.some(
     (b) => b.form === 'booking' && b.status === 'active' && b.fields.room === room && b.fields.date === date &&
       hour >= Number(b.fields.start_hour) && hour < Number(b.fields.start_hour) + Number(b.fields.duration_hours),

@@ -4,7 +4,7 @@ import type { Action } from '../../protocol/action.ts';
 import { combosOf, splitCombo, styledKey } from './keys.ts';
 import { assertSpace, scrollNotches, typeSteps } from './print-steps.ts';
 import { UnsupportedActionError, type FormatOptions } from './types.ts';
-import { fmt, q, WAIT_MS } from './uitars-syntax.ts';
+import { fmt, q } from './uitars-syntax.ts';
 import { absoluteSizes } from './uitars-space.ts';
 
 const NAME = 'uitars';
