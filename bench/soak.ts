@@ -212,7 +212,7 @@ const stats = {
 const inc = (o: Record<string, number>, k: string, n = 1) => {
   o[k] = (o[k] ?? 0) + n;
 };
-const memory: { t: number; rss: number; heap: number; load1: number }[] = [];
+const memory: { t: number; rss: number; heap: number; external: number; load1: number }[] = [];
 
 // ---------- episodes ----------
 let sitesUrl = '';
@@ -350,7 +350,7 @@ async function sampleMemory(): Promise<void> {
   try {
     const text = await server.client.metrics();
     const num = (name: string) => Number(new RegExp(`^${name}(?:\\{\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-    memory.push({ t: Date.now(), rss: num('grove_process_resident_memory_bytes'), heap: num('grove_process_heap_used_bytes'), load1: os.loadavg()[0] });
+    memory.push({ t: Date.now(), rss: num('grove_process_resident_memory_bytes'), heap: num('grove_process_heap_used_bytes'), external: num('grove_process_external_memory_bytes'), load1: os.loadavg()[0] });
   } catch {
     // a restart in progress
   }
