@@ -6,6 +6,9 @@
 //   npm run soak                       60 minutes at concurrency 16 (every fault ≥ 20 times)
 //   npm run soak -- --minutes 5        a shorter run       --ci: 2 minutes at concurrency 4 (the slow test)
 //   --json FILE                        also write the summary (default bench/results/soak[-ci].json)
+//   --heap-snapshots DIR               a diagnostic run: the server's heap is snapshotted into DIR at the start and
+//                                      the end of the second half (compare: bench/heap-diff.ts); each snapshot stops
+//                                      the server for seconds, so steps may pass their deadline in such a run
 //
 // Fault schedule: renderer and browser kills alternate every KILL_PERIOD over the whole run; the server restarts
 // RESTARTS times, evenly, in the first RESTART_WINDOW of the run, so the rest of the run is one server process and
@@ -33,6 +36,7 @@ const flag = (name: string) => {
 const CI = argv.includes('--ci');
 const MINUTES = Number(flag('minutes') ?? (CI ? 2 : 60));
 const CONC = Number(flag('concurrency') ?? (CI ? 4 : 16));
+const SNAPSHOTS = flag('heap-snapshots');
 const OUT = flag('json') ?? path.join(ROOT, 'bench/results', CI ? 'soak-ci.json' : 'soak.json');
 /** Renderer and browser kills alternate on this period (60 min / 50 s: 36 of each). */
 const KILL_PERIOD_MS = Number(flag('kill-period-ms') ?? (CI ? 10_000 : 50_000));
@@ -133,7 +137,11 @@ async function startGrove(): Promise<Server> {
   port ||= await freePort();
   const proc = spawn(
     process.execPath,
-    [path.join(ROOT, 'bin/grove.mjs'), 'serve', '--port', String(port), '--api-key', KEY, '--max-sandboxes', String(CONC * 2 + 8), '--data-dir', dataDir],
+    [
+      ...(SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOTS}`] : []),
+      path.join(ROOT, 'bin/grove.mjs'),
+      ...['serve', '--port', String(port), '--api-key', KEY, '--max-sandboxes', String(CONC * 2 + 8), '--data-dir', dataDir],
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GROVE_LOG_LEVEL: 'warn', TMPDIR: serverTmp } },
   );
   let stderr = '';
@@ -346,6 +354,24 @@ async function injectProcFault(f: ProcFault): Promise<void> {
   inc(stats.injected, f);
 }
 
+/** Has the server write a heap snapshot into SNAPSHOTS and waits until it is complete (the server answers again). */
+async function heapSnapshot(label: string): Promise<void> {
+  if (!SNAPSHOTS) return;
+  const before = new Set(readdirSync(SNAPSHOTS));
+  server.proc.kill('SIGUSR2');
+  let file: string | undefined;
+  for (let i = 0; i < 600 && !file; i++) {
+    await sleep(500);
+    file = readdirSync(SNAPSHOTS).find((n) => !before.has(n) && n.endsWith('.heapsnapshot'));
+  }
+  // The snapshot is written on the server's main thread: once it answers, the file is complete.
+  for (let i = 0; i < 600; i++) {
+    if (await fetch(`${server.url}/health`).then((r) => r.ok, () => false)) break;
+    await sleep(500);
+  }
+  console.log(`heap snapshot (${label}): ${file ? path.join(SNAPSHOTS, file) : 'none written'}`);
+}
+
 async function sampleMemory(): Promise<void> {
   try {
     const text = await server.client.metrics();
@@ -388,6 +414,12 @@ async function main(): Promise<void> {
     }
   })();
   const faultLoop = Promise.all([killLoop, restartLoop]);
+  const snapshots = (async () => {
+    if (!SNAPSHOTS) return;
+    mkdirSync(SNAPSHOTS, { recursive: true });
+    await sleep(t0 + (end - t0) / 2 - Date.now());
+    await heapSnapshot('second half starts');
+  })();
   const progress = setInterval(() => {
     console.log(
       `  ${Math.round((Date.now() - t0) / 1000)} s: episodes ${stats.episodes} (ok ${stats.episodes_ok}, lost ${stats.episodes_lost_unattributed}), steps ${stats.steps}, over deadline ${stats.steps_over_deadline}, injected ${JSON.stringify(stats.injected)}`,
@@ -403,6 +435,8 @@ async function main(): Promise<void> {
   );
   stopping = true;
   await faultLoop;
+  await snapshots;
+  await heapSnapshot('end');
   clearInterval(memTimer);
   clearInterval(progress);
   await sampleMemory();
