@@ -15,7 +15,7 @@
 // its heap growth over the second half measures that process, not a fresh one. Page faults go to every other
 // episode, in rotation. The injections per fault are printed and checked against the target (≥ 20 in the full run).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -124,6 +124,8 @@ const dataDir = path.join(soakDir, 'data');
 /** The server's TMPDIR: every temporary folder it (or Playwright) makes is found here, apart from other users'. */
 const serverTmp = path.join(soakDir, 'tmp');
 mkdirSync(serverTmp, { recursive: true });
+/** Every server's log (pino JSON lines, warn and up): its errors are summarised at the end. */
+const serverLog = path.join(soakDir, 'server.log');
 
 async function freePort(): Promise<number> {
   const s = http.createServer();
@@ -135,6 +137,7 @@ async function freePort(): Promise<number> {
 
 async function startGrove(): Promise<Server> {
   port ||= await freePort();
+  const logFd = openSync(serverLog, 'a');
   const proc = spawn(
     process.execPath,
     [
@@ -142,8 +145,9 @@ async function startGrove(): Promise<Server> {
       path.join(ROOT, 'bin/grove.mjs'),
       ...['serve', '--port', String(port), '--api-key', KEY, '--max-sandboxes', String(CONC * 2 + 8), '--data-dir', dataDir],
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GROVE_LOG_LEVEL: 'warn', TMPDIR: serverTmp } },
+    { stdio: ['ignore', logFd, 'pipe'], env: { ...process.env, GROVE_LOG_LEVEL: 'warn', TMPDIR: serverTmp } },
   );
+  closeSync(logFd); // the child has its own copy
   let stderr = '';
   proc.stderr!.on('data', (d) => {
     stderr = (stderr + String(d)).slice(-4000);
@@ -383,6 +387,30 @@ async function sampleMemory(): Promise<void> {
 }
 
 
+/** The servers' error lines (level ≥ 50), grouped by message and error text, most frequent first. */
+function serverErrors(): { count: number; line: string }[] {
+  const groups = new Map<string, number>();
+  let text = '';
+  try {
+    text = readFileSync(serverLog, 'utf8');
+  } catch {
+    return [];
+  }
+  for (const raw of text.split('\n')) {
+    let rec: { level?: number; msg?: string; err?: { message?: string; stack?: string }; code?: string };
+    try {
+      rec = JSON.parse(raw) as typeof rec;
+    } catch {
+      continue;
+    }
+    if ((rec.level ?? 0) < 50) continue;
+    const where = rec.err?.stack?.split('\n').slice(1, 4).map((l) => l.trim()).join(' ← ') ?? '';
+    const key = `${rec.msg ?? ''}: ${rec.code ?? ''} ${(rec.err?.message ?? '').slice(0, 300)} ${where}`.slice(0, 800);
+    groups.set(key, (groups.get(key) ?? 0) + 1);
+  }
+  return [...groups].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([line, count]) => ({ count, line }));
+}
+
 // ---------- main ----------
 async function main(): Promise<void> {
   const sites = await startSites({ port: 0 });
@@ -485,6 +513,7 @@ async function main(): Promise<void> {
     load_average_1m: { mean: Number((loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length)).toFixed(1)), max: Number(Math.max(...loads).toFixed(1)) },
     leaked_processes: leakedProcs,
     leaked_temp_folders: [...leftovers, ...tmpAfter],
+    server_errors: serverErrors(),
     memory_samples: memory.length,
     rss_mb_first: memory[0] ? Math.round(memory[0].rss / 1e6) : null,
     rss_mb_last: memory.length ? Math.round(memory[memory.length - 1].rss / 1e6) : null,
@@ -514,6 +543,8 @@ async function main(): Promise<void> {
       ...timeline,
       `  second half: heap ${pct(summary.heap_growth_second_half)} (target ≤ +5 %), rss ${pct(summary.rss_growth_second_half)}`,
       `  load average (1 min) during the run: mean ${summary.load_average_1m.mean}, max ${summary.load_average_1m.max} (2 cores)`,
+      `  server error lines (level ≥ 50), by kind: ${summary.server_errors.length ? '' : 'none'}`,
+      ...summary.server_errors.map((e) => `    ${e.count} × ${e.line.slice(0, 400)}`),
     ].join('\n'),
   );
   mkdirSync(path.dirname(OUT), { recursive: true });
