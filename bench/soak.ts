@@ -276,8 +276,16 @@ async function step(id: string, actions: Action[]): Promise<void> {
 }
 
 /** Turns a failed call into an attribution (a known cause) or rethrows it as lost. */
-function attribute(e: unknown, startEpoch: number): never {
+/** When the last browser kill was injected (a creation it overlapped may fail: its browser died under it). */
+let lastBrowserKillAt = 0;
+
+function attribute(e: unknown, startEpoch: number, creatingSince?: number): never {
   if (epoch !== startEpoch || restarting) throw new Attributed('server_restart');
+  // A sandbox whose creation overlapped a browser kill may fail to start (its replacement browser could not be
+  // launched within the creation's budget on a loaded machine): the kill is the cause. Steps get no such pass.
+  if (creatingSince !== undefined && lastBrowserKillAt >= creatingSince && e instanceof GroveApiError && ['internal_error', 'browser_crashed'].includes(e.code)) {
+    throw new Attributed('browser_kill_during_create');
+  }
   if (e instanceof GroveApiError) {
     if (e.status === 503 && e.code === 'capacity_exhausted') throw new Attributed('capacity');
     if (e.code === 'sandbox_closed' || e.code === 'sandbox_not_found') throw new Attributed('server_restart');
@@ -295,6 +303,7 @@ async function episode(worker: number, n: number): Promise<void> {
     const sitesHost = new URL(sitesUrl).host;
     const faultHost = new URL(faultUrl).host;
     const site = ['shop', 'recipes', 'forms'][Math.floor(rnd() * 3)];
+    const createdAt = Date.now();
     try {
       const info = await server.client.createAndWait(
         { type: 'browser', start_url: `${sitesUrl}/${site}/?grove_session=soak${worker}x${n}`, network: { allow: [sitesHost, faultHost] }, ...SB_OPTIONS },
@@ -302,7 +311,7 @@ async function episode(worker: number, n: number): Promise<void> {
       );
       id = info.sandbox_id;
     } catch (e) {
-      attribute(e, startEpoch);
+      attribute(e, startEpoch, createdAt);
     }
     // Every other episode meets one page fault, in rotation, at a random step.
     const fault: PageFault | null = n % 2 === 0 ? PAGE_FAULTS[pageFaultTurn++ % PAGE_FAULTS.length] : null;
@@ -342,6 +351,7 @@ async function injectProcFault(f: ProcFault): Promise<void> {
     const roots = chromium.filter((c) => c.args.some((a) => a.startsWith('--grove-pool=')) && !c.args.join(' ').includes('--type='));
     const victim = roots[Math.floor(Math.random() * roots.length)];
     if (!victim) return;
+    lastBrowserKillAt = Date.now();
     process.kill(victim.pid, 'SIGKILL');
   } else {
     restarting = (async () => {

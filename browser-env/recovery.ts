@@ -72,6 +72,8 @@ export class Recovery {
       recovered = true;
     } catch (e) {
       s.log.error({ sandbox: s.id, err: errMessage(e) }, 'context replacement failed');
+      // Whatever the old context's state, it is not one to step in: the next step replaces it again.
+      s.contextLost = true;
     } finally {
       s.replacingContext = false;
     }
@@ -89,7 +91,15 @@ export class Recovery {
     if (s.page.isClosed() && !s.crashed.has(s.page)) {
       // The active tab went away between steps (closed by its own script): show a neighbour or a blank tab.
       if (s.tabs.length) s.page = s.tabs[s.tabs.length - 1];
-      else await this.tabs.newTab(undefined, d);
+      else {
+        try {
+          await this.tabs.newTab(undefined, d);
+        } catch (e) {
+          // No tab can be opened: the context itself is gone (its close came during an earlier replacement).
+          const ok = await this.replaceContext(`no tab could be opened: ${firstLine(errMessage(e))}`, d);
+          return { code: 'page_crashed', message: `The browser context was lost; ${ok ? 'a fresh page was opened on the last URL' : 'recovery failed'}.` };
+        }
+      }
       return null;
     }
     if (s.crashed.has(s.page)) {

@@ -35,7 +35,8 @@ export class StepPipeline {
     const work = deadline.reserve(OBSERVE_MS + 2 * recoveryMs(s.options));
     const recovery = deadline.reserve(OBSERVE_MS);
     const resolved: ResolvedAction[] = [];
-    let error: ActionError | null = await this.recovery.ensureHealthy(recovery);
+    // Recovery between steps never fails the request: what it cannot repair is this step's error.
+    let error: ActionError | null = await this.recovery.ensureHealthy(recovery).catch((e: unknown) => this.recovery.classifyFailure(e, recovery));
     let done = false;
     let answer: string | undefined;
     let actionMs = 0;
@@ -90,7 +91,8 @@ export class StepPipeline {
   async observe(opts: StepOptions): Promise<Observation> {
     const t0 = Date.now();
     const deadline = Deadline.after(observeBudgetMs(this.s.options), 'observation');
-    const error = await this.recovery.ensureHealthy(deadline.reserve(OBSERVE_MS));
+    const recovery = deadline.reserve(OBSERVE_MS);
+    const error = await this.recovery.ensureHealthy(recovery).catch((e: unknown) => this.recovery.classifyFailure(e, recovery));
     return this.observer.observe(opts, error, 0, 0, t0, deadline);
   }
 

@@ -96,4 +96,21 @@ describe('error codes', () => {
     expect(next.observation.title).toBe('clicked');
     await sb.close();
   });
+
+  it("a context lost while it was being replaced (the soak's step 500s) is replaced at the next step, never a 500", async () => {
+    const sb = await te.create({ start_url: fx.url('/ok'), network: net() });
+    // The state the soak found after a browser kill: the old context closed during a replacement (so its close
+    // was not noted), the active page closed with it, no tab left.
+    const state = (sb as unknown as { s: { replacingContext: boolean; pooled: { release(): Promise<void> } } }).s;
+    state.replacingContext = true;
+    await state.pooled.release();
+    state.replacingContext = false;
+    const r = await sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
+    expect(r.observation.last_action_error?.code).toBe('page_crashed');
+    expect(r.observation.events).toContainEqual(expect.objectContaining({ type: 'crash', recovered: true }));
+    const next = await sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
+    expect(next.observation.last_action_error).toBeNull();
+    expect(next.observation.title).toBe('clicked');
+    await sb.close();
+  });
 });
