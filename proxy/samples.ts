@@ -7,10 +7,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readCalls } from './store.ts';
-import { turnsOf, type Json, type ModelApi, type Turn } from './turns.ts';
-import type { CallRecord } from './types.ts';
+import { turnsOf } from './turns.ts';
+import type { CallRecord, Json, ModelApi, Turn } from './types.ts';
 
-export { responseOf, turnsOf, type Turn } from './turns.ts';
+export { responseOf, turnsOf } from './turns.ts';
+export type { Turn } from './types.ts';
 
 export interface Sample {
   rollout_id: string;

@@ -4,8 +4,7 @@
 // that is one assistant message of content blocks. Mapped to chat-completions form: tool_use → tool_calls, each
 // tool_result → a `tool` message (before the user's other blocks, where the API requires them), thinking →
 // reasoning_content, images → image_url parts with a data URL.
-import type { Json, Turn } from './turns.ts';
-import type { CallRecord } from './types.ts';
+import type { CallRecord, Json, Turn } from './types.ts';
 
 type Part = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 

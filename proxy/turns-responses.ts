@@ -6,8 +6,7 @@
 // (found among the rollout's calls) followed by them. Mapped to chat-completions form: consecutive model items are one
 // assistant message (text, tool_calls — a computer_call as a `computer` call with its action as arguments —,
 // reasoning summary as reasoning_content); each call output is a `tool` message.
-import type { Json, Turn } from './turns.ts';
-import type { CallRecord } from './types.ts';
+import type { CallRecord, Json, Turn } from './types.ts';
 
 type Part = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 

@@ -5,29 +5,7 @@
 // and Anthropic Messages in turns-anthropic.ts.
 import { anthropicTurn } from './turns-anthropic.ts';
 import { responsesTurn } from './turns-responses.ts';
-import type { CallRecord } from './types.ts';
-
-export type Json = Record<string, any>;
-
-/** The model API a call spoke, by its endpoint. */
-export type ModelApi = 'chat' | 'responses' | 'anthropic';
-
-/** One successful model call, reduced to what a trainer needs. */
-export interface Turn {
-  call_id: string;
-  seq: number;
-  api: ModelApi;
-  /** The conversation the model was given, as chat-completions messages. */
-  messages: Json[];
-  tools?: unknown;
-  /** The assistant message the model produced (chat-completions form). */
-  completion: Json;
-  /** The response id a later Responses API call may continue from (`previous_response_id`). */
-  response_id?: string;
-  prompt_token_ids?: number[];
-  completion_token_ids?: number[];
-  completion_logprobs?: number[];
-}
+import type { CallRecord, Json, Turn } from './types.ts';
 
 /** A call's response object: the assembled stream, or the JSON body (null when neither). */
 export function responseOf(r: CallRecord): Json | null {
@@ -39,7 +17,7 @@ export function responseOf(r: CallRecord): Json | null {
   }
 }
 
-function apiOf(endpoint: string): ModelApi | undefined {
+function apiOf(endpoint: string): Turn['api'] | undefined {
   if (endpoint.startsWith('/chat/completions')) return 'chat';
   if (endpoint.startsWith('/responses')) return 'responses';
   if (endpoint.startsWith('/messages')) return 'anthropic';

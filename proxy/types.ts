@@ -70,3 +70,28 @@ export interface ProxyOptions {
   /** Per call: the time the upstream may take in all (the call's deadline). */
   callTimeoutMs: number;
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Turns: a recorded call as a trainer reads it (turns.ts builds them)
+
+export type Json = Record<string, any>;
+
+/** The model API a call spoke, by its endpoint. */
+export type ModelApi = 'chat' | 'responses' | 'anthropic';
+
+/** One successful model call, reduced to what a trainer needs. */
+export interface Turn {
+  call_id: string;
+  seq: number;
+  api: ModelApi;
+  /** The conversation the model was given, as chat-completions messages. */
+  messages: Json[];
+  tools?: unknown;
+  /** The assistant message the model produced (chat-completions form). */
+  completion: Json;
+  /** The response id a later Responses API call may continue from (`previous_response_id`). */
+  response_id?: string;
+  prompt_token_ids?: number[];
+  completion_token_ids?: number[];
+  completion_logprobs?: number[];
+}
