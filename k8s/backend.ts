@@ -187,7 +187,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     this.sandboxes.delete(id);
     this.deadlines.delete(id);
     const reason = this.state.reasons.get(id) ?? 'deleted';
-    this.state.reasons.delete(id);
+    this.state.forget(id);
     const elsewhere = this.state.closedElsewhere.delete(id);
     const name = placement?.pod ?? this.podOf.get(id) ?? this.state.record(id)?.pod;
     this.podOf.delete(id);

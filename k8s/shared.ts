@@ -221,6 +221,14 @@ export class SharedState implements SharedSandboxes {
     return leases.some((l) => l.spec?.holderIdentity !== this.d.replicaId && !leaseExpired(l, now));
   }
 
+  /** The sandbox is no longer held here: a pending heartbeat write is dropped. */
+  forget(id: string): void {
+    const s = this.seen.get(id);
+    if (s?.timer) clearTimeout(s.timer);
+    this.seen.delete(id);
+    this.reasons.delete(id);
+  }
+
   stop(): void {
     for (const s of this.seen.values()) if (s.timer) clearTimeout(s.timer);
     this.seen.clear();
