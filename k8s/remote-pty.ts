@@ -1,29 +1,13 @@
 // The interactive terminal of a shell sandbox on a worker pod: a WebSocket from the orchestrator to the worker's
-// own /sandboxes/{id}/pty, speaking the same frames (server/pty-socket.ts), wrapped as the PtySession the
-// orchestrator's pty socket drives (the shape of shell-env's PtySession, which k8s/ may not import). Bytes flow
-// both ways as they come; a close on either side closes the other (the client's close ends the worker's terminal,
-// the worker's exit frame or a lost connection ends the client's).
+// own /sandboxes/{id}/pty, speaking the same frames (server/pty-socket.ts), wrapped as the PtySession
+// (sandbox/pty.ts) the orchestrator's pty socket drives. Bytes flow both ways as they come; a close on either side
+// closes the other (the client's close ends the worker's terminal, the worker's exit frame or a lost connection
+// ends the client's).
 import { WebSocket, type RawData } from 'ws';
 import { z } from 'zod';
 import { GroveError } from '../protocol/errors.ts';
+import type { PtyInit, PtySession } from '../sandbox/pty.ts';
 import type { WorkerEndpoint } from './worker-http.ts';
-
-export interface RemotePtyInit {
-  argv: string[];
-  cwd?: string;
-  env?: Record<string, string>;
-  rows: number;
-  cols: number;
-}
-
-export interface RemotePtySession {
-  write(data: Buffer | string): void;
-  resize(rows: number, cols: number): void;
-  signal(name: string): void;
-  onData(fn: (data: Buffer) => void): void;
-  onExit(fn: (code: number) => void): void;
-  kill(): Promise<void>;
-}
 
 /** Exit code reported when the worker's terminal ends without an exit frame (the connection was lost). */
 export const PTY_LOST_EXIT = -1;
@@ -35,7 +19,7 @@ const ServerFrame = z.discriminatedUnion('type', [
   z.object({ type: z.literal('error'), message: z.string() }),
 ]);
 
-export function openRemotePty(w: WorkerEndpoint, workerSandboxId: string, init: RemotePtyInit, handshakeMs = 15_000): Promise<RemotePtySession> {
+export function openRemotePty(w: WorkerEndpoint, workerSandboxId: string, init: PtyInit, handshakeMs = 15_000): Promise<PtySession> {
   const url = new URL(`/sandboxes/${encodeURIComponent(workerSandboxId)}/pty`, w.url);
   url.protocol = 'ws:';
   const ws = new WebSocket(url, { headers: { 'x-api-key': w.token }, handshakeTimeout: handshakeMs, maxPayload: 4 * 1024 * 1024 });
@@ -53,7 +37,7 @@ export function openRemotePty(w: WorkerEndpoint, workerSandboxId: string, init: 
   };
   const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
 
-  const session: RemotePtySession = {
+  const session: PtySession = {
     write: (data) => send({ type: 'stdin', data: Buffer.from(data).toString('base64') }),
     resize: (rows, cols) => send({ type: 'resize', rows, cols }),
     signal: (sig) => send({ type: 'signal', sig }),
@@ -76,7 +60,7 @@ export function openRemotePty(w: WorkerEndpoint, workerSandboxId: string, init: 
     },
   };
 
-  return new Promise<RemotePtySession>((resolve, reject) => {
+  return new Promise<PtySession>((resolve, reject) => {
     let ready = false;
     const fail = (err: GroveError) => {
       if (ready) return;

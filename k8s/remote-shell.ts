@@ -4,7 +4,8 @@ import type { Readable } from 'node:stream';
 import type { GroveClient } from '../client/index.ts';
 import type { ApplyPatchResult, ExecRequest, ExecResult, FileEntry, JobInfo } from '../protocol/shell.ts';
 import { RemoteSandbox } from './remote-sandbox.ts';
-import { openRemotePty, type RemotePtyInit, type RemotePtySession } from './remote-pty.ts';
+import type { PtyInit, PtySession } from '../sandbox/pty.ts';
+import { openRemotePty } from './remote-pty.ts';
 import { workerError } from './remote-sandbox.ts';
 import { workerRequest } from './worker-http.ts';
 
@@ -17,7 +18,7 @@ function execBody(req: ExecRequest): ExecBody {
 
 export class RemoteShellSandbox extends RemoteSandbox {
   readonly workspace = '/workspace';
-  private readonly terminals = new Set<RemotePtySession>();
+  private readonly terminals = new Set<PtySession>();
 
   exec(req: ExecRequest): Promise<ExecResult> {
     return this.remote((c, wid) => c.exec(wid, execBody(req)));
@@ -57,9 +58,9 @@ export class RemoteShellSandbox extends RemoteSandbox {
   }
 
   /** A terminal on the worker, relayed frame by frame; open terminals count as use (status busy), as locally. */
-  async openPty(init: RemotePtyInit): Promise<RemotePtySession> {
+  async openPty(init: PtyInit): Promise<PtySession> {
     const w = this.endpoint();
-    let session: RemotePtySession;
+    let session: PtySession;
     try {
       session = await openRemotePty(w, w.wid, init);
     } catch (err) {

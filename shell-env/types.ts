@@ -1,27 +1,10 @@
 // What the server sees of a shell sandbox (the env owns this contract).
 import type { Readable } from 'node:stream';
 import type { ApplyPatchResult, ExecRequest, ExecResult, FileEntry, JobInfo } from '../protocol/shell.ts';
+import type { PtyInit, PtySession } from '../sandbox/pty.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 
-export interface PtyInit {
-  argv: string[];
-  cwd?: string;
-  env?: Record<string, string>;
-  rows: number;
-  cols: number;
-}
-
-/** An interactive terminal session in the sandbox. */
-export interface PtySession {
-  write(data: Buffer | string): void;
-  resize(rows: number, cols: number): void;
-  /** Sends a signal ("TERM", "INT", "KILL", ...) to the terminal's process group. */
-  signal(name: string): void;
-  onData(fn: (data: Buffer) => void): void;
-  /** Called once with the exit code (124 when the sandbox closed it). */
-  onExit(fn: (code: number) => void): void;
-  kill(): Promise<void>;
-}
+export type { PtyInit, PtySession } from '../sandbox/pty.ts';
 
 export interface ShellSandbox extends Sandbox {
   readonly type: 'shell';
