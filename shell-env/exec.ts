@@ -4,7 +4,7 @@
 // exec's cgroup (every descendant, daemonised or not) and reports exit code 124.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import type { ExecResult } from '../protocol/shell.ts';
+import type { ExecRequest, ExecResult } from '../protocol/shell.ts';
 import type { SandboxCgroups } from './cgroups.ts';
 import { CappedOutput } from './output.ts';
 
@@ -42,6 +42,27 @@ export interface RunOptions {
   extraFds?: number;
   /** Keep stdin open as a pipe (the caller writes to child.stdin); `stdin` is ignored. */
   interactive?: boolean;
+}
+
+/**
+ * An API exec request → run options, for either kind of shell sandbox: the sandbox maps the command to argv and
+ * the API cwd to its own directory; its limits fill in what the request leaves out.
+ */
+export function requestRunOptions(
+  req: ExecRequest,
+  argv: string[],
+  cwd: string,
+  limits: { execTimeoutMs: number; maxOutputBytes: number },
+): Partial<RunOptions> & { argv: string[] } {
+  return {
+    argv,
+    cwd,
+    env: req.env,
+    timeoutMs: req.timeout_s !== undefined ? req.timeout_s * 1000 : limits.execTimeoutMs,
+    maxOutputBytes: req.max_output_bytes ?? limits.maxOutputBytes,
+    mergeStderr: req.merge_stderr,
+    stdin: req.stdin,
+  };
 }
 
 /** A started command: its result, and a way to stop it early. */

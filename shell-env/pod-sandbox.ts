@@ -13,7 +13,7 @@ import type { ShellCreateOptions, SandboxStatus } from '../protocol/sandbox.ts';
 import type { ApplyPatchResult, ExecRequest, ExecResult, JobInfo, ShellDetails } from '../protocol/shell.ts';
 import type { Logger } from '../sandbox/log.ts';
 import type { SandboxDetails } from '../sandbox/types.ts';
-import type { RunningExec, RunOptions } from './exec.ts';
+import { requestRunOptions, type RunningExec, type RunOptions } from './exec.ts';
 import { listFiles, readSandboxFile, writeSandboxFile } from './files.ts';
 import { JobTable } from './jobs.ts';
 import { killReaper, killTagged, startPodExec, type PodExecTarget } from './pod-exec.ts';
@@ -149,15 +149,7 @@ export class PodShellSandbox implements ShellSandbox {
   }
 
   private runOptions(req: ExecRequest): Partial<RunOptions> & { argv: string[] } {
-    return {
-      argv: this.argv(req.command, req.login_shell),
-      cwd: this.cwd(req.cwd),
-      env: req.env,
-      timeoutMs: req.timeout_s !== undefined ? req.timeout_s * 1000 : this.o.limits.execTimeoutMs,
-      maxOutputBytes: req.max_output_bytes ?? this.o.limits.maxOutputBytes,
-      mergeStderr: req.merge_stderr,
-      stdin: req.stdin,
-    };
+    return requestRunOptions(req, this.argv(req.command, req.login_shell), this.cwd(req.cwd), this.o.limits);
   }
 
   async exec(req: ExecRequest): Promise<ExecResult> {

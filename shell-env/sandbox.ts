@@ -13,7 +13,7 @@ import type { SandboxDetails } from '../sandbox/types.ts';
 import { bwrapArgs } from './bwrap.ts';
 import type { CgroupRoot, SandboxCgroups } from './cgroups.ts';
 import { startEgressProxy, type EgressProxy } from './egress.ts';
-import { startExec, wrapperArgs, type ExecTarget, type RunOptions } from './exec.ts';
+import { requestRunOptions, startExec, wrapperArgs, type ExecTarget, type RunOptions } from './exec.ts';
 import { listFiles, readSandboxFile, writeSandboxFile } from './files.ts';
 import { JobTable } from './jobs.ts';
 import { openPty } from './pty.ts';
@@ -269,15 +269,7 @@ export class LocalShellSandbox implements ShellSandbox {
   }
 
   private runOptions(req: ExecRequest): Partial<RunOptions> & { argv: string[] } {
-    return {
-      argv: this.argv(req.command, req.login_shell),
-      cwd: this.cwd(req.cwd),
-      env: req.env,
-      timeoutMs: req.timeout_s !== undefined ? req.timeout_s * 1000 : this.o.limits.execTimeoutMs,
-      maxOutputBytes: req.max_output_bytes ?? this.o.limits.maxOutputBytes,
-      mergeStderr: req.merge_stderr,
-      stdin: req.stdin,
-    };
+    return requestRunOptions(req, this.argv(req.command, req.login_shell), this.cwd(req.cwd), this.o.limits);
   }
 
   async exec(req: ExecRequest): Promise<ExecResult> {
