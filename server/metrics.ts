@@ -1,6 +1,7 @@
 // Prometheus text exposition, written by hand (a few counters, gauges and one histogram).
 import type { Backend } from '../sandbox/types.ts';
 import type { RegistryEvent, SandboxRegistry } from '../sandbox/registry.ts';
+import { followLiveHeap, liveHeap } from './heap-live.ts';
 
 const STEP_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -41,6 +42,10 @@ export class Metrics {
   private readonly stepBuckets = new Array<number>(STEP_BUCKETS.length).fill(0);
   private stepSum = 0;
   private stepCount = 0;
+
+  constructor() {
+    followLiveHeap();
+  }
 
   /** Counts sandbox lifecycle events from the registry. */
   attach(registry: SandboxRegistry): void {
@@ -112,6 +117,8 @@ export class Metrics {
     const mem = process.memoryUsage();
     family('grove_process_resident_memory_bytes', 'gauge', 'Resident set size of the server process.', [[{}, mem.rss]]);
     family('grove_process_heap_used_bytes', 'gauge', 'V8 heap in use by the server process.', [[{}, mem.heapUsed]]);
+    const live = liveHeap();
+    if (live) family('grove_process_heap_live_bytes', 'gauge', 'V8 heap in use right after the last full garbage collection (the live objects).', [[{}, live.bytes]]);
     family('grove_process_external_memory_bytes', 'gauge', 'Memory of buffers and other objects outside the V8 heap.', [[{}, mem.external + mem.arrayBuffers]]);
     return out.join('\n') + '\n';
   }

@@ -1,0 +1,53 @@
+// The live-heap gauge follows full collections: it rises with objects kept alive and falls when they are released,
+// whatever garbage lies around between collections.
+import { setTimeout as sleep } from 'node:timers/promises';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { followLiveHeap, liveHeap } from '../../server/heap-live.ts';
+import { loadConfig } from '../../sandbox/config.ts';
+import { buildApp } from '../../server/app.ts';
+import { MemoryBackend } from '../sandbox/memory-backend.ts';
+
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
+
+/** A full collection, then the observer's entry (delivered a moment later). */
+async function collect(): Promise<number> {
+  const before = liveHeap()?.at ?? 0;
+  for (let i = 0; i < 50; i++) {
+    gc();
+    await sleep(20);
+    const l = liveHeap();
+    if (l && l.at >= before && l.at !== before) return l.bytes;
+  }
+  throw new Error('no full collection was observed');
+}
+
+describe('live heap', () => {
+  it('measures the objects kept alive after a full collection', async () => {
+    followLiveHeap();
+    await collect();
+    const base = await collect();
+    let kept: number[][] | null = Array.from({ length: 40 }, () => Array.from({ length: 100_000 }, (_, i) => i + 0.5));
+    const withKept = await collect();
+    expect(withKept - base).toBeGreaterThan(20e6);
+    expect(kept.length).toBe(40);
+    kept = null;
+    const released = await collect();
+    expect(withKept - released).toBeGreaterThan(20e6);
+  });
+
+  it('is exported as grove_process_heap_live_bytes once a full collection ran', async () => {
+    const key = 'test-key-0123456789';
+    const app = await buildApp({ config: loadConfig({ env: {}, flags: { apiKey: key } }), backend: new MemoryBackend() });
+    try {
+      await collect();
+      const res = await app.inject({ method: 'GET', url: '/metrics', headers: { 'x-api-key': key } });
+      const line = res.body.split('\n').find((l) => l.startsWith('grove_process_heap_live_bytes '));
+      expect(Number(line?.split(' ')[1])).toBeGreaterThan(1e6);
+    } finally {
+      await app.close();
+    }
+  });
+});
