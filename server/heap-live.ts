@@ -19,7 +19,7 @@ export function followLiveHeap(): void {
   if (observer) return;
   observer = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
-      if ((e.detail as { kind?: number } | undefined)?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
+      if ((e as { detail?: { kind?: number } }).detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
       // Entries arrive a moment after their collection: what was allocated since then is counted too (a few
       // hundred KB at most against a heap of tens of MB).
       last = { bytes: v8.getHeapStatistics().used_heap_size, at: Date.now() };
