@@ -1,20 +1,21 @@
 // The sandbox registry: ids, lifecycle, TTL and idle (heartbeat) expiry, capacity, reaper, shutdown, and the
 // sandboxes' step hooks (step-hook.ts: run at ready, after each reported step, at close).
-// Knows nothing of HTTP; the server maps its GroveErrors to responses.
+// Knows nothing of HTTP; the server maps its GroveErrors to responses. Its parts: registry-entry.ts (one entry),
+// registry-creation.ts (background creation), registry-expiry.ts (TTL/idle), registry-tombstones.ts (closed ids),
+// registry-events.ts (lifecycle events).
 import { GroveError } from '../protocol/errors.ts';
 import type { CreateSandboxBody, SandboxInfo, SandboxStatus } from '../protocol/sandbox.ts';
 import { silentLogger, type Logger } from './log.ts';
-import { adoptedEntry, countsOf, expiresAt, newSandboxId, statusOf, toInfo, type CloseReason, type Entry } from './registry-entry.ts';
+import { newEntry, startCreation, type CreationContext } from './registry-creation.ts';
+import { adoptedEntry, countsOf, newSandboxId, toInfo, type CloseReason, type Entry } from './registry-entry.ts';
+import { RegistryEvents, type RegistryEvent } from './registry-events.ts';
+import { expiredEntries, retryAfterSeconds } from './registry-expiry.ts';
+import { Tombstones } from './registry-tombstones.ts';
 import { StepHooks, type StepContext } from './step-hook.ts';
 import { systemClock, type Backend, type Clock, type Sandbox, type SharedSandboxes } from './types.ts';
 
 export type { CloseReason } from './registry-entry.ts';
-
-export type RegistryEvent =
-  | { type: 'created'; id: string; sandboxType: SandboxInfo['type'] }
-  | { type: 'ready'; id: string; sandboxType: SandboxInfo['type']; ms: number }
-  | { type: 'failed'; id: string; sandboxType: SandboxInfo['type']; code: string }
-  | { type: 'closed'; id: string; sandboxType: SandboxInfo['type']; reason: CloseReason };
+export type { RegistryEvent } from './registry-events.ts';
 
 export interface RegistryOptions {
   backend: Backend;
@@ -33,11 +34,12 @@ export interface RegistryOptions {
 
 export class SandboxRegistry {
   private readonly entries = new Map<string, Entry>();
-  private readonly tombstones = new Map<string, SandboxInfo & { close_reason: CloseReason }>();
-  private readonly listeners: Array<(e: RegistryEvent) => void> = [];
+  private readonly tombstones: Tombstones;
+  private readonly events: RegistryEvents;
   private readonly clock: Clock;
   private readonly log: Logger;
   readonly hooks: StepHooks;
+  private readonly creation: CreationContext;
   private timer: NodeJS.Timeout | null = null;
   private reaping: Promise<string[]> | null = null;
   private shuttingDown = false;
@@ -46,6 +48,9 @@ export class SandboxRegistry {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log ?? silentLogger;
     this.hooks = opts.hooks ?? new StepHooks(this.log);
+    this.tombstones = new Tombstones(opts.tombstones ?? 1000);
+    this.events = new RegistryEvents(this.log);
+    this.creation = { backend: opts.backend, hooks: this.hooks, clock: this.clock, log: this.log, emit: (e) => this.events.emit(e) };
     // Closed by another server (or expired by the shared state's leader): closed here too, with that reason.
     this.shared?.onClosed((id, reason) => {
       const e = this.entries.get(id);
@@ -99,17 +104,7 @@ export class SandboxRegistry {
   }
 
   onEvent(fn: (e: RegistryEvent) => void): void {
-    this.listeners.push(fn);
-  }
-
-  private emit(e: RegistryEvent): void {
-    for (const fn of this.listeners) {
-      try {
-        fn(e);
-      } catch (err) {
-        this.log.error({ err }, 'registry listener failed');
-      }
-    }
+    this.events.on(fn);
   }
 
   /** Starts the reaper timer (idempotent). */
@@ -146,7 +141,7 @@ export class SandboxRegistry {
       );
     }
     if (this.liveCount() >= this.opts.maxSandboxes) {
-      const retryAfter = this.retryAfterSeconds();
+      const retryAfter = retryAfterSeconds(this.entries.values(), this.clock.now());
       throw new GroveError(
         'capacity_exhausted',
         `The maximum of ${this.opts.maxSandboxes} live sandboxes is reached; delete one or retry in ${retryAfter} s.`,
@@ -157,63 +152,11 @@ export class SandboxRegistry {
     const now = this.clock.now();
     let id = opts.id ?? newSandboxId();
     while (this.entries.has(id) || this.tombstones.has(id)) id = newSandboxId();
-    const entry: Entry = {
-      id,
-      type: spec.type,
-      labels: spec.labels ?? {},
-      createdAt: now,
-      lastUsedAt: now,
-      ttlMs: (spec.ttl_seconds ?? this.opts.defaultTtlSeconds) * 1000,
-      idleMs: (spec.idle_timeout_seconds ?? this.opts.idleTimeoutSeconds) * 1000,
-      phase: 'creating',
-      sandbox: null,
-      error: null,
-      settled: Promise.resolve(),
-      backendDone: Promise.resolve(),
-      closing: null,
-      closeReason: null,
-    };
+    const entry = newEntry(id, spec, now, { ttlSeconds: this.opts.defaultTtlSeconds, idleTimeoutSeconds: this.opts.idleTimeoutSeconds });
     this.entries.set(id, entry);
-    let markBackendDone!: () => void;
-    entry.backendDone = new Promise<void>((resolve) => (markBackendDone = resolve));
-    entry.settled = this.runCreation(entry, spec, markBackendDone);
-    this.emit({ type: 'created', id, sandboxType: spec.type });
+    startCreation(this.creation, entry, spec);
+    this.events.emit({ type: 'created', id, sandboxType: spec.type });
     return toInfo(entry);
-  }
-
-  private async runCreation(entry: Entry, spec: CreateSandboxBody, markBackendDone: () => void): Promise<void> {
-    const started = this.clock.now();
-    try {
-      let sb: Sandbox;
-      try {
-        sb = await this.opts.backend.create(entry.id, spec);
-        entry.sandbox = sb;
-      } finally {
-        markBackendDone();
-      }
-      // Deleted while the backend was still creating: closeEntry() waits for us and closes it.
-      if (entry.phase !== 'creating') return;
-      await sb.ready();
-      if (entry.phase !== 'creating') return;
-      // Hooks that must see the sandbox before its first step (a recording's frame 0); a failure fails the creation.
-      await this.hooks.ready(entry.id, sb);
-      if (entry.phase !== 'creating') return;
-      entry.phase = 'live';
-      entry.lastUsedAt = this.clock.now();
-      this.emit({ type: 'ready', id: entry.id, sandboxType: entry.type, ms: this.clock.now() - started });
-    } catch (err) {
-      if (entry.phase !== 'creating') return;
-      const code = err instanceof GroveError ? err.code : 'internal_error';
-      const message = err instanceof Error ? err.message : String(err);
-      this.log.warn({ err, sandbox_id: entry.id }, 'sandbox creation failed');
-      entry.phase = 'error';
-      entry.error = { code, message };
-      this.emit({ type: 'failed', id: entry.id, sandboxType: entry.type, code });
-      // A failed sandbox keeps its entry (so clients can read the error) but not its resources.
-      const sb = entry.sandbox as Sandbox | null;
-      if (sb) await sb.close().catch((e: unknown) => this.log.warn({ err: e, sandbox_id: entry.id }, 'closing failed sandbox'));
-      await this.hooks.end(entry.id);
-    }
   }
 
   private entry(id: string): Entry {
@@ -228,11 +171,8 @@ export class SandboxRegistry {
   info(id: string): SandboxInfo {
     const e = this.find(id);
     if (e) return this.view(e);
-    const t = this.tombstones.get(id);
-    if (t) {
-      const { close_reason: _r, ...info } = t;
-      return info;
-    }
+    const closed = this.tombstones.info(id);
+    if (closed) return closed;
     throw new GroveError('sandbox_not_found', `No sandbox with id "${id}" (it may have expired or been deleted).`);
   }
 
@@ -328,37 +268,21 @@ export class SandboxRegistry {
       await this.hooks.end(e.id);
       e.phase = 'closed';
       this.entries.delete(e.id);
-      this.remember({ ...toInfo(e), close_reason: reason });
+      this.tombstones.remember({ ...toInfo(e), close_reason: reason });
       this.log.info({ sandbox_id: e.id, reason }, 'sandbox closed');
-      this.emit({ type: 'closed', id: e.id, sandboxType: e.type, reason });
+      this.events.emit({ type: 'closed', id: e.id, sandboxType: e.type, reason });
     })();
     return e.closing;
-  }
-
-  private remember(t: SandboxInfo & { close_reason: CloseReason }): void {
-    this.tombstones.set(t.sandbox_id, t);
-    const max = this.opts.tombstones ?? 1000;
-    while (this.tombstones.size > max) {
-      const oldest = this.tombstones.keys().next().value as string;
-      this.tombstones.delete(oldest);
-    }
   }
 
   /** Closes every sandbox past its TTL or idle deadline; returns their ids. Runs one pass at a time. */
   reap(): Promise<string[]> {
     if (this.reaping) return this.reaping;
     this.reaping = (async () => {
-      const now = this.clock.now();
+      const expired = expiredEntries(this.entries.values(), this.clock.now(), !!this.shared);
       const closing: Array<Promise<void>> = [];
       const ids: string[] = [];
-      for (const e of this.entries.values()) {
-        // Shared sandboxes expire by the shared state (its leader), which knows every server's heartbeats.
-        if (e.closing || (this.shared && e.phase !== 'error')) continue;
-        let reason: CloseReason | null = null;
-        if (e.createdAt + e.ttlMs <= now) reason = 'expired_ttl';
-        // A step in progress counts as use: do not pull the sandbox from under it.
-        else if (e.lastUsedAt + e.idleMs <= now && statusOf(e) !== 'busy') reason = 'expired_idle';
-        if (!reason) continue;
+      for (const { entry: e, reason } of expired) {
         ids.push(e.id);
         this.log.info({ sandbox_id: e.id, reason }, 'sandbox expired');
         closing.push(this.closeEntry(e, reason));
@@ -369,15 +293,6 @@ export class SandboxRegistry {
       this.reaping = null;
     });
     return this.reaping;
-  }
-
-  /** Seconds until the earliest live sandbox expires (a hint for 503 Retry-After), 1..300. */
-  private retryAfterSeconds(): number {
-    const now = this.clock.now();
-    let earliest = Infinity;
-    for (const e of this.entries.values()) if (!e.closing) earliest = Math.min(earliest, expiresAt(e));
-    if (!Number.isFinite(earliest)) return 1;
-    return Math.min(300, Math.max(1, Math.ceil((earliest - now) / 1000)));
   }
 
   /** First phase of a shutdown: refuse new sandboxes (503 shutting_down) and stop the reaper. */
