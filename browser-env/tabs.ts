@@ -15,7 +15,7 @@ import { isBlankUrl, watchPage } from './watchdogs.ts';
 
 export type NavKind = 'goto' | 'back' | 'forward' | 'reload';
 
-const WITH_WATCH = "[document.title, typeof window.__groveTitleWatch === 'function']";
+const WITH_WATCH = "[document.title, typeof window.__groveTitleWatch === 'function', performance.timeOrigin]";
 
 export class Tabs {
   /** Set by the recovery part: a probe whether a page still answers (a navigation error may be a crash). */
@@ -187,9 +187,9 @@ export class Tabs {
       const r = (await (await s.session(pg)).send('Runtime.evaluate', { expression: WITH_WATCH, returnByValue: true })) as {
         result?: { value?: unknown };
       };
-      const [title, watched] = Array.isArray(r.result?.value) ? (r.result.value as unknown[]) : [];
+      const [title, watched, origin] = Array.isArray(r.result?.value) ? (r.result.value as unknown[]) : [];
       if (typeof title === 'string') {
-        if (watched === true) s.titles.remember(pg, title);
+        if (watched === true && typeof origin === 'number') s.titles.remember(pg, title, origin);
         return title;
       }
     } catch {

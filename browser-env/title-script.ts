@@ -8,9 +8,10 @@
 // replaced) and the <title> element's own subtree (what `document.title = …` changes). A report is also sent at
 // the start of every document (its URL, title ''), at DOMContentLoaded and at load.
 //
-// Each report carries `location.href`: the sandbox uses a reported title only while the page's URL is the one it
-// was reported for (browser-env/title-feed.ts), so a document that runs no init script (an error page) or a
-// same-document navigation is read the old way.
+// Each report carries `location.href` and the document's `performance.timeOrigin` (when its navigation started:
+// a later document of the same page has a later one): the sandbox uses a reported title only while the page's URL
+// is the one it was reported for, and never one from a document older than a navigation it has seen
+// (browser-env/title-feed.ts).
 
 /** The binding's name in the pages' main world (a page may call it: it can set its own title anyway). */
 export const TITLE_BINDING = '__groveTitleFeed';
@@ -20,6 +21,7 @@ export const TITLE_INIT_SCRIPT = `(() => {
   if (W !== W.top || W.__groveTitleWatch) return;
   const D = document;
   let last = null, lastHref = null, watchedTitle = null, watchedHead = null;
+  const origin = performance.timeOrigin;
   const report = (force) => {
     let t, href;
     try { t = D.title; href = W.location.href; } catch { return; }
@@ -28,7 +30,7 @@ export const TITLE_INIT_SCRIPT = `(() => {
     if (typeof send !== 'function') return;
     last = t;
     lastHref = href;
-    try { void Promise.resolve(send(href, t)).catch(() => {}); } catch {}
+    try { void Promise.resolve(send(href, t, origin)).catch(() => {}); } catch {}
   };
   const mo = new MutationObserver(() => { report(false); rewire(); });
   function rewire() {
