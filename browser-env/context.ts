@@ -3,8 +3,6 @@
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import type { NetworkRules } from '../protocol/sandbox.ts';
 import { SETTLE_INIT_SCRIPT } from './settle.ts';
-import { TitleFeed } from './title-feed.ts';
-import { TITLE_INIT_SCRIPT } from './title-script.ts';
 import { TimeoutError, withTimeout } from './util.ts';
 
 /** The proxy settings the network gate hands out per sandbox (Playwright's `proxy` option). */
@@ -81,12 +79,10 @@ export function contextOptions(look: ContextLook, proxy: ProxySettings | undefin
 export interface Prepared {
   pooled: PooledContextLike;
   page: Page;
-  /** The titles its pages report (title-feed.ts). */
-  titles: TitleFeed;
 }
 
 /**
- * New pooled context with the title binding, the title and settle init scripts and one blank page, within `timeoutMs` in all. Releases the context
+ * New pooled context with the settle init script and one blank page, within `timeoutMs` in all. Releases the context
  * on failure. A renderer (or browser) that dies while the first page is made is not the caller's fault: the page
  * either fails ("Target crashed") or never comes (a killed spare renderer); the first attempt's page gets half the
  * time, and the context is then replaced once, in the time that is left.
@@ -97,11 +93,9 @@ export async function prepareContext(source: ContextSource, options: BrowserCont
   for (let attempt = 1; ; attempt++) {
     const pooled = await withTimeout(source.newContext(options), left(), 'new browser context');
     try {
-      const titles = new TitleFeed();
-      await withTimeout(titles.install(pooled.context), left(), 'title binding');
-      await withTimeout(pooled.context.addInitScript(`${TITLE_INIT_SCRIPT}\n${SETTLE_INIT_SCRIPT}`), left(), 'init script');
+      await withTimeout(pooled.context.addInitScript(SETTLE_INIT_SCRIPT), left(), 'init script');
       const page = await withTimeout(pooled.context.newPage(), attempt === 1 ? Math.max(1, left() / 2) : left(), 'new page');
-      return { pooled, page, titles };
+      return { pooled, page };
     } catch (e) {
       await withTimeout(pooled.release(), left(), 'release').catch(() => {});
       if (attempt > 1 || !(isCrash(e) || e instanceof TimeoutError) || until - Date.now() < 1000) throw e;

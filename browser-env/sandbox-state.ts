@@ -8,7 +8,6 @@ import type { Logger } from '../sandbox/log.ts';
 import type { ContextSource, Prepared, ProxyGate, ProxySettings, UpstreamErrorEvent } from './context.ts';
 import { DEFAULT_LIMITS, type LimitName, type SandboxLimits } from './limits.ts';
 import { NetworkTracker } from './settle.ts';
-import type { TitleFeed } from './title-feed.ts';
 import type { ContextExtras, DownloadInfo } from './types.ts';
 import { errMessage, withTimeout } from './util.ts';
 
@@ -65,8 +64,6 @@ export class SandboxState {
   /** Tabs in opening order (tab index = position). */
   tabs: Page[] = [];
   cdp = new Map<Page, Promise<CDPSession>>();
-  /** Titles the pages of the current context reported (title-feed.ts). */
-  titles!: TitleFeed;
   events: EnvEvent[] = [];
   /** Watchdog work (downloads, dialogs, popups) the next observation waits for, bounded. */
   pending = new Set<Promise<unknown>>();

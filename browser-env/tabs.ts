@@ -15,8 +15,6 @@ import { isBlankUrl, watchPage } from './watchdogs.ts';
 
 export type NavKind = 'goto' | 'back' | 'forward' | 'reload';
 
-const WITH_WATCH = "[document.title, typeof window.__groveTitleWatch === 'function', performance.timeOrigin]";
-
 export class Tabs {
   /** Set by the recovery part: a probe whether a page still answers (a navigation error may be a crash). */
   probe: (pg: Page, d: Deadline) => Promise<boolean> = async () => true;
@@ -31,7 +29,6 @@ export class Tabs {
     const s = this.s;
     s.pooled = p.pooled;
     s.context = p.pooled.context;
-    s.titles = p.titles;
     s.contextLost = false;
     s.tabs = [];
     s.cdp.clear();
@@ -172,26 +169,18 @@ export class Tabs {
   }
 
   /**
-   * The page's title: the one the page reported for its current URL (title-feed.ts: no call at all), else read.
-   * The active page's is read through the sandbox's own CDP session (one Runtime.evaluate): page.title() does the
-   * same through Playwright's utility world and API wrappers, which cost ~7 % of the steps/s at 16 sessions on
-   * this 2-core machine (bench/core.bench.ts). Background tabs have no session.
+   * The page's title. The active page's comes through the sandbox's own CDP session (one Runtime.evaluate):
+   * page.title() does the same through Playwright's utility world and API wrappers, which cost ~7 % of the
+   * steps/s at 16 sessions on this 2-core machine (bench/core.bench.ts). Background tabs have no session.
    */
   private async title(pg: Page): Promise<string> {
     const s = this.s;
-    const known = s.titles.current(pg);
-    if (known !== undefined) return known;
     if (pg !== s.page || !s.cdp.has(pg)) return pg.title();
     try {
-      // With it: whether this document reports its title changes (an error page runs no init script).
-      const r = (await (await s.session(pg)).send('Runtime.evaluate', { expression: WITH_WATCH, returnByValue: true })) as {
+      const r = (await (await s.session(pg)).send('Runtime.evaluate', { expression: 'document.title', returnByValue: true })) as {
         result?: { value?: unknown };
       };
-      const [title, watched, origin] = Array.isArray(r.result?.value) ? (r.result.value as unknown[]) : [];
-      if (typeof title === 'string') {
-        if (watched === true && typeof origin === 'number') s.titles.remember(pg, title, origin);
-        return title;
-      }
+      if (typeof r.result?.value === 'string') return r.result.value;
     } catch {
       // A document being replaced has no context to evaluate in: Playwright's title() waits for the new one.
     }
