@@ -21,7 +21,7 @@ import { SandboxState, type SandboxDeps, type WarmClaim } from './sandbox-state.
 import { StepPipeline } from './step.ts';
 import { Tabs } from './tabs.ts';
 import type { BrowserResetInput, BrowserSandbox, DownloadInfo, ParseContext, StepOptions } from './types.ts';
-import { delay, errMessage, quietly, withTimeout } from './util.ts';
+import { delay, errMessage, quietly, TimeoutError, withTimeout } from './util.ts';
 
 export type { GateSinks, SandboxDeps, WarmClaim } from './sandbox-state.ts';
 
@@ -111,6 +111,12 @@ export class ChromiumSandbox implements BrowserSandbox {
       this._status = 'error';
       await this.releaseResources();
       if (e instanceof GroveError) throw e;
+      // Out of time while the browser opened the context or its page: a machine or browser too busy, not a fault
+      // of the request, and worth a retry (a 503 like a full server, not a 500).
+      if (e instanceof TimeoutError) {
+        s.log.warn({ err: errMessage(e), sandbox: this.id }, 'browser sandbox creation ran out of time');
+        throw new GroveError('browser_start_timeout', `Browser sandbox creation ran out of time: ${errMessage(e)}`, { cause: e });
+      }
       s.log.error({ err: errMessage(e), sandbox: this.id }, 'browser sandbox creation failed');
       throw new GroveError('internal_error', `Browser sandbox creation failed: ${errMessage(e)}`, { cause: e });
     }

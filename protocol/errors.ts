@@ -39,6 +39,7 @@ export const ERROR_CATALOG = {
   worker_lost: { status: 502, message: 'The worker running this sandbox stopped or cannot be reached.' },
   start_url_failed: { status: 502, message: 'The start URL could not be opened.' },
   browser_crashed: { status: 500, message: 'The browser process crashed.' },
+  browser_start_timeout: { status: 503, message: 'The browser could not open the sandbox in time (an overloaded machine, or a browser restarting); retry later.' },
   internal_error: { status: 500, message: 'Internal Server Error' },
 } as const;
 
