@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stepBudgetMs } from '../../browser-env/step-budget.ts';
 import type { Action } from '../../protocol/action.ts';
+import type { StepResult } from '../../protocol/observation.ts';
 import { html, openEnv, startFixture, type Fixture, type TestEnv } from './support.ts';
 
 const BTN = 'position:absolute;left:10px;top:10px;width:200px;height:40px';
@@ -36,6 +37,16 @@ afterAll(async () => {
   await te?.close();
   await fx?.close();
 });
+
+/** The step reported page_crashed with a recovered crash, and the next click works on the reopened page. */
+async function expectRecovered(sb: Awaited<ReturnType<TestEnv['create']>>, r: StepResult): Promise<void> {
+  expect(r.observation.last_action_error?.code).toBe('page_crashed');
+  expect(r.observation.events).toContainEqual(expect.objectContaining({ type: 'crash', recovered: true }));
+  const next = await sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
+  expect(next.observation.last_action_error).toBeNull();
+  expect(next.observation.title).toBe('clicked');
+  await sb.close();
+}
 
 describe('a hostile renderer cannot hold a step past its deadline', () => {
   for (const path of ['/busy', '/busy-fetch', '/alerts', '/confirms']) {
@@ -89,12 +100,7 @@ describe('error codes', () => {
     await new Promise((r) => setTimeout(r, 300));
     process.kill(pid, 'SIGKILL');
     const r = await stepping;
-    expect(r.observation.last_action_error?.code).toBe('page_crashed');
-    expect(r.observation.events).toContainEqual(expect.objectContaining({ type: 'crash', recovered: true }));
-    const next = await sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
-    expect(next.observation.last_action_error).toBeNull();
-    expect(next.observation.title).toBe('clicked');
-    await sb.close();
+    await expectRecovered(sb, r);
   });
 
   it("a context lost while it was being replaced (the soak's step 500s) is replaced at the next step, never a 500", async () => {
@@ -106,11 +112,6 @@ describe('error codes', () => {
     await state.pooled.release();
     state.replacingContext = false;
     const r = await sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
-    expect(r.observation.last_action_error?.code).toBe('page_crashed');
-    expect(r.observation.events).toContainEqual(expect.objectContaining({ type: 'crash', recovered: true }));
-    const next = await sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
-    expect(next.observation.last_action_error).toBeNull();
-    expect(next.observation.title).toBe('clicked');
-    await sb.close();
+    await expectRecovered(sb, r);
   });
 });

@@ -1,12 +1,19 @@
 // prepareContext (the first step of every sandbox creation and reset) replaces a context whose target died while its
 // first page was made (a killed renderer or browser: the soak's "Target crashed" at create), once, instead of
-// failing the sandbox; any other failure is the caller's.
+// failing the sandbox; any other failure is the caller's. A creation whose context or first page is not opened
+// within its budget (an overloaded machine, a browser restarting: the soak's creations after a browser kill at
+// load 30) fails with the retryable 503 browser_start_timeout, not a 500 internal_error.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { prepareContext, type ContextSource } from '../../browser-env/context.ts';
 import { ChromiumPool } from '../../browser-env/pool.ts';
+import { ChromiumSandbox } from '../../browser-env/sandbox.ts';
+import { GroveError } from '../../protocol/errors.ts';
+import { BrowserCreateOptions } from '../../protocol/sandbox.ts';
+import { silentLogger } from '../../sandbox/log.ts';
 
 let pool: ChromiumPool;
 let dir: string;
@@ -51,4 +58,32 @@ it('a second death is reported, not retried forever', async () => {
   await expect(prepareContext(src, {}, 30_000)).rejects.toThrow(/closed/);
   expect(src.made).toBe(2);
   expect(pool.stats().contexts_open).toBe(0);
+});
+
+it('a first page that never comes ends the creation in browser_start_timeout (503), and the contexts are released', { timeout: 90_000 }, async () => {
+  const released: BrowserContext[] = [];
+  // Real contexts from the real pool, whose newPage never answers (as under a browser too busy to make one).
+  const stuck: ContextSource = {
+    async newContext(options) {
+      const pooled = await pool.newContext(options);
+      const context = Object.create(pooled.context) as BrowserContext;
+      context.newPage = () => new Promise(() => {});
+      return {
+        context,
+        browserPid: pooled.browserPid,
+        release: async () => {
+          released.push(pooled.context);
+          await pooled.release();
+        },
+      };
+    },
+  };
+  const sb = new ChromiumSandbox('ctimeout', BrowserCreateOptions.parse({ type: 'browser' }), { source: stuck, dataDir: dir, log: silentLogger });
+  const err = await sb.ready().then(() => null, (e: unknown) => e);
+  expect(err).toBeInstanceOf(GroveError);
+  expect((err as GroveError).code).toBe('browser_start_timeout');
+  expect((err as GroveError).status).toBe(503);
+  // Tried twice (the first attempt gets half the budget), each context released.
+  expect(released.length).toBe(2);
+  await sb.close();
 });
