@@ -111,14 +111,9 @@ export class ChromiumSandbox implements BrowserSandbox {
       this._status = 'error';
       await this.releaseResources();
       if (e instanceof GroveError) throw e;
-      // Out of time while the browser opened the context or its page: a machine or browser too busy, not a fault
-      // of the request, and worth a retry (a 503 like a full server, not a 500).
-      if (e instanceof TimeoutError) {
-        s.log.warn({ err: errMessage(e), sandbox: this.id }, 'browser sandbox creation ran out of time');
-        throw new GroveError('browser_start_timeout', `Browser sandbox creation ran out of time: ${errMessage(e)}`, { cause: e });
-      }
-      s.log.error({ err: errMessage(e), sandbox: this.id }, 'browser sandbox creation failed');
-      throw new GroveError('internal_error', `Browser sandbox creation failed: ${errMessage(e)}`, { cause: e });
+      if (e instanceof TimeoutError) s.log.warn({ err: errMessage(e), sandbox: this.id }, 'browser sandbox creation ran out of time');
+      else s.log.error({ err: errMessage(e), sandbox: this.id }, 'browser sandbox creation failed');
+      throw contextFailure(e, 'Browser sandbox creation');
     }
   }
 
@@ -206,7 +201,7 @@ export class ChromiumSandbox implements BrowserSandbox {
       await released;
     } catch (e) {
       s.log.error({ err: errMessage(e), sandbox: this.id }, 'episode reset failed');
-      throw e instanceof GroveError ? e : new GroveError('internal_error', `Episode reset failed: ${errMessage(e)}`, { cause: e });
+      throw contextFailure(e, 'Episode reset');
     } finally {
       s.replacingContext = false;
       this.busy = false;
@@ -291,4 +286,15 @@ export class ChromiumSandbox implements BrowserSandbox {
     const tabs = await this.tabsPart.list();
     return { url: this.s.page.url(), title: tabs.find((t) => t.active)?.title ?? '', tabs };
   }
+}
+
+/**
+ * A failure to open a sandbox's context (creation or episode reset) as the client sees it. Out of time while the
+ * browser opened the context or its page is a machine or browser too busy, not a fault of the request, and worth
+ * a retry: a 503 like a full server, not a 500.
+ */
+function contextFailure(e: unknown, what: string): GroveError {
+  if (e instanceof GroveError) return e;
+  if (e instanceof TimeoutError) return new GroveError('browser_start_timeout', `${what} ran out of time: ${errMessage(e)}`, { cause: e });
+  return new GroveError('internal_error', `${what} failed: ${errMessage(e)}`, { cause: e });
 }

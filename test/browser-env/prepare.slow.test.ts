@@ -87,3 +87,24 @@ it('a first page that never comes ends the creation in browser_start_timeout (50
   expect(released.length).toBe(2);
   await sb.close();
 });
+
+it('an episode reset whose fresh context never gets its first page ends in browser_start_timeout too', { timeout: 90_000 }, async () => {
+  let stuck = false;
+  const source: ContextSource = {
+    async newContext(options) {
+      const pooled = await pool.newContext(options);
+      if (!stuck) return pooled;
+      const context = Object.create(pooled.context) as BrowserContext;
+      context.newPage = () => new Promise(() => {});
+      return { context, browserPid: pooled.browserPid, release: () => pooled.release() };
+    },
+  };
+  const sb = new ChromiumSandbox('rtimeout', BrowserCreateOptions.parse({ type: 'browser' }), { source, dataDir: dir, log: silentLogger });
+  await sb.ready();
+  stuck = true;
+  const err = await sb.reset({}).then(() => null, (e: unknown) => e);
+  expect(err).toBeInstanceOf(GroveError);
+  expect((err as GroveError).code).toBe('browser_start_timeout');
+  expect((err as GroveError).status).toBe(503);
+  await sb.close();
+});
