@@ -12,6 +12,8 @@ export interface HttpAnswer {
   headers: { get(name: string): string | null };
   text(): Promise<string>;
   arrayBuffer(): Promise<ArrayBuffer>;
+  /** The body's bytes without a copy, where the transport has them (the standard Response's `bytes()`). */
+  bytes?(): Promise<Uint8Array>;
 }
 
 export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal }) => Promise<HttpAnswer>;
@@ -38,6 +40,9 @@ class BufferedAnswer implements HttpAnswer {
   }
   async arrayBuffer(): Promise<ArrayBuffer> {
     return this.body.buffer.slice(this.body.byteOffset, this.body.byteOffset + this.body.byteLength) as ArrayBuffer;
+  }
+  async bytes(): Promise<Buffer> {
+    return this.body;
   }
 }
 

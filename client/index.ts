@@ -7,6 +7,8 @@ import type { BrowserCreateInput, CreateSandboxBody, SandboxInfo } from '../prot
 import type { z } from 'zod';
 import type { ShellCreateOptions } from '../protocol/sandbox.ts';
 import type { ApplyPatchResult, ExecInput, ExecResult, FileList, JobInfo } from '../protocol/shell.ts';
+import { SCREENSHOT_SPAN_HEADER } from '../protocol/headers.ts';
+import { parseAnswer } from './answer.ts';
 import { nodeFetch, type FetchLike, type HttpAnswer } from './http.ts';
 
 export type ShellCreateInput = z.input<typeof ShellCreateOptions>;
@@ -150,9 +152,11 @@ export class GroveClient {
 
   private async json<T>(method: Method, path: string, body?: unknown, extraTimeoutMs = 0): Promise<T> {
     const res = await this.request(method, path, body, extraTimeoutMs);
-    const text = await res.text();
     try {
-      return JSON.parse(text) as T;
+      const span = res.headers.get(SCREENSHOT_SPAN_HEADER);
+      if (span === null) return JSON.parse(await res.text()) as T;
+      const bytes = res.bytes ? await res.bytes() : new Uint8Array(await res.arrayBuffer());
+      return parseAnswer<T>(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), span);
     } catch (err) {
       throw new GroveApiError(res.status, 'bad_response', `${method} ${path}: response is not JSON`, { cause: err });
     }

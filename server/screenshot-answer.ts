@@ -1,6 +1,7 @@
 // How the step and observation endpoints put a screenshot on the wire.
 // - JSON (default): the base64 is spliced into the stringified body instead of passing through JSON.stringify,
-//   which on Node 20 scans the ~300 KB string char by char (measured: ~4 ms of a ~65 ms step).
+//   which on Node 20 scans the ~300 KB string char by char (measured: ~4 ms of a ~65 ms step). A header gives
+//   its byte range, so a client can copy it out instead of parsing it as JSON (client/answer.ts).
 // - 'binary': a multipart/mixed answer (RFC 2046) with two parts, the usual JSON body without
 //   `screenshot.base64`, then the image bytes. A trainer that decodes images locally skips base64 on both ends
 //   (a third fewer bytes on the wire). Any multipart reader parses it (Python: email.parser.BytesParser,
@@ -8,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { ScreenshotMode } from '../protocol/api.ts';
+import { SCREENSHOT_SPAN_HEADER } from '../protocol/headers.ts';
 import type { Observation } from '../protocol/observation.ts';
 
 const CRLF = '\r\n';
@@ -44,6 +46,8 @@ export function sendJsonScreenshot(reply: FastifyReply, body: object, observatio
   payload.write(pre, 0, 'utf8');
   payload.write(shot.base64, preLen, 'latin1');
   payload.write(post, preLen + shot.base64.length, 'utf8');
+  // Where the base64 sits in the body: a client can skip parsing it as JSON (see SCREENSHOT_SPAN_HEADER).
+  reply.header(SCREENSHOT_SPAN_HEADER, `${preLen} ${preLen + shot.base64.length}`);
   return reply.type('application/json; charset=utf-8').send(payload);
 }
 

@@ -143,9 +143,36 @@ def decode_json(answer: Answer) -> Any:
     if not answer.body:
         return None
     try:
-        return json.loads(answer.body)
+        spliced = _with_span(answer)
+        return spliced if spliced is not None else json.loads(answer.body)
     except ValueError as e:
         raise GroveApiError(answer.status, "bad_response", f"answer is not JSON: {e}") from None
+
+
+SCREENSHOT_SPAN_HEADER = "grove-screenshot-span"
+_KEY = b'"base64":"'
+
+
+def _with_span(answer: Answer) -> Any:
+    """A step/observation answer parsed without scanning its screenshot: the server names the byte range of the
+    base64 (header ``grove-screenshot-span: <start> <end>``), which is copied out; only the rest is parsed.
+    None when there is no span or it does not check out (the caller parses the whole body)."""
+    span = answer.headers.get(SCREENSHOT_SPAN_HEADER)
+    if not span:
+        return None
+    try:
+        start, end = (int(x) for x in span.split(" "))
+    except ValueError:
+        return None
+    body = answer.body
+    if start < len(_KEY) or end < start or end >= len(body) or body[end] != 0x22 or body[start - len(_KEY):start] != _KEY:
+        return None
+    result = json.loads(body[:start] + body[end:])
+    shot = result.get("observation", result).get("screenshot") if isinstance(result, dict) else None
+    if not isinstance(shot, dict) or shot.get("base64") != "":
+        return None
+    shot["base64"] = body[start:end].decode("ascii")
+    return result
 
 
 def screenshot_bytes(obs_or_step: Mapping[str, Any]) -> bytes | None:
