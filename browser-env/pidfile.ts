@@ -1,7 +1,8 @@
 // The pool's pidfile (`<dataDir>/chromium-pids/<ownerPid>-<token>.json`: the Chromium roots a server launched) and
-// the clean-up at start after dead servers: their recorded trees and marked processes killed, their profiles and
-// download staging folders removed.
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+// the clean-up at start after dead servers: their recorded trees and marked processes killed, their profiles
+// (also those of launches cut short) and download staging folders removed.
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from '../sandbox/log.ts';
 import { isAlive, killTree, listProcesses, readCmdline, readProcStat } from './procfs.ts';
@@ -14,11 +15,23 @@ export interface BrowserRecord {
   userDataDir?: string;
 }
 
+/**
+ * A launch in progress. Playwright makes the profile folder in the server's TMPDIR before Chromium exists, and
+ * the browser is recorded only once it runs: a server killed in between leaves a folder no process names.
+ */
+export interface LaunchRecord {
+  /** Wall-clock ms when the launch began. */
+  since: number;
+  /** The server's TMPDIR, where Playwright makes the profile. */
+  tmpdir: string;
+}
+
 export interface PidFileContent {
   owner: { pid: number; start: number };
   /** Marker in every Chromium command line this pool launches: `--grove-pool=<token>.<n>`. */
   token: string;
   browsers: BrowserRecord[];
+  launching?: LaunchRecord[];
 }
 
 export const MARKER_FLAG = '--grove-pool';
@@ -61,6 +74,19 @@ export class PidFile {
 
   remove(pid: number): void {
     this.content.browsers = this.content.browsers.filter((b) => b.pid !== pid);
+    this.write();
+  }
+
+  /** Notes a launch about to begin (see LaunchRecord); `endLaunch` once its browser is recorded or it failed. */
+  beginLaunch(): LaunchRecord {
+    const r = { since: Date.now(), tmpdir: tmpdir() };
+    (this.content.launching ??= []).push(r);
+    this.write();
+    return r;
+  }
+
+  endLaunch(r: LaunchRecord): void {
+    this.content.launching = (this.content.launching ?? []).filter((l) => l !== r);
     this.write();
   }
 
@@ -119,6 +145,7 @@ export function reapStale(dir: string, log?: Logger): { files: number; killed: n
       removeProfileDir(b.userDataDir);
     }
     if (content.token) killed.push(...killMarked(content.token));
+    for (const dir of launchLeftovers(content.launching ?? []).orphans) removeProfileDir(dir);
     try {
       unlinkSync(path);
     } catch {
@@ -127,6 +154,55 @@ export function reapStale(dir: string, log?: Logger): { files: number; killed: n
   }
   if (files > 0) log?.warn({ files, killed }, 'reaped Chromium processes left by a dead server');
   return { files, killed };
+}
+
+/**
+ * A leftover profile must be at least this old: a younger one may belong to another launch (any Playwright using
+ * the same TMPDIR) between its mkdtemp and its Chromium's exec, when no process names it yet.
+ */
+export const ORPHAN_MIN_AGE_MS = 2000;
+
+/**
+ * The profile folders launches cut short left: Playwright's `playwright_chromiumdev_profile-*` in the TMPDIR of
+ * the launch, made since it began, named by no live process's `--user-data-dir`. `young` are those not yet
+ * ORPHAN_MIN_AGE_MS old (left alone). The watchdog sidecar mirrors this (watchdog.ts).
+ */
+export function launchLeftovers(launches: LaunchRecord[], now = Date.now()): { orphans: string[]; young: string[] } {
+  const orphans: string[] = [];
+  const young: string[] = [];
+  if (!launches.length) return { orphans, young };
+  const used = new Set<string>();
+  for (const p of listProcesses()) {
+    const dir = readCmdline(p.pid).find((a) => a.startsWith('--user-data-dir='));
+    if (dir) used.add(dir.slice('--user-data-dir='.length));
+  }
+  for (const l of launches) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(l.tmpdir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const dir = join(l.tmpdir, name);
+      if (!name.startsWith(PROFILE_PREFIX) || used.has(dir) || orphans.includes(dir) || young.includes(dir)) continue;
+      const born = bornAt(dir);
+      // A second's slack: the file system's clock granularity.
+      if (born === null || born < l.since - 1000) continue;
+      (now - born < ORPHAN_MIN_AGE_MS ? young : orphans).push(dir);
+    }
+  }
+  return { orphans, young };
+}
+
+/** When a folder was made (its birth time where the file system keeps one, else its last status change). */
+function bornAt(path: string): number | null {
+  try {
+    const st = statSync(path);
+    return st.birthtimeMs > 0 ? st.birthtimeMs : st.ctimeMs;
+  } catch {
+    return null;
+  }
 }
 
 /** Tokens of the pools whose pidfile owner is alive (call after reapStale: the others are gone). */

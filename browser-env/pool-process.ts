@@ -62,10 +62,16 @@ export class PoolProcess {
     const marker = `${MARKER_FLAG}=${host.token}.${this.n}`;
     this.artifactsDir = join(host.launcher.artifactsRoot(), `${host.token}.${this.n}`);
     let browser: Browser;
+    // Until the browser is in the pidfile, a kill of the server could leave Playwright's profile folder unnamed.
+    const launching = host.pidFile()?.beginLaunch();
+    const launched = () => {
+      if (launching) host.pidFile()?.endLaunch(launching);
+    };
     try {
       mkdirSync(this.artifactsDir, { recursive: true });
       browser = await host.launcher.launch(marker, this.artifactsDir);
     } catch (err) {
+      launched();
       this.state = 'dead';
       this.accepting = false;
       host.forget(this);
@@ -76,6 +82,7 @@ export class PoolProcess {
       // Local URL schemes are refused in Chromium's network stack before any context exists (url-policy.ts).
       await guardBrowser(browser, host.log);
     } catch (err) {
+      launched();
       this.state = 'dead';
       this.accepting = false;
       host.forget(this);
@@ -89,7 +96,9 @@ export class PoolProcess {
       this.start = root.start;
       this.userDataDir = userDataDirOf(root.pid);
       host.pidFile()?.add({ pid: root.pid, start: root.start, userDataDir: this.userDataDir });
+      launched();
     } else {
+      launched();
       host.log.warn({ marker }, 'could not find the Chromium root process; relying on the watchdog marker scan');
     }
     this.browser = browser;

@@ -3,11 +3,11 @@
 // pool's marker flag, then removes the pool's artifacts folders.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../sandbox/log.ts';
-import { MARKER_FLAG, PROFILE_PREFIX, SINGLETON_PREFIX, type PidFile } from './pidfile.ts';
+import { MARKER_FLAG, ORPHAN_MIN_AGE_MS, PROFILE_PREFIX, SINGLETON_PREFIX, type PidFile } from './pidfile.ts';
 import { readProcStat } from './procfs.ts';
 
 // The sidecar is plain JavaScript run by `node -e`, so it starts fast and needs no loader. It mirrors
-// procfs.ts' processTree/killTree and pidfile.ts' killMarked (it cannot import them).
+// procfs.ts' processTree/killTree and pidfile.ts' killMarked and launchLeftovers (it cannot import them).
 const SIDECAR_SOURCE = String.raw`
 const fs = require('fs'), path = require('path');
 const [ownerPid, ownerStart, file, token, artifacts] = process.argv.slice(1);
@@ -36,6 +36,20 @@ function reap() {
   const prefix = '${MARKER_FLAG}=' + token + '.';
   for (const p of procs) { if (p.pid === process.pid) continue; const a = cmd(p.pid);
     if (a.some((x) => x.startsWith(prefix))) { const d = (a.find((x) => x.startsWith('--user-data-dir=')) || '').slice(16); killTree(p, procs); rmProfile(d); } }
+  // Profiles of launches cut short (made, but no browser recorded): wait until each is old enough not to be
+  // another launch's that has not exec'd yet, then remove those no live process names.
+  const launching = (content && content.launching) || [];
+  for (let round = 0; launching.length && round < 2; round++) {
+    const used = new Set(all().map((p) => (cmd(p.pid).find((x) => x.startsWith('--user-data-dir=')) || '').slice(16)).filter(Boolean));
+    let wait = 0;
+    for (const l of launching) { let names = []; try { names = fs.readdirSync(l.tmpdir); } catch {}
+      for (const n of names) { const d = path.join(l.tmpdir, n); if (!n.startsWith('${PROFILE_PREFIX}') || used.has(d)) continue;
+        let st; try { st = fs.statSync(d); } catch { continue; } const born = st.birthtimeMs > 0 ? st.birthtimeMs : st.ctimeMs;
+        if (born < l.since - 1000) continue; const age = Date.now() - born;
+        if (age >= ${ORPHAN_MIN_AGE_MS}) rmProfile(d); else wait = Math.max(wait, ${ORPHAN_MIN_AGE_MS} - age); } }
+    if (!wait) break;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait + 50);
+  }
   // The pool's artifacts folders (download staging, Chromium's TMPDIR): <artifacts>/<token>.<n>.
   try { for (const n of fs.readdirSync(artifacts)) if (n.split('.')[0] === token) fs.rmSync(path.join(artifacts, n), { recursive: true, force: true }); } catch {}
   try { fs.unlinkSync(file); } catch {}

@@ -4,7 +4,7 @@
 // real /tmp (by the names that belong to our browsers, before and after).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -143,6 +143,70 @@ describe('temporary folders of a killed Chromium', () => {
       expect(readdirSync(serverTmp).filter((n) => !n.startsWith('tsx-'))).toEqual([]);
       const newInTmp = [...chromiumTempNames('/tmp')].filter((n) => !realTmpBefore.has(n));
       expect(newInTmp.filter((n) => ours.includes(n))).toEqual([]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('the server SIGKILLed while its browser is launching: the profile Playwright made is removed, no other', async () => {
+    const dataDir = tempDir('grove-tmpd-');
+    const serverTmp = join(tempDir('grove-tmpd-'), 't');
+    mkdirSync(serverTmp);
+    // Made before the launch: another tool's leftover, which is not ours to remove.
+    const older = mkdtempSync(join(serverTmp, 'playwright_chromiumdev_profile-'));
+    // The browser stand-in keeps reading its CDP pipe (fd 3) and exits when the server's end closes.
+    const fake = join(dataDir, 'fake-chromium.sh');
+    writeFileSync(fake, '#!/bin/sh\nexec cat <&3 >/dev/null\n');
+    chmodSync(fake, 0o755);
+    await new Promise((r) => setTimeout(r, 1100));
+    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/browser-env/pool-launching.fixture.ts', dataDir, fake], {
+      cwd: process.cwd(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, TMPDIR: serverTmp },
+    });
+    try {
+      const line = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+      const { profile, watchdog } = JSON.parse(line[0]) as { profile: string; watchdog: number };
+      expect(profile.startsWith(serverTmp)).toBe(true);
+      expect(profile).not.toBe(older);
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      // The watchdog waits until the folder is old enough not to be another launch's, then removes it.
+      await until(() => !alive(watchdog));
+      expect(existsSync(profile)).toBe(false);
+      expect(existsSync(older)).toBe(true);
+      expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('the server and its watchdog SIGKILLed during a launch: a restart removes the profile', async () => {
+    const dataDir = tempDir('grove-tmpd-');
+    const serverTmp = join(tempDir('grove-tmpd-'), 't');
+    mkdirSync(serverTmp);
+    const fake = join(dataDir, 'fake-chromium.sh');
+    writeFileSync(fake, '#!/bin/sh\nexec cat <&3 >/dev/null\n');
+    chmodSync(fake, 0o755);
+    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/browser-env/pool-launching.fixture.ts', dataDir, fake], {
+      cwd: process.cwd(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, TMPDIR: serverTmp },
+    });
+    try {
+      const line = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+      const { profile, watchdog } = JSON.parse(line[0]) as { profile: string; watchdog: number };
+      process.kill(watchdog, 'SIGKILL');
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      expect(existsSync(profile)).toBe(true);
+      // Old enough not to be a launch in progress elsewhere.
+      await new Promise((r) => setTimeout(r, 2100));
+      const pool = new ChromiumPool({ executablePath: '/usr/bin/chromium', processes: 1, recycleAfter: 0, dataDir, headless: true, extraArgs: [] });
+      pools.push(pool);
+      await pool.start();
+      expect(existsSync(profile)).toBe(false);
+      await pool.shutdown();
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
