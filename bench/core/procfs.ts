@@ -1,22 +1,44 @@
-// Process accounting from Linux /proc: process trees, PSS and RSS, Chromium processes.
+// Process accounting from Linux /proc: process trees, PSS and RSS, Chromium processes (also used by bench/soak).
 import { readdirSync, readFileSync } from 'node:fs';
+
+/** Every process id now in /proc. */
+export function pids(): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+}
+
+/** A process's argv (NUL-separated in /proc); [] when it is gone. */
+export function cmdline(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
+}
+
+/** A process's parent (field 4 of /proc/PID/stat, after the parenthesised name); 0 when it is gone. */
+export function ppidOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return 0;
+  }
+}
 
 function children(): Map<number, number[]> {
   const m = new Map<number, number[]>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const list = m.get(ppid) ?? [];
-      list.push(Number(d));
-      m.set(ppid, list);
-    } catch { /* process gone */ }
+  for (const pid of pids()) {
+    const ppid = ppidOf(pid);
+    if (!ppid) continue; // process gone
+    const list = m.get(ppid) ?? [];
+    list.push(pid);
+    m.set(ppid, list);
   }
   return m;
 }
 
-function tree(root: number): number[] {
+/** root and every process below it. */
+export function tree(root: number): number[] {
   const kids = children();
   const out: number[] = [];
   const stack = [root];
@@ -26,6 +48,11 @@ function tree(root: number): number[] {
     stack.push(...(kids.get(p) ?? []));
   }
   return out;
+}
+
+/** Every process below root (root itself not included). */
+export function descendantsOf(root: number): number[] {
+  return tree(root).filter((p) => p !== root);
 }
 
 export function pssKb(pid: number): number {
@@ -49,7 +76,7 @@ export function chromiumPidsUnder(root: number): number[] {
 }
 
 export function allChromiumPids(): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((p) => {
+  return pids().filter((p) => {
     try { return readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('/usr/lib/chromium/chromium'); } catch { return false; }
   });
 }

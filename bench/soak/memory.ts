@@ -1,0 +1,14 @@
+// The server's memory as it runs: RSS, heap used, live heap after full GC, external (from its /metrics), and the
+// machine's 1-minute load average, one sample per call.
+import os from 'node:os';
+import { memory, run } from './state.ts';
+
+export async function sampleMemory(): Promise<void> {
+  try {
+    const text = await run.server.client.metrics();
+    const num = (name: string) => Number(new RegExp(`^${name}(?:\\{\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    memory.push({ t: Date.now(), rss: num('grove_process_resident_memory_bytes'), heap: num('grove_process_heap_used_bytes'), live: num('grove_process_heap_live_bytes'), external: num('grove_process_external_memory_bytes'), load1: os.loadavg()[0] });
+  } catch {
+    // a restart in progress
+  }
+}

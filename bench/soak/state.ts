@@ -1,0 +1,51 @@
+// What the soak's parts share while it runs: the current Grove server and its epoch (one per restart), the run's
+// flags, and the statistics and memory samples the summary is made of.
+import type { ChildProcess } from 'node:child_process';
+import type { GroveClient } from '../../client/index.ts';
+
+export interface Server {
+  proc: ChildProcess;
+  client: GroveClient;
+  url: string;
+}
+
+export const run = {
+  /** The Grove server now running (replaced by each restart). */
+  server: undefined as unknown as Server,
+  /** Incremented by each server restart: an episode begun in an older epoch lost its server. */
+  epoch: 0,
+  /** A server restart in progress. */
+  restarting: null as Promise<void> | null,
+  stopping: false,
+  /** When the last browser kill was injected (a creation it overlapped may fail: its browser died under it). */
+  lastBrowserKillAt: 0,
+  sitesUrl: '',
+  faultUrl: '',
+};
+
+export const stats = {
+  episodes: 0,
+  episodes_ok: 0,
+  episodes_attributed: {} as Record<string, number>,
+  episodes_lost_unattributed: 0,
+  lost_reasons: [] as string[],
+  steps: 0,
+  steps_over_deadline: 0,
+  worst_step_over_budget_ms: -Infinity,
+  action_errors: {} as Record<string, number>,
+  injected: {} as Record<string, number>,
+  limit_events: {} as Record<string, number>,
+};
+export const inc = (o: Record<string, number>, k: string, n = 1) => {
+  o[k] = (o[k] ?? 0) + n;
+};
+
+export interface MemorySample {
+  t: number;
+  rss: number;
+  heap: number;
+  live: number;
+  external: number;
+  load1: number;
+}
+export const memory: MemorySample[] = [];

@@ -1,0 +1,93 @@
+// The end of a soak: the summary (printed as JSON, then as readable lines) and the JSON file with the memory samples.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ALL_FAULTS, CONC, MINUTES, OUT, RESTARTS, RESTART_WINDOW, TARGET_INJECTIONS, serverLog } from './config.ts';
+import { memory, stats } from './state.ts';
+
+/** The servers' error lines (level ≥ 50), grouped by message and error text, most frequent first. */
+function serverErrors(): { count: number; line: string }[] {
+  const groups = new Map<string, number>();
+  let text = '';
+  try {
+    text = readFileSync(serverLog, 'utf8');
+  } catch {
+    return [];
+  }
+  for (const raw of text.split('\n')) {
+    let rec: { level?: number; msg?: string; err?: { message?: string; stack?: string }; code?: string };
+    try {
+      rec = JSON.parse(raw) as typeof rec;
+    } catch {
+      continue;
+    }
+    if ((rec.level ?? 0) < 50) continue;
+    const where = rec.err?.stack?.split('\n').slice(1, 4).map((l) => l.trim()).join(' ← ') ?? '';
+    const key = `${rec.msg ?? ''}: ${rec.code ?? ''} ${(rec.err?.message ?? '').slice(0, 300)} ${where}`.slice(0, 800);
+    groups.set(key, (groups.get(key) ?? 0) + 1);
+  }
+  return [...groups].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([line, count]) => ({ count, line }));
+}
+
+/** Prints the summary of the run from t0 to end and writes it, with the memory samples, to OUT. */
+export function summarize(t0: number, end: number, leakedProcs: number, leakedFolders: string[]): void {
+  // Growth over the second half: the median of its last few samples against the median of its first few (one
+  // sample is a point in the GC cycle, not a level).
+  const half = memory.filter((m) => m.t >= t0 + (end - t0) / 2 && m.t <= end + 60_000);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const w = Math.max(1, Math.min(5, Math.floor(half.length / 4)));
+  const growth = (k: 'rss' | 'heap' | 'live') => {
+    const xs = half.filter((m) => Number.isFinite(m[k]));
+    if (xs.length < 2) return NaN;
+    const first = median(xs.slice(0, w).map((m) => m[k]));
+    return (median(xs.slice(-w).map((m) => m[k])) - first) / first;
+  };
+  const injections = Object.fromEntries(ALL_FAULTS.map((f) => [f, stats.injected[f] ?? 0]));
+  const loads = memory.map((m) => m.load1);
+  const summary = {
+    minutes: MINUTES,
+    concurrency: CONC,
+    ...stats,
+    injected: injections,
+    injections_target: TARGET_INJECTIONS,
+    injections_below_target: ALL_FAULTS.filter((f) => injections[f] < TARGET_INJECTIONS),
+    load_average_1m: { mean: Number((loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length)).toFixed(1)), max: Number(Math.max(...loads).toFixed(1)) },
+    leaked_processes: leakedProcs,
+    leaked_temp_folders: leakedFolders,
+    server_errors: serverErrors(),
+    memory_samples: memory.length,
+    rss_mb_first: memory[0] ? Math.round(memory[0].rss / 1e6) : null,
+    rss_mb_last: memory.length ? Math.round(memory[memory.length - 1].rss / 1e6) : null,
+    heap_mb_first: memory[0] ? Math.round(memory[0].heap / 1e6) : null,
+    heap_mb_last: memory.length ? Math.round(memory[memory.length - 1].heap / 1e6) : null,
+    heap_growth_second_half: Number(growth('live').toFixed(3)),
+    heap_used_growth_second_half: Number(growth('heap').toFixed(3)),
+    rss_growth_second_half: Number(growth('rss').toFixed(3)),
+  };
+  console.log(JSON.stringify(summary, null, 2));
+  const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+  const mb = (x: number) => Math.round(x / 1e6);
+  // Memory over time: one line per tenth of the run.
+  const timeline: string[] = [];
+  for (let k = 0; k <= 10; k++) {
+    const at = t0 + (k * (end - t0)) / 10;
+    const m = memory.find((x) => x.t >= at - 1000);
+    if (m) timeline.push(`    t=${((m.t - t0) / 60_000).toFixed(1).padStart(5)} min  rss ${String(mb(m.rss)).padStart(4)} MB  heap live ${String(mb(m.live)).padStart(4)} MB (used ${String(mb(m.heap)).padStart(4)} MB)  load ${m.load1.toFixed(1)}`);
+  }
+  console.log(
+    [
+      `soak summary (${MINUTES} min, concurrency ${CONC})`,
+      `  injections: ${ALL_FAULTS.map((f) => `${f} ${injections[f]}`).join(', ')}  (target ≥ ${TARGET_INJECTIONS} each: ${summary.injections_below_target.length ? `MISSED ${summary.injections_below_target.join(', ')}` : 'met'})`,
+      `  episodes ${stats.episodes}: ok ${stats.episodes_ok}, attributed ${JSON.stringify(stats.episodes_attributed)}, lost without attribution ${stats.episodes_lost_unattributed}`,
+      `  steps ${stats.steps}: over deadline ${stats.steps_over_deadline} (worst: ${Math.round(stats.worst_step_over_budget_ms)} ms against its budget)`,
+      `  leaked processes ${leakedProcs}, leaked temp folders ${summary.leaked_temp_folders.length}`,
+      `  server memory over time (one process after the last restart at ${((RESTART_WINDOW * MINUTES * RESTARTS) / (RESTARTS + 1)).toFixed(1)} min):`,
+      ...timeline,
+      `  second half: heap live after full GC ${pct(summary.heap_growth_second_half)} (target ≤ +5 %), heap used as sampled ${pct(summary.heap_used_growth_second_half)}, rss ${pct(summary.rss_growth_second_half)}`,
+      `  load average (1 min) during the run: mean ${summary.load_average_1m.mean}, max ${summary.load_average_1m.max} (2 cores)`,
+      `  server error lines (level ≥ 50), by kind: ${summary.server_errors.length ? '' : 'none'}`,
+      ...summary.server_errors.map((e) => `    ${e.count} × ${e.line.slice(0, 400)}`),
+    ].join('\n'),
+  );
+  mkdirSync(path.dirname(OUT), { recursive: true });
+  writeFileSync(OUT, JSON.stringify({ ...summary, memory }, null, 2));
+}
