@@ -2,6 +2,7 @@
 // so a warm context is indistinguishable from a fresh one.
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import type { NetworkRules } from '../protocol/sandbox.ts';
+import { newPageWithin } from './new-page.ts';
 import { SETTLE_INIT_SCRIPT } from './settle.ts';
 import { TimeoutError, withTimeout } from './util.ts';
 
@@ -94,7 +95,7 @@ export async function prepareContext(source: ContextSource, options: BrowserCont
     const pooled = await withTimeout(source.newContext(options), left(), 'new browser context');
     try {
       await withTimeout(pooled.context.addInitScript(SETTLE_INIT_SCRIPT), left(), 'init script');
-      const page = await withTimeout(pooled.context.newPage(), attempt === 1 ? Math.max(1, left() / 2) : left(), 'new page');
+      const page = await newPageWithin(pooled.context, attempt === 1 ? Math.max(1, left() / 2) : left());
       return { pooled, page };
     } catch (e) {
       await withTimeout(pooled.release(), left(), 'release').catch(() => {});

@@ -6,6 +6,7 @@ import type { ActionError } from '../protocol/observation.ts';
 import type { Deadline } from '../sandbox/deadline.ts';
 import { ActionFailure } from './actions.ts';
 import { contextOptions, prepareContext } from './context.ts';
+import { newPageWithin } from './new-page.ts';
 import type { PageEvents } from './page-events.ts';
 import { firstLine, PROBE_MS, type SandboxState } from './sandbox-state.ts';
 import { recoveryMs } from './step-budget.ts';
@@ -36,7 +37,7 @@ export class Recovery {
       s.ownPageOps++;
       let fresh: Page;
       try {
-        fresh = await d.race(s.context.newPage(), 'new page');
+        fresh = await d.race(newPageWithin(s.context, d.remaining()), 'new page');
       } finally {
         s.ownPageOps--;
       }

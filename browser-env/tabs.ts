@@ -8,6 +8,7 @@ import { classifyNavError, classifyResponse, normalizeUrl } from './classify.ts'
 import type { Prepared } from './context.ts';
 import type { PageEvents } from './page-events.ts';
 import { firstLine, PROBE_MS, type SandboxState } from './sandbox-state.ts';
+import { newPageWithin } from './new-page.ts';
 import { NetworkTracker } from './settle.ts';
 import { errMessage, quietly, withTimeout } from './util.ts';
 import { navigationAllowed, schemeOf } from './url-policy.ts';
@@ -139,7 +140,7 @@ export class Tabs {
     s.ownPageOps++;
     let pg: Page;
     try {
-      pg = await d.race(s.context.newPage(), 'new tab');
+      pg = await d.race(newPageWithin(s.context, d.remaining(), 'new tab'), 'new tab');
     } finally {
       s.ownPageOps--;
     }

@@ -8,15 +8,11 @@ export async function injectProcFault(f: ProcFault): Promise<void> {
   if (f === 'kill_renderer') {
     // Chromium rewrites a child's argv into one string (setproctitle): look inside it.
     const renderers = chromium.filter((c) => c.args.join(' ').includes('--type=renderer'));
-    const victim = renderers[Math.floor(Math.random() * renderers.length)];
-    if (!victim) return;
-    process.kill(victim.pid, 'SIGKILL');
+    if (!killOne(renderers)) return;
   } else if (f === 'kill_browser') {
     const roots = chromium.filter((c) => c.args.some((a) => a.startsWith('--grove-pool=')) && !c.args.join(' ').includes('--type='));
-    const victim = roots[Math.floor(Math.random() * roots.length)];
-    if (!victim) return;
     run.lastBrowserKillAt = Date.now();
-    process.kill(victim.pid, 'SIGKILL');
+    if (!killOne(roots)) return;
   } else {
     run.restarting = (async () => {
       const old = run.server.proc;
@@ -30,4 +26,21 @@ export async function injectProcFault(f: ProcFault): Promise<void> {
     run.restarting = null;
   }
   inc(stats.injected, f);
+}
+
+/**
+ * SIGKILLs one of `candidates`, picked at random; one that exited since it was listed (ESRCH: a renderer whose
+ * tab just closed) is passed over for another. False when none was left to kill.
+ */
+function killOne(candidates: Array<{ pid: number }>): boolean {
+  const order = [...candidates].sort(() => Math.random() - 0.5);
+  for (const c of order) {
+    try {
+      process.kill(c.pid, 'SIGKILL');
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+    }
+  }
+  return false;
 }

@@ -60,14 +60,24 @@ it('a second death is reported, not retried forever', async () => {
   expect(pool.stats().contexts_open).toBe(0);
 });
 
+/** `real` whose newPage never answers (as under a browser too busy to make one). */
+function stuckContext(real: BrowserContext): BrowserContext {
+  const never = () => new Promise<never>(() => {});
+  const context = Object.create(real) as BrowserContext;
+  context.newPage = never;
+  // Grove opens pages through the channel call behind newPage (browser-env/new-page.ts): that one never answers either.
+  const channel = (real as unknown as { _channel: Record<string | symbol, unknown> })._channel;
+  Object.defineProperty(context, '_channel', { value: new Proxy(channel, { get: (o, p) => (p === 'newPage' ? never : o[p]) }) });
+  return context;
+}
+
 it('a first page that never comes ends the creation in browser_start_timeout (503), and the contexts are released', { timeout: 90_000 }, async () => {
   const released: BrowserContext[] = [];
   // Real contexts from the real pool, whose newPage never answers (as under a browser too busy to make one).
   const stuck: ContextSource = {
     async newContext(options) {
       const pooled = await pool.newContext(options);
-      const context = Object.create(pooled.context) as BrowserContext;
-      context.newPage = () => new Promise(() => {});
+      const context = stuckContext(pooled.context);
       return {
         context,
         browserPid: pooled.browserPid,
@@ -94,9 +104,7 @@ it('an episode reset whose fresh context never gets its first page ends in brows
     async newContext(options) {
       const pooled = await pool.newContext(options);
       if (!stuck) return pooled;
-      const context = Object.create(pooled.context) as BrowserContext;
-      context.newPage = () => new Promise(() => {});
-      return { context, browserPid: pooled.browserPid, release: () => pooled.release() };
+      return { context: stuckContext(pooled.context), browserPid: pooled.browserPid, release: () => pooled.release() };
     },
   };
   const sb = new ChromiumSandbox('rtimeout', BrowserCreateOptions.parse({ type: 'browser' }), { source, dataDir: dir, log: silentLogger });
