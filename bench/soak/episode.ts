@@ -49,7 +49,8 @@ function attribute(e: unknown, startEpoch: number, creatingSince?: number): neve
     if (e.status === 503 && e.code === 'capacity_exhausted') throw new Attributed('capacity');
     // The server said it is too busy to open a browser in time, with a stable retryable code (a create after a
     // browser kill on a machine at load 30); counted apart, so a run shows how often it happens.
-    if (e.status === 503 && e.code === 'browser_start_timeout') throw new Attributed('browser_start_timeout');
+    // Status 503 when the create call says so, 0 when the creation failed later and the wait for it reports it.
+    if ((e.status === 503 || e.status === 0) && e.code === 'browser_start_timeout') throw new Attributed('browser_start_timeout');
     if (e.code === 'sandbox_closed' || e.code === 'sandbox_not_found') throw new Attributed('server_restart');
   }
   throw e;
