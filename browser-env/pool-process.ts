@@ -64,42 +64,39 @@ export class PoolProcess {
     let browser: Browser;
     // Until the browser is in the pidfile, a kill of the server could leave Playwright's profile folder unnamed.
     const launching = host.pidFile()?.beginLaunch();
-    const launched = () => {
+    try {
+      try {
+        mkdirSync(this.artifactsDir, { recursive: true });
+        browser = await host.launcher.launch(marker, this.artifactsDir);
+      } catch (err) {
+        this.state = 'dead';
+        this.accepting = false;
+        host.forget(this);
+        rmSync(this.artifactsDir, { recursive: true, force: true });
+        throw err;
+      }
+      try {
+        // Local URL schemes are refused in Chromium's network stack before any context exists (url-policy.ts).
+        await guardBrowser(browser, host.log);
+      } catch (err) {
+        this.state = 'dead';
+        this.accepting = false;
+        host.forget(this);
+        await browser.close().catch(() => undefined);
+        rmSync(this.artifactsDir, { recursive: true, force: true });
+        throw err;
+      }
+      const root = findProcessByArg(marker);
+      if (root) {
+        this.pid = root.pid;
+        this.start = root.start;
+        this.userDataDir = userDataDirOf(root.pid);
+        host.pidFile()?.add({ pid: root.pid, start: root.start, userDataDir: this.userDataDir });
+      } else {
+        host.log.warn({ marker }, 'could not find the Chromium root process; relying on the watchdog marker scan');
+      }
+    } finally {
       if (launching) host.pidFile()?.endLaunch(launching);
-    };
-    try {
-      mkdirSync(this.artifactsDir, { recursive: true });
-      browser = await host.launcher.launch(marker, this.artifactsDir);
-    } catch (err) {
-      launched();
-      this.state = 'dead';
-      this.accepting = false;
-      host.forget(this);
-      rmSync(this.artifactsDir, { recursive: true, force: true });
-      throw err;
-    }
-    try {
-      // Local URL schemes are refused in Chromium's network stack before any context exists (url-policy.ts).
-      await guardBrowser(browser, host.log);
-    } catch (err) {
-      launched();
-      this.state = 'dead';
-      this.accepting = false;
-      host.forget(this);
-      await browser.close().catch(() => undefined);
-      rmSync(this.artifactsDir, { recursive: true, force: true });
-      throw err;
-    }
-    const root = findProcessByArg(marker);
-    if (root) {
-      this.pid = root.pid;
-      this.start = root.start;
-      this.userDataDir = userDataDirOf(root.pid);
-      host.pidFile()?.add({ pid: root.pid, start: root.start, userDataDir: this.userDataDir });
-      launched();
-    } else {
-      launched();
-      host.log.warn({ marker }, 'could not find the Chromium root process; relying on the watchdog marker scan');
     }
     this.browser = browser;
     browser.on('disconnected', () => host.disconnected(this));
