@@ -19,9 +19,44 @@ function tempDir(prefix: string): string {
   dirs.push(d);
   return d;
 }
+const children: ChildProcess[] = [];
 afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   await Promise.all(pools.splice(0).map((p) => p.shutdown()));
 });
+
+/** A data dir, and a private TMPDIR for the server, so everything it (or Playwright) made there can be seen. */
+function serverDirs(): { dataDir: string; serverTmp: string } {
+  const serverTmp = join(tempDir('grove-tmpd-'), 't');
+  mkdirSync(serverTmp);
+  return { dataDir: tempDir('grove-tmpd-'), serverTmp };
+}
+
+/** A "server": a pool in a child process (`fixture` with `args`, TMPDIR = serverTmp), and its first line, parsed. */
+async function startServer<T>(fixture: string, args: string[], serverTmp: string): Promise<{ child: ChildProcess; first: T }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', `test/browser-env/${fixture}`, ...args], {
+    cwd: process.cwd(),
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, TMPDIR: serverTmp },
+  });
+  children.push(child);
+  const line = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  return { child, first: JSON.parse(line[0]) as T };
+}
+
+/** A browser stand-in that never finishes launching: it reads its CDP pipe (fd 3) and exits when the server's end closes. */
+function fakeChromium(dir: string): string {
+  const fake = join(dir, 'fake-chromium.sh');
+  writeFileSync(fake, '#!/bin/sh\nexec cat <&3 >/dev/null\n');
+  chmodSync(fake, 0o755);
+  return fake;
+}
+
+function newPool(dataDir: string): ChromiumPool {
+  const pool = new ChromiumPool({ executablePath: '/usr/bin/chromium', processes: 1, recycleAfter: 0, dataDir, headless: true, extraArgs: [] });
+  pools.push(pool);
+  return pool;
+}
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
@@ -59,8 +94,7 @@ describe('temporary folders of a killed Chromium', () => {
     const realTmpBefore = chromiumTempNames('/tmp');
     const osTmpBefore = chromiumTempNames(tmpdir());
     const dataDir = tempDir('grove-tmpd-');
-    const pool = new ChromiumPool({ executablePath: '/usr/bin/chromium', processes: 1, recycleAfter: 0, dataDir, headless: true, extraArgs: [] });
-    pools.push(pool);
+    const pool = newPool(dataDir);
     const ctx = await pool.newContext({});
     await (await ctx.context.newPage()).setContent('<p>x</p>');
     const [pid] = pool.pids();
@@ -93,8 +127,7 @@ describe('temporary folders of a killed Chromium', () => {
 
   it('a data dir too deep for a socket path under it still launches Chromium (with the inherited TMPDIR)', async () => {
     const dataDir = join(tempDir('grove-tmpd-'), 'd'.repeat(MAX_CHROMIUM_TMPDIR));
-    const pool = new ChromiumPool({ executablePath: '/usr/bin/chromium', processes: 1, recycleAfter: 0, dataDir, headless: true, extraArgs: [] });
-    pools.push(pool);
+    const pool = newPool(dataDir);
     const ctx = await pool.newContext({});
     const page = await ctx.context.newPage();
     await page.setContent('<p>deep</p>');
@@ -102,142 +135,88 @@ describe('temporary folders of a killed Chromium', () => {
   });
 
   it('a SIGKILLed server leaves none of its browsers temporary folders, before and after a restart', async () => {
-    const dataDir = tempDir('grove-tmpd-');
-    // The server's own TMPDIR is private, so everything it (or Playwright) made there can be seen.
-    const serverTmp = join(tempDir('grove-tmpd-'), 't');
-    mkdirSync(serverTmp);
+    const { dataDir, serverTmp } = serverDirs();
     const realTmpBefore = chromiumTempNames('/tmp');
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/browser-env/pool-child.fixture.ts', dataDir], {
-      cwd: process.cwd(),
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, TMPDIR: serverTmp },
-    });
-    try {
-      const line = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-      const { pids, watchdog } = JSON.parse(line[0]) as { pids: number[]; watchdog: number };
-      expect(pids).toHaveLength(2);
-      const folders = pids.map(foldersOf);
-      for (const f of folders) {
-        expect(dirname(dirname(f.socketDir))).toBe(join(dataDir, 'artifacts'));
-        expect(dirname(f.profile)).toBe(serverTmp);
-      }
-      const ours = folders.flatMap((f) => [basename(f.profile), basename(f.socketDir)]);
-
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-      // The watchdog sidecar kills the browsers and removes their folders without waiting for a restart.
-      await until(() => !alive(watchdog) && pids.every((p) => !alive(p)));
-      for (const f of folders) {
-        expect(existsSync(f.profile)).toBe(false);
-        expect(existsSync(f.socketDir)).toBe(false);
-      }
-      expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
-
-      // A restarted server on the same data dir starts clean and leaves nothing when it stops.
-      const pool = new ChromiumPool({ executablePath: '/usr/bin/chromium', processes: 1, recycleAfter: 0, dataDir, headless: true, extraArgs: [] });
-      pools.push(pool);
-      await pool.start();
-      await pool.shutdown();
-      expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
-      // (tsx keeps its compile cache in TMPDIR: a tool's cache, not a browser's.)
-      expect(readdirSync(serverTmp).filter((n) => !n.startsWith('tsx-'))).toEqual([]);
-      const newInTmp = [...chromiumTempNames('/tmp')].filter((n) => !realTmpBefore.has(n));
-      expect(newInTmp.filter((n) => ours.includes(n))).toEqual([]);
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    const { child, first } = await startServer<{ pids: number[]; watchdog: number }>('pool-child.fixture.ts', [dataDir], serverTmp);
+    const { pids, watchdog } = first;
+    expect(pids).toHaveLength(2);
+    const folders = pids.map(foldersOf);
+    for (const f of folders) {
+      expect(dirname(dirname(f.socketDir))).toBe(join(dataDir, 'artifacts'));
+      expect(dirname(f.profile)).toBe(serverTmp);
     }
+    const ours = folders.flatMap((f) => [basename(f.profile), basename(f.socketDir)]);
+
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    // The watchdog sidecar kills the browsers and removes their folders without waiting for a restart.
+    await until(() => !alive(watchdog) && pids.every((p) => !alive(p)));
+    for (const f of folders) {
+      expect(existsSync(f.profile)).toBe(false);
+      expect(existsSync(f.socketDir)).toBe(false);
+    }
+    expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+
+    // A restarted server on the same data dir starts clean and leaves nothing when it stops.
+    const pool = newPool(dataDir);
+    await pool.start();
+    await pool.shutdown();
+    expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+    // (tsx keeps its compile cache in TMPDIR: a tool's cache, not a browser's.)
+    expect(readdirSync(serverTmp).filter((n) => !n.startsWith('tsx-'))).toEqual([]);
+    const newInTmp = [...chromiumTempNames('/tmp')].filter((n) => !realTmpBefore.has(n));
+    expect(newInTmp.filter((n) => ours.includes(n))).toEqual([]);
   });
 
   it('the server SIGKILLed while its browser is launching: the profile Playwright made is removed, no other', async () => {
-    const dataDir = tempDir('grove-tmpd-');
-    const serverTmp = join(tempDir('grove-tmpd-'), 't');
-    mkdirSync(serverTmp);
-    // Made before the launch: another tool's leftover, which is not ours to remove.
+    const { dataDir, serverTmp } = serverDirs();
+    // Made before the launch: another tool's leftover, which is not ours to remove. The clean-up allows a second
+    // of clock slack before a launch's start, so the launch begins more than a second later.
     const older = mkdtempSync(join(serverTmp, 'playwright_chromiumdev_profile-'));
-    // The browser stand-in keeps reading its CDP pipe (fd 3) and exits when the server's end closes.
-    const fake = join(dataDir, 'fake-chromium.sh');
-    writeFileSync(fake, '#!/bin/sh\nexec cat <&3 >/dev/null\n');
-    chmodSync(fake, 0o755);
     await new Promise((r) => setTimeout(r, 1100));
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/browser-env/pool-launching.fixture.ts', dataDir, fake], {
-      cwd: process.cwd(),
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, TMPDIR: serverTmp },
-    });
-    try {
-      const line = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-      const { profile, watchdog } = JSON.parse(line[0]) as { profile: string; watchdog: number };
-      expect(profile.startsWith(serverTmp)).toBe(true);
-      expect(profile).not.toBe(older);
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-      // The watchdog waits until the folder is old enough not to be another launch's, then removes it.
-      await until(() => !alive(watchdog));
-      expect(existsSync(profile)).toBe(false);
-      expect(existsSync(older)).toBe(true);
-      expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
+    const { child, first } = await startServer<{ profile: string; watchdog: number }>('pool-launching.fixture.ts', [dataDir, fakeChromium(dataDir)], serverTmp);
+    const { profile, watchdog } = first;
+    expect(profile.startsWith(serverTmp)).toBe(true);
+    expect(profile).not.toBe(older);
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    // The watchdog waits until the folder is old enough not to be another launch's, then removes it.
+    await until(() => !alive(watchdog));
+    expect(existsSync(profile)).toBe(false);
+    expect(existsSync(older)).toBe(true);
+    expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
   });
 
   it('the server and its watchdog SIGKILLed during a launch: a restart removes the profile', async () => {
-    const dataDir = tempDir('grove-tmpd-');
-    const serverTmp = join(tempDir('grove-tmpd-'), 't');
-    mkdirSync(serverTmp);
-    const fake = join(dataDir, 'fake-chromium.sh');
-    writeFileSync(fake, '#!/bin/sh\nexec cat <&3 >/dev/null\n');
-    chmodSync(fake, 0o755);
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/browser-env/pool-launching.fixture.ts', dataDir, fake], {
-      cwd: process.cwd(),
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, TMPDIR: serverTmp },
-    });
-    try {
-      const line = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-      const { profile, watchdog } = JSON.parse(line[0]) as { profile: string; watchdog: number };
-      process.kill(watchdog, 'SIGKILL');
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-      expect(existsSync(profile)).toBe(true);
-      // Old enough not to be a launch in progress elsewhere.
-      await new Promise((r) => setTimeout(r, 2100));
-      const pool = new ChromiumPool({ executablePath: '/usr/bin/chromium', processes: 1, recycleAfter: 0, dataDir, headless: true, extraArgs: [] });
-      pools.push(pool);
-      await pool.start();
-      expect(existsSync(profile)).toBe(false);
-      await pool.shutdown();
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
+    const { dataDir, serverTmp } = serverDirs();
+    const { child, first } = await startServer<{ profile: string; watchdog: number }>('pool-launching.fixture.ts', [dataDir, fakeChromium(dataDir)], serverTmp);
+    const { profile, watchdog } = first;
+    process.kill(watchdog, 'SIGKILL');
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    expect(existsSync(profile)).toBe(true);
+    // The clean-up leaves profiles younger than 2 s (another launch's, before its exec): let this one age.
+    await new Promise((r) => setTimeout(r, 2100));
+    const pool = newPool(dataDir);
+    await pool.start();
+    expect(existsSync(profile)).toBe(false);
+    await pool.shutdown();
   });
 
   it('the server SIGKILLed while a browser was just killed too: a restart removes what is left', async () => {
-    const dataDir = tempDir('grove-tmpd-');
-    const serverTmp = join(tempDir('grove-tmpd-'), 't');
-    mkdirSync(serverTmp);
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/browser-env/pool-child.fixture.ts', dataDir], {
-      cwd: process.cwd(),
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, TMPDIR: serverTmp },
-    });
-    try {
-      const line = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-      const { pids, watchdog } = JSON.parse(line[0]) as { pids: number[]; watchdog: number };
-      // The watchdog goes first (so nothing cleans up after the server), then a browser, then the server.
-      process.kill(watchdog, 'SIGKILL');
-      process.kill(pids[0], 'SIGKILL');
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-      const pool = new ChromiumPool({ executablePath: '/usr/bin/chromium', processes: 1, recycleAfter: 0, dataDir, headless: true, extraArgs: [] });
-      pools.push(pool);
-      await pool.start();
-      expect(pids.every((p) => !alive(p))).toBe(true);
-      await pool.shutdown();
-      expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
-      expect(readdirSync(serverTmp).filter((n) => !n.startsWith('tsx-'))).toEqual([]);
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
+    const { dataDir, serverTmp } = serverDirs();
+    const { child, first } = await startServer<{ pids: number[]; watchdog: number }>('pool-child.fixture.ts', [dataDir], serverTmp);
+    const { pids, watchdog } = first;
+    // The watchdog goes first (so nothing cleans up after the server), then a browser, then the server.
+    process.kill(watchdog, 'SIGKILL');
+    process.kill(pids[0], 'SIGKILL');
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    const pool = newPool(dataDir);
+    await pool.start();
+    expect(pids.every((p) => !alive(p))).toBe(true);
+    await pool.shutdown();
+    expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+    expect(readdirSync(serverTmp).filter((n) => !n.startsWith('tsx-'))).toEqual([]);
   });
 });
