@@ -1,18 +1,11 @@
 // No leaked processes: a server killed with SIGKILL takes every sandbox process with it (bubblewrap's
 // --die-with-parent ends the holder, and with it the sandbox's PID namespace).
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-
-function processesOf(uid: number): string[] {
-  try {
-    return execFileSync('ps', ['-u', String(uid), '-o', 'args='], { encoding: 'utf8' }).split('\n').filter(Boolean);
-  } catch {
-    return [];
-  }
-}
+import { hostProcesses, processesWhen } from '../support/processes.ts';
 
 it('a server killed with SIGKILL leaves no sandbox process behind', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-shell-crash-'));
@@ -26,10 +19,9 @@ it('a server killed with SIGKILL leaves no sandbox process behind', async () => 
     child.once('exit', (code) => reject(new Error(`fixture exited early (${code})`)));
   });
   const { uid } = JSON.parse(line) as { uid: number };
-  expect(processesOf(uid).filter((a) => /sleep 77[78]/.test(a))).toHaveLength(2);
+  const sleeps = () => hostProcesses(uid).filter((a) => /sleep 77[78]/.test(a));
+  expect(await processesWhen(sleeps, (p) => p.length >= 2)).toHaveLength(2);
   child.kill('SIGKILL');
   // The kernel tears the namespace down asynchronously: look until the processes are gone (bounded).
-  const deadline = Date.now() + 10_000;
-  while (processesOf(uid).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  expect(processesOf(uid)).toEqual([]);
+  expect(await processesWhen(() => hostProcesses(uid), (p) => p.length === 0)).toEqual([]);
 }, 60_000);

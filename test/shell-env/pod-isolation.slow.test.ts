@@ -11,6 +11,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../../sandbox/config.ts';
 import { shellEnvironment } from '../../server/server.ts';
 import { createPodShellEnvironment, type ShellSandbox } from '../../shell-env/index.ts';
+import { hostProcesses, processesWhen } from '../support/processes.ts';
 
 const dirs: string[] = [];
 const tmp = (p: string) => {
@@ -25,17 +26,9 @@ afterAll(() => {
 const LIMITS = { cpu: 1, memoryMb: 256, maxProcesses: 4096, maxOutputBytes: 4096, maxFileBytes: 1 << 20, execTimeoutMs: 30_000 };
 
 /** Host processes whose whole command line is `args` (not the shells that started them). */
-function running(args: string): string[] {
-  return execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
-    .split('\n')
-    .filter((a) => a.trim() === args);
-}
-
-async function gone(marker: string): Promise<string[]> {
-  const end = Date.now() + 10_000;
-  while (running(marker).length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-  return running(marker);
-}
+const running = (args: string) => hostProcesses().filter((a) => a === args);
+const appeared = (marker: string, n: number) => processesWhen(() => running(marker), (p) => p.length >= n);
+const gone = (marker: string) => processesWhen(() => running(marker), (p) => p.length === 0);
 
 /** A sleep duration no other test uses: it marks the processes of one case. */
 const mark = () => String(900_000 + randomInt(99_999));
@@ -90,7 +83,7 @@ describe('pod isolation: commands', () => {
     try {
       const r = await run(sb, `nohup sleep ${m} >/dev/null 2>&1 & echo started`);
       expect(r).toMatchObject({ exit_code: 0, stdout: 'started\n' });
-      expect(running(`sleep ${m}`)).toHaveLength(1);
+      expect(await appeared(`sleep ${m}`, 1)).toHaveLength(1);
     } finally {
       await close();
     }
@@ -122,7 +115,7 @@ describe('pod isolation: commands', () => {
       await run(sb, `setsid sleep ${b} </dev/null >/dev/null 2>&1 &`);
       await run(sb, `setsid sleep ${c} </dev/null >/dev/null 2>&1 & kill -9 $PPID`).catch(() => undefined);
       await sb.writeFile('left.txt', Buffer.from('x'));
-      for (const x of [a, b, c]) expect(running(`sleep ${x}`), `sleep ${x}`).toHaveLength(1);
+      for (const x of [a, b, c]) expect(await appeared(`sleep ${x}`, 1), `sleep ${x}`).toHaveLength(1);
     } finally {
       await close();
     }
@@ -140,7 +133,7 @@ describe('pod isolation: commands', () => {
       child.once('exit', (code) => reject(new Error(`fixture exited early (${code})`)));
     });
     try {
-      expect(running(`sleep ${m}`)).toHaveLength(2);
+      expect(await appeared(`sleep ${m}`, 2)).toHaveLength(2);
     } finally {
       child.kill('SIGKILL');
     }

@@ -1,10 +1,10 @@
 // Shell sandboxes through the REST API of a live server: real bubblewrap, cgroups, git and processes.
-import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { GroveClient } from '../../client/index.ts';
+import { hostProcesses, processesWhen } from '../support/processes.ts';
 import { KEY, startShellServer, type ShellServer } from './support.ts';
 
 let srv: ShellServer;
@@ -33,15 +33,6 @@ const exec = async (id: string, body: Record<string, unknown>) => {
   expect(r.status, r.text).toBe(200);
   return r.json;
 };
-
-/** Processes of a uid on the host (every PID namespace). */
-function hostProcesses(uid: number): string[] {
-  try {
-    return execFileSync('ps', ['-u', String(uid), '-o', 'args='], { encoding: 'utf8' }).split('\n').filter(Boolean);
-  } catch {
-    return []; // ps exits 1 when there are none
-  }
-}
 
 describe('shell sandboxes', () => {
   let id: string;
@@ -328,10 +319,11 @@ describe('shell sandbox limits', () => {
     const id = await srv.sandbox();
     const info = (await srv.call('GET', `/sandboxes/${id}`)).json.shell;
     await exec(id, { command: 'nohup sleep 600 >/dev/null 2>&1 & setsid sleep 601 >/dev/null 2>&1 &' });
-    expect(hostProcesses(info.uid).some((a) => /sleep 60[01]/.test(a))).toBe(true);
+    const sleeps = () => hostProcesses(info.uid).filter((a) => /sleep 60[01]/.test(a));
+    expect(await processesWhen(sleeps, (p) => p.length >= 2)).toHaveLength(2);
     const del = await srv.call('DELETE', `/sandboxes/${id}`);
     expect(del.status).toBe(204);
-    expect(hostProcesses(info.uid).filter((a) => /sleep 60[01]/.test(a))).toEqual([]);
+    expect(sleeps()).toEqual([]);
   });
 });
 
