@@ -16,6 +16,7 @@
 // its heap growth over the second half measures that process, not a fresh one. Page faults go to every other
 // episode, in rotation. The injections per fault are printed and checked against the target (≥ 20 in the full run).
 import { mkdirSync, rmSync } from 'node:fs';
+import { followLoopStalls } from '../server/loop-stalls.ts';
 import { startSites } from '../sites/server.ts';
 import { CI, CONC, KILL_PERIOD_MS, MINUTES, RESTARTS, RESTART_WINDOW, SNAPSHOTS, sleep, soakDir, type ProcFault } from './soak/config.ts';
 import { episode } from './soak/episode.ts';
@@ -33,6 +34,9 @@ async function main(): Promise<void> {
   const faults = await startFaultServer();
   run.faultUrl = faults.url;
   run.server = await startGrove();
+  // The soak's own event loop: a step it times while it was stalled itself (no CPU, a blocked write) runs long on
+  // its clock, not necessarily on the server's; the summary shows both.
+  followLoopStalls();
   const t0 = Date.now();
   const end = t0 + MINUTES * 60_000;
   console.log(

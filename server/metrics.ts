@@ -2,6 +2,7 @@
 import type { Backend } from '../sandbox/types.ts';
 import type { RegistryEvent, SandboxRegistry } from '../sandbox/registry.ts';
 import { followLiveHeap, liveHeap } from './heap-live.ts';
+import { followLoopStalls, loopStalls, STALL_MS } from './loop-stalls.ts';
 
 const STEP_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -45,6 +46,7 @@ export class Metrics {
 
   constructor() {
     followLiveHeap();
+    followLoopStalls();
   }
 
   /** Counts sandbox lifecycle events from the registry. */
@@ -119,6 +121,9 @@ export class Metrics {
     family('grove_process_heap_used_bytes', 'gauge', 'V8 heap in use by the server process.', [[{}, mem.heapUsed]]);
     const live = liveHeap();
     if (live) family('grove_process_heap_live_bytes', 'gauge', 'V8 heap in use right after the last full garbage collection (the live objects).', [[{}, live.bytes]]);
+    const stalls = loopStalls();
+    family('grove_process_event_loop_stalls_total', 'counter', `Times the server's event loop ran ${STALL_MS} ms or more late (blocked, or no CPU).`, [[{}, stalls.count]]);
+    family('grove_process_event_loop_max_delay_seconds', 'gauge', "The longest the server's event loop has run late since it started.", [[{}, stalls.maxMs / 1000]]);
     family('grove_process_external_memory_bytes', 'gauge', 'Memory of buffers and other objects outside the V8 heap.', [[{}, mem.external + mem.arrayBuffers]]);
     return out.join('\n') + '\n';
   }

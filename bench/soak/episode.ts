@@ -31,7 +31,10 @@ async function step(id: string, actions: Action[]): Promise<void> {
   const ms = Date.now() - t0;
   stats.steps++;
   stats.worst_step_over_budget_ms = Math.max(stats.worst_step_over_budget_ms, ms - budget);
-  if (ms > budget + DEADLINE_SLACK_MS) stats.steps_over_deadline++;
+  if (ms > budget + DEADLINE_SLACK_MS) {
+    stats.steps_over_deadline++;
+    if (stats.over_deadline_steps.length < 30) stats.over_deadline_steps.push({ at: Date.now(), ms, budget_ms: budget, actions: actions.map((a) => a.action).join(',') });
+  }
   const e = r.observation.last_action_error;
   if (e) inc(stats.action_errors, e.code);
   for (const ev of r.observation.events) if (ev.type === 'limit') inc(stats.limit_events, ev.limit);

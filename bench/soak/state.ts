@@ -31,6 +31,8 @@ export const stats = {
   lost_reasons: [] as string[],
   steps: 0,
   steps_over_deadline: 0,
+  /** The first steps that ran over (when they ended, how long they took, their budget, their actions). */
+  over_deadline_steps: [] as { at: number; ms: number; budget_ms: number; actions: string }[],
   worst_step_over_budget_ms: -Infinity,
   action_errors: {} as Record<string, number>,
   injected: {} as Record<string, number>,
@@ -47,5 +49,10 @@ export interface MemorySample {
   live: number;
   external: number;
   load1: number;
+  /** The server's event-loop stalls of ≥ 1 s so far, and its longest lateness (s) (server/loop-stalls.ts). */
+  stalls: number;
+  loopMaxS: number;
+  /** The machine's /proc/pressure/io `full` total (µs): time every non-idle task waited on the disk. */
+  ioFullUs: number;
 }
 export const memory: MemorySample[] = [];

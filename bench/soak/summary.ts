@@ -2,6 +2,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ALL_FAULTS, CONC, MINUTES, OUT, RESTARTS, RESTART_WINDOW, TARGET_INJECTIONS, serverLog } from './config.ts';
+import { loopStalls } from '../../server/loop-stalls.ts';
 import { memory, stats } from './state.ts';
 
 /** The servers' error lines (level ≥ 50), grouped by message and error text, most frequent first. */
@@ -41,6 +42,18 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
     const first = median(xs.slice(0, w).map((m) => m[k]));
     return (median(xs.slice(-w).map((m) => m[k])) - first) / first;
   };
+  // The server's stalls over every process of the run (each restart starts its count again), the longest one,
+  // and the machine's disk-stall time; the soak's own stalls from its own monitor.
+  let serverStalls = 0;
+  for (let i = 0; i < memory.length; i++) {
+    const cur = memory[i].stalls;
+    const prev = i > 0 ? memory[i - 1].stalls : 0;
+    if (Number.isFinite(cur)) serverStalls += Number.isFinite(prev) && cur >= prev ? cur - prev : cur;
+  }
+  const loopMaxS = Math.max(0, ...memory.map((m) => m.loopMaxS).filter(Number.isFinite));
+  const io = memory.map((m) => m.ioFullUs).filter(Number.isFinite);
+  const ioFullS = io.length > 1 ? (io[io.length - 1] - io[0]) / 1e6 : NaN;
+  const own = loopStalls();
   const injections = Object.fromEntries(ALL_FAULTS.map((f) => [f, stats.injected[f] ?? 0]));
   const loads = memory.map((m) => m.load1);
   const summary = {
@@ -51,6 +64,12 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
     injections_target: TARGET_INJECTIONS,
     injections_below_target: ALL_FAULTS.filter((f) => injections[f] < TARGET_INJECTIONS),
     load_average_1m: { mean: Number((loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length)).toFixed(1)), max: Number(Math.max(...loads).toFixed(1)) },
+    server_event_loop_stalls: serverStalls,
+    server_event_loop_max_delay_s: Number(loopMaxS.toFixed(2)),
+    soak_event_loop_stalls: own.count,
+    soak_event_loop_max_delay_s: Number((own.maxMs / 1000).toFixed(2)),
+    soak_event_loop_recent_stalls: own.recent.map((s) => ({ at_min: Number(((s.at - t0) / 60_000).toFixed(2)), ms: s.ms })),
+    machine_io_full_stall_s: Number(ioFullS.toFixed(1)),
     leaked_processes: leakedProcs,
     leaked_temp_folders: leakedFolders,
     server_errors: serverErrors(),
@@ -79,6 +98,8 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
       `  injections: ${ALL_FAULTS.map((f) => `${f} ${injections[f]}`).join(', ')}  (target ≥ ${TARGET_INJECTIONS} each: ${summary.injections_below_target.length ? `MISSED ${summary.injections_below_target.join(', ')}` : 'met'})`,
       `  episodes ${stats.episodes}: ok ${stats.episodes_ok}, attributed ${JSON.stringify(stats.episodes_attributed)}, lost without attribution ${stats.episodes_lost_unattributed}`,
       `  steps ${stats.steps}: over deadline ${stats.steps_over_deadline} (worst: ${Math.round(stats.worst_step_over_budget_ms)} ms against its budget)`,
+      ...stats.over_deadline_steps.map((s) => `    over: ${s.actions} at t=${((s.at - t0) / 60_000).toFixed(2)} min took ${s.ms} ms (budget ${s.budget_ms} ms)`),
+      `  event loop stalls ≥ 1 s: server ${serverStalls} (longest ${summary.server_event_loop_max_delay_s} s), this soak ${own.count} (longest ${summary.soak_event_loop_max_delay_s} s${own.recent.length ? `; at ${own.recent.map((s) => `${((s.at - t0) / 60_000).toFixed(1)} min ${s.ms} ms`).join(', ')}` : ''}); machine disk full-stall ${summary.machine_io_full_stall_s} s`,
       `  leaked processes ${leakedProcs}, leaked temp folders ${summary.leaked_temp_folders.length}`,
       `  server memory over time (one process after the last restart at ${((RESTART_WINDOW * MINUTES * RESTARTS) / (RESTARTS + 1)).toFixed(1)} min):`,
       ...timeline,
