@@ -37,11 +37,21 @@ describe('Claw tasks through the web UI with the browser runner', () => {
       outDir: out,
       concurrency: 2,
       maxSteps: 12,
-      sandbox: () => ({ som: true, viewport: { width: 1100, height: 900 } }),
+      // A form's POST and its redirect can take longer than the default 3 s settle cap on a loaded CI machine; the
+      // plan's answer would then end the episode before the app saw the form (one CI run failed so, cause not
+      // confirmed: the assertion below now prints the judge's reasoning and the episode's steps).
+      sandbox: () => ({ som: true, viewport: { width: 1100, height: 900 }, settle_max_ms: 10_000 }),
     });
     const by = Object.fromEntries(r.summary.episodes.map((e) => [e.task_id, e]));
+    /** What an episode did, step by step (action, its error, where the page was), for a failure's message. */
+    const trace = (id: string) =>
+      readFileSync(path.join(out, 'episodes', id, 'steps.jsonl'), 'utf8').trim().split('\n').map((l) => {
+        const s = JSON.parse(l) as { url?: string; actions?: { action: { action: string }; error: { code: string } | null }[] };
+        return `${(s.actions ?? []).map((a) => `${a.action.action}${a.error ? `(${a.error.code})` : ''}`).join('+')} @ ${s.url}`;
+      });
     for (const t of tasks) {
-      expect({ id: t.id, success: by[t.id].success, reason: by[t.id].termination.reason, verdict: by[t.id].verdicts[0]?.reasoning }).toMatchObject({ id: t.id, success: true, reason: 'task_completed' });
+      const e = by[t.id];
+      expect({ id: t.id, success: e.success, reason: e.termination.reason }, JSON.stringify({ verdict: e.verdicts[0]?.reasoning, steps: trace(t.id) })).toMatchObject({ id: t.id, success: true, reason: 'task_completed' });
       expect(by[t.id].verdicts[0]).toMatchObject({ judge: 'claw', outcome: 'success', score: 1 });
     }
     expect(by[short.id]).toMatchObject({ success: false, termination: { reason: 'task_completed' } });
