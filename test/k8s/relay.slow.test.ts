@@ -1,7 +1,6 @@
 // What the orchestrator relays to worker pods beyond the JSON routes: download bytes (streamed), the shell
 // sandbox's PTY WebSocket (both ways, closes propagated), and HAR record/replay — against the simulated API server
 // with real `grove worker` processes (ProcessKubelet: Chromium and shell sandboxes run in them).
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -14,6 +13,7 @@ import { GroveApiError, GroveClient } from '../../client/index.ts';
 import { L } from '../../k8s/labels.ts';
 import { ProcessKubelet } from '../../k8s/sim/kubelets.ts';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
+import { hostProcesses } from '../support/processes.ts';
 import { startOrchestrator, until, type Orchestrator } from './harness.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-relay-'));
@@ -171,7 +171,8 @@ describe('relayed through the kubernetes backend', () => {
     await client.exec(sb.sandbox_id, { command: 'setsid sleep 6313 </dev/null >/dev/null 2>&1 &' });
     expect(await alive('6313')).toBe(true);
     await client.deleteSandbox(sb.sandbox_id);
-    await until(() => !psArgs().includes('sleep 6313'), 'the daemon to end with its sandbox');
+    // The simulated pods' workers run on this host: their processes are this host's.
+    await until(() => !hostProcesses().includes('sleep 6313'), 'the daemon to end with its sandbox');
   });
 
   test('the PTY: keystrokes and output flow through the orchestrator; the worker side exiting closes the client', async () => {
@@ -237,11 +238,6 @@ describe('relayed through the kubernetes backend', () => {
     expect(status).toBe(404);
   });
 });
-
-/** Command lines of every process on this host (the simulated pods' workers run here). */
-function psArgs(): string[] {
-  return execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' }).split('\n').map((l) => l.trim());
-}
 
 interface Terminal {
   ws: WebSocket;
