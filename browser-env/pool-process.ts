@@ -69,21 +69,14 @@ export class PoolProcess {
         mkdirSync(this.artifactsDir, { recursive: true });
         browser = await host.launcher.launch(marker, this.artifactsDir);
       } catch (err) {
-        this.state = 'dead';
-        this.accepting = false;
-        host.forget(this);
-        rmSync(this.artifactsDir, { recursive: true, force: true });
+        await this.abandon();
         throw err;
       }
       try {
         // Local URL schemes are refused in Chromium's network stack before any context exists (url-policy.ts).
         await guardBrowser(browser, host.log);
       } catch (err) {
-        this.state = 'dead';
-        this.accepting = false;
-        host.forget(this);
-        await browser.close().catch(() => undefined);
-        rmSync(this.artifactsDir, { recursive: true, force: true });
+        await this.abandon(browser);
         throw err;
       }
       const root = findProcessByArg(marker);
@@ -107,6 +100,16 @@ export class PoolProcess {
     }
     this.state = 'ready';
     host.log.info({ pid: this.pid, n: this.n }, 'chromium started');
+  }
+
+  /** A launch that failed: the process is dead and off the pool's list, the browser that did start is closed, and
+   * then its artifacts folder goes (the browser writes there until it is closed). */
+  private async abandon(browser?: Browser): Promise<void> {
+    this.state = 'dead';
+    this.accepting = false;
+    this.host.forget(this);
+    await browser?.close().catch(() => undefined);
+    if (this.artifactsDir) rmSync(this.artifactsDir, { recursive: true, force: true });
   }
 
   /** Closes the browser (killing what is left after 5 s) and forgets the process. Idempotent. */
