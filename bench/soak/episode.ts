@@ -7,6 +7,7 @@ import type { Action } from '../../protocol/action.ts';
 import { BrowserCreateOptions } from '../../protocol/sandbox.ts';
 import { DEADLINE_SLACK_MS, PAGE_FAULTS, SB_OPTIONS, STEPS_PER_EPISODE, type PageFault } from './config.ts';
 import { faultActions } from './fault-pages.ts';
+import { stolenMs } from './machine.ts';
 import { inc, run, stats } from './state.ts';
 
 let pageFaultTurn = 0;
@@ -27,13 +28,16 @@ function siteActions(rnd: () => number): Action[] {
 async function step(id: string, actions: Action[]): Promise<void> {
   const budget = stepBudgetMs(BrowserCreateOptions.parse({ type: 'browser', ...SB_OPTIONS }), actions);
   const t0 = Date.now();
+  const stolen0 = stolenMs();
   const r = await run.server.client.step(id, { actions, screenshot: 'none' });
   const ms = Date.now() - t0;
   stats.steps++;
   stats.worst_step_over_budget_ms = Math.max(stats.worst_step_over_budget_ms, ms - budget);
   if (ms > budget + DEADLINE_SLACK_MS) {
     stats.steps_over_deadline++;
-    if (stats.over_deadline_steps.length < 30) stats.over_deadline_steps.push({ at: Date.now(), ms, budget_ms: budget, actions: actions.map((a) => a.action).join(',') });
+    if (stats.over_deadline_steps.length < 30) {
+      stats.over_deadline_steps.push({ at: Date.now(), ms, budget_ms: budget, actions: actions.map((a) => a.action).join(','), stolen_ms: Math.round(stolenMs() - stolen0) });
+    }
   }
   const e = r.observation.last_action_error;
   if (e) inc(stats.action_errors, e.code);

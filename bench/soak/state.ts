@@ -32,7 +32,8 @@ export const stats = {
   steps: 0,
   steps_over_deadline: 0,
   /** The first steps that ran over (when they ended, how long they took, their budget, their actions). */
-  over_deadline_steps: [] as { at: number; ms: number; budget_ms: number; actions: string }[],
+  /** (With the CPU time the host stole from the machine while each ran, machine.ts.) */
+  over_deadline_steps: [] as { at: number; ms: number; budget_ms: number; actions: string; stolen_ms: number }[],
   worst_step_over_budget_ms: -Infinity,
   action_errors: {} as Record<string, number>,
   injected: {} as Record<string, number>,
@@ -54,5 +55,7 @@ export interface MemorySample {
   loopMaxS: number;
   /** The machine's /proc/pressure/io `full` total (µs): time every non-idle task waited on the disk. */
   ioFullUs: number;
+  /** Wall-clock ms the host kept this machine's CPUs from running, so far (machine.ts `stolenMs`). */
+  stolenMs: number;
 }
 export const memory: MemorySample[] = [];

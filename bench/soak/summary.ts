@@ -53,6 +53,11 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
   const loopMaxS = Math.max(0, ...memory.map((m) => m.loopMaxS).filter(Number.isFinite));
   const io = memory.map((m) => m.ioFullUs).filter(Number.isFinite);
   const ioFullS = io.length > 1 ? (io[io.length - 1] - io[0]) / 1e6 : NaN;
+  // CPU time the host took from the machine: over the run, and the most in any one sampling interval.
+  const st = memory.map((m) => m.stolenMs).filter(Number.isFinite);
+  const stolenS = st.length > 1 ? (st[st.length - 1] - st[0]) / 1000 : NaN;
+  let stolenMaxS = 0;
+  for (let i = 1; i < st.length; i++) stolenMaxS = Math.max(stolenMaxS, (st[i] - st[i - 1]) / 1000);
   const own = loopStalls();
   const injections = Object.fromEntries(ALL_FAULTS.map((f) => [f, stats.injected[f] ?? 0]));
   const loads = memory.map((m) => m.load1);
@@ -70,6 +75,8 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
     soak_event_loop_max_delay_s: Number((own.maxMs / 1000).toFixed(2)),
     soak_event_loop_recent_stalls: own.recent.map((s) => ({ at_min: Number(((s.at - t0) / 60_000).toFixed(2)), ms: s.ms })),
     machine_io_full_stall_s: Number(ioFullS.toFixed(1)),
+    machine_cpu_stolen_s: Number(stolenS.toFixed(1)),
+    machine_cpu_stolen_max_interval_s: Number(stolenMaxS.toFixed(1)),
     leaked_processes: leakedProcs,
     leaked_temp_folders: leakedFolders,
     server_errors: serverErrors(),
@@ -98,8 +105,9 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
       `  injections: ${ALL_FAULTS.map((f) => `${f} ${injections[f]}`).join(', ')}  (target ≥ ${TARGET_INJECTIONS} each: ${summary.injections_below_target.length ? `MISSED ${summary.injections_below_target.join(', ')}` : 'met'})`,
       `  episodes ${stats.episodes}: ok ${stats.episodes_ok}, attributed ${JSON.stringify(stats.episodes_attributed)}, lost without attribution ${stats.episodes_lost_unattributed}`,
       `  steps ${stats.steps}: over deadline ${stats.steps_over_deadline} (worst: ${Math.round(stats.worst_step_over_budget_ms)} ms against its budget)`,
-      ...stats.over_deadline_steps.map((s) => `    over: ${s.actions} at t=${((s.at - t0) / 60_000).toFixed(2)} min took ${s.ms} ms (budget ${s.budget_ms} ms)`),
+      ...stats.over_deadline_steps.map((s) => `    over: ${s.actions} at t=${((s.at - t0) / 60_000).toFixed(2)} min took ${s.ms} ms (budget ${s.budget_ms} ms; host stole ${s.stolen_ms} ms of CPU meanwhile)`),
       `  event loop stalls ≥ 1 s: server ${serverStalls} (longest ${summary.server_event_loop_max_delay_s} s), this soak ${own.count} (longest ${summary.soak_event_loop_max_delay_s} s${own.recent.length ? `; at ${own.recent.map((s) => `${((s.at - t0) / 60_000).toFixed(1)} min ${s.ms} ms`).join(', ')}` : ''}); machine disk full-stall ${summary.machine_io_full_stall_s} s`,
+      `  CPU time the host took from this machine (steal, per CPU): ${summary.machine_cpu_stolen_s} s over the run, at most ${summary.machine_cpu_stolen_max_interval_s} s in one sampling interval`,
       `  leaked processes ${leakedProcs}, leaked temp folders ${summary.leaked_temp_folders.length}`,
       `  server memory over time (one process after the last restart at ${((RESTART_WINDOW * MINUTES * RESTARTS) / (RESTARTS + 1)).toFixed(1)} min):`,
       ...timeline,
