@@ -12,6 +12,12 @@ import { run, type Server } from './state.ts';
 
 let port = 0;
 
+// The server runs in a session of its own (startGrove): whatever way this process ends, the current one goes too.
+process.once('exit', () => {
+  const proc = run.server?.proc;
+  if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+});
+
 async function freePort(): Promise<number> {
   const s = http.createServer();
   await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
@@ -31,7 +37,11 @@ export async function startGrove(): Promise<Server> {
       path.join(ROOT, 'bin/grove.mjs'),
       ...['serve', '--port', String(port), '--api-key', KEY, '--max-sandboxes', String(CONC * 2 + 8), '--data-dir', dataDir],
     ],
-    { stdio: ['ignore', logFd, 'pipe'], env: { ...process.env, GROVE_LOG_LEVEL: 'warn', TMPDIR: serverTmp } },
+    // Its own session, as a service started on its own would have: Linux's autogroup scheduler then gives the
+    // server a CPU share of its own instead of splitting one with this soak, which also serves the offline sites,
+    // the fault pages and their 400 MB downloads (sharing it, both event loops stalled together under load).
+    // Killed with the soak on every way out the soak has (soak.ts), and by the exit handler above.
+    { stdio: ['ignore', logFd, 'pipe'], env: { ...process.env, GROVE_LOG_LEVEL: 'warn', TMPDIR: serverTmp }, detached: true },
   );
   closeSync(logFd); // the child has its own copy
   let stderr = '';
