@@ -103,10 +103,10 @@ async function main(): Promise<void> {
   rmSync(soakDir, { recursive: true, force: true });
 }
 
-// Stopped from outside (a timed-out test): the server goes too (its watchdog takes Chromium with it).
+// Stopped from outside (a timed-out test): the server goes too, by the exit handler of soak/grove-process.ts (its
+// watchdog takes Chromium with it).
 for (const sig of ['SIGTERM', 'SIGINT'] as const) {
   process.once(sig, () => {
-    run.server?.proc.kill('SIGKILL');
     rmSync(soakDir, { recursive: true, force: true });
     process.exit(1);
   });
@@ -116,7 +116,6 @@ main().then(
   () => process.exit(0),
   (e: unknown) => {
     console.error(e);
-    run.server?.proc.kill('SIGKILL');
-    process.exit(1);
+    process.exit(1); // the server is killed on exit (soak/grove-process.ts)
   },
 );

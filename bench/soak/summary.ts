@@ -51,11 +51,13 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
     if (Number.isFinite(cur)) serverStalls += Number.isFinite(prev) && cur >= prev ? cur - prev : cur;
   }
   const loopMaxS = Math.max(0, ...memory.map((m) => m.loopMaxS).filter(Number.isFinite));
-  const io = memory.map((m) => m.ioFullUs).filter(Number.isFinite);
-  const ioFullS = io.length > 1 ? (io[io.length - 1] - io[0]) / 1e6 : NaN;
-  // CPU time the host took from the machine: over the run, and the most in any one sampling interval.
-  const st = memory.map((m) => m.stolenMs).filter(Number.isFinite);
-  const stolenS = st.length > 1 ? (st[st.length - 1] - st[0]) / 1000 : NaN;
+  // The machine's counters (machine.ts) as the samples saw them: disk full-stall time, and the CPU time the host
+  // took over the run and the most in any one sampling interval.
+  const counter = (k: 'ioFullUs' | 'stolenMs') => memory.map((m) => m[k]).filter(Number.isFinite);
+  const runTotal = (xs: number[]) => (xs.length > 1 ? xs[xs.length - 1] - xs[0] : NaN);
+  const ioFullS = runTotal(counter('ioFullUs')) / 1e6;
+  const st = counter('stolenMs');
+  const stolenS = runTotal(st) / 1000;
   let stolenMaxS = 0;
   for (let i = 1; i < st.length; i++) stolenMaxS = Math.max(stolenMaxS, (st[i] - st[i - 1]) / 1000);
   const own = loopStalls();
