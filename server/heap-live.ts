@@ -9,6 +9,9 @@ export interface LiveHeap {
   bytes: number;
   /** When that collection ended (ms since the epoch). */
   at: number;
+  /** The same bytes by V8 heap space (old_space, code_space, large_object_space, …): which kind of memory a
+   * growth is in — program data, or compiled code that the JIT adds as more paths get hot. */
+  spaces: Record<string, number>;
 }
 
 let last: LiveHeap | null = null;
@@ -22,7 +25,9 @@ export function followLiveHeap(): void {
       if ((e as { detail?: { kind?: number } }).detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
       // Entries arrive a moment after their collection: what was allocated since then is counted too (a few
       // hundred KB at most against a heap of tens of MB).
-      last = { bytes: v8.getHeapStatistics().used_heap_size, at: Date.now() };
+      const spaces: Record<string, number> = {};
+      for (const sp of v8.getHeapSpaceStatistics()) spaces[sp.space_name] = sp.space_used_size;
+      last = { bytes: v8.getHeapStatistics().used_heap_size, at: Date.now(), spaces };
     }
   });
   observer.observe({ entryTypes: ['gc'] });

@@ -120,7 +120,10 @@ export class Metrics {
     family('grove_process_resident_memory_bytes', 'gauge', 'Resident set size of the server process.', [[{}, mem.rss]]);
     family('grove_process_heap_used_bytes', 'gauge', 'V8 heap in use by the server process.', [[{}, mem.heapUsed]]);
     const live = liveHeap();
-    if (live) family('grove_process_heap_live_bytes', 'gauge', 'V8 heap in use right after the last full garbage collection (the live objects).', [[{}, live.bytes]]);
+    if (live) {
+      family('grove_process_heap_live_bytes', 'gauge', 'V8 heap in use right after the last full garbage collection (the live objects).', [[{}, live.bytes]]);
+      family('grove_process_heap_live_space_bytes', 'gauge', 'The same, by V8 heap space.', Object.entries(live.spaces).map(([space, v]) => [{ space }, v]));
+    }
     const stalls = loopStalls();
     family('grove_process_event_loop_stalls_total', 'counter', `Times the server's event loop ran ${STALL_MS} ms or more late (blocked, or no CPU).`, [[{}, stalls.count]]);
     family('grove_process_event_loop_max_delay_seconds', 'gauge', "The longest the server's event loop has run late since it started.", [[{}, stalls.maxMs / 1000]]);

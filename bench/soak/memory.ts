@@ -9,8 +9,10 @@ export async function sampleMemory(): Promise<void> {
   try {
     const text = await run.server.client.metrics();
     const num = (name: string) => Number(new RegExp(`^${name}(?:\\{\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const spaces: Record<string, number> = {};
+    for (const m of text.matchAll(/^grove_process_heap_live_space_bytes\{space="([^"]+)"\} (\S+)$/gm)) spaces[m[1]] = Number(m[2]);
     memory.push({
-      t: Date.now(), rss: num('grove_process_resident_memory_bytes'), heap: num('grove_process_heap_used_bytes'), live: num('grove_process_heap_live_bytes'),
+      t: Date.now(), rss: num('grove_process_resident_memory_bytes'), heap: num('grove_process_heap_used_bytes'), live: num('grove_process_heap_live_bytes'), spaces,
       external: num('grove_process_external_memory_bytes'), load1: os.loadavg()[0],
       stalls: num('grove_process_event_loop_stalls_total'), loopMaxS: num('grove_process_event_loop_max_delay_seconds'), ioFullUs: ioFullUs(), stolenMs: stolenMs(),
     });

@@ -48,6 +48,8 @@ export interface MemorySample {
   rss: number;
   heap: number;
   live: number;
+  /** The live heap by V8 space (old_space, code_space, …; server/heap-live.ts). */
+  spaces: Record<string, number>;
   external: number;
   load1: number;
   /** The server's event-loop stalls of ≥ 1 s so far, and its longest lateness (s) (server/loop-stalls.ts). */

@@ -36,12 +36,22 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
   const half = memory.filter((m) => m.t >= t0 + (end - t0) / 2 && m.t <= end + 60_000);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const w = Math.max(1, Math.min(5, Math.floor(half.length / 4)));
-  const growth = (k: 'rss' | 'heap' | 'live') => {
-    const xs = half.filter((m) => Number.isFinite(m[k]));
-    if (xs.length < 2) return NaN;
-    const first = median(xs.slice(0, w).map((m) => m[k]));
-    return (median(xs.slice(-w).map((m) => m[k])) - first) / first;
+  // The first and last level of one series of the second half (NaN-free samples only).
+  const ends = (value: (m: (typeof memory)[number]) => number) => {
+    const xs = half.map(value).filter(Number.isFinite);
+    return xs.length < 2 ? [NaN, NaN] : [median(xs.slice(0, w)), median(xs.slice(-w))];
   };
+  const growth = (k: 'rss' | 'heap' | 'live') => {
+    const [first, last] = ends((m) => m[k]);
+    return (last - first) / first;
+  };
+  // Where a growth of the live heap is: each V8 space's level at both ends (MB), the spaces that hold ≥ 1 MB.
+  const spaceNames = Object.keys(half[half.length - 1]?.spaces ?? {});
+  const bySpace = Object.fromEntries(
+    spaceNames
+      .map((n) => [n, ends((m) => m.spaces?.[n] ?? NaN).map((x) => Number((x / 1e6).toFixed(1)))] as const)
+      .filter(([, [a, b]]) => Math.max(a, b) >= 1),
+  );
   // The server's stalls over every process of the run (each restart starts its count again), the longest one,
   // and the machine's disk-stall time; the soak's own stalls from its own monitor.
   let serverStalls = 0;
@@ -90,6 +100,7 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
     heap_growth_second_half: Number(growth('live').toFixed(3)),
     heap_used_growth_second_half: Number(growth('heap').toFixed(3)),
     rss_growth_second_half: Number(growth('rss').toFixed(3)),
+    heap_live_mb_by_space_second_half: bySpace,
   };
   console.log(JSON.stringify(summary, null, 2));
   const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
@@ -114,6 +125,7 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
       `  server memory over time (one process after the last restart at ${((RESTART_WINDOW * MINUTES * RESTARTS) / (RESTARTS + 1)).toFixed(1)} min):`,
       ...timeline,
       `  second half: heap live after full GC ${pct(summary.heap_growth_second_half)} (target ≤ +5 %), heap used as sampled ${pct(summary.heap_used_growth_second_half)}, rss ${pct(summary.rss_growth_second_half)}`,
+      `  second half, live heap by V8 space (MB, first → last): ${Object.entries(bySpace).map(([n, [a, b]]) => `${n} ${a} → ${b}`).join(', ') || 'not reported'}`,
       `  load average (1 min) during the run: mean ${summary.load_average_1m.mean}, max ${summary.load_average_1m.max} (2 cores)`,
       `  server error lines (level ≥ 50), by kind: ${summary.server_errors.length ? '' : 'none'}`,
       ...summary.server_errors.map((e) => `    ${e.count} × ${e.line.slice(0, 400)}`),

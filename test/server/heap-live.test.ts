@@ -38,6 +38,21 @@ describe('live heap', () => {
     expect(withKept - released).toBeGreaterThan(20e6);
   });
 
+  it('tells which V8 space the live bytes are in (arrays of doubles past the regular object size: large objects)', async () => {
+    followLiveHeap();
+    await collect();
+    const base = liveHeap()!.spaces;
+    let kept: number[][] | null = Array.from({ length: 20 }, () => Array.from({ length: 100_000 }, (_, i) => i + 0.5));
+    await collect();
+    const withKept = liveHeap()!;
+    expect(kept.length).toBe(20);
+    // 20 × 100,000 doubles = 16 MB, each array's backing store over the regular page's object limit.
+    expect(withKept.spaces.large_object_space - base.large_object_space).toBeGreaterThan(14e6);
+    const sum = Object.values(withKept.spaces).reduce((a, b) => a + b, 0);
+    expect(Math.abs(sum - withKept.bytes)).toBeLessThan(0.05 * withKept.bytes);
+    kept = null;
+  });
+
   it('is exported as grove_process_heap_live_bytes once a full collection ran', async () => {
     const key = 'test-key-0123456789';
     const app = await buildApp({ config: loadConfig({ env: {}, flags: { apiKey: key } }), backend: new MemoryBackend() });
@@ -46,6 +61,8 @@ describe('live heap', () => {
       const res = await app.inject({ method: 'GET', url: '/metrics', headers: { 'x-api-key': key } });
       const line = res.body.split('\n').find((l) => l.startsWith('grove_process_heap_live_bytes '));
       expect(Number(line?.split(' ')[1])).toBeGreaterThan(1e6);
+      const old = res.body.split('\n').find((l) => l.startsWith('grove_process_heap_live_space_bytes{space="old_space"} '));
+      expect(Number(old?.split(' ')[1])).toBeGreaterThan(1e6);
     } finally {
       await app.close();
     }
