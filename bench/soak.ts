@@ -7,9 +7,10 @@
 //   npm run soak                       60 minutes at concurrency 16 (every fault ≥ 20 times)
 //   npm run soak -- --minutes 5        a shorter run       --ci: 2 minutes at concurrency 4 (the slow test)
 //   --json FILE                        also write the summary (default bench/results/soak[-ci].json)
-//   --heap-snapshots DIR               a diagnostic run: the server's heap is snapshotted into DIR at the start and
-//                                      the end of the second half (compare: bench/heap-diff.ts); each snapshot stops
-//                                      the server for seconds, so steps may pass their deadline in such a run
+//   --heap-snapshots DIR               a diagnostic run: the server's heap is snapshotted into DIR at the start of
+//                                      the second half and a minute before the end (both with episodes running:
+//                                      compare them with bench/heap-diff.ts), and after the end (no sandbox left);
+//                                      each snapshot stops the server for seconds, so steps may pass their deadline
 //
 // Fault schedule: renderer and browser kills alternate every KILL_PERIOD over the whole run; the server restarts
 // RESTARTS times, evenly, in the first RESTART_WINDOW of the run, so the rest of the run is one server process and
@@ -66,6 +67,10 @@ async function main(): Promise<void> {
     mkdirSync(SNAPSHOTS, { recursive: true });
     await sleep(t0 + (end - t0) / 2 - Date.now());
     await heapSnapshot('second half starts');
+    // A minute before the end the episodes still run: this one compares with the first at the same load (16
+    // sandboxes alive in both); the one after the end shows what is left once every sandbox is gone.
+    await sleep(end - 60_000 - Date.now());
+    await heapSnapshot('a minute before the end, episodes running');
   })();
   const progress = setInterval(() => {
     console.log(
