@@ -85,6 +85,8 @@ export class SandboxState {
   /** Size of the last screenshot returned (image px). */
   lastShotSize: { width: number; height: number } | null = null;
   lastGoodUrl: string | null = null;
+  /** The active page's title as the last settle of this step ended (settle.ts); the tab list uses it once. */
+  settledTitle: { page: Page; text: string } | null = null;
   pendingError: ActionError | null = null;
   lastBlocked: { url: string; at: number } | null = null;
   lastUpstream: (UpstreamErrorEvent & { at: number }) | null = null;

@@ -243,6 +243,7 @@ export const SETTLE_INIT_SCRIPT = `(() => {
   }
 
   // ---- the wait
+  const titleNow = () => { try { const t = document.title; return typeof t === 'string' ? t : ''; } catch (e) { return ''; } };
   g.settle = (since, ms, navSeen) => new Promise((resolve) => {
     const newDoc = boot.t >= since;
     const counting = () => { for (const w of g.pending) if (w.t >= since) return true; return false; };
@@ -261,7 +262,8 @@ export const SETTLE_INIT_SCRIPT = `(() => {
       const waited = {};
       for (const w of g.seen) if (w.t >= since) waited[w.kind] = (waited[w.kind] || 0) + 1;
       if (newDoc) waited['document load'] = 1;
-      resolve({ state, waited, navAt: g.navAt, popupAt: g.popupAt, pending: [...g.pending].filter((w) => w.t >= since).map((w) => w.kind) });
+      // The title as the settle ends: the observation's tab list takes it from here (one round trip less per step).
+      resolve({ state, waited, navAt: g.navAt, popupAt: g.popupAt, pending: [...g.pending].filter((w) => w.t >= since).map((w) => w.kind), title: titleNow() });
     };
     function check() {
       if (finished) return;

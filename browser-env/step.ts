@@ -46,6 +46,8 @@ export class StepPipeline {
       const rec: ActionRecord = {};
       const ta = Date.now();
       const wantSettle = useSettle && !NO_SETTLE.has(a.action);
+      // A title read by an earlier action's settle is out of date once this action runs.
+      s.settledTitle = null;
       if (wantSettle) s.net.begin();
       let err: ActionError | null = null;
       // The action plus the responsiveness probe stay within its budget (action_timeout_ms, or a wait's length).
@@ -65,7 +67,8 @@ export class StepPipeline {
       if (wantSettle && !err) {
         // Settle's own cap (settle_max_ms after the action), never past the step's work deadline.
         const settleDeadline = Math.min(Math.max(ta, Date.now()) + s.options.settle_max_ms, work.at);
-        const st = await settle(this.settleHost(), s.net, ta, settleDeadline, s.options.settle_quiet_ms);
+        const { report: st, title } = await settle(this.settleHost(), s.net, ta, settleDeadline, s.options.settle_quiet_ms);
+        s.settledTitle = title;
         settleMs += st.ms;
         settled = mergeSettle(settled, st);
         // Settling to the cap may mean a busy page (the input was acknowledged before the script spun).

@@ -190,12 +190,14 @@ export class Tabs {
 
   list(d?: Deadline): Promise<Tab[]> {
     const s = this.s;
+    const settled = s.settledTitle;
+    s.settledTitle = null;
     return Promise.all(
       s.tabs.map(async (pg, index) => ({
         index,
         url: pg.url(),
         // The active page has been probed by now: give it time on a loaded machine; background tabs get less.
-        title: (await quietly((d ?? Deadline.after(5000, 'titles')).within(pg === s.page ? Math.min(s.T, 5000) : 1500).race(this.title(pg), 'title'))) ?? '',
+        title: settled?.page === pg ? settled.text : (await quietly((d ?? Deadline.after(5000, 'titles')).within(pg === s.page ? Math.min(s.T, 5000) : 1500).race(this.title(pg), 'title'))) ?? '',
         active: pg === s.page,
       })),
     );

@@ -49,6 +49,8 @@ beforeAll(async () => {
   fx = await startFixture({
     '/slow': later(300, 'fetched'),
     '/poll': later(10, 'p'),
+    // The click sets the title and asks an interval that was running before it (ambient) to set another later.
+    '/ambient-title': page(`document.title = 'clicked'; window.next = 'by interval'`, `setInterval(() => { if (window.next) document.title = window.next; }, 100)`),
     '/busy': page(
       `document.title = 'final'`,
       `let n = 0; setInterval(() => { document.body.dataset.n = String(++n); }, 50);
@@ -109,6 +111,15 @@ describe('settle by causality', () => {
       expect(r.observation.settle?.stopped).toBe('caused_done');
       expect(r.observation.settle?.waited_for).toEqual({});
     }
+    await sb.close();
+  });
+
+  it("reports the title as the observation is taken, not as an earlier action's settle read it", async () => {
+    const sb = await te.create({ start_url: fx.url('/ambient-title'), network: net() });
+    // The click's settle ends at once (the interval is ambient); during the wait the interval changes the title.
+    const r = await sb.step([...click(), { action: 'wait', ms: 400 }], { screenshot: 'none' });
+    expect(r.actions.map((a) => a.error)).toEqual([null, null]);
+    expect(r.observation.title).toBe('by interval');
     await sb.close();
   });
 
