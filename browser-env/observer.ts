@@ -54,8 +54,10 @@ export class Observer {
     const d = deadline.reserve(recoveryMs(s.options));
     // Downloads being saved, dialogs being answered, popups committing: give them a moment to report (the
     // page runs on meanwhile: the title its settle read may be out of date).
-    if (s.pending.size) s.settledTitle = null;
-    if (s.pending.size) await quietly(d.within(Math.min(s.T, 3000)).race(Promise.all([...s.pending]), 'watchdog tasks'));
+    if (s.pending.size) {
+      s.settledTitle = null;
+      await quietly(d.within(Math.min(s.T, 3000)).race(Promise.all([...s.pending]), 'watchdog tasks'));
+    }
     // After the watchdogs: a forbidden commit they reported is this step's error.
     if (!error && s.pendingError) error = s.pendingError;
     s.pendingError = null;
