@@ -5,14 +5,18 @@
 // clean-up are pool-process.ts, the Chromium flags and environment chromium-launch.ts.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { BrowserContext, BrowserContextOptions } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
 import { GroveError } from '../protocol/errors.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { ChromiumLauncher, type ChromiumLaunchConfig } from './chromium-launch.ts';
+import { closeOrphanedContexts, learnFrom, watch } from './playwright-orphans.ts';
 import { PoolProcess, type ProcessHost } from './pool-process.ts';
 import { liveTokens, PidFile, reapStale, removeStaleArtifacts, Watchdog } from './reaper.ts';
 
 export { CHROMIUM_FLAGS, MAX_CHROMIUM_TMPDIR } from './chromium-launch.ts';
+
+/** After a browser died, when to look once more for contexts Playwright left open in it (creations settle by then). */
+const ORPHAN_SWEEP_DELAY_MS = 5_000;
 
 export interface ChromiumPoolConfig extends ChromiumLaunchConfig {
   processes: number;
@@ -108,12 +112,15 @@ export class ChromiumPool {
       try {
         await proc.ready;
         if (proc.state !== 'ready' || !proc.browser) throw new Error('browser is gone');
+        watch(proc.browser);
         context = await proc.browser.newContext(options);
       } catch (err) {
         proc.load--;
         this.retireIfIdle(proc);
         lastError = err;
         if (proc.state === 'ready' && proc.browser?.isConnected()) throw err; // a bad option, not a dead browser
+        // The browser died under this creation: Playwright may keep the half-made context forever (playwright-orphans.ts).
+        if (proc.browser) this.closeOrphans(proc.browser);
         continue;
       }
       return this.track(proc, context);
@@ -122,6 +129,7 @@ export class ChromiumPool {
   }
 
   private track(proc: PoolProcess, context: BrowserContext): PooledContext {
+    learnFrom(context);
     this.counters.contexts_open++;
     this.counters.contexts_created_total++;
     let gone = false;
@@ -181,6 +189,15 @@ export class ChromiumPool {
     proc.reap();
     this.remove(proc);
     this.ensureCapacity();
+    // Creations in flight settle after this; each sweeps as it fails, and this late pass catches any that a caller
+    // stopped waiting for.
+    const browser = proc.browser;
+    if (browser) setTimeout(() => this.closeOrphans(browser), ORPHAN_SWEEP_DELAY_MS).unref();
+  }
+
+  private closeOrphans(browser: Browser): void {
+    const closed = closeOrphanedContexts(browser);
+    if (closed) this.log.info({ closed }, 'closed contexts Playwright left open in a dead browser');
   }
 
   private retireIfIdle(proc: PoolProcess): void {
