@@ -16,6 +16,9 @@ import { isBlankUrl, watchPage } from './watchdogs.ts';
 
 export type NavKind = 'goto' | 'back' | 'forward' | 'reload';
 
+/** How often a title is asked again while the page has no document to evaluate in. */
+const TITLE_RETRY_MS = 50;
+
 export class Tabs {
   /** Set by the recovery part: a probe whether a page still answers (a navigation error may be a crash). */
   probe: (pg: Page, d: Deadline) => Promise<boolean> = async () => true;
@@ -170,22 +173,31 @@ export class Tabs {
   }
 
   /**
-   * The page's title. The active page's comes through the sandbox's own CDP session (one Runtime.evaluate):
-   * page.title() does the same through Playwright's utility world and API wrappers, which cost ~7 % of the
-   * steps/s at 16 sessions on this 2-core machine (bench/core.bench.ts). Background tabs have no session.
+   * A page's title, through the sandbox's own CDP session of that page (one Runtime.evaluate), bounded by `d`.
+   * Never Playwright's page.title(): it costs ~7 % of the steps/s at 16 sessions on this 2-core machine (its utility
+   * world and API wrappers), has no timeout, and never settles on a page whose browser died (the soak's heap
+   * snapshots found such calls still running, each keeping the dead browser alive with all its contexts). While a
+   * document is being replaced there is no context to evaluate in: asked again shortly, until `d` runs out.
+   * (A title that never came is '', as a page without one.)
    */
-  private async title(pg: Page): Promise<string> {
-    const s = this.s;
-    if (pg !== s.page || !s.cdp.has(pg)) return pg.title();
-    try {
-      const r = (await (await s.session(pg)).send('Runtime.evaluate', { expression: 'document.title', returnByValue: true })) as {
-        result?: { value?: unknown };
-      };
-      if (typeof r.result?.value === 'string') return r.result.value;
-    } catch {
-      // A document being replaced has no context to evaluate in: Playwright's title() waits for the new one.
+  private titleWithin(pg: Page, d: Deadline): Promise<string> {
+    // One evaluate can hang with its renderer (it then ends with the page): the race bounds the wait for it.
+    return d.race(this.title(pg, d), 'title');
+  }
+
+  private async title(pg: Page, d: Deadline): Promise<string> {
+    for (;;) {
+      try {
+        const r = (await (await this.s.session(pg)).send('Runtime.evaluate', { expression: 'document.title', returnByValue: true })) as {
+          result?: { value?: unknown };
+        };
+        if (typeof r.result?.value === 'string') return r.result.value;
+      } catch (e) {
+        if (pg.isClosed() || d.remaining() <= TITLE_RETRY_MS) throw e;
+      }
+      if (d.remaining() <= TITLE_RETRY_MS) return '';
+      await d.sleep(TITLE_RETRY_MS);
     }
-    return pg.title();
   }
 
   list(d?: Deadline): Promise<Tab[]> {
@@ -197,7 +209,7 @@ export class Tabs {
         index,
         url: pg.url(),
         // The active page has been probed by now: give it time on a loaded machine; background tabs get less.
-        title: settled?.page === pg ? settled.text : (await quietly((d ?? Deadline.after(5000, 'titles')).within(pg === s.page ? Math.min(s.T, 5000) : 1500).race(this.title(pg), 'title'))) ?? '',
+        title: settled?.page === pg ? settled.text : ((await quietly(this.titleWithin(pg, (d ?? Deadline.after(5000, 'titles')).within(pg === s.page ? Math.min(s.T, 5000) : 1500)))) ?? ''),
         active: pg === s.page,
       })),
     );

@@ -99,6 +99,8 @@ export function leftoverFolders(): string[] {
 export async function heapSnapshot(label: string): Promise<void> {
   if (!SNAPSHOTS) return;
   const before = new Set(readdirSync(SNAPSHOTS));
+  const window: [number, number] = [Date.now(), Infinity];
+  run.snapshotWindows.push(window);
   run.server.proc.kill('SIGUSR2');
   let file: string | undefined;
   for (let i = 0; i < 600 && !file; i++) {
@@ -110,5 +112,6 @@ export async function heapSnapshot(label: string): Promise<void> {
     if (await fetch(`${run.server.url}/health`).then((r) => r.ok, () => false)) break;
     await sleep(500);
   }
+  window[1] = Date.now();
   console.log(`heap snapshot (${label}): ${file ? path.join(SNAPSHOTS, file) : 'none written'}`);
 }

@@ -16,6 +16,8 @@ export const run = {
   epoch: 0,
   /** A server restart in progress. */
   restarting: null as Promise<void> | null,
+  /** When each heap snapshot (--heap-snapshots) stopped the server: [start, end] in ms since the epoch. */
+  snapshotWindows: [] as [number, number][],
   stopping: false,
   /** When the last browser kill was injected (a creation it overlapped may fail: its browser died under it). */
   lastBrowserKillAt: 0,
@@ -35,6 +37,8 @@ export const stats = {
   /** (With the CPU time the host stole from the machine while each ran, machine.ts.) */
   over_deadline_steps: [] as { at: number; ms: number; budget_ms: number; actions: string; stolen_ms: number }[],
   worst_step_over_budget_ms: -Infinity,
+  /** Steps over their deadline that overlapped a heap snapshot (it stops the server): counted apart, not above. */
+  steps_over_deadline_in_snapshot: 0,
   action_errors: {} as Record<string, number>,
   injected: {} as Record<string, number>,
   limit_events: {} as Record<string, number>,

@@ -117,7 +117,8 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
       `soak summary (${MINUTES} min, concurrency ${CONC})`,
       `  injections: ${ALL_FAULTS.map((f) => `${f} ${injections[f]}`).join(', ')}  (target ≥ ${TARGET_INJECTIONS} each: ${summary.injections_below_target.length ? `MISSED ${summary.injections_below_target.join(', ')}` : 'met'})`,
       `  episodes ${stats.episodes}: ok ${stats.episodes_ok}, attributed ${JSON.stringify(stats.episodes_attributed)}, lost without attribution ${stats.episodes_lost_unattributed}`,
-      `  steps ${stats.steps}: over deadline ${stats.steps_over_deadline} (worst: ${Math.round(stats.worst_step_over_budget_ms)} ms against its budget)`,
+      `  steps ${stats.steps}: over deadline ${stats.steps_over_deadline} (worst: ${Math.round(stats.worst_step_over_budget_ms)} ms against its budget)` +
+        (stats.steps_over_deadline_in_snapshot ? `; ${stats.steps_over_deadline_in_snapshot} more overlapped a heap snapshot, which stops the server, counted apart` : ''),
       ...stats.over_deadline_steps.map((s) => `    over: ${s.actions} at t=${((s.at - t0) / 60_000).toFixed(2)} min took ${s.ms} ms (budget ${s.budget_ms} ms; host stole ${s.stolen_ms} ms of CPU meanwhile)`),
       `  event loop stalls ≥ 1 s: server ${serverStalls} (longest ${summary.server_event_loop_max_delay_s} s), this soak ${own.count} (longest ${summary.soak_event_loop_max_delay_s} s${own.recent.length ? `; at ${own.recent.map((s) => `${((s.at - t0) / 60_000).toFixed(1)} min ${s.ms} ms`).join(', ')}` : ''}); machine disk full-stall ${summary.machine_io_full_stall_s} s`,
       `  CPU time the host took from this machine (steal, per CPU): ${summary.machine_cpu_stolen_s} s over the run, at most ${summary.machine_cpu_stolen_max_interval_s} s in one sampling interval`,
