@@ -10,7 +10,8 @@
 //   --heap-snapshots DIR               a diagnostic run: the server's heap is snapshotted into DIR at the start of
 //                                      the second half and a minute before the end (both with episodes running:
 //                                      compare them with bench/heap-diff.ts), and after the end (no sandbox left);
-//                                      each snapshot stops the server for seconds, so steps may pass their deadline
+//                                      each snapshot stops the server for seconds (once 88 s): steps that overlap one
+//                                      are counted apart from the steps over their deadline
 //
 // Fault schedule: renderer and browser kills alternate every KILL_PERIOD over the whole run; the server restarts
 // RESTARTS times, evenly, in the first RESTART_WINDOW of the run, so the rest of the run is one server process and
