@@ -193,7 +193,7 @@ export class Tabs {
         };
         if (typeof r.result?.value === 'string') return r.result.value;
       } catch (e) {
-        if (pg.isClosed() || d.remaining() <= TITLE_RETRY_MS) throw e;
+        if (pg.isClosed()) throw e;
       }
       if (d.remaining() <= TITLE_RETRY_MS) return '';
       await d.sleep(TITLE_RETRY_MS);
