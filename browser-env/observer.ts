@@ -114,7 +114,9 @@ export class Observer {
       );
     }
 
-    const tabs = replaced ? await this.tabs.list(deadline) : await tabsRead;
+    // A page just reopened gets a recovery's time for its title, as its reload had: on a starved machine a 4 s slice
+    // can run out (CI once saw '' for a reopened page, which tells the policy the page is blank).
+    const tabs = replaced ? await this.tabs.list(deadline, recoveryMs(s.options)) : await tabsRead;
     const url = s.page.url();
     const active = tabs.find((t) => t.active);
     if (!error && !isBlankUrl(url) && !url.startsWith('chrome-error:')) s.lastGoodUrl = url;

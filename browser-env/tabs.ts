@@ -200,7 +200,11 @@ export class Tabs {
     }
   }
 
-  list(d?: Deadline): Promise<Tab[]> {
+  /**
+   * Every tab with its URL and title. The active page has been probed by now: its title gets `activeMs` (time on a
+   * loaded machine); background tabs get less.
+   */
+  list(d?: Deadline, activeMs = Math.min(this.s.T, 5000)): Promise<Tab[]> {
     const s = this.s;
     const settled = s.settledTitle;
     s.settledTitle = null;
@@ -208,8 +212,7 @@ export class Tabs {
       s.tabs.map(async (pg, index) => ({
         index,
         url: pg.url(),
-        // The active page has been probed by now: give it time on a loaded machine; background tabs get less.
-        title: settled?.page === pg ? settled.text : ((await quietly(this.titleWithin(pg, (d ?? Deadline.after(5000, 'titles')).within(pg === s.page ? Math.min(s.T, 5000) : 1500)))) ?? ''),
+        title: settled?.page === pg ? settled.text : ((await quietly(this.titleWithin(pg, (d ?? Deadline.after(5000, 'titles')).within(pg === s.page ? activeMs : 1500)))) ?? ''),
         active: pg === s.page,
       })),
     );
