@@ -45,6 +45,16 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
     const [first, last] = ends((m) => m[k]);
     return (last - first) / first;
   };
+  // The same growth as a trend: the Theil–Sen slope of the live heap (the median of every pairwise slope, which the
+  // swings of the in-flight state barely move) over the half's length, against its first level. Printed beside the
+  // judged figure, not instead of it.
+  const trend = (() => {
+    const xs = half.filter((m) => Number.isFinite(m.live));
+    const slopes: number[] = [];
+    for (let i = 0; i < xs.length; i++) for (let j = i + 1; j < xs.length; j++) if (xs[j].t > xs[i].t) slopes.push((xs[j].live - xs[i].live) / (xs[j].t - xs[i].t));
+    const [first] = ends((m) => m.live);
+    return slopes.length ? (median(slopes) * (xs[xs.length - 1].t - xs[0].t)) / first : NaN;
+  })();
   // Where a growth of the live heap is: each V8 space's level at both ends (MB), the spaces that hold ≥ 1 MB.
   const spaceNames = Object.keys(half[half.length - 1]?.spaces ?? {});
   const bySpace = Object.fromEntries(
@@ -98,6 +108,7 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
     heap_mb_first: memory[0] ? Math.round(memory[0].heap / 1e6) : null,
     heap_mb_last: memory.length ? Math.round(memory[memory.length - 1].heap / 1e6) : null,
     heap_growth_second_half: Number(growth('live').toFixed(3)),
+    heap_live_trend_second_half: Number(trend.toFixed(3)),
     heap_used_growth_second_half: Number(growth('heap').toFixed(3)),
     rss_growth_second_half: Number(growth('rss').toFixed(3)),
     heap_live_mb_by_space_second_half: bySpace,
@@ -125,7 +136,7 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
       `  leaked processes ${leakedProcs}, leaked temp folders ${summary.leaked_temp_folders.length}`,
       `  server memory over time (one process after the last restart at ${((RESTART_WINDOW * MINUTES * RESTARTS) / (RESTARTS + 1)).toFixed(1)} min):`,
       ...timeline,
-      `  second half: heap live after full GC ${pct(summary.heap_growth_second_half)} (target ≤ +5 %), heap used as sampled ${pct(summary.heap_used_growth_second_half)}, rss ${pct(summary.rss_growth_second_half)}`,
+      `  second half: heap live after full GC ${pct(summary.heap_growth_second_half)} (target ≤ +5 %; as a Theil–Sen trend ${pct(summary.heap_live_trend_second_half)}), heap used as sampled ${pct(summary.heap_used_growth_second_half)}, rss ${pct(summary.rss_growth_second_half)}`,
       `  second half, live heap by V8 space (MB, first → last): ${Object.entries(bySpace).map(([n, [a, b]]) => `${n} ${a} → ${b}`).join(', ') || 'not reported'}`,
       `  load average (1 min) during the run: mean ${summary.load_average_1m.mean}, max ${summary.load_average_1m.max} (2 cores)`,
       `  server error lines (level ≥ 50), by kind: ${summary.server_errors.length ? '' : 'none'}`,
