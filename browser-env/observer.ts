@@ -67,9 +67,11 @@ export class Observer {
 
     let som: SomElement[] | undefined;
     let shot: Shot | undefined;
-    // Tab titles are read while the screenshot is captured (each is a renderer round trip); if the page
-    // has to be replaced below, they are read again.
-    const tabsRead = this.tabs.list(d);
+    // Tab titles are read while the screenshot is captured (those the browser holds once it is back: tabs.ts);
+    // if the page has to be replaced below, they are read again.
+    let shotDone = () => {};
+    const afterShot = wantShot ? new Promise<void>((ok) => (shotDone = ok)) : undefined;
+    const tabsRead = this.tabs.list(d, undefined, afterShot);
     let replaced = false;
     for (let attempt = 0; attempt < 2; attempt++) {
       const pg = s.page;
@@ -103,6 +105,8 @@ export class Observer {
             ? { code: 'page_crashed', message: 'The page crashed; it was reopened on its last URL.' }
             : { code: 'page_unresponsive', message: 'The page stopped responding; it was reopened on its last URL.' };
         }
+      } finally {
+        shotDone();
       }
     }
 

@@ -7,6 +7,7 @@ import { ActionFailure } from './actions.ts';
 import { classifyNavError, classifyResponse, normalizeUrl } from './classify.ts';
 import type { Prepared } from './context.ts';
 import type { PageEvents } from './page-events.ts';
+import { pageTitle } from './tab-title.ts';
 import { firstLine, PROBE_MS, type SandboxState } from './sandbox-state.ts';
 import { newPageWithin } from './new-page.ts';
 import { NetworkTracker } from './settle.ts';
@@ -15,9 +16,6 @@ import { navigationAllowed, schemeOf } from './url-policy.ts';
 import { isBlankUrl, watchPage } from './watchdogs.ts';
 
 export type NavKind = 'goto' | 'back' | 'forward' | 'reload';
-
-/** How often a title is asked again while the page has no document to evaluate in. */
-const TITLE_RETRY_MS = 50;
 
 export class Tabs {
   /** Set by the recovery part: a probe whether a page still answers (a navigation error may be a crash). */
@@ -172,39 +170,20 @@ export class Tabs {
     else if (pg === s.page || !s.tabs.includes(s.page)) s.page = s.tabs[Math.min(i, s.tabs.length - 1)];
   }
 
-  /**
-   * A page's title, through the sandbox's own CDP session of that page (one Runtime.evaluate), bounded by `d`.
-   * Never Playwright's page.title(): it costs ~7 % of the steps/s at 16 sessions on this 2-core machine (its utility
-   * world and API wrappers), has no timeout, and never settles on a page whose browser died (the soak's heap
-   * snapshots found such calls still running, each keeping the dead browser alive with all its contexts). While a
-   * document is being replaced there is no context to evaluate in: asked again shortly, until `d` runs out.
-   * (A title that never came is '', as a page without one.)
-   */
-  private titleWithin(pg: Page, d: Deadline): Promise<string> {
-    // One evaluate can hang with its renderer (it then ends with the page): the race bounds the wait for it.
-    return d.race(this.title(pg, d), 'title');
-  }
-
-  private async title(pg: Page, d: Deadline): Promise<string> {
-    for (;;) {
-      try {
-        const r = (await (await this.s.session(pg)).send('Runtime.evaluate', { expression: 'document.title', returnByValue: true })) as {
-          result?: { value?: unknown };
-        };
-        if (typeof r.result?.value === 'string') return r.result.value;
-      } catch (e) {
-        if (pg.isClosed()) throw e;
-      }
-      if (d.remaining() <= TITLE_RETRY_MS) return '';
-      await d.sleep(TITLE_RETRY_MS);
-    }
+  /** A page's title (tab-title.ts), bounded by `d`. Never Playwright's page.title(): it costs ~7 % of the steps/s
+   * at 16 sessions on this 2-core machine (its utility world and API wrappers), has no timeout, and never settles on
+   * a page whose browser died (the soak's heap snapshots found such calls still running, each keeping the dead
+   * browser alive with all its contexts). */
+  private titleWithin(pg: Page, d: Deadline, after?: Promise<unknown>): Promise<string> {
+    // One call can hang with its renderer (it then ends with the page): the race bounds the wait for it.
+    return d.race(pageTitle(() => this.s.session(pg), () => pg.isClosed(), d, after), 'title');
   }
 
   /**
    * Every tab with its URL and title. The active page has been probed by now: its title gets `activeMs` (time on a
-   * loaded machine); background tabs get less.
+   * loaded machine); background tabs get less. `after`: the observation's capture (see tab-title.ts).
    */
-  list(d?: Deadline, activeMs = Math.min(this.s.T, 5000)): Promise<Tab[]> {
+  list(d?: Deadline, activeMs = Math.min(this.s.T, 5000), after?: Promise<unknown>): Promise<Tab[]> {
     const s = this.s;
     const settled = s.settledTitle;
     s.settledTitle = null;
@@ -212,7 +191,7 @@ export class Tabs {
       s.tabs.map(async (pg, index) => ({
         index,
         url: pg.url(),
-        title: settled?.page === pg ? settled.text : ((await quietly(this.titleWithin(pg, (d ?? Deadline.after(5000, 'titles')).within(pg === s.page ? activeMs : 1500)))) ?? ''),
+        title: settled?.page === pg ? settled.text : ((await quietly(this.titleWithin(pg, (d ?? Deadline.after(5000, 'titles')).within(pg === s.page ? activeMs : 1500), after))) ?? ''),
         active: pg === s.page,
       })),
     );
