@@ -67,7 +67,7 @@ export class Observer {
 
     let som: SomElement[] | undefined;
     let shot: Shot | undefined;
-    // Tab titles are read while the screenshot is captured (those the browser holds once it is back: tabs.ts);
+    // Tab titles are read while the screenshot is captured (those the browser holds once it is back: tab-title.ts);
     // if the page has to be replaced below, they are read again.
     let shotDone = () => {};
     const afterShot = wantShot ? new Promise<void>((ok) => (shotDone = ok)) : undefined;
