@@ -1,11 +1,14 @@
-// Compact accessibility text: Playwright's ARIA snapshot of <body> (role "name" tree), bounded in size.
+// Compact accessibility text: Playwright's ARIA snapshot of the page's <body> (role "name" tree), bounded in size.
 import type { Page } from 'playwright-core';
 import { withTimeout } from './util.ts';
 
 const A11Y_MAX_CHARS = 8000;
 
 export async function accessibilityText(page: Page, timeoutMs: number, maxChars = A11Y_MAX_CHARS): Promise<string> {
-  const snap = await withTimeout(page.locator('body').ariaSnapshot({ timeout: timeoutMs }), timeoutMs + 200, 'accessibility snapshot');
+  // The page's snapshot, not a locator's: a locator first waits for any navigation Playwright believes pending, and
+  // one the renderer refused (a form submitted to a file:// URL, a CSP form-action) never ends, so the tree would be
+  // unavailable on every observation until the page navigates again. Same tree, same format (body or frameset).
+  const snap = await withTimeout(page.ariaSnapshot({ timeout: timeoutMs }), timeoutMs + 200, 'accessibility snapshot');
   return truncate(snap, maxChars);
 }
 

@@ -99,7 +99,13 @@ export const SETTLE_INIT_SCRIPT = `(() => {
 
   if (W.open) {
     const oOpen = W.open;
-    W.open = native(function open(...a) { if (g.ctx) g.popupAt = now(); return oOpen.apply(this, a); }, oOpen);
+    // A refused popup (a blocked URL, the popup blocker) returns null and opens nothing: no tab to wait for. With
+    // noopener a popup that did open returns null too.
+    W.open = native(function open(...a) {
+      const w = oOpen.apply(this, a);
+      if (g.ctx && (w || /noopener|noreferrer/i.test(String(a[2] || '')))) g.popupAt = now();
+      return w;
+    }, oOpen);
   }
 
   // ---- timers

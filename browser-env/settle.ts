@@ -276,7 +276,9 @@ async function waitCommit(page: Page, net: NetworkTracker, deadline: number): Pr
 async function settleFrames(page: Page, since: number, deadline: number): Promise<{ done: boolean; waited: Record<string, number>; children: number }> {
   const waited: Record<string, number> = {};
   let done = true;
-  const children = page.frames().filter((f) => f !== page.mainFrame() && !f.isDetached());
+  // A frame without a URL never committed a document (its load was refused: a local-scheme src): Playwright would
+  // wait for a context it never gets. Its request, if any, was the network's to wait for.
+  const children = page.frames().filter((f) => f !== page.mainFrame() && !f.isDetached() && f.url() !== '');
   if (!children.length) return { done, waited, children: 0 };
   await Promise.all(
     children.map(async (f) => {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Action } from '../../protocol/action.ts';
 import type { StepResult } from '../../protocol/observation.ts';
-import { html, openEnv, startFixture, type Fixture, type TestEnv } from './support.ts';
+import { html, openEnv, phased, startFixture, type Fixture, type TestEnv } from './support.ts';
 import type { ChromiumSandbox } from '../../browser-env/sandbox.ts';
 import { withTimeout } from '../../browser-env/util.ts';
 
@@ -130,15 +130,22 @@ describe('URL-scheme isolation', () => {
   ];
   for (const tc of pageCases) {
     it(`page: ${tc.path} never shows the canary`, async () => {
-      const sb = await te.create({ start_url: fx.url('/ok'), network: allow() });
-      let r = await sb.step([{ action: 'goto', url: fx.url(tc.path) }], { accessibility: true });
-      if (tc.click) r = await sb.step([{ action: 'click', x: 100, y: 30 }], { accessibility: true });
-      // Give meta refresh / timers their chance, then look at everything.
-      r = await sb.step([{ action: 'wait', ms: 500 }], { accessibility: true });
-      const seen = await exposed(sb, r);
-      expect(seen).not.toContain(TOKEN);
-      for (const t of r.observation.tabs) expect(t.url).not.toMatch(/^(file|chrome|devtools|view-source):/i);
-      await sb.close();
+      // CI once saw this run past the test's timeout (the /view-source case): name the phase if it happens again.
+      await phased(100_000, async (phase) => {
+        const sb = await phase('create', te.create({ start_url: fx.url('/ok'), network: allow() }));
+        let r = await phase('goto', sb.step([{ action: 'goto', url: fx.url(tc.path) }], { accessibility: true }));
+        // A refused load is over: the settle does not wait for a frame that never got a document (/iframe).
+        expect(r.observation.settle?.stopped).not.toBe('cap');
+        if (tc.click) r = await phase('click', sb.step([{ action: 'click', x: 100, y: 30 }], { accessibility: true }));
+        // Give meta refresh / timers their chance, then look at everything.
+        r = await phase('wait', sb.step([{ action: 'wait', ms: 500 }], { accessibility: true }));
+        const seen = await phase('read everything', exposed(sb, r));
+        expect(seen).not.toContain(TOKEN);
+        // A navigation the renderer refused (the /form submission) leaves the page's tree readable.
+        expect(r.observation.accessibility).not.toMatch(/unavailable/);
+        for (const t of r.observation.tabs) expect(t.url).not.toMatch(/^(file|chrome|devtools|view-source):/i);
+        await phase('close', sb.close());
+      });
     });
   }
 });

@@ -81,6 +81,11 @@ beforeAll(async () => {
         res.end(html('<p>landed</p>', `<script>setTimeout(() => { document.title = 'landed'; }, 100)</script>`));
       }, 200);
     },
+    // One popup the browser refuses (a local URL: window.open returns null), one it opens without an opener (null too).
+    '/popups': html(
+      `<button style="${BTN}" onclick="window.open('file:///etc/hostname')">refused</button>` +
+        `<button style="position:absolute;left:10px;top:100px;width:200px;height:40px" onclick="window.open('/landing', '_blank', 'noopener')">noopener</button>`,
+    ),
     '/opener': html(`<a href="/landing" target="_blank" style="${BTN};display:block">open</a>`),
     '/outer': (req, res) => {
       // The child document on another site (localhost vs 127.0.0.1): Chromium puts it in its own process.
@@ -204,9 +209,27 @@ describe('settle by causality', () => {
     await sb.close();
   });
 
+  it('waits for a tab only when the page got one: a refused window.open is not a popup, a noopener one is', async () => {
+    const sb = await te.create({ start_url: fx.url('/popups'), network: net() });
+    // When the page last opened a tab, as the settle's page script saw it (0: never).
+    const popupAt = () => (sb as unknown as { page: Page }).page.evaluate('window.__grove.settle(0, 0, 0).then((a) => a.popupAt)');
+    const refused = await sb.step(click(), { screenshot: 'none' });
+    expect(refused.observation.last_action_error).toBeNull();
+    expect(refused.observation.tabs).toHaveLength(1);
+    expect(await popupAt()).toBe(0);
+    const opened = await sb.step(click(100, 120), { screenshot: 'none' });
+    expect(await (sb as unknown as { tabs: Page[] }).tabs[0].evaluate('window.__grove.settle(0, 0, 0).then((a) => a.popupAt)')).toBeGreaterThan(0);
+    expect(opened.observation.url).toBe(fx.url('/landing'));
+    expect(opened.observation.title).toBe('landed');
+    expect(opened.observation.settle?.waited_for).toMatchObject({ 'new tab': 1 });
+    await sb.close();
+  });
+
   it('waits for work a click caused inside an out-of-process iframe', async () => {
     const sb = await te.create({ network: net() });
-    await sb.step([{ action: 'goto', url: fx.url('/outer') }], { screenshot: 'none' });
+    // With a screenshot: the browser routes a click into an out-of-process frame by what it has composited, and a
+    // frame not drawn yet would leave the click to the outer page (seen once under load).
+    await sb.step([{ action: 'goto', url: fx.url('/outer') }]);
     const inner = () => (sb as unknown as { page: Page }).page.frames().find((f) => f.url().includes('/inner'));
     expect(inner()).toBeDefined();
     const r = await sb.step(click(100, 130), { screenshot: 'none' });

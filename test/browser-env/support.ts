@@ -99,3 +99,32 @@ export async function openEnv(opts: { warmPool?: number; limits?: Partial<Sandbo
     },
   };
 }
+
+/**
+ * Runs `body`, timing each phase it names. Past `limitMs` (under the test's own timeout) it fails with the
+ * phase still running and the times of those done, so a rare slow run in CI says where its time went.
+ */
+export async function phased<T>(limitMs: number, body: (phase: <R>(name: string, work: Promise<R>) => Promise<R>) => Promise<T>): Promise<T> {
+  const done: string[] = [];
+  let current = '(before the first phase)';
+  let since = Date.now();
+  const phase = async <R,>(name: string, work: Promise<R>): Promise<R> => {
+    current = name;
+    since = Date.now();
+    try {
+      return await work;
+    } finally {
+      done.push(`${name} ${Date.now() - since} ms`);
+      current = '(between phases)';
+    }
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still in "${current}" after ${Date.now() - since} ms; done: ${done.join(', ') || 'none'}`)), limitMs);
+  });
+  try {
+    return await Promise.race([body(phase), limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
