@@ -26,7 +26,7 @@ const SAVED = [
   'step_p50_ratio', 'step_p99_ratio', 'create_warm_p50_ms', 'create_cold_p50_ms', 'throughput_ratio_16', 'mem_per_session_mb',
   'churn_leaked_processes', 'churn_rss_growth_pct', 'mem_tree_per_session_mb', 'churn_step_errors', 'churn_heap_growth_pct',
   'step_p50_ratio_binary', 'step_p99_ratio_binary', 'throughput_ratio_16_binary', 'wave_create_start_url_ratio', 'wave_reset_ratio',
-  'failed_starts', 'step_block_errors',
+  'failed_starts', 'step_block_errors', 'step_p50_ratio_back_to_back', 'step_p50_ratio_binary_back_to_back',
 ] as const;
 
 export interface CoreRun {
