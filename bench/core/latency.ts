@@ -21,7 +21,7 @@ const ROUNDS = 10;
 /** Chromium's frame interval (60 Hz). */
 const FRAME_MS = 1000 / 60;
 /** Think time before the k-th step of a block: the golden-ratio sequence, evenly spread over one frame interval. */
-export const thinkMs = (k: number): number => ((k * 0.6180339887) % 1) * FRAME_MS;
+const thinkMs = (k: number): number => ((k * 0.6180339887) % 1) * FRAME_MS;
 
 type Side = (n: number) => Promise<number[]>;
 
@@ -37,7 +37,7 @@ function thinking(side: Side): Side {
   };
 }
 
-/** p50/p99 of raw, JSON and binary over `ROUNDS` interleaved blocks of `side` runs. */
+/** The step latencies of raw, JSON and binary, measured in `ROUNDS` interleaved blocks of each side. */
 async function measure(sides: Record<'raw' | 'json' | 'bin', Side>): Promise<Record<'raw' | 'json' | 'bin', number[]>> {
   const lat = { raw: [] as number[], json: [] as number[], bin: [] as number[] };
   const n = Math.ceil(N_STEPS / ROUNDS);

@@ -212,13 +212,13 @@ describe('settle by causality', () => {
   it('waits for a tab only when the page got one: a refused window.open is not a popup, a noopener one is', async () => {
     const sb = await te.create({ start_url: fx.url('/popups'), network: net() });
     // When the page last opened a tab, as the settle's page script saw it (0: never).
-    const popupAt = () => (sb as unknown as { page: Page }).page.evaluate('window.__grove.settle(0, 0, 0).then((a) => a.popupAt)');
+    const popupAt = (pg: Page) => pg.evaluate('window.__grove.settle(0, 0, 0).then((a) => a.popupAt)');
     const refused = await sb.step(click(), { screenshot: 'none' });
     expect(refused.observation.last_action_error).toBeNull();
     expect(refused.observation.tabs).toHaveLength(1);
-    expect(await popupAt()).toBe(0);
+    expect(await popupAt((sb as unknown as { page: Page }).page)).toBe(0);
     const opened = await sb.step(click(100, 120), { screenshot: 'none' });
-    expect(await (sb as unknown as { tabs: Page[] }).tabs[0].evaluate('window.__grove.settle(0, 0, 0).then((a) => a.popupAt)')).toBeGreaterThan(0);
+    expect(await popupAt((sb as unknown as { tabs: Page[] }).tabs[0])).toBeGreaterThan(0);
     expect(opened.observation.url).toBe(fx.url('/landing'));
     expect(opened.observation.title).toBe('landed');
     expect(opened.observation.settle?.waited_for).toMatchObject({ 'new tab': 1 });
