@@ -12,7 +12,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import net from 'node:net';
-import type { LookupAddress } from 'node:dns';
 import type { NetworkRules } from '../protocol/sandbox.ts';
 import {
   BLOCKED_HTML,
@@ -25,12 +24,12 @@ import {
   rawResponse,
   splice,
   type BlockedEvent,
-  type Decision,
   type NetworkGate,
   type NetworkGateOptions,
   type UpstreamError,
   type UpstreamErrorEvent,
 } from './gate-wire.ts';
+import { forwardHttp } from './gate-forward.ts';
 
 export { classifyUpstreamError } from './gate-wire.ts';
 export type { BlockedEvent, NetworkGate, NetworkGateOptions, UpstreamErrorEvent } from './gate-wire.ts';
@@ -63,6 +62,8 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
     upgrades_total: 0,
     blocked_total: 0,
     upstream_errors_total: 0,
+    /** Requests sent again after a reused upstream connection was found closed (gate-forward.ts). */
+    upstream_retries_total: 0,
   };
   let openTunnels = 0;
 
@@ -120,7 +121,10 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
           res.writeHead(502, { [HEADER_ERROR]: d.error, 'content-type': 'text/plain' }).end(`${d.error}\n`);
           return;
         }
-        forward(sb, req, res, url, port, d);
+        forwardHttp(req, res, { host: d.host, port, addresses: d.addresses, path: `${url.pathname}${url.search}`, agent: sb.agent, connectTimeoutMs }, {
+          failed: (code) => upstreamFailed(sb, url.href, code),
+          retried: () => counters.upstream_retries_total++,
+        });
       })
       .catch((err: unknown) => {
         // Nothing here may throw out of an event handler: that would take the whole server down.
@@ -128,63 +132,6 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });
-  }
-
-  function forward(
-    sb: Sandbox,
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-    url: URL,
-    port: number,
-    d: Extract<Decision, { kind: 'allow' }>,
-  ): void {
-    const family = (a: string) => (a.includes(':') ? 6 : 4);
-    const upReq = http.request({
-      host: d.host,
-      port,
-      method: req.method,
-      path: `${url.pathname}${url.search}`,
-      headers: filterHeaders(req.rawHeaders) as unknown as http.OutgoingHttpHeaders,
-      agent: sb.agent,
-      setHost: false,
-      // Connect only to the addresses that were checked: never a second DNS lookup.
-      lookup: ((_h: string, o: { all?: boolean }, cb: (...args: unknown[]) => void) => {
-        if (o?.all) cb(null, d.addresses.map((address): LookupAddress => ({ address, family: family(address) })));
-        else cb(null, d.addresses[0], family(d.addresses[0]));
-      }) as unknown as net.LookupFunction,
-    });
-    upReq.on('socket', (socket) => {
-      if (!socket.connecting) return;
-      socket.setTimeout(connectTimeoutMs, () => socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })));
-      socket.once('connect', () => socket.setTimeout(0));
-    });
-    upReq.on('response', (upRes) => {
-      upRes.on('error', () => res.destroy());
-      try {
-        res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, filterHeaders(upRes.rawHeaders) as unknown as http.OutgoingHttpHeaders);
-      } catch (err) {
-        log.debug({ err }, 'network gate could not relay response headers');
-        upRes.destroy();
-        res.destroy();
-        return;
-      }
-      upRes.pipe(res);
-    });
-    upReq.on('error', (err) => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      const code = classifyUpstreamError(err);
-      upstreamFailed(sb, url.href, code);
-      res.writeHead(502, { [HEADER_ERROR]: code, 'content-type': 'text/plain' }).end(`${code}\n`);
-    });
-    // The browser gave up (navigation, tab closed): stop the upstream work too.
-    res.on('close', () => {
-      if (!res.writableFinished) upReq.destroy();
-    });
-    req.on('error', () => upReq.destroy());
-    req.pipe(upReq);
   }
 
   function onConnect(sb: Sandbox, req: http.IncomingMessage, client: net.Socket, head: Buffer): void {

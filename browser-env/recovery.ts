@@ -44,7 +44,7 @@ export class Recovery {
       s.tabs = s.tabs.filter((p) => p !== fresh);
       s.tabs.splice(index, 0, fresh);
       s.page = fresh;
-      if (s.lastGoodUrl) await quietly(d.race(fresh.goto(s.lastGoodUrl, { waitUntil: 'domcontentloaded', timeout: Math.max(1, d.remaining()) }), 'reload last URL'));
+      if (s.lastGoodUrl) await this.reload(fresh, s.lastGoodUrl, d);
       recovered = true;
     } catch (e) {
       s.log.error({ sandbox: s.id, err: errMessage(e) }, 'page replacement failed; replacing the context');
@@ -69,7 +69,7 @@ export class Recovery {
       const old = s.pooled;
       await quietly(d.within(3000).race(old.release(), 'release dead context'));
       this.tabs.adopt(await prepareContext(s.deps.source, contextOptions(s.options, s.proxy), Math.max(1, d.remaining())));
-      if (s.lastGoodUrl) await quietly(d.race(s.page.goto(s.lastGoodUrl, { waitUntil: 'domcontentloaded', timeout: Math.max(1, d.remaining()) }), 'reload last URL'));
+      if (s.lastGoodUrl) await this.reload(s.page, s.lastGoodUrl, d);
       recovered = true;
     } catch (e) {
       s.log.error({ sandbox: s.id, err: errMessage(e) }, 'context replacement failed');
@@ -80,6 +80,16 @@ export class Recovery {
     }
     s.emit({ type: 'crash', message: `The browser was lost (${why}); a fresh one was opened on the last URL.`, recovered });
     return recovered;
+  }
+
+  /** Loads the last good URL in a reopened page. A failure leaves the page as it is (the observation shows it) and
+   * is logged: the policy sees a blank or error page, the log says why. */
+  private async reload(pg: Page, url: string, d: Deadline): Promise<void> {
+    try {
+      await d.race(pg.goto(url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, d.remaining()) }), 'reload last URL');
+    } catch (e) {
+      this.s.log.warn({ sandbox: this.s.id, url, err: firstLine(errMessage(e)) }, 'a reopened page could not load its last URL');
+    }
   }
 
   /** Repairs crash damage noticed between steps; returns the error to report, if any. */
