@@ -34,7 +34,10 @@ export interface CoreRun {
   lines: string[];
 }
 
-/** Runs every block (or only the RL waves with GROVE_BENCH_ONLY=waves); prints progress to stderr. */
+/** One block alone, for iterating on it: GROVE_BENCH_ONLY=waves or churn (nothing is saved then). */
+const ONLY = process.env.GROVE_BENCH_ONLY;
+
+/** Runs every block (or the one GROVE_BENCH_ONLY names); prints progress to stderr. */
 export async function runCore(): Promise<CoreRun> {
   const fixture = await startFixture();
   const results: Record<string, number> = {};
@@ -53,8 +56,8 @@ export async function runCore(): Promise<CoreRun> {
   };
   const started = now();
   try {
-    if (process.env.GROVE_BENCH_ONLY === 'waves') {
-      await timed('waves', () => wavesBlock(fixture, report));
+    if (ONLY === 'waves' || ONLY === 'churn') {
+      await timed(ONLY, () => (ONLY === 'waves' ? wavesBlock(fixture, report) : churnBlock(fixture, report)));
       return { figures: {}, lines };
     }
     // Step latency and throughput: raw Playwright and Grove (no warm pool) measured in alternating blocks.
@@ -73,11 +76,11 @@ export async function runCore(): Promise<CoreRun> {
       await raw.close();
       await timed('memory', () => memoryBlock(s, ids, report));
       await timed('create_cold', () => coldCreateBlock(s, fixture, report));
-      await timed('churn', () => churnBlock(s, fixture, report));
     } finally {
       await raw.close();
       await s.stop();
     }
+    await timed('churn', () => churnBlock(fixture, report));
     await timed('create_warm', () => warmCreateBlock(fixture, report));
     await timed('waves', () => wavesBlock(fixture, report));
     report.say(`chromium processes left after the servers stopped: ${allChromiumPids().length}`);
@@ -102,8 +105,8 @@ export async function runCore(): Promise<CoreRun> {
 
 export async function main(): Promise<void> {
   const { figures, lines } = await runCore();
-  if (process.env.GROVE_BENCH_ONLY === 'waves') {
-    // Iterating on one part: the RL waves alone, nothing written.
+  if (ONLY) {
+    // Iterating on one part: that block alone, nothing written.
     process.stdout.write(lines.join('\n') + '\n');
     return;
   }

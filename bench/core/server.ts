@@ -14,7 +14,7 @@ import { now, VIEWPORT } from './stats.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-export interface Server { url: string; key: string; proc: ChildProcess; client: GroveClient; stop(): Promise<void> }
+export interface Server { url: string; key: string; proc: ChildProcess; client: GroveClient; stop(): Promise<void>; /** What the child wrote to stderr so far. */ stderr(): string }
 
 async function freePort(): Promise<number> {
   const s = http.createServer();
@@ -44,6 +44,7 @@ export async function startServer(extra: string[], nodeArgs: string[] = [], stdo
   const client = new GroveClient({ baseUrl: url, apiKey: key });
   return {
     url, key, proc, client,
+    stderr: () => stderr,
     stop: async () => {
       client.close();
       if (proc.exitCode !== null) return;
