@@ -119,7 +119,8 @@ export class Observer {
     }
 
     // A page just reopened gets a recovery's time for its title, as its reload had: on a starved machine a 4 s slice
-    // can run out (CI once saw '' for a reopened page, which tells the policy the page is blank).
+    // can run out. (The '' titles CI saw for reopened pages were not this: the gate had served its
+    // connection_reset page for the reload, see gate-forward.ts.)
     const tabs = replaced ? await this.tabs.list(deadline, recoveryMs(s.options)) : await tabsRead;
     const url = s.page.url();
     const active = tabs.find((t) => t.active);
