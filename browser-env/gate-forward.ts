@@ -10,6 +10,7 @@
 import http from 'node:http';
 import type { LookupAddress } from 'node:dns';
 import type net from 'node:net';
+import type { Logger } from '../sandbox/log.ts';
 import { classifyUpstreamError, filterHeaders, HEADER_ERROR, type UpstreamError } from './gate-wire.ts';
 
 /** Request bodies up to this size are kept for sending again; a larger one is not retried. */
@@ -35,6 +36,7 @@ export interface ForwardHooks {
   failed(code: UpstreamError): void;
   /** A reused connection was found closed; the request is being sent again on a fresh one. */
   retried(): void;
+  log: Logger;
 }
 
 /** The request body as far as it was read, while it fits in REPLAY_MAX_BYTES. */
@@ -83,8 +85,9 @@ export function forwardHttp(req: http.IncomingMessage, res: http.ServerResponse,
       upRes.on('error', () => res.destroy());
       try {
         res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, filterHeaders(upRes.rawHeaders) as unknown as http.OutgoingHttpHeaders);
-      } catch {
+      } catch (err) {
         // Headers Node refuses to relay (invalid characters): the browser sees a dropped connection.
+        hooks.log.debug({ err }, 'network gate could not relay response headers');
         upRes.destroy();
         res.destroy();
         return;

@@ -124,6 +124,7 @@ export async function startNetworkGate(opts: NetworkGateOptions = {}): Promise<N
         forwardHttp(req, res, { host: d.host, port, addresses: d.addresses, path: `${url.pathname}${url.search}`, agent: sb.agent, connectTimeoutMs }, {
           failed: (code) => upstreamFailed(sb, url.href, code),
           retried: () => counters.upstream_retries_total++,
+          log,
         });
       })
       .catch((err: unknown) => {
