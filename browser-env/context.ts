@@ -4,6 +4,7 @@ import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-cor
 import type { NetworkRules } from '../protocol/sandbox.ts';
 import { newPageWithin } from './new-page.ts';
 import { SETTLE_INIT_SCRIPT } from './settle.ts';
+import { TITLE_WATCH_SCRIPT } from './title-watch.ts';
 import { TimeoutError, withTimeout } from './util.ts';
 
 /** The proxy settings the network gate hands out per sandbox (Playwright's `proxy` option). */
@@ -94,7 +95,7 @@ export async function prepareContext(source: ContextSource, options: BrowserCont
   for (let attempt = 1; ; attempt++) {
     const pooled = await withTimeout(source.newContext(options), left(), 'new browser context');
     try {
-      await withTimeout(pooled.context.addInitScript(SETTLE_INIT_SCRIPT), left(), 'init script');
+      await withTimeout(pooled.context.addInitScript(`${SETTLE_INIT_SCRIPT}\n${TITLE_WATCH_SCRIPT}`), left(), 'init script');
       const page = await newPageWithin(pooled.context, attempt === 1 ? Math.max(1, left() / 2) : left());
       return { pooled, page };
     } catch (e) {

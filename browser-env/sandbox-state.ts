@@ -8,6 +8,7 @@ import type { Logger } from '../sandbox/log.ts';
 import type { ContextSource, Prepared, ProxyGate, ProxySettings, UpstreamErrorEvent } from './context.ts';
 import { DEFAULT_LIMITS, type LimitName, type SandboxLimits } from './limits.ts';
 import { NetworkTracker } from './settle.ts';
+import { TitleWatch } from './title-watch.ts';
 import type { ContextExtras, DownloadInfo } from './types.ts';
 import { errMessage, withTimeout } from './util.ts';
 
@@ -64,6 +65,8 @@ export class SandboxState {
   /** Tabs in opening order (tab index = position). */
   tabs: Page[] = [];
   cdp = new Map<Page, Promise<CDPSession>>();
+  /** The titles the pages told through their own sessions (title-watch.ts). */
+  readonly titles = new TitleWatch();
   events: EnvEvent[] = [];
   /** Watchdog work (downloads, dialogs, popups) the next observation waits for, bounded. */
   pending = new Set<Promise<unknown>>();
@@ -164,6 +167,9 @@ export class SandboxState {
     if (!s) {
       s = withTimeout(this.context.newCDPSession(pg), Math.min(this.T, 5000), 'CDP session');
       s.catch(() => this.cdp.delete(pg));
+      // In the background: a busy renderer must not hold the session's first use. Until the page has told its
+      // title, titles are asked for (tab-title.ts).
+      void s.then((c) => this.titles.attach(pg, c)).catch(() => {});
       this.cdp.set(pg, s);
     }
     return s;

@@ -1,5 +1,7 @@
 // A page's title for the observation's tab list, by the cheapest way that is right.
 //
+// First choice: the title the page told since its document started (title-watch.ts), once the capture is back.
+// Otherwise, as follows.
 // After the observation's capture, the browser's title of the page: Target.getTargetInfo on the page's own CDP
 // session is answered by the browser process, with no work in the page's renderer (on a 2-core machine stepping 16
 // sandboxes, a renderer round trip is a share of every step: issue 11's steps/s). The renderer tells the browser a
@@ -21,11 +23,15 @@ const TITLE_RETRY_MS = 50;
  * The title of the page behind `session`, bounded by `d` only through the caller's race (a call can hang with its
  * renderer). `after`: the capture after which the browser's title is the page's; without it the page is asked.
  * While a document is being replaced there is no context to evaluate in: asked again shortly, until `d` runs out
- * ('' then, as for a page without a title). `closed` ends the retries when the page is gone.
+ * ('' then, as for a page without a title). `closed` ends the retries when the page is gone. `told`: the title the
+ * page told (title-watch.ts), used once `after` is back; without one the browser is asked.
  */
-export async function pageTitle(session: () => Promise<CDPSession>, closed: () => boolean, d: Deadline, after?: Promise<unknown>): Promise<string> {
+export async function pageTitle(session: () => Promise<CDPSession>, closed: () => boolean, d: Deadline, after?: Promise<unknown>, told?: () => string | undefined): Promise<string> {
   if (after) {
     await after;
+    // What the page told since its document started (title-watch.ts): on the pipe before the capture's answer.
+    const t = told?.();
+    if (t !== undefined) return t;
     const info = await (await session())
       .send('Target.getTargetInfo')
       .then((r) => (r as { targetInfo?: { title?: unknown; url?: unknown } }).targetInfo)

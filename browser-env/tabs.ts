@@ -176,7 +176,7 @@ export class Tabs {
    * browser alive with all its contexts). */
   private titleWithin(pg: Page, d: Deadline, after?: Promise<unknown>): Promise<string> {
     // One call can hang with its renderer (it then ends with the page): the race bounds the wait for it.
-    return d.race(pageTitle(() => this.s.session(pg), () => pg.isClosed(), d, after), 'title');
+    return d.race(pageTitle(() => this.s.session(pg), () => pg.isClosed(), d, after, () => this.s.titles.get(pg)), 'title');
   }
 
   /**

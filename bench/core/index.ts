@@ -34,7 +34,7 @@ export interface CoreRun {
   lines: string[];
 }
 
-/** One block alone, for iterating on it: GROVE_BENCH_ONLY=waves or churn (nothing is saved then). */
+/** One block alone, for iterating on it: GROVE_BENCH_ONLY=waves, churn or throughput (nothing is saved then). */
 const ONLY = process.env.GROVE_BENCH_ONLY;
 
 /** Runs every block (or the one GROVE_BENCH_ONLY names); prints progress to stderr. */
@@ -71,6 +71,10 @@ export async function runCore(): Promise<CoreRun> {
       throw e;
     }
     try {
+      if (ONLY === 'throughput') {
+        await timed('throughput', () => throughputBlock(raw, s, fixture, report));
+        return { figures: {}, lines };
+      }
       await timed('latency', () => latencyBlock(raw, s, fixture, report));
       const ids = await timed('throughput', () => throughputBlock(raw, s, fixture, report));
       await raw.close();

@@ -25,6 +25,13 @@ beforeAll(async () => {
     '/untitled': `<!doctype html><html><body><button style="${BTN}" onclick="document.body.dataset.x = 1">go</button></body></html>`,
     '/long': html(`<button style="${BTN}" onclick="document.title = 'x'.repeat(5000)">go</button>`),
     '/later': html(`<button style="${BTN}" onclick="setTimeout(() => { document.title = 'later' }, 300)">go</button>`),
+    // A single-page app: the title element's text is replaced, the title removed, the URL changed without a new document.
+    '/spa': `<!doctype html><html><head><title>spa start</title></head><body>
+      <button style="${BTN}" onclick="document.querySelector('title').textContent = 'spa ' + (++window.k)">text</button>
+      <button style="position:absolute;left:10px;top:60px;width:200px;height:40px" onclick="history.pushState({}, '', '/spa/next')">push</button>
+      <button style="position:absolute;left:10px;top:110px;width:200px;height:40px" onclick="document.querySelector('title')?.remove()">drop</button>
+      <a style="position:absolute;left:10px;top:160px" href="/untitled">away</a>
+      <script>window.k = 0</script></body></html>`,
   });
   te = await openEnv();
 });
@@ -83,6 +90,47 @@ describe('tab titles', () => {
     const sb = await te.create({ start_url: fx.url('/later'), network: net(), settle: false });
     const r = await sb.step([{ action: 'click', x: 100, y: 30 }, { action: 'wait', ms: 800 }]);
     expect(r.observation.title).toBe('later');
+    await sb.close();
+  });
+});
+
+describe('titles the page tells (title-watch.ts)', () => {
+  /** The sandbox's page and what it told, next to what the page itself says. */
+  const told = (sb: unknown) => {
+    const s = (sb as { s: { page: Page; titles: { get(p: Page): string | undefined } } }).s;
+    return { told: s.titles.get(s.page), page: s.page };
+  };
+
+  it('follow every change of the title without a question to the browser, and are void after the document is replaced', async () => {
+    const sb = await te.create({ start_url: fx.url('/spa'), network: net(), settle: false });
+    const steps: [number, string][] = [[30, 'spa 1'], [30, 'spa 2'], [80, 'spa 2'], [30, 'spa 3'], [130, '']];
+    for (const [y, title] of steps) {
+      const r = await sb.step([{ action: 'click', x: 100, y }]);
+      expect(r.observation.last_action_error).toBeNull();
+      expect(r.observation.title).toBe(title);
+      const t = told(sb);
+      // The observation's title is the one the page told: no round trip was needed for it.
+      expect(t.told).toBe(title);
+      expect(await t.page.evaluate(() => document.title)).toBe(title);
+    }
+    expect(told(sb).page.url()).toBe(fx.url('/spa/next'));
+    // The binding the page calls is not left on window for page scripts.
+    expect(await told(sb).page.evaluate(() => typeof (window as unknown as Record<string, unknown>).__groveTitle)).toBe('undefined');
+    // A new document: its own (empty) title, not the old one.
+    const r = await sb.step([{ action: 'click', x: 20, y: 165 }], { screenshot: 'none' });
+    expect(r.observation.url).toBe(fx.url('/untitled'));
+    const next = await sb.step([{ action: 'click', x: 100, y: 30 }]);
+    expect(next.observation.title).toBe('');
+    expect(told(sb).told).toBe('');
+    await sb.close();
+  });
+
+  it('an error page shows the title the page has', async () => {
+    const sb = await te.create({ start_url: fx.url('/spa'), network: { allow: [`127.0.0.1:${fx.port}`, '127.0.0.1:1'] }, settle: false });
+    const r = await sb.step([{ action: 'goto', url: 'http://127.0.0.1:1/' }]);
+    expect(r.observation.url.startsWith('chrome-error:') || r.observation.url === 'http://127.0.0.1:1/').toBe(true);
+    expect(r.observation.title).toBe(await told(sb).page.evaluate(() => document.title));
+    expect(r.observation.title).not.toBe('spa start');
     await sb.close();
   });
 });
