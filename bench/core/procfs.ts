@@ -80,3 +80,30 @@ export function allChromiumPids(): number[] {
     try { return readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('/usr/lib/chromium/chromium'); } catch { return false; }
   });
 }
+
+/** CPU time (user + system, ms) a process has used; 0 when it is gone. */
+export function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10; // USER_HZ = 100
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Waits until the processes below `root` use less than `share` of one core over a `windowMs` window, at most
+ * `maxMs`; returns the time waited (ms). New contexts keep Chromium busy for seconds after their pages load.
+ */
+export async function settledBelow(root: number, share: number, windowMs: number, maxMs: number): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    const ps = descendantsOf(root);
+    const c0 = ps.reduce((a, p) => a + cpuMs(p), 0);
+    await new Promise((ok) => setTimeout(ok, windowMs));
+    const used = ps.reduce((a, p) => a + cpuMs(p), 0) - c0;
+    const waited = performance.now() - t0;
+    if (used < share * windowMs || waited >= maxMs) return waited;
+  }
+}
