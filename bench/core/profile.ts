@@ -18,7 +18,7 @@ import { GroveClient } from '../../client/index.ts';
 import type { Action } from '../../protocol/action.ts';
 import { startFixture } from './fixture.ts';
 import { N_CONC, startRaw } from './raw.ts';
-import { chromiumPidsUnder } from './procfs.ts';
+import { chromiumPidsUnder, cpuMs } from './procfs.ts';
 import { clickAction, createBody, createReady, ROOT, startServer } from './server.ts';
 
 const argv = process.argv.slice(2);
@@ -31,18 +31,6 @@ const SELF = argv.includes('--self');
 const GC = argv.includes('--gc');
 const STEPS = Number(argv[argv.indexOf('--steps') + 1]) || 30;
 const N = Number(argv[argv.indexOf('--n') + 1]) || 16;
-const TICK = 1000 / 100; // USER_HZ
-
-function cpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * TICK;
-  } catch {
-    return 0;
-  }
-}
-
 /** The measured steps, in µs of the monotonic clock V8's profiler stamps samples with. */
 let window: [number, number] = [0, Infinity];
 
