@@ -46,40 +46,122 @@ class BufferedAnswer implements HttpAnswer {
   }
 }
 
+/** What the default transport takes beyond fetch's init: a deadline for the whole call without an AbortSignal. */
+export type TransportInit = Parameters<FetchLike>[1] & {
+  /**
+   * No answer (headers and whole body) within this many ms: the request is destroyed and the call rejects with a
+   * TimeoutError. A cleared timer: AbortSignal.timeout's timer lives on (unref'd, weakly held) until it fires, i.e.
+   * one pending timer per call made in the last 120 s.
+   */
+  timeoutMs?: number;
+};
+
+/** Bodies up to this size are received into one buffer of their Content-Length. */
+const MAX_SIZED = 64 * 1024 * 1024;
+
+interface Target {
+  secure: boolean;
+  mod: typeof http | typeof https;
+  protocol: string;
+  hostname: string;
+  port: string;
+}
+
+/** Parsed origins (a client talks to one or two): a URL is split at its path instead of parsed whole per call. */
+const targets = new Map<string, Target>();
+
+function targetOf(url: string): { target: Target; path: string } {
+  const slash = url.indexOf('/', url.indexOf('://') + 3);
+  const origin = slash < 0 ? url : url.slice(0, slash);
+  let path = slash < 0 ? '/' : url.slice(slash);
+  let target = targets.get(origin);
+  if (!target) {
+    const u = new URL(origin);
+    const secure = u.protocol === 'https:';
+    if (!secure && u.protocol !== 'http:') throw new TypeError(`unsupported protocol ${u.protocol}`);
+    // Anything but scheme://host[:port] before the path (credentials, a query without a path): parsed whole below.
+    if (u.pathname !== '/' || u.search || u.hash || u.username || u.password || `${u.protocol}//${u.host}` !== origin) {
+      return { target: { secure, mod: secure ? https : http, protocol: u.protocol, hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port }, path: fullPath(url) };
+    }
+    target = { secure, mod: secure ? https : http, protocol: u.protocol, hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port };
+    if (targets.size >= 64) targets.clear();
+    targets.set(origin, target);
+  }
+  // A path the client built is already percent-encoded; anything else is normalised as the URL parser would.
+  if (/[^\x21-\x7e]/.test(path)) path = fullPath(url);
+  return { target, path };
+}
+
+function fullPath(url: string): string {
+  const u = new URL(url);
+  return u.pathname + u.search;
+}
+
 /** A fetch-shaped function over node:http with its own keep-alive agents; `close()` frees their sockets. */
-export function nodeFetch(): FetchLike & { close(): void } {
+export function nodeFetch(): ((url: string, init: TransportInit) => Promise<HttpAnswer>) & { close(): void } {
   const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
-  const f = (url: string, init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal }, retried = false): Promise<HttpAnswer> =>
+  const f = (url: string, init: TransportInit, retried = false): Promise<HttpAnswer> =>
     new Promise<HttpAnswer>((resolve, reject) => {
-      const u = new URL(url);
-      const secure = u.protocol === 'https:';
-      if (!secure && u.protocol !== 'http:') return reject(new TypeError(`unsupported protocol ${u.protocol}`));
+      let target: Target;
+      let path: string;
+      try {
+        ({ target, path } = targetOf(url));
+      } catch (err) {
+        return reject(err);
+      }
       const headers: Record<string, string | number> = { ...init.headers };
       if (init.body !== undefined) headers['content-length'] = Buffer.byteLength(init.body);
-      const req = (secure ? https : http).request(
-        u,
-        { method: init.method, headers, agent: secure ? agents.https : agents.http, signal: init.signal },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
-          res.on('end', () => resolve(new BufferedAnswer(res.statusCode ?? 0, res.statusMessage ?? '', res.headers, Buffer.concat(chunks))));
-        },
-      );
-      req.on('error', (err) => {
-        // The server closed an idle kept-alive socket just as it was reused: the request never reached it,
-        // so sending it once more on a fresh socket is safe (what browsers do too).
-        if (!retried && req.reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET' && !init.signal?.aborted) {
-          return resolve(f(url, init, true));
-        }
+      let timedOut = false;
+      let timer: NodeJS.Timeout | undefined;
+      const settle = (err: Error | null, answer?: HttpAnswer) => {
+        if (timer) clearTimeout(timer);
+        if (!err) return resolve(answer!);
         // Same shape as fetch on abort: the caller tells timeouts apart by name.
-        if (init.signal?.aborted) {
-          const reason = init.signal.reason as Error | undefined;
-          const e = new Error(reason?.message ?? 'aborted', { cause: err });
-          e.name = reason?.name === 'TimeoutError' ? 'TimeoutError' : 'AbortError';
+        if (timedOut || init.signal?.aborted) {
+          const reason = init.signal?.reason as Error | undefined;
+          const e = new Error(timedOut ? `no answer within ${init.timeoutMs} ms` : (reason?.message ?? 'aborted'), { cause: err });
+          e.name = timedOut || reason?.name === 'TimeoutError' ? 'TimeoutError' : 'AbortError';
           return reject(e);
         }
         reject(err);
+      };
+      const req = target.mod.request(
+        {
+          protocol: target.protocol, hostname: target.hostname, port: target.port, path,
+          method: init.method, headers, agent: target.secure ? agents.https : agents.http, signal: init.signal,
+        },
+        (res) => {
+          // The body goes into one buffer of the announced length (no chunk list, no concatenating copy).
+          const length = Number(res.headers['content-length']);
+          const sized = Number.isSafeInteger(length) && length >= 0 && length <= MAX_SIZED ? Buffer.allocUnsafe(length) : null;
+          let filled = 0;
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => {
+            if (sized && filled + c.length <= sized.length) c.copy(sized, filled);
+            else chunks.push(c);
+            filled += c.length;
+          });
+          res.on('error', (err) => settle(err));
+          res.on('end', () => {
+            const body = sized && filled === sized.length && chunks.length === 0 ? sized : Buffer.concat(sized ? [sized.subarray(0, Math.min(filled, sized.length)), ...chunks] : chunks);
+            settle(null, new BufferedAnswer(res.statusCode ?? 0, res.statusMessage ?? '', res.headers, body));
+          });
+        },
+      );
+      if (init.timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          timedOut = true;
+          req.destroy(new Error('timeout'));
+        }, init.timeoutMs);
+      }
+      req.on('error', (err) => {
+        // The server closed an idle kept-alive socket just as it was reused: the request never reached it,
+        // so sending it once more on a fresh socket is safe (what browsers do too).
+        if (!retried && !timedOut && req.reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET' && !init.signal?.aborted) {
+          if (timer) clearTimeout(timer);
+          return resolve(f(url, init, true));
+        }
+        settle(err);
       });
       req.end(init.body);
     });

@@ -123,14 +123,12 @@ export class GroveClient {
     const headers: Record<string, string> = {};
     if (this.apiKey) headers['x-api-key'] = this.apiKey;
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
+    const ms = this.timeoutMs + extraTimeoutMs;
     let res: HttpAnswer;
     try {
-      res = await this.fetchImpl(this.baseUrl + path, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.timeoutMs + extraTimeoutMs),
-      });
+      // The default transport keeps the deadline as a timer it clears; an injected fetch gets a signal.
+      res = await (this.ownTransport ? this.ownTransport(this.baseUrl + path, { ...init, timeoutMs: ms }) : this.fetchImpl(this.baseUrl + path, { ...init, signal: AbortSignal.timeout(ms) }));
     } catch (err) {
       const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
       throw new GroveApiError(0, timedOut ? 'timeout' : 'network_error', `${method} ${path}: ${(err as Error).message}`, { cause: err });

@@ -4,7 +4,9 @@ export interface Logger {
   info(obj: unknown, msg?: string): void;
   warn(obj: unknown, msg?: string): void;
   error(obj: unknown, msg?: string): void;
+  /** Whether lines at `level` are written (pino has it): a caller can skip building a record nobody reads. */
+  isLevelEnabled?(level: string): boolean;
 }
 
 const noop = () => {};
-export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
+export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop, isLevelEnabled: () => false };

@@ -9,6 +9,7 @@ import { LocalBackend, type LocalEnvironments } from '../sandbox/local-backend.t
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { SandboxRegistry } from '../sandbox/registry.ts';
 import { StepHooks } from '../sandbox/step-hook.ts';
+import { lazyChildLogger } from './lazy-logger.ts';
 import type { Backend, Clock } from '../sandbox/types.ts';
 import { EpisodeService } from '../episodes/service.ts';
 import { Metrics } from './metrics.ts';
@@ -99,6 +100,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     requestIdHeader: false,
     // One debug line per request (below) instead of two info lines: a busy RL run makes thousands.
     logController: new LogController({ disableRequestLogging: true }),
+    // No pino child per request unless fastify logs for it (server/lazy-logger.ts).
+    childLoggerFactory: lazyChildLogger,
   });
   const log: Logger = opts.log ?? (opts.logger ? app.log : silentLogger);
   // The sandboxes' step hooks: the registry runs them; recording attaches to them (server/recording.ts).
@@ -171,7 +174,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    log.debug({ method: request.method, url: request.url.replace(/^\/orchard-gui\/[^/]+/, '/orchard-gui/***'), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    // The request line's record is built only when it is written (this hook runs for every step).
+    if (log.isLevelEnabled?.('debug') !== false) log.debug({ method: request.method, url: request.url.replace(/^\/orchard-gui\/[^/]+/, '/orchard-gui/***'), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
     metrics.requests.inc({
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',

@@ -92,4 +92,49 @@ describe('GroveClient over node:http', () => {
     expect(shot).toMatchObject({ mime: 'image/jpeg', width: 10, height: 7 });
     expect(Buffer.from(shot.bytes).equals(bytes)).toBe(true);
   });
+  it('reads chunked and multi-read bodies whole, and leaves no timer behind per call', async () => {
+    const big = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) % 256));
+    const server = http.createServer((req, res) => {
+      if (req.url === '/chunked') {
+        // No Content-Length: chunked transfer, in pieces.
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        res.write(big.subarray(0, 1000));
+        setTimeout(() => res.end(big.subarray(1000)), 5);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': big.length });
+      res.end(big);
+    });
+    const base = await listen(server);
+    const f = nodeFetch();
+    cleanups.push(() => f.close());
+    for (const p of ['/chunked', '/sized']) {
+      const a = await f(`${base}${p}`, { method: 'GET', headers: {}, timeoutMs: 5000 });
+      expect(Buffer.from(await a.arrayBuffer()).equals(big)).toBe(true);
+    }
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    for (let i = 0; i < 20; i++) await f(`${base}/sized`, { method: 'GET', headers: {}, timeoutMs: 120_000 });
+    // Each call's deadline is cleared with its answer (AbortSignal.timeout's would stay pending for 120 s).
+    expect(timers()).toBeLessThanOrEqual(before);
+  });
+
+  it('splits a URL at its path and still parses what it cannot split (IPv6, unencoded characters)', async () => {
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(req.url!);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+    await new Promise<void>((r) => server.listen(0, '::1', r));
+    cleanups.push(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+    const port = (server.address() as AddressInfo).port;
+    const f = nodeFetch();
+    cleanups.push(() => f.close());
+    await f(`http://[::1]:${port}/a/b?x=1`, { method: 'GET', headers: {} });
+    await f(`http://[::1]:${port}/with space/é`, { method: 'GET', headers: {} });
+    await f(`http://[::1]:${port}`, { method: 'GET', headers: {} });
+    expect(seen).toEqual(['/a/b?x=1', '/with%20space/%C3%A9', '/']);
+    await expect(f('ftp://127.0.0.1/x', { method: 'GET', headers: {} })).rejects.toThrow('unsupported protocol');
+  });
 });
