@@ -137,13 +137,19 @@ export function nodeFetch(): ((url: string, init: TransportInit) => Promise<Http
           let filled = 0;
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => {
-            if (sized && filled + c.length <= sized.length) c.copy(sized, filled);
-            else chunks.push(c);
-            filled += c.length;
+            // Never more than announced (node's parser holds to Content-Length); kept whole all the same if it were.
+            if (sized && chunks.length === 0 && filled + c.length <= sized.length) {
+              c.copy(sized, filled);
+              filled += c.length;
+            } else chunks.push(c);
           });
           res.on('error', (err) => settle(err));
+          // Closed before its end (the deadline destroyed it, the server went away): an error, never a short body.
+          res.on('close', () => {
+            if (!res.complete) settle(new Error('the connection closed before the answer was complete'));
+          });
           res.on('end', () => {
-            const body = sized && filled === sized.length && chunks.length === 0 ? sized : Buffer.concat(sized ? [sized.subarray(0, Math.min(filled, sized.length)), ...chunks] : chunks);
+            const body = sized && filled === sized.length && chunks.length === 0 ? sized : Buffer.concat(sized ? [sized.subarray(0, filled), ...chunks] : chunks);
             settle(null, new BufferedAnswer(res.statusCode ?? 0, res.statusMessage ?? '', res.headers, body));
           });
         },

@@ -7,9 +7,11 @@ import type { Fixture } from './fixture.ts';
 import { settledBelow } from './procfs.ts';
 import { interleave, now, QUICK, r2, type Report } from './stats.ts';
 
-// 12 blocks a side of 8 steps per sandbox (6 before): one block's steps/s moves by ±5 % from the next on the same
-// side (runs of 2026-12-03), and the five full runs before read 0.86–0.93 with 6 blocks; more blocks average it.
-const CONC_ROUNDS = QUICK ? 6 : 12;
+// 24 blocks a side of 8 steps per sandbox. One block's steps/s moves by ±5 % from the next on the same side (the
+// machine's own speed drifts: the same raw steps cost 43 and 60 ms of Chromium CPU ten minutes apart, 2026-12-03).
+// With 6 blocks five full runs read 0.86–0.93; with 12, ten runs read 0.89–0.96 (mean 0.92, sd 0.022), too wide
+// to tell 0.92 from 0.90. Twice the blocks narrows that by √2 (~1.5 min more per run).
+const CONC_ROUNDS = QUICK ? 6 : 24;
 const CONC_STEPS = QUICK ? 12 : 8 * CONC_ROUNDS;
 
 export async function throughputBlock(raw: Raw, s: Server, fixture: Fixture, { results, say }: Report): Promise<string[]> {
@@ -28,15 +30,19 @@ export async function throughputBlock(raw: Raw, s: Server, fixture: Fixture, { r
   let rawMs = 0;
   let groveMs = 0;
   let binMs = 0;
+  // Each side's block times in run order: the spread of the per-round ratios is printed with the figure.
+  const blocks: Record<'raw' | 'json' | 'binary', number[]> = { raw: [], json: [], binary: [] };
   const per = Math.ceil(CONC_STEPS / CONC_ROUNDS);
   const grove = (binary: boolean) => async () => {
     const t0 = now();
     await Promise.all(ids.map((sid) => groveSteps(s, sid, per, binary, true)));
-    if (binary) binMs += now() - t0;
-    else groveMs += now() - t0;
+    const ms = now() - t0;
+    blocks[binary ? 'binary' : 'json'].push(ms);
+    if (binary) binMs += ms;
+    else groveMs += ms;
   };
   // Rotating order, as for latency: raw, JSON and binary blocks each take every position.
-  await interleave(CONC_ROUNDS, [async () => { rawMs += await raw.concurrent(per); }, grove(false), grove(true)]);
+  await interleave(CONC_ROUNDS, [async () => { const ms = await raw.concurrent(per); blocks.raw.push(ms); rawMs += ms; }, grove(false), grove(true)]);
   const total = N_CONC * per * CONC_ROUNDS;
   const tput = total / (groveMs / 1000);
   const binTput = total / (binMs / 1000);
@@ -44,6 +50,10 @@ export async function throughputBlock(raw: Raw, s: Server, fixture: Fixture, { r
   results.throughput_ratio_16 = r2(tput / rawTput);
   results.throughput_ratio_16_binary = r2(binTput / rawTput);
   say(`steps/s @16       grove ${tput.toFixed(1)}   raw ${rawTput.toFixed(1)}   ratio ${results.throughput_ratio_16} (target ≥ 0.9; ${CONC_ROUNDS} interleaved blocks, after ${(settledMs / 1000).toFixed(0)} s for the new contexts to settle)`);
+  // Per round (one block a side, same steps): raw's block time over Grove's. Their spread is the machine's drift
+  // within a run, which the ratio of sums averages over.
+  const rounds = blocks.json.map((ms, k) => blocks.raw[k] / ms).sort((a, b) => a - b);
+  say(`steps/s @16       per-round ratios: min ${rounds[0].toFixed(2)}  median ${rounds[Math.floor(rounds.length / 2)].toFixed(2)}  max ${rounds[rounds.length - 1].toFixed(2)}`);
   say(`steps/s @16 binary grove ${binTput.toFixed(1)}   raw ${rawTput.toFixed(1)}   ratio ${results.throughput_ratio_16_binary}`);
   return ids;
 }

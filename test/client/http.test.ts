@@ -137,4 +137,17 @@ describe('GroveClient over node:http', () => {
     expect(seen).toEqual(['/a/b?x=1', '/with%20space/%C3%A9', '/']);
     await expect(f('ftp://127.0.0.1/x', { method: 'GET', headers: {} })).rejects.toThrow('unsupported protocol');
   });
+  it('times out an answer whose body stops coming, with the same error as a missing answer', async () => {
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': 1000 });
+      res.write('{"status":"o'); // and nothing more
+    });
+    const base = await listen(server);
+    const slow = new GroveClient({ baseUrl: base, timeoutMs: 300 });
+    cleanups.push(() => slow.close());
+    await expect(slow.health()).rejects.toMatchObject({ status: 0, code: 'timeout' });
+    const f = nodeFetch();
+    cleanups.push(() => f.close());
+    await expect(f(`${base}/x`, { method: 'GET', headers: {}, timeoutMs: 200 })).rejects.toMatchObject({ name: 'TimeoutError' });
+  });
 });
