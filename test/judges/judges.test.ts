@@ -317,14 +317,16 @@ describe('Online-Mind2Web WebJudge', () => {
   });
 
   it('screenshots are scored in parallel, bounded by the endpoint concurrency', async () => {
-    // Server-side count: a request is active from its arrival until its delayed reply is sent.
+    // Server-side count: a request is active from its arrival until shortly before its delayed reply is sent. The
+    // count ends on a timer due before the reply's, so it has always ended when the client can send its next
+    // request (with both due at 80 ms, a loaded CI machine ran the reply first once, and counted 4).
     let active = 0;
     let peak = 0;
     script = (r) => {
       if (system(r) !== IMAGE_SYSTEM) return webjudgeScript('Status: success')(r);
       active++;
       peak = Math.max(peak, active);
-      setTimeout(() => active--, 80);
+      setTimeout(() => active--, 60);
       return { delay_ms: 80, reply: '**Reasoning**: ok\n**Score**: 3' };
     };
     const judge = createWebJudge({ model: new JudgeModel(cfg({ concurrency: 3 })) });
