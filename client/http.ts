@@ -79,11 +79,11 @@ function targetOf(url: string): { target: Target; path: string } {
     const u = new URL(origin);
     const secure = u.protocol === 'https:';
     if (!secure && u.protocol !== 'http:') throw new TypeError(`unsupported protocol ${u.protocol}`);
-    // Anything but scheme://host[:port] before the path (credentials, a query without a path): parsed whole below.
-    if (u.pathname !== '/' || u.search || u.hash || u.username || u.password || `${u.protocol}//${u.host}` !== origin) {
-      return { target: { secure, mod: secure ? https : http, protocol: u.protocol, hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port }, path: fullPath(url) };
-    }
     target = { secure, mod: secure ? https : http, protocol: u.protocol, hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port };
+    // Anything but scheme://host[:port] before the path (credentials, a query without a path): parsed whole.
+    if (u.pathname !== '/' || u.search || u.hash || u.username || u.password || `${u.protocol}//${u.host}` !== origin) {
+      return { target, path: fullPath(url) };
+    }
     if (targets.size >= 64) targets.clear();
     targets.set(origin, target);
   }

@@ -4,30 +4,60 @@
 // (e.g. a reply sent twice) still get the child, with its bindings, at the first such line.
 import type { FastifyBaseLogger } from 'fastify';
 
-type LogFn = FastifyBaseLogger['info'];
-
 type ChildArgs = Parameters<FastifyBaseLogger['child']>;
+
+/** Its methods live on the prototype: a request that logs nothing costs one small object. */
+class LazyChildLogger {
+  private made?: FastifyBaseLogger;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: ChildArgs[0],
+    private readonly opts: ChildArgs[1],
+  ) {}
+
+  private real(): FastifyBaseLogger {
+    return (this.made ??= this.parent.child(this.bindings, this.opts));
+  }
+
+  private write(name: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent', args: unknown[]): void {
+    const r = this.real();
+    (r[name] as (...a: unknown[]) => void).apply(r, args);
+  }
+
+  get level(): string {
+    return this.real().level;
+  }
+  set level(level: string) {
+    this.real().level = level;
+  }
+  fatal(...args: unknown[]): void {
+    this.write('fatal', args);
+  }
+  error(...args: unknown[]): void {
+    this.write('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.write('warn', args);
+  }
+  info(...args: unknown[]): void {
+    this.write('info', args);
+  }
+  debug(...args: unknown[]): void {
+    this.write('debug', args);
+  }
+  trace(...args: unknown[]): void {
+    this.write('trace', args);
+  }
+  silent(...args: unknown[]): void {
+    this.write('silent', args);
+  }
+  child(...args: ChildArgs): FastifyBaseLogger {
+    return this.real().child(...args);
+  }
+}
 
 /** fastify's `childLoggerFactory` option. */
 export function lazyChildLogger(logger: FastifyBaseLogger, bindings: ChildArgs[0], opts: ChildArgs[1]): FastifyBaseLogger {
-  let child: FastifyBaseLogger | undefined;
-  const real = () => (child ??= logger.child(bindings, opts));
-  const method = (name: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'): LogFn =>
-    ((...args: Parameters<LogFn>) => real()[name](...args)) as LogFn;
-  return {
-    get level() {
-      return real().level;
-    },
-    set level(level: string) {
-      real().level = level;
-    },
-    fatal: method('fatal'),
-    error: method('error'),
-    warn: method('warn'),
-    info: method('info'),
-    debug: method('debug'),
-    trace: method('trace'),
-    silent: method('silent'),
-    child: (b, o) => real().child(b, o),
-  } as FastifyBaseLogger;
+  return new LazyChildLogger(logger, bindings, opts) as unknown as FastifyBaseLogger;
 }

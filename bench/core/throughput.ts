@@ -5,7 +5,7 @@ import { N_CONC } from './raw.ts';
 import { createBody, createReady, groveSteps, type Server } from './server.ts';
 import type { Fixture } from './fixture.ts';
 import { settledBelow } from './procfs.ts';
-import { interleave, now, QUICK, r2, type Report } from './stats.ts';
+import { interleave, now, pct, QUICK, r2, type Report } from './stats.ts';
 
 // 24 blocks a side of 8 steps per sandbox. One block's steps/s moves by ±5 % from the next on the same side (the
 // machine's own speed drifts: the same raw steps cost 43 and 60 ms of Chromium CPU ten minutes apart, 2026-12-03).
@@ -27,33 +27,28 @@ export async function throughputBlock(raw: Raw, s: Server, fixture: Fixture, { r
   // cost 46-50 ms of Chromium CPU per step against 34-35 from then on; after 8 s idle, 35): work that is not
   // stepping, and would land on whichever side's block comes first. Measured from when it is done.
   const settledMs = await settledBelow(process.pid, 0.1, 1000, 20_000);
-  let rawMs = 0;
-  let groveMs = 0;
-  let binMs = 0;
-  // Each side's block times in run order: the spread of the per-round ratios is printed with the figure.
+  // Each side's block times in run order: their sums give the figures, round by round they give the spread.
   const blocks: Record<'raw' | 'json' | 'binary', number[]> = { raw: [], json: [], binary: [] };
   const per = Math.ceil(CONC_STEPS / CONC_ROUNDS);
   const grove = (binary: boolean) => async () => {
     const t0 = now();
     await Promise.all(ids.map((sid) => groveSteps(s, sid, per, binary, true)));
-    const ms = now() - t0;
-    blocks[binary ? 'binary' : 'json'].push(ms);
-    if (binary) binMs += ms;
-    else groveMs += ms;
+    blocks[binary ? 'binary' : 'json'].push(now() - t0);
   };
   // Rotating order, as for latency: raw, JSON and binary blocks each take every position.
-  await interleave(CONC_ROUNDS, [async () => { const ms = await raw.concurrent(per); blocks.raw.push(ms); rawMs += ms; }, grove(false), grove(true)]);
+  await interleave(CONC_ROUNDS, [async () => { blocks.raw.push(await raw.concurrent(per)); }, grove(false), grove(true)]);
   const total = N_CONC * per * CONC_ROUNDS;
-  const tput = total / (groveMs / 1000);
-  const binTput = total / (binMs / 1000);
-  const rawTput = total / (rawMs / 1000);
+  const rate = (ms: number[]) => total / (ms.reduce((a, b) => a + b, 0) / 1000);
+  const tput = rate(blocks.json);
+  const binTput = rate(blocks.binary);
+  const rawTput = rate(blocks.raw);
   results.throughput_ratio_16 = r2(tput / rawTput);
   results.throughput_ratio_16_binary = r2(binTput / rawTput);
   say(`steps/s @16       grove ${tput.toFixed(1)}   raw ${rawTput.toFixed(1)}   ratio ${results.throughput_ratio_16} (target ≥ 0.9; ${CONC_ROUNDS} interleaved blocks, after ${(settledMs / 1000).toFixed(0)} s for the new contexts to settle)`);
   // Per round (one block a side, same steps): raw's block time over Grove's. Their spread is the machine's drift
   // within a run, which the ratio of sums averages over.
-  const rounds = blocks.json.map((ms, k) => blocks.raw[k] / ms).sort((a, b) => a - b);
-  say(`steps/s @16       per-round ratios: min ${rounds[0].toFixed(2)}  median ${rounds[Math.floor(rounds.length / 2)].toFixed(2)}  max ${rounds[rounds.length - 1].toFixed(2)}`);
+  const rounds = blocks.json.map((ms, k) => blocks.raw[k] / ms);
+  say(`steps/s @16       per-round ratios: min ${pct(rounds, 0).toFixed(2)}  median ${pct(rounds, 50).toFixed(2)}  max ${pct(rounds, 100).toFixed(2)}`);
   say(`steps/s @16 binary grove ${binTput.toFixed(1)}   raw ${rawTput.toFixed(1)}   ratio ${results.throughput_ratio_16_binary}`);
   return ids;
 }
