@@ -83,7 +83,9 @@ class AsyncTransport:
 
     async def _once(self, req: Request) -> Answer:
         for attempt in (0, 1):
-            conn = self._idle.pop() if self._idle else await self._open_checked(req)
+            # A request sent again after a stale socket goes on a fresh connection: the other idle sockets were
+            # kept alive as long as that one and may have been closed by the server too.
+            conn = self._idle.pop() if self._idle and attempt == 0 else await self._open_checked(req)
             reused = conn.used
             conn.used = True
             try:

@@ -71,8 +71,7 @@ class AsyncClient:
     async def wait_ready(self, id: str, timeout: float = 60) -> dict:
         info = await self.wait_sandbox(id, timeout)
         if info["status"] == "error":
-            err = info.get("error") or {}
-            raise SandboxFailedError(0, err.get("code", "sandbox_failed"), err.get("message", "sandbox creation failed"))
+            raise SandboxFailedError.of(info.get("error"))
         if info["status"] == "creating":
             raise GroveApiError(0, "timeout", f"sandbox {id} not ready after {timeout} s")
         return info

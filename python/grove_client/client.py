@@ -117,8 +117,7 @@ class Client:
         """Waits for ``ready``; raises SandboxFailedError when creation failed, GroveApiError on timeout."""
         info = self.wait_sandbox(id, timeout)
         if info["status"] == "error":
-            err = info.get("error") or {}
-            raise SandboxFailedError(0, err.get("code", "sandbox_failed"), err.get("message", "sandbox creation failed"))
+            raise SandboxFailedError.of(info.get("error"))
         if info["status"] == "creating":
             raise GroveApiError(0, "timeout", f"sandbox {id} not ready after {timeout} s")
         return info

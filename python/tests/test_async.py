@@ -87,3 +87,43 @@ def test_async_heartbeat_task(server, browser_opts):
                 assert (await c.get_sandbox(sb.id))["status"] == "ready"
 
     run(main())
+
+
+def test_a_stale_kept_alive_socket_is_retried_on_a_fresh_connection():
+    """A peer that closes its kept-alive connections shortly after answering (as any HTTP server does after its
+    keep-alive timeout): every idle socket of the pool is stale at once. The request that meets one is sent again
+    on a new connection, not on the next idle socket (stale too: 'network_error: connection lost')."""
+    opened = []
+
+    async def main():
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            opened.append(writer)
+            try:
+                while True:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    if not head:
+                        return
+                    await asyncio.sleep(0.1)  # concurrent requests each open their own connection
+                    body = b'{"status":"ok","version":"stub","uptime_s":0,"sandboxes":0}'
+                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+                    await writer.drain()
+                    await asyncio.sleep(0.05)
+                    writer.close()  # idle timeout: closed without a `connection: close` header
+                    return
+            except (asyncio.IncompleteReadError, ConnectionError):
+                writer.close()
+
+        srv = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = srv.sockets[0].getsockname()[1]
+        try:
+            async with AsyncClient(f"http://127.0.0.1:{port}", "k" * 8) as c:
+                await asyncio.gather(*(c.health() for _ in range(3)))
+                assert len(c._t._idle) == 3
+                await asyncio.sleep(0.3)  # the peer has closed all three
+                assert (await c.health())["status"] == "ok"
+                assert len(opened) == 4  # one fresh connection, not a second stale one
+        finally:
+            srv.close()
+            await srv.wait_closed()
+
+    run(main())
