@@ -8,6 +8,7 @@ export const ERROR_CATALOG = {
   unauthorized: { status: 401, message: 'Missing API key: send it in the X-API-Key header.' },
   forbidden: { status: 403, message: 'Wrong API key.' },
   forbidden_host: { status: 403, message: 'This Host is not served while authentication is off (DNS-rebinding guard).' },
+  forbidden_origin: { status: 403, message: 'This Origin is not served while authentication is off: only loopback pages may use a local Grove.' },
   not_found: { status: 404, message: 'No such resource.' },
   sandbox_not_found: { status: 404, message: 'No sandbox with this id (it may have expired or been deleted).' },
   download_not_found: { status: 404, message: 'No download with this id in the sandbox.' },

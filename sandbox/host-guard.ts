@@ -33,3 +33,22 @@ export function hostAllowedWithoutAuth(hostHeader: string | undefined, bindHost:
   if (bind === '0.0.0.0' || bind === '::' || bind === '') return false;
   return name === bind;
 }
+
+/**
+ * Whether a request with this Origin header may be served while authentication is off. Browsers send Origin on
+ * WebSocket handshakes and on every non-GET request; a page on another site (or a rebound name) must not drive a
+ * local Grove, so only loopback origins (and the specific bind address) pass. No Origin at all is a non-browser
+ * client (curl, the SDKs, a `ws` client) and passes; `null` (sandboxed frames, file: pages) does not.
+ */
+export function originAllowedWithoutAuth(originHeader: string | undefined, bindHost: string): boolean {
+  if (originHeader === undefined) return true;
+  let u: URL;
+  try {
+    u = new URL(originHeader.trim());
+  } catch {
+    return false;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return false;
+  if (u.username || u.password || (u.pathname !== '/' && u.pathname !== '') || u.search || u.hash) return false;
+  return hostAllowedWithoutAuth(u.host, bindHost);
+}

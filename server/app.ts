@@ -19,7 +19,7 @@ import { ORCHARD_PREFIX, orchardPlugin } from './orchard/plugin.ts';
 import { ORCHARD_GUI_PREFIX, orchardGuiPlugin } from './orchard-gui/plugin.ts';
 import { attachPtySockets } from './pty-socket.ts';
 import { ROUTES } from './routes/index.ts';
-import { hostAllowedWithoutAuth } from '../sandbox/host-guard.ts';
+import { hostAllowedWithoutAuth, originAllowedWithoutAuth } from '../sandbox/host-guard.ts';
 import { RecordingBrowserEnvironment } from './recording.ts';
 import { ClawEnvironment } from '../claw-env/sandbox.ts';
 import { parseInput } from './validation.ts';
@@ -74,8 +74,11 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const expected = config.authDisabled || !config.apiKey ? null : sha256(config.apiKey);
   const denied = (headers: FastifyRequest['headers']): GroveError | null => {
     if (!expected) {
-      if (!config.authDisabled || hostAllowedWithoutAuth(headers.host, config.host)) return null;
-      return new GroveError('forbidden_host', `Host "${String(headers.host ?? '').slice(0, 100)}" is not served while authentication is off: use a loopback address (127.0.0.1, localhost).`);
+      if (!config.authDisabled) return null;
+      if (!hostAllowedWithoutAuth(headers.host, config.host)) return new GroveError('forbidden_host', `Host "${String(headers.host ?? '').slice(0, 100)}" is not served while authentication is off: use a loopback address (127.0.0.1, localhost).`);
+      // A page on another site sends its Origin (every WebSocket handshake, every non-GET request): refused.
+      if (!originAllowedWithoutAuth(headers.origin, config.host)) return new GroveError('forbidden_origin', `Origin "${String(headers.origin).slice(0, 100)}" is not served while authentication is off: only loopback pages may use a local Grove.`);
+      return null;
     }
     const given = headers['x-api-key'];
     if (typeof given !== 'string' || given === '') return new GroveError('unauthorized');
@@ -217,12 +220,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   void app.register(orchardPlugin(ctx), { prefix: ORCHARD_PREFIX });
   // Orchard-GUI's per-browser env-server protocol, one base URL per env (server/orchard-gui/plugin.ts).
   void app.register(orchardGuiPlugin(ctx), { prefix: ORCHARD_GUI_PREFIX });
-  // Terminals (WebSocket upgrades) check the same key; `?api_key=` is accepted there for clients without headers.
-  attachPtySockets(app, ctx, (given) => {
-    if (!expected) return 'ok';
-    if (!given) return 'unauthorized';
-    return timingSafeEqual(sha256(given), expected) ? 'ok' : 'forbidden';
-  });
+  // Terminals (WebSocket upgrades) get the same check as HTTP (key; with auth off, Host and Origin);
+  // `?api_key=` is accepted there for clients without headers.
+  attachPtySockets(app, ctx, (headers, queryKey) => denied(queryKey !== undefined && !headers['x-api-key'] ? { ...headers, 'x-api-key': queryKey } : headers));
 
   app.addHook('onReady', async () => {
     registry.start();

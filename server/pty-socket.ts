@@ -34,7 +34,8 @@ const Frame = z.discriminatedUnion('type', [
   z.object({ type: z.literal('close') }),
 ]);
 
-export type KeyCheck = (given: string | undefined) => 'ok' | 'unauthorized' | 'forbidden';
+/** The HTTP routes' own check (key; with auth off, Host and Origin), with `?api_key=` when no header came. */
+export type UpgradeCheck = (headers: IncomingMessage['headers'], queryKey: string | undefined) => GroveError | null;
 
 function refuse(socket: Duplex, status: number, code: string, message: string): void {
   const body = JSON.stringify({ error: { code, message }, detail: message });
@@ -42,28 +43,35 @@ function refuse(socket: Duplex, status: number, code: string, message: string): 
     `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-export function attachPtySockets(app: FastifyInstance, ctx: RouteContext, checkKey: KeyCheck): void {
+export function attachPtySockets(app: FastifyInstance, ctx: RouteContext, check: UpgradeCheck): void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
   const sessions = new Set<WebSocket>();
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // A client that hangs up mid-handshake must not raise an unhandled 'error'.
     socket.on('error', () => socket.destroy());
-    const url = new URL(req.url ?? '/', 'http://x');
+    // Every upgrade, known route or not, is checked first: a foreign Host or Origin learns nothing.
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://x');
+    } catch {
+      url = new URL('http://x/');
+    }
+    const denied = check(req.headers, url.searchParams.get('api_key') ?? undefined);
+    if (denied) return refuse(socket, denied.status, denied.code, denied.message);
     const id = PATHS.map((re) => re.exec(url.pathname)?.[1]).find((m) => m !== undefined);
     if (!id) return refuse(socket, 404, 'not_found', `No WebSocket route ${url.pathname}.`);
-    const header = req.headers['x-api-key'];
-    const verdict = checkKey(typeof header === 'string' && header ? header : url.searchParams.get('api_key') ?? undefined);
-    if (verdict !== 'ok') return refuse(socket, verdict === 'unauthorized' ? 401 : 403, verdict, verdict === 'unauthorized' ? 'Missing API key.' : 'Wrong API key.');
+    let sandboxId: string;
     try {
-      shellSandbox(ctx, decodeURIComponent(id));
+      sandboxId = decodeURIComponent(id);
+      shellSandbox(ctx, sandboxId);
     } catch (err) {
-      const e = err instanceof GroveError ? err : new GroveError('internal_error');
+      const e = err instanceof GroveError ? err : err instanceof URIError ? new GroveError('invalid_request', 'The sandbox id in the URL could not be decoded.') : new GroveError('internal_error');
       return refuse(socket, e.status, e.code, e.message);
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       sessions.add(ws);
       ws.once('close', () => sessions.delete(ws));
-      serve(ws, ctx, decodeURIComponent(id));
+      serve(ws, ctx, sandboxId);
     });
   });
   app.addHook('onClose', async () => {
