@@ -44,15 +44,16 @@ async function selectTasks(values: Record<string, string | boolean | undefined>,
         tasks.push(loadClawEvalTask(f));
       } catch (err) {
         failed++;
-        io.err(`${f}: not loaded: ${err instanceof ClawTaskError ? err.message : (err as Error).message}\n`);
+        io.err(`grove claw: ${f}: not loaded: ${err instanceof ClawTaskError ? err.message : (err as Error).message}\n`);
       }
     }
   }
   const ids = list(values.ids as string | undefined);
+  const unknown = ids?.filter((id) => !tasks.some((t) => t.id === id)) ?? [];
   if (ids) tasks = tasks.filter((t) => ids.includes(t.id));
   if (typeof values.source === 'string') tasks = tasks.filter((t) => t.source === values.source);
   if (typeof values.template === 'string') tasks = tasks.filter((t) => t.template === values.template);
-  return { tasks, failed };
+  return { tasks, failed, unknown };
 }
 
 function parseFaults(s: string): { rate_429: number; rate_500: number; rate_slow: number } | Error {
@@ -73,7 +74,8 @@ export async function runClawCommand(argv: string[], io: CommandIO = STDIO): Pro
   if (sub === 'tasks') {
     const parsed = parseCommandArgs({ args: rest, options: options(['source', 'template', 'yaml', 'ids']) }, u);
     if (typeof parsed === 'number') return parsed;
-    const { tasks, failed } = await selectTasks(parsed.values, io);
+    const { tasks, failed, unknown } = await selectTasks(parsed.values, io);
+    if (unknown.length) return valueError(u, `--ids: unknown task id${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (grove claw tasks lists them)`);
     for (const t of tasks) io.out(`${JSON.stringify({ id: t.id, source: t.source, template: t.template ?? null, category: t.category, apps: t.apps, prompt: t.prompt })}\n`);
     io.err(`${tasks.length} task(s)${failed ? `, ${failed} task.yaml not loaded` : ''}\n`);
     return failed && tasks.length === 0 ? 1 : 0;
@@ -102,7 +104,8 @@ export async function runClawCommand(argv: string[], io: CommandIO = STDIO): Pro
   if (faults instanceof Error) return valueError(u, faults.message);
   if (v['judge-url'] && !v['judge-model']) return usageError(u, '--judge-model is required with --judge-url');
 
-  const { tasks: selected, failed } = await selectTasks(v, io);
+  const { tasks: selected, failed, unknown } = await selectTasks(v, io);
+  if (unknown.length) return valueError(u, `--ids: unknown task id${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (grove claw tasks lists them)`);
   let tasks = selected;
   if (typeof limit === 'number') tasks = tasks.slice(0, limit);
   if (faults) tasks = tasks.map((t) => ({ ...t, faults: { slow_ms: 1500, seed: 1, ...t.faults, ...faults } }));
