@@ -12,11 +12,8 @@ export const STDIO: CommandIO = { out: (s) => void process.stdout.write(s), err:
 export interface CommandUsage {
   usage: string;
   io: CommandIO;
-  /**
-   * Set by `run` and `demo`: their messages start with `grove <name>: ` and --help prints `usage: <usage>`.
-   * Without it, messages stand alone and --help prints the bare usage.
-   */
-  name?: string;
+  /** The command's name: every message starts with `grove <name>: ` (one error prefix for all commands). */
+  name: string;
 }
 
 type ValueOptions<S extends string> = { [K in S]: { type: 'string' } };
@@ -65,12 +62,18 @@ export function tryParseArgs<T extends ParseArgsConfig>(config: T): ReturnType<t
   }
 }
 
-const prefix = (u: CommandUsage) => (u.name ? `grove ${u.name}: ` : '');
+const prefix = (u: CommandUsage) => `grove ${u.name}: `;
 
 /** Reports a bad option or value with the usage on stderr; returns exit code 2. */
 export function usageError(u: CommandUsage, msg: string): 2 {
   u.io.err(`${prefix(u)}${msg}\nusage: ${u.usage}\n`);
   return 2;
+}
+
+/** Reports a failure of the work itself on stderr (`grove <name>: <msg>`); returns exit code 1. */
+export function failure(u: Pick<CommandUsage, 'io' | 'name'>, msg: string): 1 {
+  u.io.err(`grove ${u.name}: ${msg}\n`);
+  return 1;
 }
 
 /** Reports a bad value without the usage on stderr; returns exit code 2. */
@@ -81,7 +84,7 @@ export function valueError(u: CommandUsage, msg: string): 2 {
 
 /** Prints the usage on stdout (the answer to --help); returns exit code 0. */
 export function showUsage(u: CommandUsage): 0 {
-  u.io.out(`${u.name ? 'usage: ' : ''}${u.usage}\n`);
+  u.io.out(`usage: ${u.usage}\n`);
   return 0;
 }
 

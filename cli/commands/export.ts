@@ -1,12 +1,12 @@
 // `grove export`: recorded episodes → Online-Mind2Web / WebVoyager result layouts, SFT samples, or animations.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from '../command.ts';
 import { TERMINATION_REASONS, type TerminationReason } from '../../protocol/task.ts';
 import { readAll, readEpisode, detectLayout, type EpisodeView } from '../../recording/reader.ts';
 import { exportAnimation, exportOnlineMind2Web, exportSft, exportWebVoyager, keepEpisode } from '../../recording/export/index.ts';
 import { safeName } from '../../recording/export/common.ts';
-import { list, options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
+import { failure, list, options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
 
 const FORMATS = ['online-mind2web', 'webvoyager', 'sft', 'webp', 'gif'] as const;
 
@@ -22,10 +22,11 @@ Reads every episode under DIR (or DIR itself) and writes:
 Filters (all formats): --termination R[,R]  --min-reward X  --success-only  --episode ID[,ID]
 Only complete episodes are exported. One result per task for the benchmark layouts: later episodes of the
 same task are skipped (reported) unless --overwrite, which keeps the last.
-Exit codes: 0 done, 1 when an episode could not be exported, 2 on bad options.`;
+Animations print their progress on stderr, one line per episode.
+Exit codes: 0 done, 1 when DIR holds no episode or an episode could not be exported, 2 on bad options.`;
 
 export async function runExport(argv: string[], io: CommandIO = STDIO): Promise<number> {
-  const u = { usage, io };
+  const u = { usage, io, name: 'export' };
   const parsed = parseCommandArgs(
     {
       args: argv,
@@ -58,12 +59,14 @@ export async function runExport(argv: string[], io: CommandIO = STDIO): Promise<
   if (values.images !== undefined && values.images !== 'files' && values.images !== 'data-url') return bad('--images must be files or data-url');
   if (format === 'sft' && !values['policy-format']) return bad('--policy-format NAME is required for sft');
 
+  if (!(await stat(dir).then((s) => s.isDirectory(), () => false))) return failure(u, `${dir}: no such directory`);
   let views: EpisodeView[];
   if (await detectLayout(dir)) views = [await readEpisode(dir)];
   else {
     const all = await readAll(dir);
-    for (const e of all.errors) io.err(`skipped unreadable episode ${e.id}: ${e.error}\n`);
+    for (const e of all.errors) io.err(`grove export: skipped unreadable episode ${e.id}: ${e.error}\n`);
     views = all.episodes;
+    if (views.length === 0) return failure(u, `no episodes found under ${dir}${all.errors.length ? ` (${all.errors.length} unreadable)` : ''}`);
   }
   const ids = list(values.episode as string | undefined);
   if (ids) views = views.filter((v) => ids.includes(v.id) || ids.includes(v.meta.episode_id));
@@ -84,11 +87,11 @@ export async function runExport(argv: string[], io: CommandIO = STDIO): Promise<
   }
   let failed = 0;
   const seen = new Set<string>();
-  for (const v of kept) {
+  for (const [i, v] of kept.entries()) {
     try {
       if (format === 'online-mind2web' || format === 'webvoyager') {
         if (seen.has(v.task.id) && !values.overwrite) {
-          io.err(`skipped ${v.id}: task ${v.task.id} was already exported from another episode\n`);
+          io.err(`grove export: skipped ${v.id}: task ${v.task.id} was already exported from another episode\n`);
           continue;
         }
         seen.add(v.task.id);
@@ -98,6 +101,8 @@ export async function runExport(argv: string[], io: CommandIO = STDIO): Promise<
           : await exportWebVoyager(v, out, { overwrite: true });
         io.out(`${r.dir}\n`);
       } else {
+        // An animation takes seconds per step (every frame drawn and encoded): say what is being worked on.
+        io.err(`[${i + 1}/${kept.length}] ${v.id}: ${v.steps.length} steps → ${format}\n`);
         const bytes = await exportAnimation(v, { format, width: num('width', 640), delayMs: num('delay', 900) });
         const file = join(out, `${safeName(v.id.replace(/\//g, '__'))}.${format}`);
         await writeFile(file, bytes);
@@ -105,7 +110,7 @@ export async function runExport(argv: string[], io: CommandIO = STDIO): Promise<
       }
     } catch (err) {
       failed++;
-      io.err(`could not export ${v.id}: ${(err as Error).message}\n`);
+      io.err(`grove export: could not export ${v.id}: ${(err as Error).message}\n`);
     }
   }
   return failed ? 1 : 0;

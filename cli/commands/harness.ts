@@ -3,7 +3,7 @@
 import { readFile, stat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { intOption, parseCommandArgs, subcommands, usageError, valueError, options, type CommandIO } from '../args.ts';
+import { failure, intOption, parseCommandArgs, subcommands, usageError, valueError, options, type CommandIO } from '../args.ts';
 import type { Command } from '../command.ts';
 
 const BUILTIN = {
@@ -36,7 +36,8 @@ Model and run:
   --timeout S (600)               the harness's time limit      --out DIR (runs/harness)   --episode ID
   --server URL --server-key K     a running Grove server (default: one embedded in this process)
 
-Exit codes: 0 ok (whatever the reward), 1 failure, 2 bad options.`;
+Exit codes: 0 the harness finished (exit 0; whatever the reward), 1 the harness exited non-zero, timed out or the
+sandbox failed, 2 bad options.`;
 
 const OPTS = options(['cmd', 'harness', 'prompt', 'check', 'swe-fixture', 'claw-task', 'browser-task', 'upstream', 'model', 'upstream-key', 'timeout', 'out', 'episode', 'server', 'server-key'], []);
 
@@ -122,7 +123,10 @@ async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
     const episodeId = v.episode ?? `${task.kind === 'swe' ? task.instance.instance_id : task.id}--${Date.now().toString(36)}`;
     const r = await runHarness({ client, proxy, cmd: v.cmd, files, task, model: v.model, env, timeoutS: (timeout as number | undefined) ?? 600, outDir: path.join(out, 'episodes'), episodeId, runId: path.basename(out) });
     io.out(`${episodeId}: ${r.termination.reason}${r.termination.detail ? ` (${r.termination.detail})` : ''}, reward ${r.reward ?? '—'}, ${r.calls} model calls recorded; episode in ${r.episodeDir}\n`);
-    return r.termination.reason === 'env_error' ? 1 : 0;
+    // The harness's own failure is the run's: a harness that exited non-zero (or was killed at --timeout) did not finish.
+    if (r.termination.reason === 'env_error') return 1;
+    if (r.harness.exit_code !== 0) return failure(u, `the harness ${r.harness.timed_out ? `ran past --timeout ${(timeout as number | undefined) ?? 600} s` : `exited ${r.harness.exit_code}`} (its output: ${path.join(r.episodeDir, 'harness.log')})`);
+    return 0;
   } finally {
     await proxy.close();
     await grove.close();

@@ -28,7 +28,7 @@ export async function previewJudge(o: {
   const found = await findEpisodes(o.episodesDir);
   const f = o.episode === undefined ? found[0] : found.find((e) => e.id === o.episode || e.id.endsWith(`/${o.episode}`));
   if (!f) {
-    o.io.err(`error: ${o.episode === undefined ? `no episodes found under ${o.episodesDir}` : `no episode ${o.episode} under ${o.episodesDir}`}\n`);
+    o.io.err(`grove judge: ${o.episode === undefined ? `no episodes found under ${o.episodesDir}` : `no episode ${o.episode} under ${o.episodesDir}`}\n`);
     return 1;
   }
   const bodies: Record<string, unknown>[] = [];

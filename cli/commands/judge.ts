@@ -6,7 +6,7 @@ import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from '../command.ts';
 import type { Task } from '../../protocol/task.ts';
-import { intOption, options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
+import { failure, intOption, options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
 import { loadTaskFile } from '../task-file.ts';
 import { LLM_JUDGE_NAMES, isLlmJudge, llmJudgeForSuite } from '../../judges/select.ts';
 import { JUDGE_FLAGS_HELP, JUDGE_FLAGS_USAGE, JUDGE_MODEL_FLAGS, judgeModelConfig, parseJudgeModelFlags, type JudgeModelFlags } from './judge-flags.ts';
@@ -31,12 +31,14 @@ Records (full inputs, raw outputs) go to <episode>/judge/ for Grove episodes, <o
 --preview: print the requests the judge would send for one episode (the first, or --episode ID) as JSON lines,
 images shown by type, size and SHA-256, without calling a model and without writing anything; requests that depend
 on an earlier reply (WebJudge's later stages) are shown as a placeholder reply "(preview)" would shape them.
-${JUDGE_FLAGS_HELP}`;
+${JUDGE_FLAGS_HELP}
+Exit codes: 0 judged, 1 when nothing could be judged (no episodes, every verdict judge_error, unwritable --out),
+2 on bad options.`;
 
 const INT_OPTIONS = [['k', 1], ['score-threshold', 1], ['concurrency', 1], ['retries', 0], ['timeout-ms', 1], ['episode-concurrency', 1]] as const;
 
 export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fetch?: typeof fetch } = {}): Promise<number> {
-  const u = { usage, io };
+  const u = { usage, io, name: 'judge' };
   const parsed = parseCommandArgs(
     {
       args: argv,
@@ -79,8 +81,7 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
   }
   if (nums['score-threshold'] !== undefined && nums['score-threshold'] > 5) return bad('--score-threshold must be between 1 and 5');
   if (!existsSync(values.episodes) || !statSync(values.episodes).isDirectory()) {
-    io.err(`error: --episodes ${values.episodes}: no such directory\n`);
-    return 1;
+    return failure(u, `--episodes ${values.episodes}: no such directory`);
   }
   const [{ createJudge, fileCache, formatAgreement, formatReport, JudgeModel, loadPromptDir, PromptDirError }, { judgeEpisodes }, { findEpisodes }, { readEnvSetting }] =
     await Promise.all([import('../../judges/index.ts'), import('../../judges/run.ts'), import('../../recording/reader.ts'), import('../../sandbox/config.ts')]);
@@ -94,7 +95,7 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
 
   let tasks: Map<string, Task> | undefined;
   if (values.tasks) {
-    const res = await loadTaskFile(io, suite.data, values.tasks);
+    const res = await loadTaskFile(io, 'judge', suite.data, values.tasks);
     if (res === 1) return 1;
     tasks = new Map(res.tasks.map((t) => [t.id, t]));
     if (res.issues.length) io.err(`${values.tasks}: ${res.issues.length} unusable rows ignored\n`);
@@ -116,8 +117,7 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
     await mkdir(outDir, { recursive: true });
     await access(outDir, constants.W_OK);
   } catch {
-    io.err(`error: cannot write results to ${outDir}${values.out ? '' : ' (the episodes folder); choose a writable --out DIR'}\n`);
-    return 1;
+    return failure(u, `cannot write results to ${outDir}${values.out ? '' : ' (the episodes folder); choose a writable --out DIR'}`);
   }
   const cache = values['no-cache'] ? undefined : fileCache(values.cache ?? join(outDir, '.judge-cache'));
   let model: InstanceType<typeof JudgeModel>;
@@ -154,8 +154,7 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
   });
   for (const u of res.unreadable) io.err(`${u.id}: not judged: ${u.error}\n`);
   if (res.lines.length === 0 && res.unreadable.length === 0) {
-    io.err(`error: no episodes found under ${values.episodes} (expected episode.json, task<id>/interact_messages.json or <task_id>/result.json + trajectory/)\n`);
-    return 1;
+    return failure(u, `no episodes found under ${values.episodes} (expected episode.json, task<id>/interact_messages.json or <task_id>/result.json + trajectory/)`);
   }
   if (values.json) {
     io.out(`${JSON.stringify({ report: res.report, agreement: res.agreement, results: res.resultsFile, judged: res.judged.length, resumed: res.resumed })}\n`);
@@ -163,6 +162,11 @@ export async function runJudge(argv: string[], io: CommandIO = STDIO, opts: { fe
     io.out(`${formatReport(res.report)}\n`);
     if (res.agreement) io.out(`\n${formatAgreement(judge.name, `${values.truth ?? 'rule'}* verdicts`, res.agreement)}\n`);
     io.out(`\njudged ${res.judged.length}, resumed ${res.resumed}; results: ${res.resultsFile}\n`);
+  }
+  // Nothing was scored: the judge model is unreachable or misconfigured, whatever the report says.
+  const errors = res.lines.filter((l) => l.outcome === 'judge_error').length;
+  if (res.lines.length > 0 && errors === res.lines.length) {
+    return failure(u, `every verdict is judge_error (${errors} of ${res.lines.length}): check --judge-url, --judge-model and the key`);
   }
   return 0;
 }

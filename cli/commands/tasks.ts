@@ -20,10 +20,10 @@ export type { CommandIO };
 export async function runTasks(argv: string[], io: CommandIO = STDIO): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== 'list') {
-    io.err(`${sub ? `unknown subcommand "${sub}"\n` : ''}usage: ${usage}\n`);
-    return sub === '--help' || sub === '-h' ? 0 : 2;
+    if (sub === '--help' || sub === '-h') return (io.out(`usage: ${usage}\n`), 0);
+    return usageError({ usage, io, name: 'tasks' }, sub ? `unknown subcommand "${sub}" (list)` : 'a subcommand is required: list');
   }
-  const u = { usage, io };
+  const u = { usage, io, name: 'tasks' };
   const parsed = parseCommandArgs({ args: rest, options: options(['suite', 'file', ...FILTER_OPTIONS, 'references'], ['no-references']) }, u);
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
@@ -35,7 +35,7 @@ export async function runTasks(argv: string[], io: CommandIO = STDIO): Promise<n
   if (limit instanceof Error) return valueError(u, '--limit must be a non-negative integer');
   const filter: TaskFilter = { ...listFilters(values), limit };
   const t0 = performance.now();
-  const res = await loadTaskFile(io, suite.data, values.file, { filter, references: values['no-references'] ? false : values.references });
+  const res = await loadTaskFile(io, 'tasks', suite.data, values.file, { filter, references: values['no-references'] ? false : values.references });
   if (res === 1) return 1;
   if (res.tasks.length) io.out(res.tasks.map((t) => JSON.stringify(t)).join('\n') + '\n');
   for (const i of res.issues) io.err(`${values.file}: ${i.where}: skipped${i.id ? ` (${i.id})` : ''}: ${i.reason}\n`);

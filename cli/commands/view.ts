@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import type { Command } from '../command.ts';
 import { startViewer } from '../../viewer/server.ts';
 
-import { list, options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
+import { failure, list, options, parseCommandArgs, STDIO, usageError, type CommandIO } from '../args.ts';
 export { type CommandIO };
 
 const usage = `grove view DIR [--judged OUT[,OUT]] [--port N] [--host H]
@@ -18,7 +18,7 @@ Works offline: no CDN. Prints the URL; stops on Ctrl-C.
 Exit codes: 0 after Ctrl-C, 1 when DIR cannot be read or the port is taken, 2 on bad options.`;
 
 export async function runView(argv: string[], io: CommandIO = STDIO): Promise<number> {
-  const u = { usage, io };
+  const u = { usage, io, name: 'view' };
   const parsed = parseCommandArgs({ args: argv, options: options(['port', 'host', 'judged']), allowPositionals: true }, u);
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
@@ -29,15 +29,13 @@ export async function runView(argv: string[], io: CommandIO = STDIO): Promise<nu
   }
   const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
   if (!isDir) {
-    io.err(`${dir} is not a readable directory\n`);
-    return 1;
+    return failure(u, `${dir} is not a readable directory`);
   }
   let viewer;
   try {
     viewer = await startViewer({ root: dir, port, host: values.host, judged: list(values.judged) });
   } catch (err) {
-    io.err(`could not start the viewer: ${(err as Error).message}\n`);
-    return 1;
+    return failure(u, `could not start the viewer: ${(err as Error).message}`);
   }
   io.out(`Grove viewer: ${viewer.app.index.size} episodes under ${viewer.app.index.root}\n${viewer.url}\n`);
   await new Promise<void>((resolve) => {

@@ -1,7 +1,7 @@
-// The shared argument handling of the commands (cli/args.ts): both answer styles (bare, and `grove <name>:` as
-// run and demo print), the option tables, comma lists and integer options.
+// The shared argument handling of the commands (cli/args.ts): every message starts `grove <name>: `, --help says
+// `usage: `, the option tables, comma lists and integer options.
 import { describe, expect, it } from 'vitest';
-import { intOption, list, listFilters, options, parseCommandArgs, showUsage, usageError, valueError } from '../../cli/args.ts';
+import { failure, intOption, list, listFilters, options, parseCommandArgs, showUsage, usageError, valueError } from '../../cli/args.ts';
 
 function capture() {
   const io = { outText: '', errText: '', out: (s: string) => void (io.outText += s), err: (s: string) => void (io.errText += s) };
@@ -13,24 +13,24 @@ describe('parseCommandArgs', () => {
 
   it('returns the typed values, with -h/--help and booleans from the table', () => {
     const io = capture();
-    const r = parseCommandArgs(config(['--out', 'o', '--json']), { usage: 'grove x', io });
+    const r = parseCommandArgs(config(['--out', 'o', '--json']), { usage: 'grove x', io, name: 'x' });
     expect(typeof r === 'number' ? r : r.values).toEqual({ out: 'o', json: true });
     expect(io.outText + io.errText).toBe('');
   });
 
   it('answers --help with the usage (exit 0) and a bad option with the message and usage (exit 2)', () => {
     const a = capture();
-    expect(parseCommandArgs(config(['-h']), { usage: 'grove x', io: a })).toBe(0);
-    expect(a.outText).toBe('grove x\n');
+    expect(parseCommandArgs(config(['-h']), { usage: 'grove x', io: a, name: 'x' })).toBe(0);
+    expect(a.outText).toBe('usage: grove x\n');
     const b = capture();
-    expect(parseCommandArgs(config(['--nope']), { usage: 'grove x', io: b })).toBe(2);
-    expect(b.errText).toBe("Unknown option '--nope'\nusage: grove x\n");
+    expect(parseCommandArgs(config(['--nope']), { usage: 'grove x', io: b, name: 'x' })).toBe(2);
+    expect(b.errText).toBe("grove x: Unknown option '--nope'\nusage: grove x\n");
     const c = capture();
-    expect(parseCommandArgs(config(['stray']), { usage: 'grove x', io: c })).toBe(2);
-    expect(c.errText).toMatch(/^Unexpected argument 'stray'/);
+    expect(parseCommandArgs(config(['stray']), { usage: 'grove x', io: c, name: 'x' })).toBe(2);
+    expect(c.errText).toMatch(/^grove x: Unexpected argument 'stray'/);
   });
 
-  it('with a name (run, demo): messages start "grove <name>: " and --help says "usage: "', () => {
+  it('messages start "grove <name>: " and --help says "usage: "; failure() is exit 1 with the same prefix', () => {
     const u = (io: ReturnType<typeof capture>) => ({ usage: 'grove demo [--out DIR]', io, name: 'demo' });
     const a = capture();
     expect(parseCommandArgs(config(['--help', '--out', 'x']), u(a))).toBe(0);
@@ -45,6 +45,9 @@ describe('parseCommandArgs', () => {
     expect(usageError(u(d), 'bad')).toBe(2);
     expect(showUsage(u(d))).toBe(0);
     expect([d.errText, d.outText]).toEqual(['grove demo: bad\nusage: grove demo [--out DIR]\n', 'usage: grove demo [--out DIR]\n']);
+    const e = capture();
+    expect(failure(u(e), 'runs/x: no such directory')).toBe(1);
+    expect(e.errText).toBe('grove demo: runs/x: no such directory\n');
   });
 });
 
