@@ -130,7 +130,7 @@ async function measure(): Promise<void> {
   const up = await startChild(['bench/proxy.bench.ts', '--serve-upstream', '--tokens', String(TOKENS)], /upstream on (http:\/\/\S+)/);
   const upstream = { url: up.url, close: async () => { up.child.kill('SIGTERM'); await new Promise((ok) => up.child.once('exit', ok)); } };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-proxy-bench-'));
-  const { url: proxyUrl, child } = await startChild(['cli/main.ts', 'proxy', 'serve', '--upstream', upstream.url, '--port', '0', '--dir', dir], /listening on (http:\/\/\S+)/);
+  const { url: proxyUrl, child } = await startChild(['cli/main.ts', 'proxy', 'serve', '--upstream', upstream.url, '--port', '0', '--dir', dir, '--rollout-keys', 'off'], /listening on (http:\/\/\S+)/);
 
   process.stdout.write(`Grove recording-proxy benchmark: ${CLIENTS} concurrent streaming clients × ${CALLS} calls, upstream ${TTFT_MS} ms to first token then ${1000 / TOKEN_MS} tokens/s × ${TOKENS} tokens; ${ROUNDS} ABBA rounds\n`);
   const direct = { ttfb: [] as number[], total: [] as number[], wallMs: 0 };

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { assembleStream } from './sse.ts';
 import { rewriteRequest } from './rewrite.ts';
 import type { ResolvedCall } from './rollout.ts';
-import { ROLLOUT_HEADER } from './rollout.ts';
+import { GROVE_KEY, ROLLOUT_HEADER } from './rollout.ts';
+import { sendError } from './errors.ts';
 import type { RecordStore } from './store.ts';
 import type { CallRecord, ProxyOptions } from './types.ts';
 
@@ -18,22 +19,31 @@ const agentOptions = { keepAlive: true, maxSockets: 1024, maxFreeSockets: 256 };
 const httpAgent = new http.Agent(agentOptions);
 const httpsAgent = new https.Agent(agentOptions);
 
-export function openAiError(res: http.ServerResponse, status: number, type: string, message: string): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
+/** The upstream URL of an endpoint, or null when its path leaves the upstream's API prefix (`/v1/../admin`). */
+export function upstreamUrl(upstream: string, endpoint: string): URL | null {
+  const prefix = upstream.replace(/\/+$/, '');
+  let url: URL;
+  try {
+    url = new URL(prefix + endpoint);
+  } catch {
+    return null;
   }
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ error: { message, type, code: type } }));
+  const base = new URL(prefix);
+  return url.origin === base.origin && url.pathname.startsWith(`${base.pathname.replace(/\/+$/, '')}/`) ? url : null;
 }
 
 function upstreamHeaders(req: http.IncomingMessage, call: ResolvedCall, opts: ProxyOptions, length: number): http.OutgoingHttpHeaders {
   const out: http.OutgoingHttpHeaders = {};
-  for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && v !== undefined) out[k] = v;
-  // The upstream key goes in the scheme the harness used (x-api-key for Anthropic clients); a per-rollout key is the
-  // proxy's, not the upstream's, and is never forwarded.
-  const anthropicStyle = out['x-api-key'] !== undefined;
-  if (call.source === 'key') {
+  // A per-rollout key is the proxy's, not the upstream's: a keyed call's auth headers stay here, and so does any
+  // header that carries something shaped like a key, in whatever header a client put it.
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (HOP_BY_HOP.has(k) || v === undefined) continue;
+    if ((Array.isArray(v) ? v : [v]).some((x) => GROVE_KEY.test(x))) continue;
+    out[k] = v;
+  }
+  // The upstream key goes in the scheme the harness used (x-api-key for Anthropic clients).
+  const anthropicStyle = req.headers['x-api-key'] !== undefined;
+  if (call.keyed) {
     delete out.authorization;
     delete out['x-api-key'];
   }
@@ -75,7 +85,8 @@ export async function forwardCall(ctx: ForwardContext, req: http.IncomingMessage
   const { sent, rewritten } = isJson ? rewriteRequest(call.endpoint, asked, opts.rewrite) : { sent: asked, rewritten: false };
   const outBody = rewritten ? Buffer.from(JSON.stringify(sent)) : bodyBuf;
   const stream = isJson && (sent as { stream?: unknown } | null)?.stream === true;
-  const base = new URL(opts.upstream.replace(/\/+$/, '') + call.endpoint);
+  const base = upstreamUrl(opts.upstream, call.endpoint);
+  if (!base) return sendError(res, 400, 'invalid_path', `the path ${call.endpoint.slice(0, 100)} leaves the API prefix`);
   const record: CallRecord = {
     v: 1,
     call_id: `call_${randomBytes(9).toString('base64url')}`,
@@ -181,7 +192,7 @@ export async function forwardCall(ctx: ForwardContext, req: http.IncomingMessage
     await ctx.store.append(record);
   } finally {
     // An error after the answer began (a stream cut by the deadline) can only be told by cutting the connection.
-    if (reply) openAiError(res, reply.status, reply.type, reply.message);
+    if (reply) sendError(res, reply.status, reply.type, reply.message);
     else if (!res.writableEnded && !res.destroyed) res.end();
   }
 }

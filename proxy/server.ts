@@ -9,7 +9,8 @@ import path from 'node:path';
 import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../sandbox/log.ts';
 import { silentLogger } from '../sandbox/log.ts';
-import { forwardCall, openAiError } from './forward.ts';
+import { forwardCall } from './forward.ts';
+import { proxyError } from './errors.ts';
 import { RolloutKeys, resolveCall, validRolloutId } from './rollout.ts';
 import { RecordStore, readCalls } from './store.ts';
 import type { ProxyOptions } from './types.ts';
@@ -49,31 +50,39 @@ export async function startProxy(opts: ProxyOptions & { host?: string; port?: nu
 
   const admin = async (req: http.IncomingMessage, res: http.ServerResponse, pathname: string, body: Buffer) => {
     const given = (req.headers['x-api-key'] as string | undefined) ?? (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
-    if (!opts.adminKey) return openAiError(res, 403, 'admin_disabled', 'start the proxy with an admin key to use /rollouts');
-    if (!sameKey(given, opts.adminKey)) return openAiError(res, 401, 'unauthorized', 'missing or wrong admin key');
+    if (!opts.adminKey) return proxyError(res, 'admin_disabled', 'start the proxy with an admin key to use /rollouts');
+    if (!sameKey(given, opts.adminKey)) return proxyError(res, 'unauthorized', 'missing or wrong admin key');
     let parsed: Record<string, unknown> = {};
     if (body.length) {
       try {
         parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
       } catch {
-        return openAiError(res, 400, 'invalid_json', 'the body is not JSON');
+        return proxyError(res, 'invalid_json', 'the body is not JSON');
       }
     }
     if (req.method === 'POST' && pathname === '/rollouts') {
       const id = typeof parsed.rollout_id === 'string' ? parsed.rollout_id : `ro_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-      if (!validRolloutId(id)) return openAiError(res, 400, 'invalid_rollout', 'rollout_id: letters, digits, . _ - (at most 128)');
+      if (!validRolloutId(id)) return proxyError(res, 'invalid_rollout', 'rollout_id: letters, digits, . _ - (at most 128)');
       return json(res, 201, { rollout_id: id, api_key: keys.issue(id), base_url: `${url}/v1`, path_base_url: `${url}/r/${id}/v1` });
     }
     const m = pathname.match(/^\/rollouts\/([^/]+)\/(reward|calls)$/);
-    if (m && validRolloutId(m[1])) {
+    if (m) {
+      let id: string;
+      try {
+        id = decodeURIComponent(m[1]);
+      } catch {
+        return proxyError(res, 'invalid_path', `the rollout in the path is not valid percent-encoding: "${m[1].slice(0, 64)}"`);
+      }
+      if (!validRolloutId(id)) return proxyError(res, 'invalid_rollout', 'rollout ids: letters, digits, . _ - (at most 128)');
+      m[1] = id;
       if (m[2] === 'calls' && req.method === 'GET') return json(res, 200, { calls: readCalls(opts.dir, m[1]) });
       if (m[2] === 'reward' && req.method === 'POST') {
-        if (typeof parsed.reward !== 'number' || !Number.isFinite(parsed.reward)) return openAiError(res, 400, 'invalid_reward', 'reward must be a finite number');
+        if (typeof parsed.reward !== 'number' || !Number.isFinite(parsed.reward)) return proxyError(res, 'invalid_reward', 'reward must be a finite number');
         writeReward(opts.dir, m[1], parsed.reward, parsed.info);
         return json(res, 200, { rollout_id: m[1], reward: parsed.reward });
       }
     }
-    return openAiError(res, 404, 'not_found', `no admin route ${req.method} ${pathname}`);
+    return proxyError(res, 'not_found', `no admin route ${req.method} ${pathname}`);
   };
 
   const server = http.createServer((req, res) => {
@@ -82,14 +91,14 @@ export async function startProxy(opts: ProxyOptions & { host?: string; port?: nu
       const pathname = reqUrl.split('?')[0];
       if (req.method === 'GET' && pathname === '/health') return json(res, 200, { ok: true });
       const body = await readLimitedBody(req, MAX_BODY);
-      if (body === null) return openAiError(res, 413, 'body_too_large', `request bodies are limited to ${MAX_BODY} bytes`);
+      if (body === null) return proxyError(res, 'body_too_large', `request bodies are limited to ${MAX_BODY} bytes`);
       if (pathname === '/rollouts' || pathname.startsWith('/rollouts/')) return admin(req, res, pathname, body);
-      const call = resolveCall(reqUrl, req.headers, keys);
-      if ('error' in call) return openAiError(res, call.error === 'not_found' ? 404 : 400, call.error, call.message);
+      const call = resolveCall(reqUrl, req.headers, keys, opts.rolloutKeys ?? 'required');
+      if ('error' in call) return proxyError(res, call.error, call.message);
       await forwardCall({ opts, store }, req, res, call, body);
     })().catch((err: unknown) => {
       log.error({ err }, 'proxy call failed');
-      openAiError(res, 500, 'proxy_error', 'the proxy failed on this call; it was not recorded');
+      proxyError(res, 'proxy_error', 'the proxy failed on this call; it was not recorded');
     });
     inflight.add(work);
     void work.finally(() => inflight.delete(work));

@@ -4,6 +4,10 @@
 /** How the rollout of a call was found. */
 export type RolloutSource = 'path' | 'header' | 'key';
 
+/** `required`: every call carries its rollout's per-rollout key. `off` (trusted networks only): a path or header alone
+ * names the rollout, except a rollout that has a key. */
+export type RolloutKeyMode = 'required' | 'off';
+
 /** Optional request rewriting for RL (what was asked is kept beside what was sent). */
 export interface RewriteOptions {
   /** Ask for per-token logprobs (chat: `logprobs: true`, `top_logprobs` when > 0). */
@@ -62,10 +66,13 @@ export interface ProxyOptions {
   upstream: string;
   /** Directory of the records: `<dir>/rollouts/<rollout-id>/calls.jsonl`. */
   dir: string;
-  /** Key sent upstream as `Authorization: Bearer …` (else the harness's own Authorization is passed on). */
+  /** Key sent upstream as `Authorization: Bearer …` (and `x-api-key` to Anthropic clients). Without it, only a
+   * harness's own non-Grove credentials pass on (a per-rollout key never does). */
   upstreamKey?: string;
   /** Key for the proxy's admin routes (issuing per-rollout keys, attaching rewards). Required to use them. */
   adminKey?: string;
+  /** Whether model calls need a per-rollout key (default `required`; see `RolloutKeyMode`). */
+  rolloutKeys?: RolloutKeyMode;
   rewrite?: RewriteOptions;
   /** Per call: the time the upstream may take in all (the call's deadline). */
   callTimeoutMs: number;

@@ -9,13 +9,16 @@ const usage = `grove proxy serve --upstream URL [options]
 grove proxy export --dir DIR [--view merged|calls|trajectory] [--rollouts ID,ID] [--out FILE]
 
 serve: an OpenAI-compatible endpoint that forwards to --upstream and records every call (streaming included).
-  A harness names its rollout by its base URL <proxy>/r/<rollout>/v1, an x-grove-rollout header, or a
-  per-rollout key from POST /rollouts (admin key). Records: <dir>/rollouts/<rollout>/calls.jsonl.
+  Each call carries its rollout's key (from POST /rollouts with the admin key) as a bearer token or x-api-key;
+  a base URL <proxy>/r/<rollout>/v1 or an x-grove-rollout header may name the same rollout, never another.
+  Records: <dir>/rollouts/<rollout>/calls.jsonl.
   --upstream URL           upstream base URL with its API prefix (e.g. http://127.0.0.1:8000/v1)
   --host H --port N        listen address (default 127.0.0.1, port 4010; 0 = any free port)
   --dir DIR                record directory (default runs/proxy)
   --upstream-key KEY       sent upstream as Authorization: Bearer (default: the harness's own header)
-  --admin-key KEY          enables the admin routes (/rollouts, rewards, calls)
+  --admin-key KEY          enables the admin routes (/rollouts, rewards, calls); needed unless --rollout-keys off
+  --rollout-keys off       trusted networks only: the path or header alone names the rollout (no key), except
+                           for a rollout that has a key (default: required)
   --call-timeout-ms MS     a call's deadline upstream (default 600000)
   RL rewriting (what was asked is recorded beside what was sent):
   --logprobs               ask for per-token logprobs      --top-logprobs N
@@ -30,7 +33,7 @@ export: the recorded rollouts as training samples (JSONL, one sample a line) on 
 Exit codes: 0 ok, 1 failure, 2 bad options.`;
 
 const SERVE_OPTS = options(
-  ['upstream', 'host', 'port', 'dir', 'upstream-key', 'admin-key', 'call-timeout-ms', 'top-logprobs', 'temperature', 'seed', 'max-tokens'],
+  ['upstream', 'host', 'port', 'dir', 'upstream-key', 'admin-key', 'rollout-keys', 'call-timeout-ms', 'top-logprobs', 'temperature', 'seed', 'max-tokens'],
   ['logprobs', 'token-ids', 'stream-usage'],
 );
 const EXPORT_OPTS = options(['dir', 'view', 'rollouts', 'out']);
@@ -55,6 +58,9 @@ async function serveCmd(argv: string[], io: CommandIO): Promise<number> {
   } catch {
     return valueError(u, `--upstream is not a URL: "${v.upstream}"`);
   }
+  const keyMode = v['rollout-keys'] ?? 'required';
+  if (keyMode !== 'required' && keyMode !== 'off') return valueError(u, `--rollout-keys must be required or off, got "${keyMode}"`);
+  if (keyMode === 'required' && !v['admin-key']) return usageError(u, 'calls need per-rollout keys, issued with the admin key: give --admin-key (or --rollout-keys off)');
   const nums = {
     port: num(v.port, 'port', 0),
     timeout: num(v['call-timeout-ms'], 'call-timeout-ms', 1),
@@ -74,6 +80,7 @@ async function serveCmd(argv: string[], io: CommandIO): Promise<number> {
     port: n.port ?? 4010,
     upstreamKey: v['upstream-key'],
     adminKey: v['admin-key'],
+    rolloutKeys: keyMode,
     callTimeoutMs: n.timeout ?? 600_000,
     rewrite: {
       logprobs: v.logprobs,

@@ -17,7 +17,7 @@ let script: (req: ChatRequestRecord) => ScriptedReply = () => 'ok';
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'grove-proxy-apis-'));
   upstream = await startOpenAIServer((req) => script(req));
-  proxy = await startProxy({ upstream: upstream.url, dir, callTimeoutMs: 60_000 });
+  proxy = await startProxy({ upstream: upstream.url, dir, callTimeoutMs: 60_000, rolloutKeys: 'off' });
 });
 afterAll(async () => {
   await proxy?.close();

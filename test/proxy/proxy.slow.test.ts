@@ -31,7 +31,7 @@ beforeAll(async () => {
     return `echo:${last}`;
   });
   // A generous deadline: a loaded machine must not turn ordinary calls into timeouts (the timeout case has its own proxy).
-  proxy = await startProxy({ upstream: upstream.url, dir, callTimeoutMs: 60_000, adminKey: 'admin-secret-1', rewrite: { temperature: 0.6, logprobs: true } });
+  proxy = await startProxy({ upstream: upstream.url, dir, callTimeoutMs: 60_000, adminKey: 'admin-secret-1', rolloutKeys: 'off', rewrite: { temperature: 0.6, logprobs: true } });
 });
 
 afterAll(async () => {
@@ -106,7 +106,7 @@ describe('recording proxy', () => {
     expect(boom.status).toBe(500);
     expect(JSON.parse(boom.text).error.message).toBe('upstream exploded');
     // The call's deadline (here 300 ms, on a proxy of its own) ends a call the upstream answers late: a 504.
-    const short = await startProxy({ upstream: upstream.url, dir, callTimeoutMs: 300 });
+    const short = await startProxy({ upstream: upstream.url, dir, callTimeoutMs: 300, rolloutKeys: 'off' });
     try {
       const slow = await post(`${short.baseUrlFor('ro-err')}/chat/completions`, { messages: [{ role: 'user', content: 'slow' }] });
       expect(slow.status).toBe(504);
@@ -125,7 +125,7 @@ describe('recording proxy', () => {
     await new Promise<void>((ok) => dead.listen(0, '127.0.0.1', ok));
     const port = (dead.address() as AddressInfo).port;
     await new Promise<void>((ok) => dead.close(() => ok()));
-    const p2 = await startProxy({ upstream: `http://127.0.0.1:${port}/v1`, dir, callTimeoutMs: 2000 });
+    const p2 = await startProxy({ upstream: `http://127.0.0.1:${port}/v1`, dir, callTimeoutMs: 2000, rolloutKeys: 'off' });
     try {
       const r = await post(`${p2.baseUrlFor('ro-dead')}/chat/completions`, { messages: [] });
       expect(r.status).toBe(502);
@@ -154,7 +154,7 @@ describe('recording proxy', () => {
 describe('a SIGKILLed proxy', () => {
   it('leaves every call that completed readable', async () => {
     const killDir = mkdtempSync(path.join(os.tmpdir(), 'grove-proxy-kill-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'proxy', 'serve', '--upstream', upstream.url, '--port', '0', '--dir', killDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'proxy', 'serve', '--upstream', upstream.url, '--port', '0', '--dir', killDir, '--rollout-keys', 'off'], { stdio: ['ignore', 'ignore', 'pipe'] });
     try {
       const url = await new Promise<string>((ok, fail) => {
         let err = '';

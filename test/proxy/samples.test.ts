@@ -120,14 +120,32 @@ describe('SSE assembly', () => {
 });
 
 describe('rollout resolution', () => {
-  it('finds the rollout by path prefix, header or per-rollout key, and refuses calls without one', () => {
+  it('keys off: finds the rollout by path prefix, header or per-rollout key, and refuses calls without one', () => {
     const keys = new RolloutKeys();
     const key = keys.issue('ep-7');
-    expect(resolveCall('/r/ep-1/v1/chat/completions', {}, keys)).toEqual({ rollout: 'ep-1', source: 'path', endpoint: '/chat/completions' });
-    expect(resolveCall('/v1/responses', { 'x-grove-rollout': 'ep-2' }, keys)).toEqual({ rollout: 'ep-2', source: 'header', endpoint: '/responses' });
-    expect(resolveCall('/v1/chat/completions', { authorization: `Bearer ${key}` }, keys)).toEqual({ rollout: 'ep-7', source: 'key', endpoint: '/chat/completions' });
-    expect(resolveCall('/v1/chat/completions', { authorization: 'Bearer sk-other' }, keys)).toMatchObject({ error: 'rollout_required' });
-    expect(resolveCall('/r/..%2F..%2Fetc/v1/chat/completions', {}, keys)).toMatchObject({ error: 'invalid_rollout' });
-    expect(resolveCall('/other', {}, keys)).toMatchObject({ error: 'not_found' });
+    expect(resolveCall('/r/ep-1/v1/chat/completions', {}, keys, 'off')).toEqual({ rollout: 'ep-1', source: 'path', endpoint: '/chat/completions', keyed: false });
+    expect(resolveCall('/v1/responses', { 'x-grove-rollout': 'ep-2' }, keys, 'off')).toEqual({ rollout: 'ep-2', source: 'header', endpoint: '/responses', keyed: false });
+    expect(resolveCall('/v1/chat/completions', { authorization: `Bearer ${key}` }, keys, 'off')).toEqual({ rollout: 'ep-7', source: 'key', endpoint: '/chat/completions', keyed: true });
+    expect(resolveCall('/v1/chat/completions', { authorization: 'Bearer sk-other' }, keys, 'off')).toMatchObject({ error: 'rollout_required' });
+    expect(resolveCall('/r/..%2F..%2Fetc/v1/chat/completions', {}, keys, 'off')).toMatchObject({ error: 'invalid_rollout' });
+    expect(resolveCall('/r/%ZZ/v1/chat/completions', {}, keys, 'off')).toMatchObject({ error: 'invalid_path' });
+    expect(resolveCall('/other', {}, keys, 'off')).toMatchObject({ error: 'not_found' });
+    // A rollout with a key takes only that key, even with keys off.
+    expect(resolveCall('/r/ep-7/v1/chat/completions', {}, keys, 'off')).toMatchObject({ error: 'rollout_key_required' });
+    expect(resolveCall('/v1/chat/completions', { 'x-grove-rollout': 'ep-7' }, keys, 'off')).toMatchObject({ error: 'rollout_key_required' });
+  });
+
+  it('keys required (the default): only a rollout\'s own key records into it', () => {
+    const keys = new RolloutKeys();
+    const a = keys.issue('ro-a');
+    const b = keys.issue('ro-b');
+    expect(resolveCall('/r/ro-a/v1/chat/completions', { authorization: `Bearer ${a}` }, keys)).toEqual({ rollout: 'ro-a', source: 'path', endpoint: '/chat/completions', keyed: true });
+    expect(resolveCall('/v1/messages', { 'x-api-key': b }, keys)).toEqual({ rollout: 'ro-b', source: 'key', endpoint: '/messages', keyed: true });
+    expect(resolveCall('/r/ro-b/v1/chat/completions', { authorization: `Bearer ${a}` }, keys)).toMatchObject({ error: 'rollout_key_mismatch' });
+    expect(resolveCall('/v1/chat/completions', { 'x-api-key': a, 'x-grove-rollout': 'ro-b' }, keys)).toMatchObject({ error: 'rollout_key_mismatch' });
+    expect(resolveCall('/v1/chat/completions', { authorization: `Bearer ${a}`, 'x-api-key': b }, keys)).toMatchObject({ error: 'rollout_key_mismatch' });
+    expect(resolveCall('/r/ro-c/v1/chat/completions', {}, keys)).toMatchObject({ error: 'rollout_key_required' });
+    expect(resolveCall('/v1/chat/completions', { 'x-grove-rollout': 'ro-c', authorization: 'Bearer sk-x' }, keys)).toMatchObject({ error: 'rollout_key_required' });
+    expect(resolveCall('/v1/chat/completions', { authorization: 'Bearer gk-not-issued-by-this-proxy' }, keys)).toMatchObject({ error: 'invalid_rollout_key' });
   });
 });
