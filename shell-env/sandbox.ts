@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { GroveError } from '../protocol/errors.ts';
 import type { ShellCreateOptions, SandboxStatus } from '../protocol/sandbox.ts';
 import type { ApplyPatchResult, ExecRequest, ExecResult, JobInfo, ShellDetails } from '../protocol/shell.ts';
@@ -14,6 +15,7 @@ import { bwrapArgs } from './bwrap.ts';
 import type { CgroupRoot, SandboxCgroups } from './cgroups.ts';
 import { startEgressProxy, type EgressProxy } from './egress.ts';
 import { requestRunOptions, startExec, wrapperArgs, type ExecTarget, type RunOptions } from './exec.ts';
+import { writeSandboxFileStream } from './file-stream.ts';
 import { listFiles, readSandboxFile, writeSandboxFile } from './files.ts';
 import { JobTable } from './jobs.ts';
 import { openPty } from './pty.ts';
@@ -291,6 +293,10 @@ export class LocalShellSandbox implements ShellSandbox {
 
   writeFile(p: string, data: Buffer, mode?: string) {
     return writeSandboxFile(this.fileCtx(), p, data, mode);
+  }
+
+  writeFileStream(p: string, body: Readable, maxBytes: number, mode?: string) {
+    return writeSandboxFileStream(this.fileCtx(), p, body, maxBytes, mode);
   }
 
   readFile(p: string) {

@@ -15,6 +15,8 @@ export interface ShellSandbox extends Sandbox {
   /** The job's info; with waitMs > 0, once it finished or waitMs passed. */
   job(jobId: string, waitMs?: number): Promise<JobInfo>;
   writeFile(path: string, data: Buffer, mode?: string): Promise<{ path: string; size: number }>;
+  /** A large file as it arrives (file-stream.ts), bounded by maxBytes, not by a request body. Absent: writeFile(). */
+  writeFileStream?(path: string, body: Readable, maxBytes: number, mode?: string): Promise<{ path: string; size: number }>;
   readFile(path: string): Promise<{ path: string; data: Buffer }>;
   /** Where the files live elsewhere (a kubernetes worker): the file as a stream. Absent: readFile(). */
   openFile?(path: string): Promise<{ stream: Readable; size: number | null }>;
