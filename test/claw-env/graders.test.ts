@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ClawApp } from '../../claw-env/app.ts';
 import { grade } from '../../claw-env/graders/grade.ts';
-import { clawScore, passAtK, passHatK, robustness } from '../../claw-env/graders/score.ts';
+import { clawScore, passAtK, passHatK, passHatKClawEval, round, robustness } from '../../claw-env/graders/score.ts';
 import { runSteps } from '../../claw-env/scripted.ts';
 import { builtinTask } from '../../claw-env/tasks/index.ts';
 
@@ -30,7 +30,23 @@ describe('Claw-Eval scoring', () => {
     expect(passHatK(4, 2, 2)).toBe(0.1667); // C(2,2)/C(4,2)
     expect(passHatK(3, 3, 3)).toBe(1);
     expect(passHatK(3, 2, 3)).toBe(0);
-    expect(() => passAtK(2, 1, 3)).toThrow(/k ≤ n/);
+    // k > n is 0, not a throw (Claw-Eval's compute_pass_at_k); Claw-Eval's own pass^k is (c/n)^k.
+    expect(passAtK(2, 1, 3)).toBe(0);
+    expect(passHatK(2, 2, 3)).toBe(0);
+    expect(passHatKClawEval(4, 2, 2)).toBe(0.25);
+    expect(passHatKClawEval(3, 2, 3)).toBe(0.2963);
+    expect(passHatKClawEval(0, 0, 3)).toBe(0);
+  });
+
+  it('rounds as Python round(x, n): exact binary value, ties to even', () => {
+    expect(round(0.125, 2)).toBe(0.12);
+    expect(round(0.375, 2)).toBe(0.38);
+    expect(round(2.675, 2)).toBe(2.67);
+    expect(round(0.5, 0)).toBe(0);
+    expect(round(1.5, 0)).toBe(2);
+    expect(round(-0.125, 2)).toBe(-0.12);
+    expect(round(0.8 * 0.7 + 0.2 * 1, 4)).toBe(0.76);
+    expect(round(0.123456, 4)).toBe(0.1235);
   });
 });
 
