@@ -19,8 +19,16 @@ const agentOptions = { keepAlive: true, maxSockets: 1024, maxFreeSockets: 256 };
 const httpAgent = new http.Agent(agentOptions);
 const httpsAgent = new https.Agent(agentOptions);
 
-/** The upstream URL of an endpoint, or null when its path leaves the upstream's API prefix (`/v1/../admin`). */
+/** The upstream URL of an endpoint, or null when its path does not decode or could leave the upstream's API prefix:
+ * a `.` or `..` segment, plain or encoded (`%2e%2e`, `..%2f`, `..%5c`, which some servers decode before routing). */
 export function upstreamUrl(upstream: string, endpoint: string): URL | null {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(endpoint.split('?')[0]);
+  } catch {
+    return null;
+  }
+  if (decoded.split(/[\\/]/).some((seg) => seg === '.' || seg === '..')) return null;
   const prefix = upstream.replace(/\/+$/, '');
   let url: URL;
   try {
@@ -86,7 +94,7 @@ export async function forwardCall(ctx: ForwardContext, req: http.IncomingMessage
   const outBody = rewritten ? Buffer.from(JSON.stringify(sent)) : bodyBuf;
   const stream = isJson && (sent as { stream?: unknown } | null)?.stream === true;
   const base = upstreamUrl(opts.upstream, call.endpoint);
-  if (!base) return sendError(res, 400, 'invalid_path', `the path ${call.endpoint.slice(0, 100)} leaves the API prefix`);
+  if (!base) return sendError(res, 400, 'invalid_path', `the path ${call.endpoint.split('?')[0].slice(0, 100)} is not valid percent-encoding or leaves the API prefix`);
   const record: CallRecord = {
     v: 1,
     call_id: `call_${randomBytes(9).toString('base64url')}`,
