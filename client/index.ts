@@ -7,6 +7,7 @@ import type { BrowserCreateInput, CreateSandboxBody, SandboxInfo } from '../prot
 import type { z } from 'zod';
 import type { ShellCreateOptions } from '../protocol/sandbox.ts';
 import type { ApplyPatchResult, ExecInput, ExecResult, FileList, JobInfo } from '../protocol/shell.ts';
+import type { TaskList, TaskSummary } from '../protocol/episode.ts';
 import { SCREENSHOT_SPAN_HEADER } from '../protocol/headers.ts';
 import { parseAnswer } from './answer.ts';
 import { nodeFetch, type FetchLike, type HttpAnswer } from './http.ts';
@@ -175,6 +176,11 @@ export class GroveClient {
 
   async listSandboxes(): Promise<SandboxInfo[]> {
     return (await this.json<SandboxList>('GET', '/sandboxes')).sandboxes;
+  }
+
+  /** GET /tasks?suite=: the tasks a sandbox can be created with (`task: {suite, id}`), without their answers. */
+  async tasks(suite: string): Promise<TaskSummary[]> {
+    return (await this.json<TaskList>('GET', `/tasks?suite=${encodeURIComponent(suite)}`)).tasks;
   }
 
   getSandbox(id: string): Promise<SandboxInfo> {

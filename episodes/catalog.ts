@@ -46,6 +46,23 @@ export class TaskCatalog {
     return ['offline', ...this.files.keys()];
   }
 
+  /** The tasks of a suite, in file order (offline: the sites' tasks); 404 task_not_found for an unknown suite. */
+  async list(suite: string): Promise<Task[]> {
+    if (suite === 'offline') {
+      const sites = await this.startSites();
+      this.offline ??= new Map(loadOfflineTasks(sites.url).map((t) => [t.id, t]));
+      return [...this.offline.values()];
+    }
+    const file = this.files.get(suite);
+    if (!file) throw new GroveError('task_not_found', `No task suite "${suite}" on this server; known: ${this.suites().join(', ')} (task files are given with --task-files suite=path).`);
+    try {
+      return [...(await this.load(suite, file)).values()];
+    } catch (err) {
+      if (err instanceof GroveError) throw err;
+      throw new GroveError('task_not_found', `The task file of suite ${suite} cannot be loaded: ${(err as Error).message}`);
+    }
+  }
+
   async resolve(spec: TaskSpec): Promise<ResolvedTask> {
     if (!('question' in spec)) return this.resolveRef(spec.suite, spec.id);
     const task = this.inline(spec as z.output<typeof InlineTask>);

@@ -55,3 +55,30 @@ export const EvaluateResult = z.object({
   format_rewards: z.array(z.number()).nullable(),
 });
 export type EvaluateResult = z.infer<typeof EvaluateResult>;
+
+/** GET /tasks query: the suite whose tasks to list. */
+export const TaskListQuery = z.object({
+  suite: z.string().min(1).max(100).describe('`offline`, or a suite whose task file the server loaded (`--task-files suite=path`)'),
+});
+export type TaskListQuery = z.infer<typeof TaskListQuery>;
+
+/** One task of a suite as a client picks it: what the agent is told, never the reference answers or the judge's
+ * ground truth. Start one with `task: {suite, id}`. */
+export const TaskSummary = z.object({
+  id: z.string(),
+  suite: z.string(),
+  site: z.string(),
+  question: z.string(),
+  level: z.string().optional(),
+  /** Absent for offline tasks: their start page is made per sandbox (a fresh site session). */
+  start_url: z.string().optional(),
+});
+export type TaskSummary = z.infer<typeof TaskSummary>;
+
+export const TaskList = z.object({
+  suite: z.string(),
+  tasks: z.array(TaskSummary),
+  /** The suites a `{suite, id}` task reference may name on this server. */
+  suites: z.array(z.string()),
+});
+export type TaskList = z.infer<typeof TaskList>;

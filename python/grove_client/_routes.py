@@ -64,6 +64,7 @@ ROUTES: tuple[Route, ...] = (
     Route("evaluate", "POST", "/sandboxes/{id}/evaluate", body=("answer",),
           response=("reward", "judge_error", "verdict", "dropped", "termination", "steps", "task_id", "answer", "reward_rules",
                     "format_rewards")),
+    Route("listTasks", "GET", "/tasks", query=("suite",), response=("suite", "tasks", "suites"), name="tasks"),
     Route("listDownloads", "GET", "/sandboxes/{id}/downloads", response=("downloads",)),
     Route("getDownload", "GET", "/sandboxes/{id}/downloads/{download_id}"),
     # shell sandboxes

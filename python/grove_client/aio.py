@@ -112,6 +112,10 @@ class AsyncClient:
     async def evaluate(self, id: str, *, answer: str | None = None) -> dict:
         return await self._json("evaluate", {"id": id}, body=drop_none({"answer": answer}))
 
+    async def tasks(self, suite: str) -> list[dict]:
+        """GET /tasks?suite=: the tasks of a suite (see ``Client.tasks``)."""
+        return (await self._json("listTasks", query={"suite": suite}))["tasks"]
+
     async def list_downloads(self, id: str) -> list[dict]:
         return (await self._json("listDownloads", {"id": id}))["downloads"]
 

@@ -167,6 +167,12 @@ class Client:
         ``reward`` is None with ``judge_error`` when the judge failed (never a silent 0)."""
         return self._json("evaluate", {"id": id}, body=drop_none({"answer": answer}))
 
+    def tasks(self, suite: str) -> list[dict]:
+        """GET /tasks?suite=: the tasks a sandbox can be created with (``task={"suite": suite, "id": ...}``): id,
+        suite, site, question, level, start_url (not for offline tasks) — never the answers the judge reads.
+        An unknown suite raises GroveApiError 404 ``task_not_found``."""
+        return self._json("listTasks", query={"suite": suite})["tasks"]
+
     def list_downloads(self, id: str) -> list[dict]:
         return self._json("listDownloads", {"id": id})["downloads"]
 

@@ -4,29 +4,41 @@
 "id": "Recipes--0"}``, a task of a file the server loaded, or an inline task) and answers ``(obs, info)``;
 ``step(action | actions | model_text)`` answers ``(obs, reward, terminated, truncated, info)`` with
 ``terminated`` / ``truncated`` as Grove's episode loop defines them; when the episode ends the task's judge
-runs on the server (``POST /sandboxes/{id}/evaluate``) and its reward is the step's reward. A judge failure
-gives ``reward None`` with ``info["judge_error"]`` — never a silent 0. ``close()`` deletes the sandbox.
+runs on the server (``POST /sandboxes/{id}/evaluate``) and its reward (a float) is the step's reward. A judge
+failure gives ``reward None`` with ``info["judge_error"]`` — never a silent 0. Stepping an episode that has ended
+raises ``EpisodeEndedError`` (a ``RuntimeError``): call ``reset()``. ``close()`` deletes the sandbox.
 
-The class subclasses ``gymnasium.Env`` when gymnasium is importable and has the same API when it is not.
-``VectorBrowserEnv`` runs N of them concurrently (one thread each, one shared keep-alive client).
+A sandbox start that fails with a retryable error (``browser_start_timeout``, 503, on a loaded machine) is tried
+again by ``reset()`` with exponential backoff (``start_retries``).
+
+The class subclasses ``gymnasium.Env`` when gymnasium is importable and has the same API when it is not; with
+gymnasium it has ``observation_space`` / ``action_space`` (``grove_client/spaces.py``) and is registered as
+``grove/Browser-v0`` (nondeterministic: a web page is), so ``gymnasium.make`` and its env checker work.
+``VectorBrowserEnv`` runs N of them concurrently (one thread each, one shared keep-alive client), retrying each
+env's start on its own and resetting finished envs as gymnasium's vector API does.
 """
 
 from __future__ import annotations
 
+import random
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Sequence
 
 from ._core import screenshot_bytes
 from .client import DEFAULT_URL, Client
-from .errors import GroveApiError
+from .errors import EpisodeEndedError, GroveApiError
 from .images import to_array
 
 try:  # optional
     import gymnasium as _gym
 
+    from . import spaces as _spaces
+
     _Base: type = _gym.Env
 except ImportError:  # pragma: no cover - depends on the machine
     _gym = None
+    _spaces = None  # type: ignore[assignment]
     _Base = object
 
 HAVE_GYMNASIUM = _gym is not None
@@ -40,6 +52,8 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
     - ``max_steps``: steps after which ``truncated`` is true; ``reward_rules``: ``"grove"`` or ``"orchard-gui"``.
     - ``format``: the policy output format for text actions (``"qwen3vl"``, ``"orchard"``, ...).
     - ``screenshot``: ``"bytes"`` (default), ``"array"`` (numpy, H×W×3) or ``"none"`` in the observation.
+    - ``start_retries`` / ``start_backoff``: retries of a start that failed with a retryable error (503/429), the
+      first after ``start_backoff`` seconds, doubling, with jitter.
     """
 
     metadata = {"render_modes": ["rgb_array"]}
@@ -48,7 +62,9 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
                  sandbox: Mapping[str, Any] | None = None, max_steps: int | None = None, reward_rules: str = "grove",
                  max_consecutive_parse_failures: int = 3, format: str | None = None, screenshot: str = "bytes",
                  som: bool | None = None, client: Client | None = None, ready_timeout: float = 60,
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None, start_retries: int = 4, start_backoff: float = 1.0) -> None:
+        if screenshot not in ("bytes", "array", "none"):
+            raise ValueError(f'screenshot must be "bytes", "array" or "none", not {screenshot!r}')
         self.client = client or Client(base_url, api_key)
         self._own_client = client is None
         self.task = task
@@ -64,6 +80,13 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
         self._last_obs: dict | None = None
         self._ended = False
         self.last_evaluation: dict | None = None
+        self.start_retries = start_retries
+        self.start_backoff = start_backoff
+        if _spaces is not None:
+            vp = self.sandbox_options.get("viewport") or {}
+            self.observation_space = _spaces.observation_space(
+                screenshot, (vp.get("width", 1280), vp.get("height", 1000)), max_steps)
+            self.action_space = _spaces.action_space(format is not None)
 
     # --- gym API ----------------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None) -> tuple[dict, dict]:
@@ -76,24 +99,39 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
         if task is not None:
             body["task"] = task
         body["episode"] = {k: v for k, v in {**self.episode, **options.get("episode", {})}.items() if v is not None}
-        info = self.client.create_sandbox("browser", **body)
-        self.sandbox_id = info["sandbox_id"]
-        try:
-            info = self.client.wait_ready(self.sandbox_id, self.ready_timeout)
-            raw = self.client.observation(self.sandbox_id, screenshot=self._wire(), som=self.som)
-        except BaseException:
-            self._delete()
-            raise
+        info, raw = self._start(body)
         self._ended = False
         self.last_evaluation = None
         obs = self._obs(raw)
         return obs, {"sandbox_id": self.sandbox_id, "labels": info.get("labels", {}), "task": task}
 
+    def _start(self, body: dict) -> tuple[dict, dict]:
+        """Creates the sandbox and reads its first observation; a retryable failure (503/429: the browser could not
+        start in time, no capacity) is tried again after a backoff."""
+        attempt = 0
+        while True:
+            try:
+                info = self.client.create_sandbox("browser", **body)
+                self.sandbox_id = info["sandbox_id"]
+                info = self.client.wait_ready(self.sandbox_id, self.ready_timeout)
+                raw = self.client.observation(self.sandbox_id, screenshot=self._wire(), som=self.som)
+                return info, raw
+            except GroveApiError as e:
+                self._delete()
+                if not e.retryable or attempt >= self.start_retries:
+                    raise
+                delay = e.retry_after if e.retry_after is not None else self.start_backoff * 2**attempt
+                time.sleep(min(delay, 30.0) * (0.5 + random.random() / 2))
+                attempt += 1
+            except BaseException:
+                self._delete()
+                raise
+
     def step(self, action: Any) -> tuple[dict, Any, bool, bool, dict]:
         if self.sandbox_id is None:
             raise RuntimeError("call reset() first")
         if self._ended:
-            raise RuntimeError("the episode has ended (terminated or truncated): call reset()")
+            raise EpisodeEndedError("the episode has ended (terminated or truncated): call reset()")
         kw: dict[str, Any] = {"screenshot": self._wire(), "som": self.som}
         if isinstance(action, str):
             if not self.format:
@@ -115,7 +153,7 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
         if terminated or truncated:
             self._ended = True
             ev = self.evaluate()
-            reward = ev["reward"]
+            reward = None if ev["reward"] is None else float(ev["reward"])
             info.update(evaluation=ev, judge_error=ev["judge_error"], dropped=ev["dropped"],
                         termination=ev["termination"])
         return self._obs(r["observation"]), reward, terminated, truncated, info
@@ -147,10 +185,15 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
         obs = {
             "url": raw["url"], "title": raw["title"], "tabs": raw["tabs"], "step": raw["step"],
             "last_action_error": raw.get("last_action_error"), "som": raw.get("som"),
-            "accessibility": raw.get("accessibility"),
+            "accessibility": raw.get("accessibility"), "scroll": raw.get("scroll"), "focused": raw.get("focused"),
             "screenshot": (to_array(shot) if self.screenshot_mode == "array" and shot else shot),
             "screenshot_meta": {k: v for k, v in (raw.get("screenshot") or {}).items() if k not in ("bytes", "base64")},
         }
+        arr = obs["screenshot"]
+        if _spaces is not None and self.screenshot_mode == "array" and arr is not None and \
+                self.observation_space["screenshot"].shape != arr.shape:
+            # the size the server captures at (a resize option) is known from the first screenshot
+            self.observation_space = _spaces.observation_space("array", (arr.shape[1], arr.shape[0]), self.episode["max_steps"])
         self._last_obs = obs
         return obs
 
@@ -171,25 +214,96 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
 
 class VectorBrowserEnv:
     """N ``BrowserEnv`` run concurrently: ``reset(options=[...])`` and ``step(actions)`` take and answer one
-    entry per env (lists), each env stepping in its own thread over one shared keep-alive client. An env whose
-    episode ended is reset with its next ``options`` entry by ``reset_done(options)``."""
+    entry per env (lists), each env stepping in its own thread over one shared keep-alive client.
 
-    def __init__(self, num_envs: int, base_url: str = DEFAULT_URL, api_key: str | None = None, **env_kwargs: Any) -> None:
+    - Each env's start is retried on its own (``start_retries`` with backoff, as ``BrowserEnv``): one slow start
+      delays that env, never fails the others. ``reset`` raises only when an env still cannot start.
+    - Finished envs are reset as gymnasium's vector API does. ``autoreset_mode="next_step"`` (gymnasium ≥ 1.0's
+      default): the step after an env's episode ended resets that env instead of stepping it (its action is
+      ignored) and answers the new episode's first observation with reward 0.0, ``terminated`` / ``truncated``
+      false and ``info["autoreset"]`` true. ``"same_step"``: the ending step resets the env at once, answers the
+      new episode's observation and keeps the ended one in ``info["final_obs"]`` / ``info["final_info"]``.
+      ``reset_options(i)`` gives the options of an automatic reset of env ``i`` (default: its last ones).
+    - An env whose sandbox is lost mid-episode (a ``GroveApiError`` from its step: expired, worker gone) ends its
+      episode as truncated with ``info["env_error"]`` (code, message) and ``info["dropped"]`` true, reward 0.0,
+      and is reset like any finished env; an automatic reset that still fails after its retries answers
+      ``obs None``, truncated, with ``info["env_error"]``, and is tried again at the next step.
+    """
+
+    def __init__(self, num_envs: int, base_url: str = DEFAULT_URL, api_key: str | None = None, *,
+                 autoreset_mode: str = "next_step", reset_options: Any = None, **env_kwargs: Any) -> None:
+        if autoreset_mode not in ("next_step", "same_step"):
+            raise ValueError(f'autoreset_mode must be "next_step" or "same_step", not {autoreset_mode!r}')
         self.client = Client(base_url, api_key)
         self.envs = [BrowserEnv(client=self.client, **env_kwargs) for _ in range(num_envs)]
         self.num_envs = num_envs
+        self.autoreset_mode = autoreset_mode
+        self.reset_options = reset_options
+        self._options: list[Mapping[str, Any] | None] = [None] * num_envs
+        self._pending_reset = [False] * num_envs
         self._pool = ThreadPoolExecutor(max_workers=num_envs, thread_name_prefix="grove-env")
+        if _spaces is not None and self.envs:
+            self.single_observation_space = self.envs[0].observation_space
+            self.single_action_space = self.envs[0].action_space
+
+    def _run(self, fn) -> list:
+        """fn(i) for every env at once; every call finishes before the first error (if any) is raised."""
+        futures = [self._pool.submit(fn, i) for i in range(self.num_envs)]
+        out, first = [], None
+        for f in futures:
+            try:
+                out.append(f.result())
+            except BaseException as e:  # noqa: BLE001 - raised below, after all envs are done
+                out.append(None)
+                first = first or e
+        if first is not None:
+            raise first
+        return out
 
     def reset(self, *, seed: int | None = None, options: Sequence[Mapping[str, Any] | None] | None = None) -> tuple[list, list]:
         opts = list(options) if options is not None else [None] * self.num_envs
-        out = list(self._pool.map(lambda ie: ie[1].reset(seed=None if seed is None else seed + ie[0], options=opts[ie[0]]),
-                                  enumerate(self.envs)))
+        if len(opts) != self.num_envs:
+            raise ValueError(f"{len(opts)} options for {self.num_envs} envs")
+        self._options = opts
+        self._pending_reset = [False] * self.num_envs
+        out = self._run(lambda i: self.envs[i].reset(seed=None if seed is None else seed + i, options=opts[i]))
         return [o for o, _ in out], [i for _, i in out]
+
+    def _auto_options(self, i: int) -> Mapping[str, Any] | None:
+        return self.reset_options(i) if callable(self.reset_options) else self._options[i]
+
+    def _autoreset(self, i: int) -> tuple[Any, dict]:
+        try:
+            obs, info = self.envs[i].reset(options=self._auto_options(i))
+        except GroveApiError as e:
+            self._pending_reset[i] = True
+            return None, {"env_error": {"status": e.status, "code": e.code, "message": e.message}, "autoreset": True}
+        self._pending_reset[i] = False
+        return obs, {**info, "autoreset": True}
+
+    def _step_one(self, i: int, action: Any) -> tuple[Any, Any, bool, bool, dict]:
+        env = self.envs[i]
+        if self._pending_reset[i]:
+            obs, info = self._autoreset(i)
+            return obs, 0.0, False, obs is None, info
+        try:
+            obs, reward, term, trunc, info = env.step(action)
+        except GroveApiError as e:
+            env._ended = True
+            obs, reward, term, trunc = env._last_obs, 0.0, False, True
+            info = {"env_error": {"status": e.status, "code": e.code, "message": e.message}, "dropped": True}
+        if not (term or trunc):
+            return obs, reward, term, trunc, info
+        if self.autoreset_mode == "next_step":
+            self._pending_reset[i] = True
+            return obs, reward, term, trunc, info
+        new_obs, new_info = self._autoreset(i)
+        return new_obs, reward, term, trunc, {**new_info, "final_obs": obs, "final_info": info}
 
     def step(self, actions: Sequence[Any]) -> tuple[list, list, list, list, list]:
         if len(actions) != self.num_envs:
             raise ValueError(f"{len(actions)} actions for {self.num_envs} envs")
-        out = list(self._pool.map(lambda ea: ea[0].step(ea[1]), zip(self.envs, actions)))
+        out = self._run(lambda i: self._step_one(i, actions[i]))
         return tuple(list(x) for x in zip(*out))  # type: ignore[return-value]
 
     def close(self) -> None:
@@ -203,3 +317,7 @@ class VectorBrowserEnv:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+if _gym is not None and "grove/Browser-v0" not in _gym.registry:
+    _gym.register("grove/Browser-v0", entry_point="grove_client.env:BrowserEnv", nondeterministic=True)

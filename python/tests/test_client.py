@@ -223,3 +223,36 @@ def test_reset_sandbox_starts_a_new_episode(client):
         assert info["steps"] == 0
         assert sb.step(wait, screenshot="none")["truncated"] is False
         assert sb.evaluate()["steps"] == 1
+
+
+def test_tasks_of_a_suite(client):
+    """GET /tasks?suite=: the ids a BrowserEnv can start, without the answers the judge reads."""
+    tasks = client.tasks("offline")
+    by_id = {t["id"]: t for t in tasks}
+    assert "Recipes--0" in by_id and by_id["Recipes--0"]["suite"] == "offline"
+    assert "Lemon Garlic Roast Chicken" in by_id["Recipes--0"]["question"]
+    assert all(set(t) <= {"id", "suite", "site", "question", "level", "start_url"} for t in tasks)
+    with pytest.raises(GroveApiError) as e:
+        client.tasks("nope")
+    assert (e.value.status, e.value.code) == (404, "task_not_found") and "known: offline" in e.value.message
+
+
+def test_creation_error_statuses_follow_the_servers_catalog():
+    """A creation failure reported in the sandbox info gets the HTTP status protocol/errors.ts gives its code:
+    browser_start_timeout is a 503 to retry (it was status 0)."""
+    import re
+    from pathlib import Path
+
+    from grove_client.errors import CREATION_ERROR_STATUS, SandboxFailedError
+
+    catalog = Path(__file__).resolve().parents[2].joinpath("protocol", "errors.ts").read_text()
+    statuses = dict((m[0], int(m[1])) for m in re.findall(r"^\s+(\w+): \{ status: (\d+),", catalog, re.M))
+    for code, status in CREATION_ERROR_STATUS.items():
+        assert statuses[code] == status, code
+    e = SandboxFailedError.of({"code": "browser_start_timeout", "message": "context creation ran out of time"})
+    assert (e.status, e.code, e.retryable) == (503, "browser_start_timeout", True)
+    assert isinstance(e, GroveApiError) and "503" in str(e)
+    assert not SandboxFailedError.of({"code": "start_url_failed", "message": "x"}).retryable
+    import pickle
+
+    assert pickle.loads(pickle.dumps(e)).status == 503

@@ -6,8 +6,13 @@ import re
 
 import pytest
 
-from grove_client import GroveApiError
+import threading
+import time
+
+from grove_client import Client, GroveApiError, RetryPolicy
 from grove_client.env import HAVE_GYMNASIUM, BrowserEnv, VectorBrowserEnv
+from grove_client.errors import EpisodeEndedError
+from grove_server import GroveServer
 
 TASK = {"suite": "offline", "id": "Recipes--0"}  # "How long does the Lemon Garlic Roast Chicken take ... in minutes?"
 DISH = "Lemon Garlic Roast Chicken"
@@ -67,7 +72,7 @@ def test_env_is_a_gymnasium_env_when_gymnasium_is_installed():
 def test_full_episode_reward_1_on_success(env, client):
     obs, reward, term, trunc, info = scripted_episode(env, lambda m: f"It takes {m} minutes in total.")
     assert (term, trunc) == (True, False)
-    assert reward == 1
+    assert reward == 1.0 and type(reward) is float
     ev = info["evaluation"]
     assert ev["verdict"]["judge"] == "rule:offline" and ev["verdict"]["outcome"] == "success"
     assert ev["judge_error"] is None and ev["termination"]["reason"] == "task_completed"
@@ -80,11 +85,12 @@ def test_full_episode_reward_1_on_success(env, client):
 
 def test_full_episode_reward_0_on_a_wrong_answer(env):
     obs, reward, term, trunc, info = scripted_episode(env, lambda m: f"It takes {int(m) + 7} minutes.")
-    assert term and reward == 0
+    assert term and reward == 0.0 and type(reward) is float  # the rule judge's 0 is a float reward, as gymnasium's
     assert info["evaluation"]["verdict"]["outcome"] == "failure"
     assert "does not name" in info["evaluation"]["verdict"]["reasoning"]
-    with pytest.raises(RuntimeError):
+    with pytest.raises(EpisodeEndedError, match="call reset"):
         env.step({"action": "wait", "ms": 10})  # the episode is over
+    assert issubclass(EpisodeEndedError, RuntimeError)
 
 
 def test_truncated_at_max_steps_and_reset_starts_a_fresh_episode(server):
@@ -160,3 +166,85 @@ def test_orchard_gui_rules_gate_a_judged_success_on_the_last_turns_format(server
             ev = info["evaluation"]
             assert ev["verdict"]["outcome"] == "success"  # the answer is right either way
             assert r == reward and ev["format_rewards"] == formats
+
+
+def test_vector_env_resets_finished_envs_on_the_next_step(server):
+    """gymnasium ≥ 1.0's next-step autoreset: the step after an env's episode ended starts its next episode
+    (the action is ignored, reward 0.0, not done, info["autoreset"]); the other env steps on."""
+    with VectorBrowserEnv(2, server.url, server.api_key, max_steps=5) as venv:
+        _, infos = venv.reset(options=[{"task": TASK}, {"task": {"suite": "offline", "id": "Shop--0"}}])
+        first = [i["sandbox_id"] for i in infos]
+        _, rewards, term, trunc, infos = venv.step([{"action": "answer", "text": "no idea"}, {"action": "wait", "ms": 10}])
+        assert term == [True, False] and trunc == [False, False] and rewards == [0.0, 0.0]
+        obs, rewards, term, trunc, infos = venv.step([{"action": "wait", "ms": 10}] * 2)
+        assert infos[0]["autoreset"] is True and infos[0]["task"] == TASK
+        assert infos[0]["sandbox_id"] != first[0] and obs[0]["step"] == 0
+        assert (rewards[0], term[0], trunc[0]) == (0.0, False, False)
+        assert "autoreset" not in infos[1] and obs[1]["step"] == 2 and venv.envs[1].sandbox_id == first[1]
+        assert venv.client.get_sandbox(first[0])["status"] == "closed"
+
+
+def test_vector_env_same_step_autoreset_keeps_the_final_observation(server):
+    with VectorBrowserEnv(2, server.url, server.api_key, max_steps=1, autoreset_mode="same_step",
+                          reset_options=lambda i: {"task": {"suite": "offline", "id": "Recipes--2"}}) as venv:
+        venv.reset(options=[{"task": TASK}] * 2)
+        obs, rewards, term, trunc, infos = venv.step([{"action": "wait", "ms": 10}] * 2)
+        assert trunc == [True, True] and rewards == [0.0, 0.0]
+        for o, i in zip(obs, infos):
+            assert o["step"] == 0 and i["final_obs"]["step"] == 1 and i["autoreset"] is True
+            assert i["task"]["id"] == "Recipes--2" and i["final_info"]["termination"]["reason"] == "max_steps_exhausted"
+
+
+def test_vector_env_an_env_whose_sandbox_is_lost_ends_alone(server):
+    with VectorBrowserEnv(2, server.url, server.api_key, max_steps=5) as venv:
+        venv.reset(options=[{"task": TASK}] * 2)
+        lost = venv.envs[0].sandbox_id
+        venv.client.delete_sandbox(lost)  # expired / deleted under the env
+        _, rewards, term, trunc, infos = venv.step([{"action": "wait", "ms": 10}] * 2)
+        assert (term, trunc) == ([False, False], [True, False])
+        assert infos[0]["env_error"]["code"] == "sandbox_closed" and infos[0]["dropped"] is True
+        obs, _, _, _, infos = venv.step([{"action": "wait", "ms": 10}] * 2)
+        assert infos[0]["autoreset"] is True and venv.envs[0].sandbox_id != lost and obs[1]["step"] == 2
+
+
+def test_a_start_refused_for_now_is_retried_with_backoff():
+    """A start refused with a retryable status (here a full server's 503 capacity_exhausted, with the transport's
+    own retries off) is tried again by reset() until a slot frees; a non-retryable error is raised at once."""
+    srv = GroveServer("--max-sandboxes", "1")
+    try:
+        with Client(srv.url, srv.api_key, retry=RetryPolicy(max_retries=0)) as c:
+            holder = c.create_sandbox("browser", start_url="about:blank")
+            threading.Timer(2.0, lambda: c.delete_sandbox(holder["sandbox_id"])).start()
+            env = BrowserEnv(client=c, task=TASK, start_backoff=0.5, start_retries=6)
+            t0 = time.monotonic()
+            obs, info = env.reset()
+            assert time.monotonic() - t0 > 1.0 and obs["step"] == 0 and info["sandbox_id"] != holder["sandbox_id"]
+            env.close()
+            with pytest.raises(GroveApiError) as e:
+                BrowserEnv(client=c, task={"suite": "offline", "id": "Nope--1"}, start_backoff=5).reset()
+            assert e.value.status == 404 and not e.value.retryable
+    finally:
+        srv.stop()
+
+
+@pytest.mark.skipif(not HAVE_GYMNASIUM, reason="gymnasium is not installed (pip install gymnasium)")
+@pytest.mark.parametrize("screenshot,fmt", [("array", None), ("bytes", "qwen3vl")])
+def test_gymnasium_check_env_passes(server, screenshot, fmt):
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    env = gymnasium.make("grove/Browser-v0", base_url=server.url, api_key=server.api_key, task=TASK, max_steps=5,
+                         screenshot=screenshot, format=fmt,
+                         sandbox={"viewport": {"width": 640, "height": 480}, "screenshot_format": "png"})  # PNG: numpy decodes it
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+        obs, _ = env.reset(seed=1)
+        assert obs in env.observation_space
+        if screenshot == "array":
+            assert obs["screenshot"].shape == (480, 640, 3) and env.observation_space["screenshot"].shape == (480, 640, 3)
+        action = env.action_space.sample()
+        assert action in env.action_space
+        obs, reward, term, trunc, _ = env.step(action)
+        assert obs in env.observation_space and isinstance(reward, float)
+    finally:
+        env.close()

@@ -1,6 +1,6 @@
 // Task-backed sandboxes: the reward of the sandbox's task from its judge (episodes/service.ts).
 import { SandboxIdParams } from '../../protocol/api.ts';
-import { EvaluateRequest, EvaluateResult } from '../../protocol/episode.ts';
+import { EvaluateRequest, EvaluateResult, TaskList, TaskListQuery, type TaskSummary } from '../../protocol/episode.ts';
 import { defineRoute } from '../route.ts';
 import { errorResponses } from './common.ts';
 
@@ -25,4 +25,35 @@ const evaluate = defineRoute({
   },
 });
 
-export const episodeRoutes = [evaluate];
+const listTasks = defineRoute({
+  id: 'listTasks',
+  method: 'GET',
+  url: '/tasks',
+  summary: 'The tasks of a suite',
+  description:
+    'The tasks a sandbox can be created with (`task: {suite, id}`): the offline sites\' tasks, or those of a task file the ' +
+    'server loaded (`--task-files suite=path`), in file order. Each gives what the agent is told (question, site, level, ' +
+    'start URL) and never the reference answers or ground truth the judge reads. An unknown suite answers 404 task_not_found.',
+  tags: ['sandboxes'],
+  query: TaskListQuery,
+  responses: { 200: { description: 'Tasks of the suite', schema: TaskList }, ...errorResponses(400, 401, 403, 404) },
+  async handler({ query, ctx }) {
+    const tasks = await ctx.episodes.catalog.list(query.suite);
+    return {
+      suite: query.suite,
+      tasks: tasks.map(
+        (t): TaskSummary => ({
+          id: t.id,
+          suite: t.suite,
+          site: t.site,
+          question: t.question,
+          ...(t.level !== undefined ? { level: t.level } : {}),
+          ...(t.start_url !== undefined && query.suite !== 'offline' ? { start_url: t.start_url } : {}),
+        }),
+      ),
+      suites: ctx.episodes.catalog.suites(),
+    } satisfies TaskList;
+  },
+});
+
+export const episodeRoutes = [evaluate, listTasks];

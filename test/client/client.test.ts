@@ -93,6 +93,26 @@ describe('GroveClient', () => {
   });
 });
 
+describe('GroveClient.tasks', () => {
+  it('lists a suite\'s tasks without their answers; an unknown suite is 404 task_not_found', async () => {
+    const { client } = await setup();
+    const tasks = await client.tasks('offline');
+    expect(tasks.length).toBeGreaterThan(10);
+    const t = tasks.find((x) => x.id === 'Recipes--0');
+    expect(t).toMatchObject({ id: 'Recipes--0', suite: 'offline' });
+    expect(t!.question).toMatch(/Lemon Garlic Roast Chicken/);
+    // what the judge reads stays on the server; an offline start page is made per sandbox
+    for (const x of tasks) expect(Object.keys(x).sort()).toEqual(expect.arrayContaining(['id', 'question', 'site', 'suite']));
+    for (const x of tasks) expect(x).not.toHaveProperty('extra');
+    for (const x of tasks) expect(x).not.toHaveProperty('reference');
+    for (const x of tasks) expect(x).not.toHaveProperty('start_url');
+    const err = await client.tasks('nope').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GroveApiError);
+    expect(err).toMatchObject({ status: 404, code: 'task_not_found' });
+    expect((err as Error).message).toMatch(/known: offline/);
+  });
+});
+
 describe('parseMultipart', () => {
   const enc = new TextEncoder();
   const join = (...xs: (string | Uint8Array)[]) => {
