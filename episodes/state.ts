@@ -3,7 +3,7 @@
 // Every step request counts as one step (a parse failure too), as every policy decision does in the loop.
 import type { EpisodeConfig } from '../protocol/episode.ts';
 import type { StepResult } from '../protocol/observation.ts';
-import type { Termination } from '../protocol/task.ts';
+import { agentTermination, type Termination } from '../protocol/task.ts';
 import type { ResolvedTask } from './catalog.ts';
 import { orchardTurnFormat } from './format-reward.ts';
 
@@ -59,7 +59,9 @@ export class EpisodeState {
     if (!ended) {
       if (result.done) {
         this.answer = result.answer;
-        this.termination = { reason: 'task_completed' };
+        // terminate(failure) is the agent giving up, not a completion.
+        const t = agentTermination(result.actions.map((a) => a.action));
+        this.termination = t.reason === 'task_completed' ? { reason: 'task_completed' } : t;
       } else if (this.consecutiveParseFailures >= this.config.max_consecutive_parse_failures) {
         this.termination = { reason: 'consecutive_parse_failures', detail: `${this.consecutiveParseFailures} unparseable outputs in a row` };
       } else if (this.config.max_steps !== undefined && this.steps >= this.config.max_steps) {

@@ -1,5 +1,6 @@
 // One normalised Task type for every suite, and the episode termination reasons.
 import { z } from 'zod';
+import type { Action } from './action.ts';
 
 export const Suite = z.enum(['webvoyager', 'online-mind2web', 'deepshop', 'swe-bench', 'claw', 'offline', 'orchard-gui']);
 export type Suite = z.infer<typeof Suite>;
@@ -27,6 +28,8 @@ export type Task = z.infer<typeof Task>;
 
 export const TERMINATION_REASONS = [
   'task_completed',
+  // The agent ended the episode declaring failure (`terminate` with status "failure"): not a completion.
+  'agent_gave_up',
   'max_steps_exhausted',
   'consecutive_parse_failures',
   'env_error',
@@ -40,6 +43,17 @@ export type TerminationReason = z.infer<typeof TerminationReason>;
 
 export const Termination = z.object({ reason: TerminationReason, detail: z.string().optional() });
 export type Termination = z.infer<typeof Termination>;
+
+/**
+ * How an episode the agent ended with a terminal action (answer / terminate) ends: `terminate` with status
+ * "failure" is the agent giving up (agent_gave_up), anything else completes the task (task_completed).
+ */
+export function agentTermination(actions: readonly Action[], step?: number): Termination {
+  const term = actions.find((a) => a.action === 'terminate');
+  if (!term || term.action !== 'terminate') return { reason: 'task_completed', detail: step === undefined ? 'a terminal action was executed' : `answer at step ${step}` };
+  const detail = `terminate${term.status ? ` (${term.status})` : ''}${term.reason ? `: ${term.reason}` : ''}`;
+  return { reason: term.status === 'failure' ? 'agent_gave_up' : 'task_completed', detail };
+}
 
 /**
  * A judge verdict. `judge_error` (the judge could not be asked: transport/API failure, unreadable input) is never a

@@ -4,6 +4,7 @@
 import { imageExtOf } from '../protocol/image.ts';
 import type { Observation, Screenshot, Tab } from '../protocol/observation.ts';
 import type { StepRecord } from '../protocol/recording.ts';
+import { agentTermination, type Termination } from '../protocol/task.ts';
 import type { EpisodeEndInfo, StepContext, StepHook } from '../sandbox/step-hook.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import type { Frame, InitialObservation } from './recorder.ts';
@@ -83,7 +84,7 @@ export class RecordingHook implements StepHook {
   private opening: Promise<EpisodeRecorderLike> | null = null;
   private starting: Promise<void> | null = null;
   private n = 0;
-  private terminal: { answer?: string } | null = null;
+  private terminal: { answer?: string; termination: Termination } | null = null;
   private ended = false;
 
   constructor(
@@ -117,13 +118,17 @@ export class RecordingHook implements StepHook {
   /** Numbered at once (callers may not wait); the recorder keeps its writes in order. */
   onStep(ctx: StepContext): Promise<void> {
     const step = ++this.n;
-    if (ctx.done) this.terminal = ctx.answer === undefined ? {} : { answer: ctx.answer };
+    if (ctx.done) {
+      // terminate(failure) is the agent giving up, not a completion.
+      const termination = agentTermination(ctx.actions.map((a) => a.action));
+      this.terminal = ctx.answer === undefined ? { termination } : { answer: ctx.answer, termination };
+    }
     if (!this.rec) return Promise.reject(new Error('step recorded before the recording was opened'));
     const { record, frame } = buildStepRecord(step, ctx);
     return this.rec.recordStep(record, frame).then(() => undefined);
   }
 
-  /** Finishes the recording (once); without an end given (a closed sandbox), a terminal step means task_completed. */
+  /** Finishes the recording (once); without an end given (a closed sandbox), a terminal step ends it (task_completed, or agent_gave_up for terminate(failure)). */
   async onEnd(end?: EpisodeEndInfo): Promise<void> {
     if (this.ended) return;
     this.ended = true;
@@ -134,7 +139,7 @@ export class RecordingHook implements StepHook {
     const t = this.terminal;
     await rec.finish(
       end ?? {
-        termination: t ? { reason: 'task_completed', detail: 'a terminal action was executed' } : { reason: 'aborted', detail: 'the sandbox was closed before a terminal action' },
+        termination: t ? t.termination : { reason: 'aborted', detail: 'the sandbox was closed before a terminal action' },
         ...(t?.answer === undefined ? {} : { answer: t.answer }),
       },
     );

@@ -3,7 +3,7 @@
 // (sandbox/step-hook.ts) — the recording among them (recording/step-hook.ts), the same hook a `record: true`
 // sandbox gets on the server — so the step record is built in one place.
 import type { Observation, StepResult } from '../protocol/observation.ts';
-import type { Termination, TerminationReason } from '../protocol/task.ts';
+import { agentTermination, type Termination, type TerminationReason } from '../protocol/task.ts';
 import { frameName } from '../recording/recorder.ts';
 import { frameOf, RecordingHook } from '../recording/step-hook.ts';
 import type { Logger } from '../sandbox/log.ts';
@@ -310,12 +310,8 @@ export async function runAttempt(
       if (crash && crash.type === 'crash') throw new EpisodeEnd('env_error', `browser crashed: ${crash.message}`, true);
       if (result?.done) {
         answer = result.answer;
-        const term = result.actions.map((x) => x.action).find((x) => x.action === 'terminate');
-        const detail =
-          term && term.action === 'terminate'
-            ? `terminate${term.status ? ` (${term.status})` : ''}${term.reason ? `: ${term.reason}` : ''}`
-            : `answer at step ${steps}`;
-        return end({ reason: 'task_completed', detail });
+        // terminate(failure) is the agent giving up, never a completion.
+        return end(agentTermination(result.actions.map((x) => x.action), steps));
       }
       if (consecutive >= maxParse) {
         return end({ reason: 'consecutive_parse_failures', detail: `${consecutive} in a row; last: ${parseError}` });

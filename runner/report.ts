@@ -84,6 +84,7 @@ export function latencyBuckets(ms: number[]): { label: string; count: number }[]
 
 const REASON_COLORS: Record<string, string> = {
   task_completed: '#5a9e6f',
+  agent_gave_up: '#b07050',
   max_steps_exhausted: '#d0a04a',
   consecutive_parse_failures: '#c0604a',
   generation_error: '#a04ac0',

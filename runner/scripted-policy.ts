@@ -1,8 +1,9 @@
 // A scripted policy for the offline sites: follows the task's plan (extra.plan) and turns every step into
 // the same coordinate actions a VLM would emit (click/type at CSS-px points, scroll, key, answer), finding
 // targets in the observation's Set-of-Mark list. It closes the sites' popups first, waits for late content
-// and scrolls (bounded) when a target is not on screen. Needs sandboxes created with `som: true`.
-import type { Action } from '../protocol/action.ts';
+// and scrolls (bounded) when a target is not on screen, and takes a plan step again when the page it acted on
+// hung or crashed and was reopened (the action's effect is then unknown). Needs sandboxes created with `som: true`.
+import { MAX_SCROLL_PX, type Action } from '../protocol/action.ts';
 import type { Observation, SomElement } from '../protocol/observation.ts';
 import type { Task } from '../protocol/task.ts';
 import { Plan, type PlanStep, type Target } from '../sites/spec.ts';
@@ -21,7 +22,14 @@ export interface ScriptedPolicyOptions {
   scrollPx?: number;
   /** Scroll-downs tried before going back to the top. */
   maxScrolls?: number;
+  /** Waits after the return to the top before giving up on a target (a loaded machine renders late). */
+  patience?: number;
+  /** Times one plan step is taken again after its page hung or crashed and was reopened. */
+  maxRedos?: number;
 }
+
+/** Errors after which the page was reopened on its last URL: what the action did is unknown. */
+const REOPENED = new Set(['page_unresponsive', 'page_crashed']);
 
 const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
 
@@ -61,18 +69,31 @@ export class ScriptedPolicy implements Policy {
   readonly name = 'scripted';
   private plan: PlanStep[] = [];
   private index = 0;
+  /** Observations in a row without the current target (reset when it is found). */
   private misses = 0;
+  /** Failed observations in a row (no SoM list). */
+  private blind = 0;
+  /** Scroll-downs done for the current target; stops early at the bottom of the page. */
+  private scrolls = 0;
+  private atTop = false;
   private dismissals = 0;
+  /** The plan step the last page action came from, while its effect is unconfirmed. */
+  private acted: number | null = null;
+  private redos = new Map<number, number>();
   private dismissTexts: string[];
   private readonly waitMs: number;
   private readonly scrollPx: number;
   private readonly maxScrolls: number;
+  private readonly patience: number;
+  private readonly maxRedos: number;
 
   constructor(private readonly opts: ScriptedPolicyOptions = {}) {
     this.dismissTexts = opts.dismissTexts ?? DEFAULT_DISMISS_TEXTS;
     this.waitMs = opts.waitMs ?? 600;
     this.scrollPx = opts.scrollPx ?? 600;
     this.maxScrolls = opts.maxScrolls ?? 5;
+    this.patience = opts.patience ?? 4;
+    this.maxRedos = opts.maxRedos ?? 3;
   }
 
   start(task: Task): void {
@@ -80,8 +101,11 @@ export class ScriptedPolicy implements Policy {
     if (!parsed.success) throw new Error(`ScriptedPolicy: task ${task.id} has no valid plan in extra.plan (${parsed.error.message})`);
     this.plan = parsed.data;
     this.index = 0;
-    this.misses = 0;
+    this.found();
+    this.blind = 0;
     this.dismissals = 0;
+    this.acted = null;
+    this.redos.clear();
     const extraDismiss = Array.isArray(task.extra?.dismiss) ? (task.extra.dismiss as unknown[]).map(String) : [];
     this.dismissTexts = [...(this.opts.dismissTexts ?? DEFAULT_DISMISS_TEXTS), ...extraDismiss];
   }
@@ -91,17 +115,52 @@ export class ScriptedPolicy implements Policy {
     return { done: this.index, total: this.plan.length };
   }
 
-  async next(obs: Observation, _ctx: PolicyStepContext): Promise<PolicyDecision> {
+  private found(): void {
+    this.misses = 0;
+    this.scrolls = 0;
+    this.atTop = false;
+  }
+
+  /** The step's target, for plan steps that act on an element. */
+  private targetOf(step: PlanStep | undefined): { target: Target; tags?: string[] } | undefined {
+    if (!step) return undefined;
+    if ('type' in step) return { target: step.type, tags: ['input', 'textarea'] };
+    if ('click' in step) return { target: step.click };
+    return undefined;
+  }
+
+  /**
+   * After a hang or crash the page was reopened on its last URL, so the last action may or may not have taken
+   * effect. When the next step's target is on screen it did; otherwise, when the acted-on step's target is back
+   * (or it had none: a key, a tab switch), that step is taken again, a bounded number of times.
+   */
+  private redoAfterReopen(obs: Observation, som: SomElement[]): void {
+    const from = this.acted;
+    if (from === null || !obs.last_action_error || !REOPENED.has(obs.last_action_error.code)) return;
+    const next = this.targetOf(this.plan[this.index]);
+    if (next && findTarget(som, next.target, next.tags)) return;
+    const prev = this.targetOf(this.plan[from]);
+    if (prev && !findTarget(som, prev.target, prev.tags)) return;
+    const n = (this.redos.get(from) ?? 0) + 1;
+    if (n > this.maxRedos) return;
+    this.redos.set(from, n);
+    this.index = from;
+    this.found();
+  }
+
+  async next(obs: Observation, ctx: PolicyStepContext): Promise<PolicyDecision> {
     const decide = (thought: string, action: Action): PolicyDecision => ({ output: outputText(thought, action, obs.viewport), actions: [action], thought });
     if (!obs.som) {
       // An observation that failed (e.g. SoM collection timed out on a busy machine) carries an error: wait
-      // and look again, within the same budget as a missing target. Without an error, SoM is simply off.
+      // and look again, a bounded number of times. Without an error, SoM is simply off.
       if (!obs.last_action_error) throw new Error('ScriptedPolicy needs observations with a Set-of-Mark list: create the sandbox with som: true');
-      this.misses += 1;
-      if (this.misses > 6 + this.maxScrolls) return decide('The page keeps failing to be observed; giving up.', { action: 'terminate', status: 'failure', reason: obs.last_action_error.message });
+      this.blind += 1;
+      if (this.blind > 6 + this.maxScrolls) return decide('The page keeps failing to be observed; giving up.', { action: 'terminate', status: 'failure', reason: obs.last_action_error.message });
       return decide(`The observation failed (${obs.last_action_error.code}); wait and look again.`, { action: 'wait', ms: this.waitMs * 2 });
     }
+    this.blind = 0;
     const som = obs.som;
+    this.redoAfterReopen(obs, som);
 
     // Popups first: a modal covers the page, so its targets are not in the SoM list anyway.
     const popup = som.find((e) => e.tag === 'button' && this.dismissTexts.some((d) => norm(d) === norm(e.text)));
@@ -112,6 +171,14 @@ export class ScriptedPolicy implements Policy {
     this.dismissals = 0;
 
     const step = this.plan[this.index];
+    // Page actions stay unconfirmed until the next observation comes back without a hang or crash.
+    const act = (thought: string, action: Action): PolicyDecision => {
+      this.acted = this.index;
+      this.index += 1;
+      this.found();
+      return decide(thought, action);
+    };
+    this.acted = null;
     if (!step) return decide('The plan is complete.', { action: 'terminate', status: 'success' });
 
     if ('answer' in step) {
@@ -122,46 +189,56 @@ export class ScriptedPolicy implements Policy {
       this.index += 1;
       return decide('Wait for the page.', { action: 'wait', ms: step.wait });
     }
-    if ('key' in step) {
-      this.index += 1;
-      return decide(`Press ${step.key}.`, { action: 'key', keys: step.key });
-    }
+    if ('key' in step) return act(`Press ${step.key}.`, { action: 'key', keys: step.key });
     if ('switch_tab' in step) {
-      this.index += 1;
       const to = step.switch_tab === 'last' ? Math.max(0, obs.tabs.length - 1) : step.switch_tab;
-      return decide(`Switch to tab ${to}.`, { action: 'switch_tab', index: to });
+      return act(`Switch to tab ${to}.`, { action: 'switch_tab', index: to });
     }
     if ('close_tab' in step) {
-      this.index += 1;
       const active = obs.tabs.find((t) => t.active)?.index;
-      return decide('Close this tab.', active === undefined ? { action: 'close_tab' } : { action: 'close_tab', index: active });
+      return act('Close this tab.', active === undefined ? { action: 'close_tab' } : { action: 'close_tab', index: active });
     }
 
     const isType = 'type' in step;
     const target = isType ? step.type : step.click;
     const el = findTarget(som, target, isType ? ['input', 'textarea'] : undefined);
     if (el) {
-      this.index += 1;
-      this.misses = 0;
       const p = centre(el);
       if (isType) {
         const t = step.type;
-        return decide(`Type "${t.value}" into "${el.text}" (label ${el.label}).`, {
+        return act(`Type "${t.value}" into "${el.text}" (label ${el.label}).`, {
           action: 'type', text: t.value, x: p.x, y: p.y, space: 'css_px', ...(t.clear ? { clear: true } : {}), ...(t.submit ? { submit: true } : {}),
         });
       }
-      return decide(`Click "${el.text}" (label ${el.label}).`, { action: 'click', x: p.x, y: p.y, space: 'css_px' });
+      return act(`Click "${el.text}" (label ${el.label}).`, { action: 'click', x: p.x, y: p.y, space: 'css_px' });
     }
+    return this.search(obs, ctx, `"${target.text}"`, decide);
+  }
 
-    // Not on screen: wait once for late content, then scroll down, then back to the top and wait, then give up.
+  /**
+   * The target is not on screen: wait twice for late content, scroll down (bounded, stopping at the bottom),
+   * go back to the top, then wait a bounded number of times (a loaded machine renders late), then give up.
+   */
+  private search(obs: Observation, ctx: PolicyStepContext, what: string, decide: (thought: string, a: Action) => PolicyDecision): PolicyDecision {
     this.misses += 1;
     const mid = { x: Math.round(obs.viewport.width / 2), y: Math.round(obs.viewport.height / 2) };
-    const what = `"${target.text}"`;
     const m = this.misses;
     if (m <= 2) return decide(`${what} is not visible yet; wait for the page to load.`, { action: 'wait', ms: this.waitMs * m * m });
-    if (m <= 2 + this.maxScrolls) return decide(`${what} is not visible; scroll down.`, { action: 'scroll', ...mid, space: 'css_px', dy: this.scrollPx });
-    if (m === 3 + this.maxScrolls) return decide(`${what} is not below; go back to the top.`, { action: 'scroll', ...mid, space: 'css_px', dy: -100_000 });
-    if (m === 4 + this.maxScrolls) return decide(`${what} is still missing; wait longer.`, { action: 'wait', ms: this.waitMs * 5 });
+    const last = ctx.lastActions?.[0];
+    // A scroll that moved nothing reached the bottom: no use scrolling further.
+    const atBottom = last?.action.action === 'scroll' && last.scrolled !== undefined && last.scrolled.dy === 0 && (last.action.dy ?? 0) > 0;
+    if (!this.atTop && this.scrolls < this.maxScrolls && !atBottom) {
+      this.scrolls += 1;
+      return decide(`${what} is not visible; scroll down.`, { action: 'scroll', ...mid, space: 'css_px', dy: this.scrollPx });
+    }
+    if (!this.atTop) {
+      this.atTop = true;
+      // The schema's own bound, far more than the bounded scroll-downs above moved.
+      return decide(`${what} is not below; go back to the top.`, { action: 'scroll', ...mid, space: 'css_px', dy: -MAX_SCROLL_PX });
+    }
+    // Decisions so far: two waits, the scroll-downs, the return to the top, then the waits counted here.
+    const waited = m - 4 - this.scrolls;
+    if (waited < this.patience) return decide(`${what} is still missing; wait longer.`, { action: 'wait', ms: this.waitMs * 5 });
     return decide(`Could not find ${what}; giving up.`, { action: 'terminate', status: 'failure', reason: `target ${what} not found at plan step ${this.index + 1}` });
   }
 }

@@ -1,6 +1,7 @@
 // ScriptedPolicy decisions on hand-built observations: popup first, target resolution, typing, tabs,
 // late content (wait, then bounded scrolling, then giving up).
 import { describe, expect, it } from 'vitest';
+import { Action, MAX_SCROLL_PX } from '../../protocol/action.ts';
 import type { Observation, SomElement } from '../../protocol/observation.ts';
 import type { Task } from '../../protocol/task.ts';
 import { ScriptedPolicy, findTarget } from '../../runner/scripted-policy.ts';
@@ -51,15 +52,62 @@ describe('ScriptedPolicy', () => {
     expect(p.progress).toEqual({ done: 3, total: 3 });
   });
 
-  it('waits, scrolls a bounded number of times, returns to the top, then gives up', async () => {
-    const p = new ScriptedPolicy({ maxScrolls: 2, waitMs: 100 });
+  it('waits, scrolls a bounded number of times, returns to the top within the schema bound, waits, then gives up', async () => {
+    const p = new ScriptedPolicy({ maxScrolls: 2, waitMs: 100, patience: 2 });
     p.start(task([{ click: { text: 'Next ›' } }, { answer: 'x' }]));
     const kinds: string[] = [];
-    for (let i = 0; i < 7; i++) {
-      const a = (await p.next(obs([el(0, 'a', 'Home')]), ctx)).actions![0];
+    for (let i = 0; i < 8; i++) {
+      const d = await p.next(obs([el(0, 'a', 'Home')]), ctx);
+      // Every action the policy emits is one the step endpoint accepts (the schema bounds scroll distances).
+      expect(Action.safeParse(d.actions![0]).success, JSON.stringify(d.actions)).toBe(true);
+      const a = d.actions![0];
       kinds.push(a.action === 'scroll' ? `scroll ${a.dy}` : a.action === 'wait' ? `wait ${a.ms}` : a.action);
     }
-    expect(kinds).toEqual(['wait 100', 'wait 400', 'scroll 600', 'scroll 600', 'scroll -100000', 'wait 500', 'terminate']);
+    expect(kinds).toEqual(['wait 100', 'wait 400', 'scroll 600', 'scroll 600', `scroll -${MAX_SCROLL_PX}`, 'wait 500', 'wait 500', 'terminate']);
+  });
+
+  it('stops scrolling down at the bottom of the page (a scroll that moved nothing)', async () => {
+    const p = new ScriptedPolicy({ maxScrolls: 5, waitMs: 100 });
+    p.start(task([{ click: { text: 'Next ›' } }, { answer: 'x' }]));
+    const page = obs([el(0, 'a', 'Home')]);
+    await p.next(page, ctx);
+    await p.next(page, ctx);
+    const down = (await p.next(page, ctx)).actions![0];
+    expect(down).toMatchObject({ action: 'scroll', dy: 600 });
+    const moved0 = [{ action: down, scrolled: { dx: 0, dy: 0 }, error: null, ms: 1 }];
+    expect((await p.next(page, { ...ctx, lastActions: moved0 })).actions![0]).toMatchObject({ action: 'scroll', dy: -MAX_SCROLL_PX });
+  });
+
+  it('finds a target that appears while it waits after the return to the top', async () => {
+    const p = new ScriptedPolicy({ maxScrolls: 1, waitMs: 100, patience: 3 });
+    p.start(task([{ click: { text: 'Late' } }, { answer: 'x' }]));
+    for (let i = 0; i < 5; i++) await p.next(obs([]), ctx); // wait, wait, scroll, top, wait
+    expect((await p.next(obs([el(1, 'button', 'Late')]), ctx)).actions![0]).toMatchObject({ action: 'click' });
+    expect((await p.next(obs([]), ctx)).actions![0]).toEqual({ action: 'answer', text: 'x' });
+  });
+
+  it('takes a plan step again after its page hung and was reopened, unless the next target shows it took effect', async () => {
+    const p = new ScriptedPolicy();
+    p.start(task([{ click: { text: 'Go' } }, { click: { text: 'Done' } }, { answer: 'ok' }]));
+    const hung = (som: SomElement[]): Observation => ({ ...obs(som), last_action_error: { code: 'page_unresponsive', message: 'The page stopped responding; it was reopened on its last URL.' } });
+    expect((await p.next(obs([el(0, 'button', 'Go')]), ctx)).actions![0]).toMatchObject({ action: 'click' });
+    // Reopened on the page with "Go": the click is taken again (not a wait for "Done", which never comes).
+    expect((await p.next(hung([el(0, 'button', 'Go', 10, 10)]), ctx)).actions![0]).toEqual({ action: 'click', x: 50, y: 20, space: 'css_px' });
+    expect(p.progress.done).toBe(1);
+    // Hung again, but "Done" is on screen: the click took effect; go on.
+    expect((await p.next(hung([el(1, 'button', 'Done', 200, 200)]), ctx)).actions![0]).toEqual({ action: 'click', x: 240, y: 210, space: 'css_px' });
+    expect((await p.next(obs([]), ctx)).actions![0]).toEqual({ action: 'answer', text: 'ok' });
+  });
+
+  it('takes a step again at most maxRedos times', async () => {
+    const p = new ScriptedPolicy({ maxRedos: 2 });
+    p.start(task([{ click: { text: 'Go' } }, { click: { text: 'Done' } }, { answer: 'ok' }]));
+    const hung: Observation = { ...obs([el(0, 'button', 'Go')]), last_action_error: { code: 'page_crashed', message: 'crashed' } };
+    const clicks: number[] = [];
+    await p.next(obs([el(0, 'button', 'Go')]), ctx);
+    for (let i = 0; i < 4; i++) clicks.push(p.progress.done, ((await p.next(hung, ctx)).actions![0].action === 'click' ? 1 : 0));
+    // Two redos (click again), then the missing "Done" is searched for as usual (a wait).
+    expect(clicks).toEqual([1, 1, 1, 1, 1, 0, 1, 0]);
   });
 
   it('finds a target after a miss and switches to the newest tab', async () => {
