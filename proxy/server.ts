@@ -54,11 +54,14 @@ export async function startProxy(opts: ProxyOptions & { host?: string; port?: nu
     if (!sameKey(given, opts.adminKey)) return proxyError(res, 'unauthorized', 'missing or wrong admin key');
     let parsed: Record<string, unknown> = {};
     if (body.length) {
+      let value: unknown;
       try {
-        parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+        value = JSON.parse(body.toString('utf8'));
       } catch {
         return proxyError(res, 'invalid_json', 'the body is not JSON');
       }
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) return proxyError(res, 'invalid_json', 'the body must be a JSON object');
+      parsed = value as Record<string, unknown>;
     }
     if (req.method === 'POST' && pathname === '/rollouts') {
       const id = typeof parsed.rollout_id === 'string' ? parsed.rollout_id : `ro_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
@@ -90,6 +93,11 @@ export async function startProxy(opts: ProxyOptions & { host?: string; port?: nu
       const reqUrl = req.url ?? '/';
       const pathname = reqUrl.split('?')[0];
       if (req.method === 'GET' && pathname === '/health') return json(res, 200, { ok: true });
+      // A declared length past the limit is refused before reading (the answer then reaches the client).
+      if (Number(req.headers['content-length']) > MAX_BODY) {
+        res.setHeader('connection', 'close');
+        return proxyError(res, 'body_too_large', `request bodies are limited to ${MAX_BODY} bytes`);
+      }
       const body = await readLimitedBody(req, MAX_BODY);
       if (body === null) return proxyError(res, 'body_too_large', `request bodies are limited to ${MAX_BODY} bytes`);
       if (pathname === '/rollouts' || pathname.startsWith('/rollouts/')) return admin(req, res, pathname, body);

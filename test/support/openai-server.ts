@@ -51,8 +51,11 @@ export async function startOpenAIServer(
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     } catch {
+      body = undefined;
+    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: 'invalid JSON body', type: 'invalid_request_error' } }));
+      res.end(JSON.stringify({ error: { message: 'the body must be a JSON object', type: 'invalid_request_error' } }));
       return;
     }
     const record: ChatRequestRecord = { headers: req.headers, body, api };
