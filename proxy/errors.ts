@@ -20,6 +20,8 @@ export const PROXY_ERRORS = {
   unauthorized: 401,
   admin_disabled: 403,
   invalid_json: 400,
+  /** A request the HTTP layer could not read (e.g. a bad Content-Length). */
+  invalid_request: 400,
   invalid_reward: 400,
   not_found: 404,
   body_too_large: 413,

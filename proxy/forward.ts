@@ -100,7 +100,7 @@ export async function forwardCall(ctx: ForwardContext, req: http.IncomingMessage
     call_id: `call_${randomBytes(9).toString('base64url')}`,
     rollout_id: call.rollout,
     rollout_source: call.source,
-    seq: ctx.store.nextSeq(call.rollout),
+    seq: await ctx.store.nextSeq(call.rollout),
     method: req.method ?? 'POST',
     endpoint: call.endpoint,
     started_at,
