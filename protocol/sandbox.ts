@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CoordinateSpace } from './action.ts';
 import { EpisodeConfig, TaskSpec } from './episode.ts';
 import { ImageFormat } from './observation.ts';
-import { ShellDetails } from './shell.ts';
+import { envName, processString, ShellDetails } from './shell.ts';
 import { ClawCreateOptions, ClawDetails } from './claw.ts';
 
 export const NetworkRules = z.strictObject({
@@ -119,8 +119,10 @@ export const ShellCreateOptions = z.strictObject({
   memory_mb: z.number().int().min(16).max(4 * 1024 * 1024).optional(),
   /** Live processes at most (pids cgroup and RLIMIT_NPROC). */
   max_processes: z.number().int().min(8).max(65_536).optional(),
+  /** Size in MiB of the sandbox's disk (/workspace, /tmp and /var/tmp together; default: the server's shellDiskMb). */
+  disk_mb: z.number().int().min(64).max(1024 * 1024).optional(),
   /** Environment variables every exec starts with (an exec's own `env` adds to them). */
-  env: z.record(z.string().min(1).max(256), z.string().max(65_536)).optional(),
+  env: z.record(envName, processString(65_536)).optional(),
   /** Pair with a Claw sandbox: its origin (only that host:port) is opened (network through the proxy), and
    * CLAW_ORIGIN / CLAW_TOKEN are set in the environment. */
   claw_sandbox: z.string().min(1).max(200).optional(),

@@ -6,6 +6,9 @@ import { z } from 'zod';
  * found by the route fuzzer as a 500). */
 export const processString = (max: number) => z.string().max(max).refine((s) => !s.includes('\0'), 'must not contain NUL bytes');
 
+/** An environment variable's name: a POSIX shell name (the environment is applied inside the sandbox by a shell). */
+export const envName = z.string().min(1).max(256).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'letters, digits and _, not starting with a digit');
+
 /** How a limit is enforced: a cgroup, a per-process rlimit, or not at all on this host. */
 export const LimitEnforcement = z.enum(['cgroup', 'rlimit', 'none']);
 
@@ -30,6 +33,9 @@ export const ShellDetails = z.object({
     max_processes: z.number().int(),
     enforced_by: z.object({ cpu: LimitEnforcement, memory: LimitEnforcement, processes: LimitEnforcement }),
   }),
+  /** Size of /workspace + /tmp + /var/tmp (one file system: filling it is ENOSPC inside, never the host's disk):
+   * `loop` an ext4 image, `tmpfs` memory-backed where loop devices are missing, null while starting. */
+  disk: z.object({ limit_mb: z.number().int(), enforced_by: z.enum(['loop', 'tmpfs']).nullable() }).optional(),
 });
 export type ShellDetails = z.infer<typeof ShellDetails>;
 
@@ -39,7 +45,7 @@ export const ExecRequest = z
     command: z.union([processString(1_000_000).min(1), z.array(processString(1_000_000)).min(1).max(10_000)]),
     /** Working directory inside the sandbox (absolute, or relative to the workspace). */
     cwd: processString(4096).min(1).optional(),
-    env: z.record(processString(256).min(1), processString(65_536)).optional(),
+    env: z.record(envName, processString(65_536)).optional(),
     /** Seconds; the whole process tree is killed when it passes and the exit code is 124. */
     timeout_s: z.number().positive().max(86_400).optional(),
     /** Bytes kept per stream (head and tail; the middle is replaced by a marker). */

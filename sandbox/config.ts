@@ -24,6 +24,16 @@ const GroveConfigSchema = z
     /** Per download: bytes at most (a larger file is deleted and reported as failed). */
     maxDownloadBytes: z.number().int().min(1).max(64 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
     maxSandboxes: z.number().int().min(1).max(10_000).default(32),
+    /** Admission control (sandbox/admission.ts): browser sandboxes started at once; more wait in a queue. */
+    maxStarting: z.number().int().min(1).max(1024).default(4),
+    /** Creates waiting for a start slot at most; beyond it 503 overloaded. */
+    startQueue: z.number().int().min(0).max(10_000).default(32),
+    /** Refuse browser creates (503 overloaded) while the event loop runs this late (ms, p90 over 30 s; 0: never). */
+    overloadLoopLagMs: z.number().int().min(0).max(600_000).default(500),
+    /** ... while screenshot captures take this long (ms, p90 over 30 s; 0: never). */
+    overloadCaptureMs: z.number().int().min(0).max(600_000).default(2500),
+    /** ... while steps use this share of their deadline (p90 over 30 s; 0: never). */
+    overloadStepShare: z.number().min(0).max(1).default(0.5),
     defaultTtlSeconds: z.number().int().min(1).max(7 * 86400).default(3600),
     idleTimeoutSeconds: z.number().int().min(1).max(86400).default(600),
     reaperIntervalMs: z.number().int().min(10).max(3_600_000).default(5000),
@@ -47,6 +57,8 @@ const GroveConfigSchema = z
     shellCpu: z.number().min(0.05).max(256).default(1),
     shellMemoryMb: z.number().int().min(16).max(4 * 1024 * 1024).default(2048),
     shellMaxProcesses: z.number().int().min(8).max(65_536).default(256),
+    /** Disk of a shell sandbox (/workspace + /tmp + /var/tmp, a sparse image: costs only what is used), MiB. */
+    shellDiskMb: z.number().int().min(64).max(1024 * 1024).default(8192),
     /** Bytes kept per output stream of an exec unless the request asks for fewer or more. */
     shellMaxOutputBytes: z.number().int().min(64).max(64 * 1024 * 1024).default(1024 * 1024),
     /** Largest file a download answers / an upload writes. */

@@ -12,8 +12,9 @@ export function expiredEntries(entries: Iterable<Entry>, now: number, shared: bo
     if (e.closing || (shared && e.phase !== 'error')) continue;
     let reason: CloseReason | null = null;
     if (e.createdAt + e.ttlMs <= now) reason = 'expired_ttl';
-    // A step in progress counts as use: do not pull the sandbox from under it.
-    else if (e.lastUsedAt + e.idleMs <= now && statusOf(e) !== 'busy') reason = 'expired_idle';
+    // A step in progress counts as use: do not pull the sandbox from under it. Idle time counts from ready (a
+    // creation slower than the idle timeout, on a loaded host, is not idleness).
+    else if (e.lastUsedAt + e.idleMs <= now && statusOf(e) !== 'busy' && e.phase !== 'creating') reason = 'expired_idle';
     if (reason) out.push({ entry: e, reason });
   }
   return out;

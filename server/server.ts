@@ -115,6 +115,7 @@ export async function shellEnvironment(config: GroveConfig, log: Logger, opts: {
     maxOutputBytes: config.shellMaxOutputBytes,
     maxFileBytes: config.shellMaxFileBytes,
     execTimeoutMs: config.shellExecTimeoutS * 1000,
+    diskMb: config.shellDiskMb,
   };
   if (config.shellIsolation === 'pod') {
     if (!opts.worker && !config.unsafeShellIsolationPod) {

@@ -2,6 +2,9 @@
 // system directories (read-only), a private writable workspace and /tmp, /proc and /dev of its own, its own PID,
 // IPC, UTS and network namespaces. Every exec of the sandbox enters these namespaces (nsenter), so they share
 // the workspace, /tmp, processes and the network. Pure: builds arguments only.
+// The arguments reach bwrap through a pipe (`--args FD`, holderCommand): its command line, which the sandbox reads
+// as /proc/1/cmdline, names no host path. bwrap runs inside a user namespace of its own (identity-mapped, made by
+// the holder command) whose user.max_user_namespaces is 0: nothing in the sandbox can create a user namespace.
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 
@@ -15,6 +18,9 @@ export interface HolderSpec {
   /** Host directory mounted read-write at `workspace`. */
   hostWorkspace: string;
   workspace: string;
+  /** Host directories behind /tmp and /var/tmp (on the sandbox's size-capped disk). */
+  hostTmp: string;
+  hostVarTmp: string;
   /** Files bound read-only over the root (e.g. /etc/passwd with the sandbox user) or into /.grove. */
   files: Array<{ host: string; inside: string }>;
   /** Command the holder runs (it keeps the namespaces alive). */
@@ -35,8 +41,8 @@ export function bwrapArgs(spec: HolderSpec): string[] {
   }
   args.push(
     '--bind', spec.hostWorkspace, spec.workspace,
-    '--perms', '1777', '--tmpfs', '/tmp',
-    '--perms', '1777', '--tmpfs', '/var/tmp',
+    '--bind', spec.hostTmp, '/tmp',
+    '--bind', spec.hostVarTmp, '/var/tmp',
     '--dev', '/dev',
     '--proc', '/proc',
   );
@@ -57,3 +63,27 @@ export function bwrapArgs(spec: HolderSpec): string[] {
   );
   return args;
 }
+
+/**
+ * The holder's command line (host side, after the cgroup wrapper): a new user namespace (`unshare --user`); the
+ * shell prints `userns` and waits on stdin until the server has written the identity uid/gid maps, then execs a
+ * shell again (as uid 0 of the namespace, with its capabilities there) that sets the namespace's
+ * user.max_user_namespaces to 0 and execs bwrap. `args` is bwrapArgs(): its options reach bwrap through `argsFd`
+ * (holderPayload), only the command stays on its command line.
+ */
+export function holderCommand(args: string[], argsFd: number): string[] {
+  const command = args.slice(args.indexOf('--') + 1);
+  const inner = `echo 0 > /proc/sys/user/max_user_namespaces || exit 97; exec /usr/bin/bwrap --args ${argsFd} -- "$@" </dev/null`;
+  const outer = 'echo userns; read _ || exit 96; exec /bin/sh -c "$0" grove-holder "$@"';
+  return ['/usr/bin/unshare', '--user', '--', '/bin/sh', '-c', outer, inner, ...command];
+}
+
+/** The bytes for `--args`: bwrapArgs()' options, NUL-terminated. */
+export function holderPayload(args: string[]): Buffer {
+  const options = args.slice(0, args.indexOf('--'));
+  for (const a of options) if (a.includes('\0')) throw new Error('a bwrap argument contains a NUL byte');
+  return Buffer.from(options.map((a) => `${a}\0`).join(''));
+}
+
+/** uid_map / gid_map of the holder's user namespace: every id maps to itself. */
+export const IDENTITY_MAP = '0 0 4294967295\n';

@@ -2,6 +2,8 @@
 // freezer cgroup per exec so a timeout kills the whole process tree — a process cannot leave its cgroup without
 // write access to another one, so setsid/daemonised grandchildren are found too. Where no writable v1 hierarchy
 // exists, the caller falls back to rlimits and process groups and reports that in the sandbox info.
+// Every group lives under `grove/<instance>/`: one server's instance id scopes all its groups, so two servers on one
+// host never touch each other's (host-state.ts reaps the groups of dead instances).
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,7 +11,10 @@ import type { z } from 'zod';
 import type { LimitEnforcement } from '../protocol/shell.ts';
 
 type Controller = 'pids' | 'memory' | 'cpu' | 'freezer';
-const CONTROLLERS: Controller[] = ['pids', 'memory', 'cpu', 'freezer'];
+export const CONTROLLERS: Controller[] = ['pids', 'memory', 'cpu', 'freezer'];
+export const CGROUP_FS = '/sys/fs/cgroup';
+/** The top group all Grove servers share; each server's groups are under `grove/<instance id>`. */
+export const GROVE_GROUP = 'grove';
 
 export interface CgroupLimits {
   /** Cores (CFS quota), or null for none. */
@@ -22,15 +27,15 @@ export type Enforcement = { cpu: z.infer<typeof LimitEnforcement>; memory: z.inf
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** The writable v1 hierarchies under `root` (default /sys/fs/cgroup), or null when there are none. */
-export async function detectCgroups(root = '/sys/fs/cgroup', group = 'grove'): Promise<CgroupRoot | null> {
+/** The writable v1 hierarchies under `root`, with this instance's group made in each, or null when there are none. */
+export async function detectCgroups(instance: string, root = CGROUP_FS): Promise<CgroupRoot | null> {
   const found = new Map<Controller, string>();
   for (const c of CONTROLLERS) {
     const dir = path.join(root, c);
     if (!existsSync(path.join(dir, 'cgroup.procs'))) continue;
     try {
-      await mkdir(path.join(dir, group), { recursive: true });
-      found.set(c, path.join(dir, group));
+      await mkdir(path.join(dir, GROVE_GROUP, instance), { recursive: true });
+      found.set(c, path.join(dir, GROVE_GROUP, instance));
     } catch {
       // read-only or not ours: skip this controller
     }
@@ -46,13 +51,17 @@ export class CgroupRoot {
     return this.dirs.has(c);
   }
 
-  /** Creates the sandbox's cgroups and writes its limits. */
-  async create(sandboxId: string, limits: CgroupLimits): Promise<SandboxCgroups> {
+  /** This instance's own group in each hierarchy (removed at shutdown). */
+  instanceDirs(): string[] {
+    return [...this.dirs.values()];
+  }
+
+  /** Creates the sandbox's cgroups (`name` is unique within this instance) and writes its limits. */
+  async create(name: string, limits: CgroupLimits): Promise<SandboxCgroups> {
     const dirs = new Map<Controller, string>();
-    for (const [c, base] of this.dirs) dirs.set(c, path.join(base, sandboxId));
-    // Left over by a server that died: end what still runs there first.
-    if (existsSync(dirs.get('freezer') as string)) await new SandboxCgroups(dirs, { cpu: 'none', memory: 'none', processes: 'none' }).destroy();
-    for (const d of dirs.values()) await mkdir(d, { recursive: true });
+    for (const [c, base] of this.dirs) dirs.set(c, path.join(base, name));
+    // An existing group is never taken over (nor destroyed): names are unique within this instance.
+    for (const d of dirs.values()) await mkdir(d);
     const enforced: Enforcement = { cpu: 'none', memory: 'none', processes: 'none' };
     const pids = dirs.get('pids');
     if (pids) {
@@ -156,7 +165,45 @@ export class SandboxCgroups {
   /** Kills everything and removes the sandbox's cgroups. */
   async destroy(): Promise<void> {
     await this.kill();
-    for (const d of await this.allDirs(this.freezer)) if (d !== this.freezer) await rmdir(d).catch(() => {});
-    for (const d of this.dirs.values()) await rmdir(d).catch(() => {});
+    for (const dir of this.dirs.values()) for (const d of await cgroupTreePostOrder(dir)) await rmdir(d).catch(() => {});
   }
+}
+
+/** Every directory of a cgroup tree, children before their parent (the order rmdir needs). */
+export async function cgroupTreePostOrder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) if (e.isDirectory()) out.push(...(await cgroupTreePostOrder(path.join(dir, e.name))));
+  out.push(dir);
+  return out;
+}
+
+/** Freezes `freezerDir` (when given), SIGKILLs every process in each tree, thaws, and removes the trees. */
+export async function killAndRemoveTrees(dirs: string[], freezerDir: string | null, deadlineMs = 5000): Promise<void> {
+  if (freezerDir && existsSync(freezerDir)) await new SandboxCgroups(new Map([['freezer', freezerDir]]), { cpu: 'none', memory: 'none', processes: 'none' }).kill(undefined, deadlineMs);
+  for (const dir of dirs) {
+    for (const d of await cgroupTreePostOrder(dir)) {
+      const text = await readFile(path.join(d, 'cgroup.procs'), 'utf8').catch(() => '');
+      for (const pid of text.split('\n').filter(Boolean)) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
+  }
+  const end = Date.now() + deadlineMs;
+  for (const dir of dirs) {
+    for (const d of await cgroupTreePostOrder(dir)) {
+      // A killed process leaves its group a moment later: retry until the deadline.
+      while ((await rmdir(d).then(() => true, (e: NodeJS.ErrnoException) => e.code === 'ENOENT')) === false && Date.now() < end) await sleep(10);
+    }
+  }
+}
+
+/** Whether any process is in the tree. */
+export async function cgroupTreeBusy(dir: string): Promise<boolean> {
+  for (const d of await cgroupTreePostOrder(dir)) if ((await readFile(path.join(d, 'cgroup.procs'), 'utf8').catch(() => '')).trim()) return true;
+  return false;
 }

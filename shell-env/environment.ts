@@ -1,13 +1,21 @@
 // The shell environment: creates LocalShellSandboxes, hands out uids, maps `image` through the image table.
 // Needs root (namespaces, cgroups, switching to the sandbox uid) and bubblewrap; shellAvailability() says why not.
+// Each environment is an instance (host-state.ts) with its own id: its folders (<dataDir>/<instance>/...), cgroups
+// (grove/<instance>/...) and host-wide uid claims never meet another server's, even with the same data folder and
+// the same client-chosen sandbox ids. At start it removes what dead instances left; a watchdog does the same when
+// this server dies (watchdog.ts).
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ShellCreateOptions } from '../protocol/sandbox.ts';
 import type { EnvironmentFactory } from '../sandbox/local-backend.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { detectCgroups, type CgroupRoot } from './cgroups.ts';
+import { unmountUnder } from './disk.ts';
+import { checkEnv } from './exec.ts';
+import { claimUid, reapDeadInstances, registerInstance, releaseUid, removeInstance, STATE_DIR } from './host-state.ts';
+import { ShellWatchdog } from './watchdog.ts';
 import { LocalShellSandbox, type ShellLimits } from './sandbox.ts';
 import type { ShellSandbox } from './types.ts';
 
@@ -47,18 +55,23 @@ export async function createShellEnvironment(opts: ShellEnvironmentOptions): Pro
   const insideDir = fileURLToPath(new URL('./inside/', import.meta.url));
   const root = path.resolve(opts.dataDir);
   await mkdir(root, { recursive: true, mode: 0o711 });
-  const cgroupRoot: CgroupRoot | null = opts.cgroups === false ? null : await detectCgroups();
+  await reapDeadInstances({ log });
+  await reapDataRoot(root);
+  const instance = await registerInstance(root);
+  await mkdir(instance.dir, { mode: 0o711 });
+  const watchdog = ShellWatchdog.start(log);
+  const cgroupRoot: CgroupRoot | null = opts.cgroups === false ? null : await detectCgroups(instance.id);
   if (!cgroupRoot) log.warn({}, 'no writable cgroup v1 hierarchy: shell sandboxes fall back to rlimits (no memory/CPU limits)');
   const live = new Map<string, LocalShellSandbox>();
   const uids = new Set<number>();
   let created = 0;
 
-  // Servers on one machine start at different points of the range, so parallel servers rarely share a uid.
+  // Uids are claimed host-wide (host-state.ts); servers start at different points of the range.
   let next = Math.floor(Math.random() * UID_RANGE);
-  function takeUid(): number {
+  async function takeUid(): Promise<number> {
     for (let i = 0; i < UID_RANGE; i++) {
       const uid = opts.uidBase + ((next + i) % UID_RANGE);
-      if (!uids.has(uid)) {
+      if (!uids.has(uid) && (await claimUid(uid, instance.id))) {
         uids.add(uid);
         next = (next + i + 1) % UID_RANGE;
         return uid;
@@ -78,11 +91,12 @@ export async function createShellEnvironment(opts: ShellEnvironmentOptions): Pro
   return {
     cgroups: cgroupRoot !== null,
     async create(id: string, spec: ShellCreateOptions): Promise<ShellSandbox> {
-      const uid = takeUid();
-      const dir = path.join(root, id.replace(/[^A-Za-z0-9_.-]/g, '_'));
-      await rm(dir, { recursive: true, force: true });
-      await mkdir(dir, { recursive: true, mode: 0o711 });
+      checkEnv(spec.env);
+      const uid = await takeUid();
       created++;
+      // Unique within the instance (a number), short (the egress socket's path has at most 107 bytes).
+      const dir = path.join(instance.dir, `${created}-${id.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 24)}`);
+      await mkdir(dir, { mode: 0o711 });
       const sb = new LocalShellSandbox({
         id,
         spec,
@@ -97,6 +111,7 @@ export async function createShellEnvironment(opts: ShellEnvironmentOptions): Pro
         release: () => {
           uids.delete(uid);
           live.delete(id);
+          void releaseUid(uid, instance.id);
         },
       });
       live.set(id, sb);
@@ -104,9 +119,20 @@ export async function createShellEnvironment(opts: ShellEnvironmentOptions): Pro
     },
     async shutdown(): Promise<void> {
       await Promise.all([...live.values()].map((s) => s.close()));
+      await removeInstance(instance, { log });
+      watchdog.stop();
     },
     stats(): Record<string, number> {
       return { shell_sandboxes: live.size, shell_created_total: created };
     },
   };
+}
+
+/** Instance folders in `root` whose instance is gone (no marker: host-state.ts reaped it or it never got one). */
+async function reapDataRoot(root: string): Promise<void> {
+  for (const name of await readdir(root).catch(() => [])) {
+    if (!/^i[0-9a-f]{12}$/.test(name) || existsSync(path.join(STATE_DIR, 'instances', `${name}.json`))) continue;
+    await unmountUnder(path.join(root, name));
+    await rm(path.join(root, name), { recursive: true, force: true }).catch(() => {});
+  }
 }

@@ -1,9 +1,14 @@
 // One command in a sandbox: a small sh wrapper joins the sandbox's cgroups (and the exec's own freezer group),
-// sets rlimits and the stream layout, then execs nsenter into the holder's namespaces as the sandbox's uid. The
-// command itself is always an argv element, never spliced into shell text. A timeout freezes and kills the
-// exec's cgroup (every descendant, daemonised or not) and reports exit code 124.
+// sets rlimits and the stream layout, then execs nsenter into the holder's namespaces (its user namespace too) as
+// the sandbox's uid. The command itself is always an argv element, never spliced into shell text. A timeout
+// freezes and kills the exec's cgroup (every descendant, daemonised or not) and reports exit code 124.
+// Nothing the client sends reaches a process outside the sandbox: the host side (wrapper, nsenter; root, in the
+// host's mount namespace) runs with a fixed environment, and the command's environment is applied only inside,
+// after the namespace entry and the uid switch: a shell there reads it from a pipe (envScript) and execs the
+// command. Names and values are checked first (checkEnv).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
+import { GroveError } from '../protocol/errors.ts';
 import type { ExecRequest, ExecResult } from '../protocol/shell.ts';
 import type { SandboxCgroups } from './cgroups.ts';
 import { CappedOutput } from './output.ts';
@@ -15,6 +20,39 @@ const WRAPPER = [
   '[ "$merge" = 1 ] && exec 2>&1',
   '[ "$nproc" -gt 0 ] && ulimit -p "$nproc"',
   '[ "$cpus" -gt 0 ] && ulimit -t "$cpus"',
+  'exec "$@"',
+].join('\n');
+
+/** The environment of host-side processes (wrapper, nsenter, the holder): fixed, never the client's. */
+export const HOST_ENV: Record<string, string> = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+
+/** Environment names a command may be given: POSIX-shell names. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Refuses (400) an environment with a bad name or a NUL byte in a value. */
+export function checkEnv(env: Record<string, string> | undefined, where = 'env'): void {
+  for (const [k, v] of Object.entries(env ?? {})) {
+    if (k.length > 256 || !ENV_NAME.test(k)) throw new GroveError('invalid_request', `${where}: "${k.slice(0, 64)}" is not a valid environment variable name (letters, digits, _; not starting with a digit).`);
+    if (typeof v !== 'string' || v.includes('\0') || v.length > 65_536) throw new GroveError('invalid_request', `${where}.${k}: the value must be a string without NUL bytes, at most 65536 characters.`);
+  }
+}
+
+/** The environment as sh text sourced inside the sandbox: `export K='v'` lines (names checked, values quoted). */
+export function envScript(env: Record<string, string>): string {
+  checkEnv(env);
+  return Object.entries(env)
+    .map(([k, v]) => `export ${k}='${v.replace(/'/g, "'\\''")}'\n`)
+    .join('');
+}
+
+// Runs inside, as the sandbox's uid: $1 the fd with the environment, $2 the cwd, then the command.
+const INSIDE = [
+  'fd=$1; cwd=$2; shift 2',
+  // The fd is a socket (Node's extra stdio), which /proc/self/fd/N cannot open: cat reads it.
+  'vars=$(cat <&"$fd") || exit 125',
+  'eval "exec $fd<&-"',
+  'eval "$vars"; unset vars fd',
+  'cd -- "$cwd" || exit 1',
   'exec "$@"',
 ].join('\n');
 
@@ -86,26 +124,31 @@ export function wrapperArgs(files: string[], command: string[], opts: { merge?: 
 const NSENTER = '/usr/bin/nsenter';
 
 export async function startExec(target: ExecTarget, opts: RunOptions): Promise<RunningExec> {
+  const script = envScript(opts.env);
   const cg = target.cgroups;
   const group = cg ? await cg.newGroup() : null;
   const files = cg && group ? cg.procsFiles(group) : [];
   const cpuSeconds = Math.ceil(opts.timeoutMs / 1000) + 1;
-  // nsenter's --wd=DIR opens DIR before entering the mount namespace, so -w takes the holder's cwd (the
-  // workspace) and another cwd is entered by a tiny sh inside (the path stays an argv element).
-  const argv = opts.cwd === target.cwd ? opts.argv : ['/bin/sh', '-c', 'cd -- "$1" || exit 1; shift; exec "$@"', 'grove-cd', opts.cwd, ...opts.argv];
+  const extra = opts.extraFds ?? 0;
+  // The environment comes on the fd after the extra pipes; the shell inside closes it before the command runs.
+  const envFd = 3 + extra;
+  // nsenter's --wd=DIR opens DIR before entering the mount namespace, so -w takes the holder's cwd and the tiny
+  // sh inside enters the asked one (the path stays an argv element).
   const nsenter = [
-    NSENTER, '-t', String(target.holderPid), '-m', '-p', '-n', '-i', '-u', '-r', '-w',
-    '-S', String(target.uid), '-G', String(target.gid), '--', ...argv,
+    NSENTER, '-t', String(target.holderPid), '-U', '-m', '-p', '-n', '-i', '-u', '-r', '-w',
+    '-S', String(target.uid), '-G', String(target.gid), '--', '/bin/sh', '-c', INSIDE, 'grove-exec', String(envFd), opts.cwd, ...opts.argv,
   ];
   const args = wrapperArgs(files, nsenter, { merge: opts.mergeStderr, maxProcesses: target.maxProcesses, cpuSeconds });
-  const extra = opts.extraFds ?? 0;
   const child = spawn('/bin/sh', args, {
-    env: opts.env,
+    env: HOST_ENV,
     // Always a new session: no controlling terminal the sandbox could reach through /dev/tty (TIOCSTI), and
     // without cgroups the process group is what a timeout kills.
     detached: true,
-    stdio: [opts.stdin === undefined && !opts.interactive ? 'ignore' : 'pipe', 'pipe', opts.mergeStderr ? 'ignore' : 'pipe', ...Array<'pipe'>(extra).fill('pipe')],
+    stdio: [opts.stdin === undefined && !opts.interactive ? 'ignore' : 'pipe', 'pipe', opts.mergeStderr ? 'ignore' : 'pipe', ...Array<'pipe'>(extra + 1).fill('pipe')],
   });
+  const envPipe = child.stdio[envFd] as NodeJS.WritableStream | null;
+  envPipe?.on('error', () => {});
+  envPipe?.end(script);
   const started = performance.now();
   const out = new CappedOutput(opts.maxOutputBytes);
   const err = new CappedOutput(opts.maxOutputBytes);

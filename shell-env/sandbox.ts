@@ -1,9 +1,10 @@
 // A shell sandbox on the local machine: a bubblewrap holder process owns the namespaces (see bwrap.ts), every
 // exec enters them as the sandbox's own non-root uid (exec.ts), cgroups bound processes, memory and CPU
-// (cgroups.ts), and files move through the sandbox itself so they carry its permissions (files.ts).
+// (cgroups.ts), /workspace and /tmp sit on a size-capped disk of its own (disk.ts), and files move through the
+// sandbox itself so they carry its permissions (files.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { GroveError } from '../protocol/errors.ts';
@@ -11,10 +12,11 @@ import type { ShellCreateOptions, SandboxStatus } from '../protocol/sandbox.ts';
 import type { ApplyPatchResult, ExecRequest, ExecResult, JobInfo, ShellDetails } from '../protocol/shell.ts';
 import type { Logger } from '../sandbox/log.ts';
 import type { SandboxDetails } from '../sandbox/types.ts';
-import { bwrapArgs } from './bwrap.ts';
+import { bwrapArgs, holderCommand, holderPayload, IDENTITY_MAP } from './bwrap.ts';
 import type { CgroupRoot, SandboxCgroups } from './cgroups.ts';
+import { createDisk, unmountUnder, type SandboxDisk } from './disk.ts';
 import { startEgressProxy, type EgressProxy } from './egress.ts';
-import { requestRunOptions, startExec, wrapperArgs, type ExecTarget, type RunOptions } from './exec.ts';
+import { checkEnv, HOST_ENV, requestRunOptions, startExec, wrapperArgs, type ExecTarget, type RunOptions } from './exec.ts';
 import { writeSandboxFileStream } from './file-stream.ts';
 import { listFiles, readSandboxFile, writeSandboxFile } from './files.ts';
 import { JobTable } from './jobs.ts';
@@ -23,6 +25,7 @@ import type { PtyInit, PtySession, ShellSandbox } from './types.ts';
 
 export const WORKSPACE = '/workspace';
 const PROXY_PORT = 3128;
+const DEFAULT_DISK_MB = 8192;
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export interface ShellLimits {
@@ -32,6 +35,8 @@ export interface ShellLimits {
   maxOutputBytes: number;
   maxFileBytes: number;
   execTimeoutMs: number;
+  /** Size of /workspace + /tmp + /var/tmp, MiB (default DEFAULT_DISK_MB). */
+  diskMb?: number;
 }
 
 export interface ShellSandboxOptions {
@@ -64,6 +69,7 @@ export class LocalShellSandbox implements ShellSandbox {
   private target: ExecTarget | null = null;
   private cgroups: SandboxCgroups | null = null;
   private egress: EgressProxy | null = null;
+  private disk: SandboxDisk | null = null;
   private closing: Promise<void> | null = null;
   private readonly jobs = new JobTable();
   private readonly hostWorkspace: string;
@@ -71,7 +77,8 @@ export class LocalShellSandbox implements ShellSandbox {
   steps = 0;
 
   constructor(private readonly o: ShellSandboxOptions) {
-    this.hostWorkspace = path.join(o.dir, 'workspace');
+    // createDisk() mounts the sandbox's disk at <dir>/disk; the workspace is a folder on it.
+    this.hostWorkspace = path.join(o.dir, 'disk', 'workspace');
     this.readyP = this.start();
     this.readyP.catch(() => {});
   }
@@ -94,6 +101,7 @@ export class LocalShellSandbox implements ShellSandbox {
       cpu: s.cpu ?? this.o.limits.cpu,
       memoryMb: s.memory_mb ?? this.o.limits.memoryMb,
       maxProcesses: s.max_processes ?? this.o.limits.maxProcesses,
+      diskMb: s.disk_mb ?? this.o.limits.diskMb ?? DEFAULT_DISK_MB,
     };
   }
 
@@ -113,14 +121,15 @@ export class LocalShellSandbox implements ShellSandbox {
         max_processes: l.maxProcesses,
         enforced_by: { ...enforced, processes: enforced.processes === 'none' ? 'rlimit' : enforced.processes },
       },
+      disk: { limit_mb: l.diskMb, enforced_by: this.disk?.kind ?? null },
     };
     return { shell };
   }
 
   private async start(): Promise<void> {
     const { dir, uid, rootfs } = this.o;
-    await mkdir(this.hostWorkspace, { recursive: true, mode: 0o755 });
-    await chown(this.hostWorkspace, uid, uid);
+    const l = this.limits;
+    this.disk = await createDisk(dir, l.diskMb, uid);
     await mkdir(path.join(dir, 'net'), { recursive: true });
     // The sandbox user gets a name (prompts, `whoami`, tools that look themselves up).
     const etc = path.join(rootfs.path, 'etc');
@@ -130,7 +139,6 @@ export class LocalShellSandbox implements ShellSandbox {
     await writeFile(path.join(dir, 'group'), `${group}sandbox:x:${uid}:\n`);
     this.hasBash = await readFile(path.join(rootfs.path, 'usr/bin/bash')).then(() => true, () => false);
 
-    const l = this.limits;
     this.cgroups = this.o.cgroupRoot ? await this.o.cgroupRoot.create(path.basename(dir), { cpu: l.cpu, memoryMb: l.memoryMb, maxProcesses: l.maxProcesses }) : null;
     if (!this.o.spec.block_network) {
       this.egress = await startEgressProxy(path.join(dir, 'net', 'egress.sock'), this.o.spec.allow ?? [], this.o.log);
@@ -140,8 +148,10 @@ export class LocalShellSandbox implements ShellSandbox {
       : ['python3', '/.grove/forward.py', '/.grove/net/egress.sock', String(PROXY_PORT)];
     const args = bwrapArgs({
       rootfs: rootfs.path,
-      hostWorkspace: this.hostWorkspace,
+      hostWorkspace: this.disk.workspace,
       workspace: WORKSPACE,
+      hostTmp: this.disk.tmp,
+      hostVarTmp: this.disk.varTmp,
       files: [
         { host: path.join(dir, 'passwd'), inside: '/etc/passwd' },
         { host: path.join(dir, 'group'), inside: '/etc/group' },
@@ -154,11 +164,16 @@ export class LocalShellSandbox implements ShellSandbox {
     });
     const holderGroup = this.cgroups ? await this.cgroups.newGroup('h') : null;
     const files = this.cgroups && holderGroup ? this.cgroups.procsFiles(holderGroup) : [];
-    const holder = spawn('/bin/sh', wrapperArgs(files, ['/usr/bin/bwrap', ...args]), {
-      env: { PATH },
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    // fd 3: bwrap's info fd; fd 4: its arguments (--args), so its command line names no host path.
+    const holder = spawn('/bin/sh', wrapperArgs(files, holderCommand(args, 4)), {
+      env: HOST_ENV,
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
     this.holder = holder;
+    holder.stdin?.on('error', () => {});
+    const argsPipe = holder.stdio[4] as NodeJS.WritableStream;
+    argsPipe.on('error', () => {});
+    argsPipe.end(holderPayload(args));
     const pid1 = await this.waitHolder(holder);
     // bwrap's PID 1 stays at /; its child (the holder command) runs in the workspace: nsenter targets that one.
     const children = (await readFile(`/proc/${pid1}/task/${pid1}/children`, 'utf8').catch(() => '')).trim().split(/\s+/).filter(Boolean);
@@ -175,6 +190,7 @@ export class LocalShellSandbox implements ShellSandbox {
       let out = '';
       let err = '';
       let pid = 0;
+      let mapped = false;
       const timer = setTimeout(() => fail(`did not start within ${this.o.startTimeoutMs} ms`), this.o.startTimeoutMs);
       const fail = (why: string) => {
         clearTimeout(timer);
@@ -182,9 +198,17 @@ export class LocalShellSandbox implements ShellSandbox {
         reject(new GroveError('internal_error', `Shell sandbox ${this.o.id} failed to start: ${why}${err ? ` (${err.trim().slice(0, 500)})` : ''}`));
       };
       const check = () => {
+        if (!mapped && out.includes('userns')) {
+          mapped = true;
+          // The holder's user namespace exists: map every id to itself, then let it go on (holderCommand).
+          mapUserNamespace(holder).then(
+            () => holder.stdin?.end('go\n'),
+            (e: unknown) => fail(`could not map its user namespace: ${(e as Error).message}`),
+          );
+        }
         const m = /"child-pid"\s*:\s*(\d+)/.exec(info);
         if (m) pid = Number(m[1]);
-        if (pid && out.includes('ready')) {
+        if (pid && /\bready\b/.test(out)) {
           clearTimeout(timer);
           resolve(pid);
         }
@@ -332,9 +356,16 @@ export class LocalShellSandbox implements ShellSandbox {
       await this.cgroups?.destroy().catch((err: unknown) => this.o.log.warn({ err, sandbox_id: this.o.id }, 'cgroup cleanup failed'));
       this.holder?.kill('SIGKILL');
       await this.egress?.close().catch(() => {});
+      await unmountUnder(this.o.dir);
       await rm(this.o.dir, { recursive: true, force: true }).catch((err: unknown) => this.o.log.warn({ err, sandbox_id: this.o.id }, 'workspace cleanup failed'));
       this.phase = 'closed';
       this.o.release();
     })());
   }
+}
+
+async function mapUserNamespace(holder: ChildProcess): Promise<void> {
+  if (!holder.pid) throw new Error('the holder has no pid');
+  await writeFile(`/proc/${holder.pid}/uid_map`, IDENTITY_MAP);
+  await writeFile(`/proc/${holder.pid}/gid_map`, IDENTITY_MAP);
 }

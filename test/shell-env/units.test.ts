@@ -49,6 +49,8 @@ describe('bwrapArgs', () => {
       rootfs: '/',
       hostWorkspace: '/data/sb/workspace',
       workspace: '/workspace',
+      hostTmp: '/data/sb/disk/tmp',
+      hostVarTmp: '/data/sb/disk/var-tmp',
       files: [{ host: '/data/sb/passwd', inside: '/etc/passwd' }],
       command: ['sleep', 'infinity'],
       infoFd: 3,
@@ -58,8 +60,11 @@ describe('bwrapArgs', () => {
     expect(text).toContain('--bind /data/sb/workspace /workspace');
     expect(text).toContain('--ro-bind /data/sb/passwd /etc/passwd');
     for (const f of ['--unshare-pid', '--unshare-net', '--unshare-ipc', '--die-with-parent', '--cap-drop ALL', '--remount-ro /']) expect(text).toContain(f);
-    // Nothing writable from the host but the workspace; /root and /home are not there at all.
-    expect(args.filter((a) => a === '--bind')).toHaveLength(1);
+    // Nothing writable from the host but the workspace and the temporary folders (all on the sandbox's own disk);
+    // /root and /home are not there at all.
+    expect(text).toContain('--bind /data/sb/disk/tmp /tmp');
+    expect(text).toContain('--bind /data/sb/disk/var-tmp /var/tmp');
+    expect(args.filter((a) => a === '--bind')).toHaveLength(3);
     expect(text).not.toMatch(/ \/root | \/home /);
     expect(args.slice(-3)).toEqual(['--', 'sleep', 'infinity']);
   });
