@@ -1,6 +1,9 @@
 // The per-sandbox origin: one HTTP server on 127.0.0.1 (ephemeral port) per Claw sandbox, serving the apps'
 // tool API (/api/...) and the web UI, both behind the sandbox's token (Bearer header, X-Claw-Token, or the
 // cookie /login?token=... sets). A browser sandbox paired with it is opened to exactly this origin.
+// Hostile content (a seeded mail's `<script>`) is escaped in every page and no script runs on this origin (web/html.ts:
+// PAGE_CSP); the cookie is HttpOnly and SameSite=Strict, and a request it authenticates must come from this origin
+// (127.0.0.1 pages on other ports are same-site, so SameSite alone does not stop them); redirects stay on it.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual, createHash } from 'node:crypto';
@@ -8,7 +11,8 @@ import type { ClawApp } from './app.ts';
 import { inputJsonSchema } from './tool.ts';
 import { openAiTool } from './tools.ts';
 import { ALL_TOOLS } from './tools.ts';
-import { esc, page, type PageCtx, type Raw } from './web/html.ts';
+import { esc, page, PAGE_CSP, SECURITY_HEADERS, type PageCtx, type Raw } from './web/html.ts';
+import { sameOriginPath } from './web/redirect.ts';
 import { calendarEvent, calendarFreeBusy, calendarNew, calendarWeek } from './web/calendar.ts';
 import { mailCompose, mailList, mailMessage } from './web/mail.ts';
 import { contactPage, contactsPage, docPage, docsPage, todoPage } from './web/other.ts';
@@ -33,7 +37,12 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
 function cookie(req: http.IncomingMessage, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
+    if (k !== name) continue;
+    try {
+      return decodeURIComponent(v.join('='));
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }
@@ -65,20 +74,32 @@ function formArgs(toolName: string, form: URLSearchParams): Record<string, unkno
   return args;
 }
 
+/** Whether a browser request comes from `origin` itself (or from no page: typed, or not a browser). */
+function sameOriginRequest(req: http.IncomingMessage, origin: string): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
+  const from = req.headers.origin;
+  return from === undefined || from === origin;
+}
+
 export function startClawServer(app: ClawApp, token: string): Promise<ClawServer> {
   const expected = hash(token);
+  let origin = '';
+  const check = (given: unknown): boolean => typeof given === 'string' && timingSafeEqual(hash(given), expected);
   const authed = (req: http.IncomingMessage): boolean => {
     const auth = req.headers.authorization;
-    const given = (auth?.startsWith('Bearer ') ? auth.slice(7) : undefined) ?? (req.headers['x-claw-token'] as string | undefined) ?? cookie(req, 'claw_token');
-    return typeof given === 'string' && timingSafeEqual(hash(given), expected);
+    const header = (auth?.startsWith('Bearer ') ? auth.slice(7) : undefined) ?? req.headers['x-claw-token'];
+    if (header !== undefined) return check(header);
+    // The cookie is what a browser sends on its own: only for requests this origin's pages (or the user) made.
+    return check(cookie(req, 'claw_token')) && sameOriginRequest(req, origin);
   };
   const pageCtx = (): PageCtx => ({ user: app.state.user.email, now: iso(app.clock.now()), apps: app.apps });
   const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...SECURITY_HEADERS, ...headers });
     res.end(JSON.stringify(body));
   };
   const htmlOut = (res: http.ServerResponse, status: number, text: string, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...headers });
+    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': PAGE_CSP, ...SECURITY_HEADERS, ...headers });
     res.end(text);
   };
   const delay = (ms: number | undefined) => (ms ? new Promise((ok) => setTimeout(ok, ms)) : undefined);
@@ -89,7 +110,7 @@ export function startClawServer(app: ClawApp, token: string): Promise<ClawServer
     if (p === '/login' && req.method === 'GET') {
       const t = url.searchParams.get('token') ?? '';
       if (!timingSafeEqual(hash(t), expected)) return htmlOut(res, 401, page('Sign in failed', '', pageCtx(), { html: '<p>Wrong or missing token.</p>' } as Raw));
-      res.writeHead(303, { location: url.searchParams.get('next')?.startsWith('/') ? url.searchParams.get('next')! : '/', 'set-cookie': `claw_token=${encodeURIComponent(t)}; Path=/; HttpOnly; SameSite=Strict` });
+      res.writeHead(303, { location: sameOriginPath(url.searchParams.get('next'), origin), 'set-cookie': `claw_token=${encodeURIComponent(t)}; Path=/; HttpOnly; SameSite=Strict`, ...SECURITY_HEADERS });
       return void res.end();
     }
     if (!authed(req)) {
@@ -121,11 +142,11 @@ export function startClawServer(app: ClawApp, token: string): Promise<ClawServer
     const ui = /^\/ui\/call\/([\w-]+)$/.exec(p);
     if (ui && req.method === 'POST') {
       const form = new URLSearchParams(await readBody(req));
-      const back = form.get('_back') ?? '/';
+      const back = sameOriginPath(form.get('_back'), origin);
       const r = app.call(ui[1], formArgs(ui[1], form), 'web');
       await delay(r.delayMs);
       if (r.status === 200) {
-        res.writeHead(303, { location: back.startsWith('/') && !back.startsWith('//') ? back : '/' });
+        res.writeHead(303, { location: back, ...SECURITY_HEADERS });
         return void res.end();
       }
       const e = (r.body as { error: { message: string } }).error;
@@ -134,10 +155,15 @@ export function startClawServer(app: ClawApp, token: string): Promise<ClawServer
     if (req.method !== 'GET') return htmlOut(res, 405, page('Not allowed', '', pageCtx(), { html: '' } as Raw));
     let view: { title: string; body: Raw } | null = null;
     let active = p.split('/')[1] ?? '';
-    const seg = p.split('/').map(decodeURIComponent);
+    let seg: string[];
+    try {
+      seg = p.split('/').map(decodeURIComponent);
+    } catch {
+      throw new WebError(400, 'The URL could not be decoded.');
+    }
     if (p === '/') {
       active = '';
-      view = { title: 'Home', body: { html: `<ul>${app.apps.map((a) => `<li><a href="/${a}">${a}</a></li>`).join('')}</ul>` } as Raw };
+      view = { title: 'Home', body: { html: `<ul>${app.apps.map((a) => `<li><a href="/${esc(a)}">${esc(a)}</a></li>`).join('')}</ul>` } as Raw };
     } else if (p === '/mail' && app.apps.includes('mail')) view = mailList(app, url);
     else if (p === '/mail/compose' && app.apps.includes('mail')) view = mailCompose();
     else if (seg[1] === 'mail' && seg[2] === 'message' && seg[3] && app.apps.includes('mail')) view = mailMessage(app, seg[3]);
@@ -160,7 +186,7 @@ export function startClawServer(app: ClawApp, token: string): Promise<ClawServer
       if (err instanceof WebError) {
         const headers: Record<string, string> = err.retryAfter ? { 'retry-after': String(err.retryAfter) } : {};
         if ((req.url ?? '').startsWith('/api/')) return json(res, err.status, { error: { code: 'error', message: err.message } }, headers);
-        return htmlOut(res, err.status, page('Error', '', pageCtx(), { html: '<p><a href="javascript:history.back()">Back</a></p>' } as Raw, err.message), headers);
+        return htmlOut(res, err.status, page('Error', '', pageCtx(), { html: '<p><a href="/">Home</a></p>' } as Raw, err.message), headers);
       }
       json(res, 500, { error: { code: 'internal', message: 'Internal error.' } });
     });
@@ -170,8 +196,9 @@ export function startClawServer(app: ClawApp, token: string): Promise<ClawServer
     server.once('error', fail);
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as AddressInfo;
+      origin = `http://127.0.0.1:${port}`;
       ok({
-        origin: `http://127.0.0.1:${port}`,
+        origin,
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());

@@ -2,13 +2,21 @@
 import type { ClawApp } from '../app.ts';
 import { localDate } from '../time.ts';
 import { field, html, toolForm, type Raw } from './html.ts';
-import { read } from './read.ts';
+import { read, WebError } from './read.ts';
+
+/** A `YYYY-MM-DD` query parameter (a bad one is a 400, not a failed date computation). */
+function dateParam(url: URL, name: string, fallback: string): string {
+  const v = url.searchParams.get(name);
+  if (v === null || v === '') return fallback;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(v) || !Number.isFinite(Date.parse(`${v}T00:00:00Z`))) throw new WebError(400, `${name} must be a date (YYYY-MM-DD).`);
+  return v;
+}
 
 const addDays = (date: string, n: number) => new Date(Date.parse(`${date}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 export function calendarWeek(app: ClawApp, url: URL): { title: string; body: Raw } {
   const tz = app.state.user.timezone;
-  const start = url.searchParams.get('start') ?? localDate(app.clock.now(), tz);
+  const start = dateParam(url, 'start', localDate(app.clock.now(), tz));
   const r = read(app, 'calendar_list_events', { start: `${start}T00:00`, end: `${addDays(start, 7)}T00:00`, page_size: 100 });
   const me = app.state.user.email;
   return {
@@ -52,7 +60,7 @@ export function calendarNew(app: ClawApp): { title: string; body: Raw } {
 
 export function calendarFreeBusy(app: ClawApp, url: URL): { title: string; body: Raw } {
   const emails = url.searchParams.get('emails') ?? '';
-  const date = url.searchParams.get('date') ?? localDate(app.clock.now(), app.state.user.timezone);
+  const date = dateParam(url, 'date', localDate(app.clock.now(), app.state.user.timezone));
   let result: Raw = html``;
   if (emails) {
     const list = emails.split(',').map((s) => s.trim()).filter(Boolean);

@@ -1,6 +1,6 @@
 // Mail pages: folder list with search and pagination, a message with reply/forward/move/star/delete, compose.
 import type { ClawApp } from '../app.ts';
-import { field, html, raw, toolForm, type Raw } from './html.ts';
+import { field, html, toolForm, type Raw } from './html.ts';
 import { read } from './read.ts';
 
 export function mailList(app: ClawApp, url: URL): { title: string; body: Raw } {
@@ -29,14 +29,14 @@ export function mailMessage(app: ClawApp, id: string): { title: string; body: Ra
   return {
     title: m.subject || '(no subject)',
     body: html`<p><b>From:</b> ${m.from_name ? `${m.from_name} <${m.from}>` : m.from}<br><b>To:</b> ${m.to.join(', ')}${m.cc.length ? html`<br><b>Cc:</b> ${m.cc.join(', ')}` : ''}<br><b>Date:</b> ${m.date}<br><b>Folder:</b> ${m.folder} · <b>Labels:</b> ${m.labels.join(', ') || '—'}</p>
-<pre style="white-space:pre-wrap">${m.body}</pre>
+<pre class="pre">${m.body}</pre>
 ${m.attachments.length ? html`<p><b>Attachments:</b> ${m.attachments.map((a: any) => `${a.filename} (${a.size} bytes)`).join(', ')}</p>` : ''}
 ${m.folder === 'drafts'
   ? toolForm('mail_send_draft', '/mail?folder=sent', '', 'Send draft', { hidden: { 'a.draft_id': m.id } })
   : html`<fieldset><legend>Reply</legend>${toolForm('mail_reply', back, html`${field('Reply text', 'a.body', { textarea: true })}<label><input type="checkbox" name="a.reply_all" value="true"> Reply all</label>`, 'Send reply', { hidden: { 'a.message_id': m.id } })}</fieldset>
 <fieldset><legend>Forward</legend>${toolForm('mail_forward', back, html`${field('Forward to (comma-separated)', 'a.to', { type: 'text' })}${field('Note', 'a.body', { textarea: true })}`, 'Forward', { hidden: { 'a.message_id': m.id } })}</fieldset>`}
 <fieldset><legend>Organize</legend>
-${toolForm('mail_move', back, raw(`<label for="move_folder">Move to</label><select id="move_folder" name="a.folder">${folders.map((f: string) => `<option>${f}</option>`).join('')}</select>`), 'Move', { inline: true, hidden: { 'a.message_id': m.id } })}
+${toolForm('mail_move', back, html`<label for="move_folder">Move to</label><select id="move_folder" name="a.folder">${folders.map((f: string) => html`<option>${f}</option>`)}</select>`, 'Move', { inline: true, hidden: { 'a.message_id': m.id } })}
 ${toolForm('mail_update_message', back, '', m.starred ? 'Unstar' : 'Star', { inline: true, hidden: { 'a.message_id': m.id, 'a.starred': String(!m.starred) } })}
 ${toolForm('mail_update_message', back, field('Add label', 'a.add_labels'), 'Add label', { inline: true, hidden: { 'a.message_id': m.id } })}
 ${toolForm('mail_update_message', back, '', 'Mark unread', { inline: true, hidden: { 'a.message_id': m.id, 'a.read': 'false' } })}

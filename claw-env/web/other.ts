@@ -42,7 +42,7 @@ export function docPage(app: ClawApp, id: string): { title: string; body: Raw } 
   const back = `/docs/${encodeURIComponent(id)}`;
   return {
     title: d.title,
-    body: html`<pre style="white-space:pre-wrap" id="doc-body">${d.body}</pre>
+    body: html`<pre class="pre" id="doc-body">${d.body}</pre>
 <fieldset><legend>Append</legend>${toolForm('docs_update', back, field('Text to append', 'a.append', { textarea: true }), 'Append', { hidden: { 'a.doc_id': d.id } })}</fieldset>
 <fieldset><legend>Edit</legend>${toolForm('docs_update', back, html`${field('Title', 'a.title', { value: d.title })}${field('Body', 'a.body', { value: d.body, textarea: true })}`, 'Save document', { hidden: { 'a.doc_id': d.id } })}</fieldset>
 ${toolForm('docs_delete', '/docs', '', 'Delete document', { hidden: { 'a.doc_id': d.id } })}`,
