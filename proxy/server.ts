@@ -60,6 +60,22 @@ interface AppContext {
   url(): string;
 }
 
+/** The proxy's fastify app, not listening (tests use `app.inject` for everything that does not reach an upstream). */
+export interface ProxyApp {
+  app: FastifyInstance;
+  keys: RolloutKeys;
+  store: RecordStore;
+  /** Model calls under way (each resolves once recorded and answered). */
+  inflight: Set<Promise<void>>;
+}
+
+export async function createProxyApp(opts: ProxyOptions, log: Logger = silentLogger, url: () => string = () => ''): Promise<ProxyApp> {
+  const store = await new RecordStore(opts.dir).init();
+  const keys = new RolloutKeys();
+  const inflight = new Set<Promise<void>>();
+  return { app: buildApp({ opts, store, keys, log, inflight, url }), keys, store, inflight };
+}
+
 function buildApp(ctx: AppContext): FastifyInstance {
   const { opts, store, keys, log } = ctx;
   const app = Fastify({
@@ -140,11 +156,8 @@ function buildApp(ctx: AppContext): FastifyInstance {
 
 export async function startProxy(opts: ProxyOptions & { host?: string; port?: number; logger?: Logger }): Promise<RecordingProxy> {
   const log = opts.logger ?? silentLogger;
-  const store = await new RecordStore(opts.dir).init();
-  const keys = new RolloutKeys();
-  const inflight = new Set<Promise<void>>();
   let url = '';
-  const app = buildApp({ opts, store, keys, log, inflight, url: () => url });
+  const { app, keys, store, inflight } = await createProxyApp(opts, log, () => url);
   await app.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
   const host = opts.host && opts.host !== '0.0.0.0' && opts.host !== '::' ? opts.host : '127.0.0.1';
