@@ -1,7 +1,7 @@
 // The recording proxy between a real HTTP client and the local OpenAI-compatible test server: byte-faithful
 // records of streaming and non-streaming calls, concurrent rollouts that never mix, upstream failures passed
 // through, and a SIGKILLed proxy process that leaves every completed call readable.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -183,5 +183,18 @@ describe('a SIGKILLed proxy', () => {
       child.kill('SIGKILL');
       rmSync(killDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('grove proxy serve: rollout keys', () => {
+  it('needs --admin-key unless --rollout-keys off is given; refuses other modes (exit 2)', () => {
+    const serve = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'proxy', 'serve', '--upstream', 'http://127.0.0.1:9/v1', '--port', '0', ...args], { encoding: 'utf8', timeout: 60_000 });
+    const bare = serve();
+    expect(bare.status).toBe(2);
+    expect(bare.stderr).toContain('--admin-key');
+    const odd = serve('--rollout-keys', 'sometimes', '--admin-key', 'k');
+    expect(odd.status).toBe(2);
+    expect(odd.stderr).toContain('--rollout-keys must be required or off');
   });
 });
