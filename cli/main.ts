@@ -95,7 +95,8 @@ export async function runAsProcess(argv: string[], graceMs = 5_000): Promise<voi
   try {
     code = await main(argv);
   } catch (err) {
-    process.stderr.write(`grove: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    // A command that threw is a bug of the command: its stack helps the report, under the same prefix as every message.
+    process.stderr.write(`grove${argv[0] && !argv[0].startsWith('-') ? ` ${argv[0]}` : ''}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     code = 1;
   }
   process.exitCode = code;

@@ -101,11 +101,19 @@ export function parseK8sConfig(input: unknown, where = 'kubernetes config'): K8s
 
 export function loadK8sConfig(file?: string): K8sConfig {
   if (!file) return parseK8sConfig({});
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
+    throw new K8sConfigError(`kubernetes config ${file}: ${why}`);
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
+    raw = JSON.parse(text);
   } catch (err) {
-    throw new K8sConfigError(`kubernetes config ${file}: ${(err as Error).message}`);
+    throw new K8sConfigError(`kubernetes config ${file}: not valid JSON (${(err as Error).message})`);
   }
   return parseK8sConfig(raw, `kubernetes config ${file}`);
 }

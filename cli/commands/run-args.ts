@@ -31,7 +31,10 @@ Messages API (default for --format anthropic) or OpenAI's Responses API (default
 Context: --keep-screenshots K sends the last K screenshots (default 1), --history turns|summary replays past steps as
 turns or as one text list, --max-history-steps N keeps at most N past steps, --context-tokens N is the prompt budget.
 ${JUDGE_FLAGS_HELP}
-Exit code: 0 when the run finished (whatever the success rate), 1 on a crash, 2 on bad arguments.`;
+The server (--server), the policy and the judge model are checked before the first episode: one that does not
+answer (or refuses the key) stops the run at once.
+Exit code: 0 when the run finished (whatever the success rate), 1 when it could not start, every episode ended
+generation_error / env_error / website_error, or on a crash, 2 on bad arguments, 130 after Ctrl-C.`;
 
 export interface RunArgs {
   suite: RunSuite;

@@ -23,6 +23,7 @@ import { getFormat } from '../../vlm-client/formats/index.ts';
 import { makePolicyFactory } from './run-policy.ts';
 import type { RunArgs } from './run-args.ts';
 import { startEmbeddedGrove } from './run-embedded.ts';
+import { preflight, RunStopped } from './run-preflight.ts';
 
 export interface RunIO {
   out(s: string): void;
@@ -79,21 +80,28 @@ export async function executeRun(args: RunArgs, io: RunIO = stdio, hooks: RunHoo
       if (loaded.issues.length > 20) io.err(`… and ${loaded.issues.length - 20} more unusable rows\n`);
       tasks = loaded.tasks;
     }
-    if (tasks.length === 0) throw new Error('no tasks to run (check --tasks and the filters)');
+    if (tasks.length === 0) throw new RunStopped('no tasks to run (check --tasks and the filters)');
 
-    let baseUrl = args.server;
-    let apiKey = args.apiKey ?? readEnvSetting('GROVE_API_KEY');
-    if (!baseUrl) {
+    const remote = args.server ? new GroveClient({ baseUrl: args.server, apiKey: args.apiKey ?? readEnvSetting('GROVE_API_KEY') }) : undefined;
+    // Every endpoint the episodes need answers before anything heavy starts: one clear message instead of a run of
+    // generation_error / env_error episodes.
+    const judgeEnvKey = readEnvSetting('GROVE_JUDGE_API_KEY') ?? readEnvSetting('OPENAI_API_KEY');
+    await preflight({
+      grove: remote && args.server ? { url: args.server, client: remote } : undefined,
+      policy: !hooks.policy && args.policy !== 'scripted' ? { url: args.policy, apiKey: args.policyApiKey ?? readEnvSetting('GROVE_POLICY_API_KEY'), api: args.api } : undefined,
+      judge: args.judgeModel?.baseURL && args.judge !== 'rule' && args.judge !== 'none' ? { url: args.judgeModel.baseURL, apiKey: args.judgeModel.apiKey ?? judgeEnvKey } : undefined,
+    });
+    if (remote) closers.push(async () => remote.close());
+    let env = remote;
+    if (!env) {
       const g = await startEmbeddedGrove({
         browserProcesses: args.browserProcesses,
         maxSandboxes: Math.max(32, args.concurrency * 2),
       });
       closers.push(() => g.close());
-      baseUrl = g.url;
-      apiKey = g.apiKey;
       io.err(`embedded Grove server on ${g.url}\n`);
+      env = new GroveClient({ baseUrl: g.url, apiKey: g.apiKey });
     }
-    const env = new GroveClient({ baseUrl, apiKey });
 
     const judges = await judgesFor(args, sites, io.logger);
     const sitesUrl = sites?.url;

@@ -2,6 +2,16 @@
 import { showUsage, STDIO, usageError } from '../args.ts';
 import type { Command } from '../command.ts';
 import { parseRunArgs, RUN_USAGE } from './run-args.ts';
+import type { RunSummary } from '../../runner/types.ts';
+
+/** Why a finished run did no work at all: every episode ended on the policy's API or the environment; else null. */
+export function runBroken(s: Pick<RunSummary, 'finished' | 'termination_reasons'>): string | null {
+  const count = (r: string) => s.termination_reasons[r] ?? 0;
+  const gen = count('generation_error');
+  const infra = count('env_error') + count('website_error');
+  if (s.finished === 0 || gen + infra < s.finished) return null;
+  return `every episode failed before the model could act (${[gen && `generation_error=${gen}`, infra && `env_error/website_error=${infra}`].filter(Boolean).join(', ')}): see the report`;
+}
 
 export const run: Command = {
   name: 'run',
@@ -21,9 +31,14 @@ export const run: Command = {
     try {
       const r = await executeRun(parsed.args, stdio, { signal: ctl.signal });
       printRunResult(r, stdio);
-      return ctl.signal.aborted ? 130 : 0;
+      if (ctl.signal.aborted) return 130;
+      const broken = runBroken(r.summary);
+      if (broken) process.stderr.write(`grove run: ${broken}\n`);
+      return broken ? 1 : 0;
     } catch (err) {
-      process.stderr.write(`grove run: ${(err as Error).stack ?? String(err)}\n`);
+      // A run that could not start (an endpoint down, no tasks) is its message; anything else is a bug: its stack.
+      const { RunStopped } = await import('./run-preflight.ts');
+      process.stderr.write(`grove run: ${err instanceof RunStopped ? err.message : ((err as Error).stack ?? String(err))}\n`);
       return 1;
     } finally {
       process.off('SIGINT', onSig);
