@@ -25,7 +25,9 @@ Task (one of):
                                   a browser sandbox beside the shell one, reached only through a one-sandbox
                                   gateway (GROVE_BROWSER_URL, GROVE_BROWSER_TOKEN); --prompt overrides the question
 Harness:
-  --cmd COMMAND                   the harness command (e.g. "codex exec ...", "python3 mini_bash.py")
+  --cmd COMMAND                   the harness command (e.g. "codex exec ...", "python3 /workspace/mini_bash.py");
+                                  it runs in /workspace, for --swe-fixture in the checkout /workspace/repo, while
+                                  --harness and --upload files land in /workspace: name them by absolute path
   --harness NAME                  put a built-in harness into the workspace: mini-bash (mini_bash.py, a bash-only
                                   loop) or screenshot-loop (screenshot_loop.py, for --browser-task)
   --upload PATH[:DEST]            copy a file into the workspace (repeatable)
