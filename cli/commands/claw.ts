@@ -4,6 +4,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { intOption, list, options, parseCommandArgs, STDIO, usageError, valueError, type CommandIO } from '../args.ts';
 import type { Command } from '../command.ts';
+import { CLAW_EVAL_USAGE, clawEvalRun, clawEvalTasks } from './claw-eval.ts';
 
 const usage = `grove claw tasks [--source generated|handwritten|claw-eval] [--template T] [--yaml PATH[,PATH]]
 grove claw run (--policy URL --model M [--policy-key K] | --scripted)
@@ -20,7 +21,9 @@ task's reference solution. --api runs every trial in a Claw sandbox of that Grov
 by default the apps run in this process. A task.yaml Grove cannot run fails at load (unsupported_service:<name>).
 --browser runs the tasks through the apps' web UI instead, with the browser runner and a computer-use policy
 (--format, default qwen3vl; --scripted follows the tasks' web plans), in Chromium sandboxes paired with each
-task's Claw sandbox (an embedded server unless --api); graded by the same graders.`;
+task's Claw sandbox (an embedded server unless --api); graded by the same graders.
+
+${CLAW_EVAL_USAGE}`;
 
 function yamlFiles(p: string): string[] {
   if (!existsSync(p)) return [p];
@@ -72,8 +75,9 @@ export async function runClawCommand(argv: string[], io: CommandIO = STDIO): Pro
   const [sub, ...rest] = argv;
   const u = { usage, io, name: 'claw' };
   if (sub === 'tasks') {
-    const parsed = parseCommandArgs({ args: rest, options: options(['source', 'template', 'yaml', 'ids']) }, u);
+    const parsed = parseCommandArgs({ args: rest, options: options(['source', 'template', 'yaml', 'ids', 'claw-eval', 'cache', 'index-url', 'python'], ['json']) }, u);
     if (typeof parsed === 'number') return parsed;
+    if (typeof parsed.values['claw-eval'] === 'string') return clawEvalTasks(parsed.values, io, u);
     const { tasks, failed, unknown } = await selectTasks(parsed.values, io);
     if (unknown.length) return valueError(u, `--ids: unknown task id${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (grove claw tasks lists them)`);
     for (const t of tasks) io.out(`${JSON.stringify({ id: t.id, source: t.source, template: t.template ?? null, category: t.category, apps: t.apps, prompt: t.prompt })}\n`);
@@ -87,12 +91,13 @@ export async function runClawCommand(argv: string[], io: CommandIO = STDIO): Pro
   const parsed = parseCommandArgs(
     {
       args: rest,
-      options: options(['policy', 'model', 'policy-key', 'ids', 'source', 'template', 'limit', 'yaml', 'trials', 'concurrency', 'out', 'faults', 'judge-url', 'judge-model', 'judge-key', 'api', 'api-key', 'format', 'max-steps'], ['scripted', 'browser']),
+      options: options(['policy', 'model', 'policy-key', 'ids', 'source', 'template', 'limit', 'yaml', 'trials', 'concurrency', 'out', 'faults', 'judge-url', 'judge-model', 'judge-key', 'api', 'api-key', 'format', 'max-steps', 'claw-eval', 'cache', 'index-url', 'python', 'error-rate'], ['scripted', 'browser']),
     },
     u,
   );
   if (typeof parsed === 'number') return parsed;
   const v = parsed.values;
+  if (typeof v['claw-eval'] === 'string') return clawEvalRun(v, io, u);
   if (!v.scripted && (!v.policy || !v.model)) return usageError(u, '--policy URL and --model M are required (or --scripted)');
   const trials = intOption(v.trials, 'trials', 1) ?? 3;
   const concurrency = intOption(v.concurrency, 'concurrency', 1) ?? 4;

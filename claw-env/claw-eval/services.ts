@@ -1,0 +1,186 @@
+// A trial's mock services: Claw-Eval's own FastAPI apps from the checkout, started fresh for each trial inside one
+// bubblewrap sandbox with no network at all (its own net namespace: no loopback shared with the host, no internet),
+// each served on a Unix socket in a per-trial folder. The agent reaches them only through the tool bridge here
+// (callTool: the yaml's tool_endpoints, the URL's port picks the service, its path is requested over the socket),
+// and the grader's audit data is read the same way. Fixture env vars as the yaml sets them; ERROR_RATE only when
+// the yaml or the caller sets it (Claw-Eval's middleware defaults to 0).
+// TODO(shell-env): run the sandbox through shell-env's public sandbox API once it exposes binds + a no-network
+// namespace for a long-running process; until then this module calls /usr/bin/bwrap itself.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { ClawEvalEndpoint, ClawEvalService, ClawEvalTask } from './checkout.ts';
+import type { ClawEvalPython } from './pyenv.ts';
+
+export interface DispatchRecord {
+  tool_use_id: string;
+  tool_name: string;
+  endpoint_url: string;
+  request_body: Record<string, unknown>;
+  response_status: number;
+  response_body: unknown;
+  latency_ms: number;
+}
+
+export interface ServiceSetOptions {
+  root: string;
+  python: ClawEvalPython;
+  driver: string;
+  /** ERROR_RATE for services whose yaml sets none. */
+  errorRate?: number;
+  bwrap?: string;
+  /** Extra stderr lines from the services (debugging). */
+  onLog?: (line: string) => void;
+}
+
+interface Reply {
+  status: number;
+  body: unknown;
+}
+
+function udsRequest(socketPath: string, method: string, urlPath: string, body: unknown, timeoutMs: number, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const req = http.request({ socketPath, method, path: urlPath, headers: { ...headers, ...(data ? { 'content-type': 'application/json', 'content-length': data.length } : {}) }, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          return reject(new Error(`response is not JSON (${res.statusCode}): ${text.slice(0, 200)}`));
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed });
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`timed out after ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+/** bwrap arguments: the system read-only, the checkout and the venv read-only, the run folder writable, no network. */
+function bwrapArgs(o: ServiceSetOptions, runDir: string): string[] {
+  const a = ['--die-with-parent', '--new-session', '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+  a.push('--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  for (const d of ['/bin', '/lib', '/lib64', '/sbin']) {
+    if (!existsSync(d)) continue;
+    if (lstatSync(d).isSymbolicLink()) a.push('--symlink', readlinkSync(d), d);
+    else a.push('--ro-bind', d, d);
+  }
+  const seen = new Set<string>();
+  for (const d of [o.python.base_prefix, o.python.venv, o.root, path.dirname(o.driver)]) {
+    if (seen.has(d) || d.startsWith('/usr/')) continue;
+    seen.add(d);
+    a.push('--ro-bind', d, d);
+  }
+  a.push('--bind', runDir, runDir, '--chdir', o.root);
+  return a;
+}
+
+export class ClawEvalServiceSet {
+  private child?: ChildProcess;
+  private readonly runDir: string;
+  private readonly byPort = new Map<number, { svc: ClawEvalService; uds: string }>();
+  private exited?: string;
+  private stderr = '';
+
+  constructor(
+    private readonly task: ClawEvalTask,
+    private readonly o: ServiceSetOptions,
+  ) {
+    this.runDir = mkdtempSync(path.join(tmpdir(), 'grove-claw-eval-'));
+  }
+
+  /** Starts every service and waits until each answers its health check (its ready_timeout). */
+  async start(signal?: AbortSignal): Promise<void> {
+    const specs = this.task.services.map((svc, i) => {
+      const uds = path.join(this.runDir, `s${i}.sock`);
+      this.byPort.set(svc.port, { svc, uds });
+      const env: Record<string, string> = { PATH: '/usr/bin:/bin', HOME: '/tmp', LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', PORT: String(svc.port) };
+      if (this.o.errorRate !== undefined) env.ERROR_RATE = String(this.o.errorRate);
+      Object.assign(env, svc.env);
+      return { name: svc.name, script: svc.script, uds, env };
+    });
+    const spec = path.join(this.runDir, 'services.json');
+    writeFileSync(spec, JSON.stringify({ services: specs }));
+    const args = [...bwrapArgs(this.o, this.runDir), this.o.python.python, this.o.driver, 'supervise', this.o.root, spec];
+    const child = spawn(this.o.bwrap ?? '/usr/bin/bwrap', args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
+    this.child = child;
+    child.stderr!.on('data', (c: Buffer) => {
+      this.stderr = (this.stderr + c.toString('utf8')).slice(-4000);
+      this.o.onLog?.(c.toString('utf8'));
+    });
+    child.on('exit', (code, sig) => (this.exited = `services exited (${sig ?? code}): ${this.stderr.slice(-600)}`));
+    child.on('error', (err) => (this.exited = `cannot start bwrap: ${err.message}`));
+    for (const { svc, uds } of this.byPort.values()) {
+      const until = Date.now() + svc.ready_timeout_s * 1000 * 3;
+      const probe = new URL(svc.health_check || `http://localhost:${svc.port}/`);
+      for (;;) {
+        if (this.exited) throw new Error(`service ${svc.name}: ${this.exited}`);
+        if (signal?.aborted) throw new Error('aborted');
+        const ok = existsSync(uds) && (await udsRequest(uds, svc.health_check_method, probe.pathname + probe.search, svc.health_check_method === 'GET' ? undefined : {}, 2000, { 'x-health-check': '1' }).then((r) => r.status < 500, () => false));
+        if (ok) break;
+        if (Date.now() > until) throw new Error(`service ${svc.name} did not become ready within ${svc.ready_timeout_s * 3}s: ${this.stderr.slice(-600)}`);
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    }
+  }
+
+  private route(url: string): { uds: string; path: string } | undefined {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return undefined;
+    }
+    const s = this.byPort.get(Number(u.port || 80));
+    return s ? { uds: s.uds, path: u.pathname + u.search } : undefined;
+  }
+
+  /** The tool bridge: one tool call, recorded as Claw-Eval's dispatcher records it (real HTTP status, JSON body). */
+  async callTool(endpoints: Map<string, ClawEvalEndpoint>, id: string, name: string, args: Record<string, unknown>): Promise<DispatchRecord> {
+    const ep = endpoints.get(name);
+    const started = performance.now();
+    const base = { tool_use_id: id, tool_name: name, request_body: args };
+    if (!ep) return { ...base, endpoint_url: '', response_status: 404, response_body: { error: `unknown tool '${name}'` }, latency_ms: 0 };
+    const r = this.route(ep.url);
+    if (!r) return { ...base, endpoint_url: ep.url, response_status: 500, response_body: { error: `no declared service serves ${ep.url}` }, latency_ms: 0 };
+    try {
+      const reply = await udsRequest(r.uds, ep.method, r.path, ep.method === 'GET' ? undefined : args, 30_000);
+      return { ...base, endpoint_url: ep.url, response_status: reply.status, response_body: reply.body, latency_ms: performance.now() - started };
+    } catch (err) {
+      return { ...base, endpoint_url: ep.url, response_status: 500, response_body: { error: (err as Error).message }, latency_ms: performance.now() - started };
+    }
+  }
+
+  /** Each service's /audit (next to its reset endpoint, as Claw-Eval reads it), keyed by service name. */
+  async audit(): Promise<Record<string, unknown>> {
+    const out: Record<string, unknown> = {};
+    for (const { svc, uds } of this.byPort.values()) {
+      if (!svc.reset_endpoint) continue;
+      const u = new URL(svc.reset_endpoint.replace(/\/reset$/, '/audit'));
+      try {
+        out[svc.name] = (await udsRequest(uds, 'GET', u.pathname, undefined, 5000)).body;
+      } catch {
+        // best effort, as Claw-Eval's loop
+      }
+    }
+    return out;
+  }
+
+  async stop(): Promise<void> {
+    const c = this.child;
+    if (c && c.exitCode === null && c.signalCode === null) {
+      const gone = new Promise((r) => c.once('exit', r));
+      c.kill('SIGKILL');
+      await gone;
+    }
+    rmSync(this.runDir, { recursive: true, force: true });
+  }
+}

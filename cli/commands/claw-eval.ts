@@ -1,0 +1,115 @@
+// `grove claw tasks --claw-eval DIR` and `grove claw run --claw-eval DIR`: the user's Claw-Eval checkout run with its
+// own code (mock services, graders, compute_task_score). tasks prints the coverage table (status × reason);
+// run runs the ready tasks k times each and prints Claw-Eval's summary.
+import { homedir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { failure, intOption, list, usageError, valueError, type CommandIO, type CommandUsage } from '../args.ts';
+
+export const CLAW_EVAL_USAGE = `grove claw tasks --claw-eval DIR [--ids ID[,ID]] [--json] [--cache DIR] [--index-url URL] [--python PY]
+grove claw run --claw-eval DIR --policy URL --model M [--policy-key K] [--ids ID[,ID]] [--limit N]
+    [--trials K] [--concurrency N] [--out DIR] [--error-rate R]
+    [--judge-url URL --judge-model M [--judge-key K]] [--cache DIR] [--index-url URL] [--python PY]
+
+--claw-eval DIR: a checkout of Claw-Eval (tasks/<id>/task.yaml, grader.py, mock_services/, src/claw_eval). Grove runs
+its code from DIR: each trial starts the task's mock services (their FastAPI apps) in a bubblewrap sandbox without
+network, reached only through Grove's tool bridge; the task's own grader.py scores the trace (with the checkout's
+LLMJudge on --judge-url) and compute_task_score combines it. The checkout's Python environment is built once from
+the package index (pip's configuration, or --index-url) and cached under --cache (default ~/.cache/grove).
+Tasks Grove cannot run are listed by reason: needs_internet:<service>, missing_file:<path>,
+missing_python_dep:<module>, not_yet:<kind> (user_agent, sandbox_tools, multimodal). --error-rate sets the mock
+services' ERROR_RATE where the task sets none (Claw-Eval's default is 0).`;
+
+type Values = Record<string, string | boolean | undefined>;
+
+async function prepare(v: Values, io: CommandIO) {
+  const [{ loadClawEvalCheckout, importFiles, markMissingDeps }, { ensureClawEvalPython, writeDriver, probeDeps }] = await Promise.all([import('../../claw-env/claw-eval/checkout.ts'), import('../../claw-env/claw-eval/pyenv.ts')]);
+  const co = loadClawEvalCheckout(v['claw-eval'] as string);
+  const python = await ensureClawEvalPython(co.root, {
+    cacheDir: typeof v.cache === 'string' ? path.resolve(v.cache) : path.join(homedir(), '.cache', 'grove'),
+    indexUrl: v['index-url'] as string | undefined,
+    python: v.python as string | undefined,
+    log: (l) => io.err(l),
+  });
+  const tmp = mkdtempSync(path.join(tmpdir(), 'grove-claw-eval-driver-'));
+  const driver = writeDriver(tmp);
+  const ready = co.tasks.filter((t) => t.status === 'ready');
+  const missing = await probeDeps(python, driver, co.root, ready.map((t) => ({ id: t.id, files: importFiles(co.root, t) })));
+  let tasks = markMissingDeps(co.tasks, missing);
+  const ids = list(v.ids as string | undefined);
+  if (ids) tasks = tasks.filter((t) => ids.includes(t.id) || ids.includes(path.basename(t.dir)));
+  return { root: co.root, python, driver, tmp, tasks };
+}
+
+export async function clawEvalTasks(v: Values, io: CommandIO, u: CommandUsage): Promise<number> {
+  let p;
+  try {
+    p = await prepare(v, io);
+  } catch (err) {
+    return failure(u, (err as Error).message);
+  }
+  try {
+    const { coverageTable } = await import('../../claw-env/claw-eval/checkout.ts');
+    if (v.json) for (const t of p.tasks) io.out(`${JSON.stringify({ id: t.id, status: t.status, reason: t.reason ?? null, services: t.services.map((s) => s.name), needs_judge: t.needs_judge, category: t.category })}\n`);
+    else {
+      io.out(`${'status'.padEnd(8)} ${'count'.padStart(5)}  ${'reason'.padEnd(60)} example\n`);
+      for (const r of coverageTable(p.tasks)) io.out(`${r.status.padEnd(8)} ${String(r.count).padStart(5)}  ${(r.reason || '-').padEnd(60)} ${r.example}\n`);
+    }
+    const ready = p.tasks.filter((t) => t.status === 'ready');
+    io.err(`${p.tasks.length} task(s): ${ready.length} ready (${ready.filter((t) => t.needs_judge).length} of them need a judge), ${p.tasks.length - ready.length} skipped\n`);
+    return 0;
+  } finally {
+    rmSync(p.tmp, { recursive: true, force: true });
+  }
+}
+
+export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Promise<number> {
+  if (v.scripted || v.browser) return usageError(u, '--claw-eval runs a policy (--policy URL --model M): Claw-Eval tasks ship no scripted trajectories and no web UI');
+  if (!v.policy || !v.model) return usageError(u, '--policy URL and --model M are required');
+  if (v['judge-url'] && !v['judge-model']) return usageError(u, '--judge-model is required with --judge-url');
+  const trials = intOption(v.trials as string | undefined, 'trials', 1) ?? 3;
+  const concurrency = intOption(v.concurrency as string | undefined, 'concurrency', 1) ?? 4;
+  const limit = intOption(v.limit as string | undefined, 'limit', 1);
+  if (trials instanceof Error) return valueError(u, trials.message);
+  if (concurrency instanceof Error) return valueError(u, concurrency.message);
+  if (limit instanceof Error) return valueError(u, limit.message);
+  let errorRate: number | undefined;
+  if (typeof v['error-rate'] === 'string') {
+    errorRate = Number(v['error-rate']);
+    if (!(errorRate >= 0 && errorRate <= 1)) return valueError(u, `--error-rate: "${v['error-rate']}" is not a number in [0, 1]`);
+  }
+  let p;
+  try {
+    p = await prepare(v, io);
+  } catch (err) {
+    return failure(u, (err as Error).message);
+  }
+  try {
+    let tasks = p.tasks.filter((t) => t.status === 'ready');
+    for (const t of p.tasks) if (t.status !== 'ready') io.err(`${t.id}: not run: ${t.reason}\n`);
+    if (typeof limit === 'number') tasks = tasks.slice(0, limit);
+    if (tasks.length === 0) return valueError(u, 'no ready task matches the selection');
+    const judged = tasks.filter((t) => t.needs_judge);
+    if (judged.length && !v['judge-url']) return usageError(u, `${judged.length} selected task(s) are graded with a judge (${judged.slice(0, 3).map((t) => t.id).join(', ')}${judged.length > 3 ? ', …' : ''}): give --judge-url and --judge-model, or select others with --ids`);
+    const [{ runClawEval, clawEvalReportText }, { ChatClawEvalPolicy }] = await Promise.all([import('../../runner/claw-eval/run.ts'), import('../../runner/claw-eval/trial.ts')]);
+    const { report } = await runClawEval({
+      root: p.root,
+      python: p.python,
+      driver: p.driver,
+      tasks,
+      trials,
+      concurrency,
+      out: v.out as string | undefined,
+      errorRate,
+      policy: new ChatClawEvalPolicy({ baseURL: v.policy as string, model: v.model as string, apiKey: v['policy-key'] as string | undefined }),
+      judge: v['judge-url'] ? { base_url: v['judge-url'] as string, model: v['judge-model'] as string, api_key: v['judge-key'] as string | undefined } : undefined,
+      onTrial: (r, done, total) => io.err(`[${done}/${total}] ${r.task_id} #${r.trial}: ${r.grade ? `score ${r.grade.task_score}${r.grade.passed ? ' pass' : ''}` : `errored (${r.error})`} (${r.tool_calls} calls)\n`),
+    });
+    io.out(`${clawEvalReportText(report)}\n`);
+    if (v.out) io.err(`traces: ${path.join(v.out as string, 'traces')} (Claw-Eval's JSONL trace format)\n`);
+    return report.graded_tasks === 0 ? 1 : 0;
+  } finally {
+    rmSync(p.tmp, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,140 @@
+// One Claw-Eval trial through Grove: the task's services from the checkout (claw-env/claw-eval/services.ts), a
+// tool-calling policy over OpenAI-shape tools from the yaml, the trace in Claw-Eval's shape, then the task's own
+// grader (grade.ts). Agent-model API failures are retried as Claw-Eval retries a task (3 attempts, 1 s then 2 s);
+// a trial that still fails, or whose grader throws, is errored (left out of the scores), never a zero.
+import type { ClawEvalTask } from '../../claw-env/claw-eval/checkout.ts';
+import { gradeClawEvalTrial, toolResultBlock, type ClawEvalGrade, type ClawEvalJudgeConfig, type ClawEvalMessage, type ClawEvalTrace } from '../../claw-env/claw-eval/grade.ts';
+import type { ClawEvalPython } from '../../claw-env/claw-eval/pyenv.ts';
+import { ClawEvalServiceSet } from '../../claw-env/claw-eval/services.ts';
+import { ChatClient, type ChatClientOptions, type ChatMessage, type ToolDef } from '../../vlm-client/client.ts';
+
+export interface ClawEvalDecision {
+  text: string;
+  tool_calls: { id: string; name: string; arguments: string }[];
+}
+
+export interface ClawEvalPolicy {
+  readonly name: string;
+  next(messages: ChatMessage[], tools: ToolDef[], ctx: { task: ClawEvalTask; turn: number; trial: number; signal?: AbortSignal }): Promise<ClawEvalDecision>;
+}
+
+export const CLAW_EVAL_SYSTEM_PROMPT =
+  'You are a personal assistant. Use the tools to do what the user asks, and only that. If a tool answers with an ' +
+  'error, read it and retry or adjust. When you are done, answer the user in plain text without calling a tool.';
+
+export class ChatClawEvalPolicy implements ClawEvalPolicy {
+  readonly name: string;
+  private readonly client: ChatClient;
+  constructor(opts: ChatClientOptions) {
+    this.client = new ChatClient(opts);
+    this.name = `chat:${opts.model}`;
+  }
+  async next(messages: ChatMessage[], tools: ToolDef[], ctx: { signal?: AbortSignal }): Promise<ClawEvalDecision> {
+    const r = await this.client.complete({ messages, tools, tool_choice: 'auto', temperature: 0, max_tokens: 2048, signal: ctx.signal });
+    return { text: r.text, tool_calls: r.tool_calls };
+  }
+}
+
+/** A fixed trajectory per task and trial: calls one per turn, then the answer (tests, agreement, the bench). */
+export class ScriptedClawEvalPolicy implements ClawEvalPolicy {
+  readonly name = 'scripted';
+  constructor(private readonly script: (task: ClawEvalTask, trial: number) => { calls: { name: string; args: Record<string, unknown> }[]; answer: string }) {}
+  async next(_m: ChatMessage[], _t: ToolDef[], ctx: { task: ClawEvalTask; turn: number; trial: number }): Promise<ClawEvalDecision> {
+    const s = this.script(ctx.task, ctx.trial);
+    const c = s.calls[ctx.turn - 1];
+    if (!c) return { text: s.answer, tool_calls: [] };
+    return { text: '', tool_calls: [{ id: `call_${ctx.turn}`, name: c.name, arguments: JSON.stringify(c.args) }] };
+  }
+}
+
+export interface ClawEvalTrialOptions {
+  root: string;
+  python: ClawEvalPython;
+  driver: string;
+  policy: ClawEvalPolicy;
+  judge?: ClawEvalJudgeConfig;
+  errorRate?: number;
+  signal?: AbortSignal;
+}
+
+export interface ClawEvalTrialResult {
+  task_id: string;
+  trial: number;
+  turns: number;
+  tool_calls: number;
+  trace?: ClawEvalTrace;
+  grade?: Extract<ClawEvalGrade, { scores: unknown }>;
+  error?: string;
+  attempts: number;
+}
+
+export function toolDefs(task: ClawEvalTask): ToolDef[] {
+  return task.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: Object.keys(t.input_schema).length ? t.input_schema : { type: 'object', properties: {} } } }));
+}
+
+function parseArgs(s: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(s || '{}') as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The episode: services up, the policy's turns through the tool bridge, audit read, services down. */
+export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalTrialOptions): Promise<{ trace: ClawEvalTrace; turns: number }> {
+  const services = new ClawEvalServiceSet(task, { root: o.root, python: o.python, driver: o.driver, errorRate: o.errorRate });
+  const endpoints = new Map(task.endpoints.map((e) => [e.tool_name, e]));
+  const tools = toolDefs(task);
+  const chat: ChatMessage[] = [
+    { role: 'system', content: CLAW_EVAL_SYSTEM_PROMPT },
+    { role: 'user', content: task.prompt },
+  ];
+  const trace: ClawEvalTrace = { messages: [{ role: 'user', content: [{ type: 'text', text: task.prompt }] }], dispatches: [], audit_data: {} };
+  let turns = 0;
+  try {
+    await services.start(o.signal);
+    while (turns < task.max_turns) {
+      turns++;
+      const d = await o.policy.next(chat, tools, { task, turn: turns, trial, signal: o.signal });
+      const calls = d.tool_calls.map((c) => ({ ...c, input: parseArgs(c.arguments) }));
+      const assistant: ClawEvalMessage = { role: 'assistant', content: [...(d.text ? [{ type: 'text' as const, text: d.text }] : []), ...calls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: c.input }))] };
+      trace.messages.push(assistant);
+      chat.push({ role: 'assistant', content: d.text || null, ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) } : {}) });
+      if (calls.length === 0) break;
+      const results: ClawEvalMessage = { role: 'user', content: [] };
+      for (const c of calls) {
+        const rec = await services.callTool(endpoints, c.id, c.name, c.input);
+        trace.dispatches.push(rec);
+        const block = toolResultBlock(rec);
+        results.content.push(block);
+        chat.push({ role: 'tool', tool_call_id: c.id, content: block.type === 'tool_result' ? block.content[0]!.text : '' });
+      }
+      trace.messages.push(results);
+    }
+    trace.audit_data = await services.audit();
+  } finally {
+    await services.stop();
+  }
+  return { trace, turns };
+}
+
+export async function runClawEvalTrial(task: ClawEvalTask, trial: number, o: ClawEvalTrialOptions): Promise<ClawEvalTrialResult> {
+  let lastErr = '';
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    let ep: { trace: ClawEvalTrace; turns: number };
+    try {
+      ep = await runEpisode(task, trial, o);
+    } catch (err) {
+      lastErr = (err as Error).message;
+      if (o.signal?.aborted || attempt === 3) break;
+      await new Promise((r) => setTimeout(r, 1000 * 2 ** (attempt - 1)));
+      continue;
+    }
+    const g = await gradeClawEvalTrial(task, ep.trace, { root: o.root, python: o.python, driver: o.driver, judge: o.judge });
+    const base = { task_id: task.id, trial, turns: ep.turns, tool_calls: ep.trace.dispatches.length, trace: ep.trace, attempts: attempt };
+    if ('error' in g) return { ...base, error: `grader: ${g.error}` };
+    return { ...base, grade: g };
+  }
+  return { task_id: task.id, trial, turns: 0, tool_calls: 0, error: lastErr, attempts: 3 };
+}
