@@ -186,10 +186,19 @@ describe.skipIf(!haveData)('every command in the README', () => {
   });
 
   handle(/^grove harness run /, async (line) => {
-    // The built-in bash-loop harness in a real shell sandbox against the local model server (which never gives a
-    // command: the harness stops at its step limit, the SWE grading still runs), every call recorded.
-    const { stdout } = await sh(local(line, [['http://127.0.0.1:8000/v1', model.url]]) + ` --out ${tmp}/runs/harness --env HARNESS_MAX_STEPS=2`);
-    expect(stdout).toMatch(/reward 0, \d+ model calls recorded/);
+    // The built-in bash-loop harness in a real shell sandbox against a local model server that fixes the instance
+    // as a model would (edit, run the tests, submit): the harness must start, reach its model through the proxy
+    // three times and leave a diff the SWE grading resolves. Exit code 0 (sh throws otherwise).
+    const bash = (cmd: string) => `Next:\n\`\`\`bash\n${cmd}\n\`\`\``;
+    const fix = [bash(`sed -i 's/"m": 60}/"m": 60, "s": 1}/' textkit/duration.py`), bash('python3 -m unittest 2>&1 | tail -3'), bash('echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT; echo fixed')];
+    const agent = await startOpenAIServer((_req, i) => fix[i] ?? bash('echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT'));
+    try {
+      const { stdout } = await sh(local(line, [['http://127.0.0.1:8000/v1', agent.url]]) + ` --out ${tmp}/runs/harness`);
+      expect(stdout).toMatch(/: task_completed, reward 1, 3 model calls recorded; episode in /);
+      expect(agent.requests).toHaveLength(3);
+    } finally {
+      await agent.close();
+    }
   });
 
   // Claw (issue 14): the task list, tool-calling runs against the local model server, a Claw-Eval task.yaml folder,
