@@ -93,7 +93,7 @@ describe('the token cookie', () => {
 
   it('authenticates only requests from this origin', async () => {
     const other = origin.replace(/:\d+$/, ':1');
-    for (const headers of [{ origin: other }, { origin: 'http://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'same-site' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site', origin }]) {
+    for (const headers of <Record<string, string>[]>[{ origin: other }, { origin: 'http://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'same-site' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site', origin }]) {
       const r = await post(headers);
       expect(r.status, JSON.stringify(headers)).toBe(401);
       const api = await fetch(`${origin}/api/state`, { headers: { cookie: `claw_token=${token}`, ...headers } });
@@ -101,7 +101,7 @@ describe('the token cookie', () => {
     }
     expect(sb.app.state.todos.some((t) => t.title === 'planted by another page')).toBe(false);
     // This origin's own pages, a typed URL, and a non-browser client with the cookie are served.
-    for (const headers of [{ origin, 'sec-fetch-site': 'same-origin' }, { 'sec-fetch-site': 'none' }, {}]) {
+    for (const headers of <Record<string, string>[]>[{ origin, 'sec-fetch-site': 'same-origin' }, { 'sec-fetch-site': 'none' }, {}]) {
       expect((await post(headers)).status, JSON.stringify(headers)).toBe(303);
     }
     // A bearer token is not a browser credential: no Origin rule for it.
