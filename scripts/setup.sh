@@ -11,9 +11,5 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
-# The Codex CLI, a real agent harness the harness-run tests drive unmodified inside a shell sandbox. Installed
-# globally (under /usr, which shell sandboxes see read-only); a ~400 MB package from the npm registry.
-if ! command -v codex >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then npm install -g --no-audit --no-fund --loglevel=error @openai/codex@0.169.0 >/dev/null || echo "codex CLI not installed: its harness test will be skipped"; fi
-fi
+# The Codex CLI (~400 MB, for one harness test) is a separate, optional step: scripts/setup-harness.sh.
 /usr/bin/chromium --version 2>/dev/null | head -1
