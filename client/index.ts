@@ -11,6 +11,9 @@ import type { TaskList, TaskSummary } from '../protocol/episode.ts';
 import { SCREENSHOT_SPAN_HEADER } from '../protocol/headers.ts';
 import { parseAnswer } from './answer.ts';
 import { nodeFetch, type FetchLike, type HttpAnswer } from './http.ts';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 
 export type ShellCreateInput = z.input<typeof ShellCreateOptions>;
 export type CreateSandboxInput = BrowserCreateInput | ShellCreateInput;
@@ -313,6 +316,40 @@ export class GroveClient {
   uploadFile(id: string, path: string, data: Uint8Array | string, mode?: string): Promise<{ path: string; size: number }> {
     const content = typeof data === 'string' ? data : Buffer.from(data).toString('base64');
     return this.json('POST', `/sandboxes/${GroveClient.id(id)}/files`, { path, content, encoding: typeof data === 'string' ? 'utf8' : 'base64', ...(mode ? { mode } : {}) });
+  }
+
+  /**
+   * Writes a large file (a host file, streamed from disk) into the workspace as raw bytes: PUT …/files/stream,
+   * outside the server's JSON body limit. The deadline is the client's timeout plus one second per MiB.
+   */
+  async uploadFileStream(id: string, path: string, hostFile: string, mode?: string): Promise<{ path: string; size: number }> {
+    const size = (await stat(hostFile)).size;
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'content-length': String(size) };
+    if (this.apiKey) headers['x-api-key'] = this.apiKey;
+    const q = `path=${encodeURIComponent(path)}${mode ? `&mode=${encodeURIComponent(mode)}` : ''}`;
+    const url = `${this.baseUrl}/sandboxes/${GroveClient.id(id)}/files/stream?${q}`;
+    const ms = this.timeoutMs + Math.ceil(size / (1024 * 1024)) * 1000;
+    let res: Response;
+    try {
+      const body = Readable.toWeb(createReadStream(hostFile)) as ReadableStream<Uint8Array>;
+      res = await fetch(url, { method: 'PUT', headers, body, duplex: 'half', signal: AbortSignal.timeout(ms) } as RequestInit);
+    } catch (err) {
+      throw new GroveApiError(0, 'network_error', `PUT ${url}: ${(err as Error).message}`, { cause: err });
+    }
+    const text = await res.text();
+    if (!res.ok) {
+      let code = 'http_error';
+      let message = text.slice(0, 500) || res.statusText;
+      try {
+        const parsed = JSON.parse(text) as { error?: { code?: string; message?: string } };
+        code = parsed.error?.code ?? code;
+        message = parsed.error?.message ?? message;
+      } catch {
+        // not JSON: keep the text
+      }
+      throw new GroveApiError(res.status, code, message);
+    }
+    return JSON.parse(text) as { path: string; size: number };
   }
 
   async downloadFile(id: string, path: string): Promise<Uint8Array> {

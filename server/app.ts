@@ -23,6 +23,7 @@ import { hostAllowedWithoutAuth, originAllowedWithoutAuth } from '../sandbox/hos
 import { RecordingBrowserEnvironment } from './recording.ts';
 import { ClawEnvironment } from '../claw-env/sandbox.ts';
 import { parseInput } from './validation.ts';
+import { registerStreamUpload } from './stream-upload.ts';
 
 export interface BuildAppOptions {
   config: GroveConfig;
@@ -216,6 +217,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
 
   for (const r of routes) registerRoute(app, r, ctx);
+  // Large files into shell sandboxes as raw streams, outside the JSON body limit (server/stream-upload.ts).
+  registerStreamUpload(app, ctx);
   // Orchard Env's API on the same core, for its SDK unchanged (errors in FastAPI's {"detail": ...} shape).
   void app.register(orchardPlugin(ctx), { prefix: ORCHARD_PREFIX });
   // Orchard-GUI's per-browser env-server protocol, one base URL per env (server/orchard-gui/plugin.ts).

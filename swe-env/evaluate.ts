@@ -1,9 +1,12 @@
 // Evaluating a patch as SWE-bench's harness does: apply the model patch to the checkout at the base commit
-// (git apply, then `patch --fuzz` as a fallback), reset the files of the test patch to the base commit and apply
-// the test patch, run the repository's test command on the test patch's files, parse the log, grade.
+// (git apply, then `patch --fuzz` as a fallback), run the row's install, reset the files of the test patch to the
+// base commit and apply the test patch, run the row's eval commands and test command on the test patch's
+// directives, parse the log with the repository's parser, grade. A run that timed out has no status map (as
+// SWE-bench's "Tests Timed Out" log): not resolved.
 import type { ExecResult } from '../protocol/shell.ts';
 import { grade, type GradeReport } from './grading.ts';
 import { LOG_PARSERS } from './log-parsers.ts';
+import { installRepo } from './repo.ts';
 import { diffFiles, testDirectives, type RepoSpec } from './specs.ts';
 import { REPO_DIR, type ShellTarget, type SweInstance } from './types.ts';
 
@@ -51,13 +54,14 @@ async function evaluateCheckout(shell: ShellTarget, inst: SweInstance, spec: Rep
     const applied = await applyPatch(shell, testPatch);
     if (!applied.ok) return { resolution: 'NO', resolved: false, report: null, test_log: applied.output, test_exit_code: null, error: 'test_patch_failed' };
   }
-  const directives = testDirectives(testPatch, spec, inst.repo);
+  const directives = testDirectives(testPatch, spec);
   // The directives are arguments of the test command ("$@"), never spliced into it.
   const command = ['bash', '-c', `${spec.test_cmd} "$@"`, 'grove-tests', ...directives];
   const r: ExecResult = await shell.exec({ command, cwd: REPO_DIR, merge_stderr: true, timeout_s: spec.test_timeout_s, max_output_bytes: 8 * 1024 * 1024 });
+  if (r.timed_out) return { resolution: 'NO', resolved: false, report: null, test_log: r.stdout, test_exit_code: r.exit_code, error: 'tests_timed_out' };
   const status = LOG_PARSERS[spec.log_parser](r.stdout);
   const report = grade(inst.FAIL_TO_PASS, inst.PASS_TO_PASS, status);
-  return { resolution: report.resolution, resolved: report.resolved, report, test_log: r.stdout, test_exit_code: r.exit_code, ...(r.timed_out ? { error: 'tests_timed_out' } : {}) };
+  return { resolution: report.resolution, resolved: report.resolved, report, test_log: r.stdout, test_exit_code: r.exit_code };
 }
 
 /** Applies `modelPatch` (if any) to a freshly prepared checkout and evaluates it. */
@@ -65,6 +69,7 @@ export async function evaluatePatch(shell: ShellTarget, inst: SweInstance, spec:
   const base = { instance_id: inst.instance_id, patch_is_None: modelPatch == null, patch_exists: !!modelPatch?.trim() };
   if (!modelPatch?.trim()) {
     // Without a patch the tests still run: an empty patch is graded like any other (it resolves nothing).
+    await installRepo(shell, inst, spec);
     const e = await evaluateCheckout(shell, inst, spec);
     return { ...base, patch_successfully_applied: false, ...e };
   }
@@ -72,5 +77,6 @@ export async function evaluatePatch(shell: ShellTarget, inst: SweInstance, spec:
   if (!applied.ok) {
     return { ...base, patch_successfully_applied: false, resolution: 'NO', resolved: false, report: null, test_log: applied.output, test_exit_code: null, error: 'patch_apply_failed' };
   }
+  await installRepo(shell, inst, spec);
   return { ...base, patch_successfully_applied: true, ...(await evaluateCheckout(shell, inst, spec)) };
 }

@@ -40,7 +40,56 @@ export interface RunSummary {
   error_ids: string[];
 }
 
-/** The per-instance report (SWE-bench's report.json fields, with Grove's resolution and per-test statuses). */
+const EMPTY = { success: [] as string[], failure: [] as string[] };
+
+/**
+ * An instance's report.json entry exactly as SWE-bench's get_eval_report writes it: the four flags, and
+ * tests_status (FAIL_TO_PASS, PASS_TO_PASS, FAIL_TO_FAIL, PASS_TO_FAIL) once the tests ran to the end. A patch
+ * that did not apply and a test run that timed out have no status map there: patch_successfully_applied false.
+ */
+export function officialReport(e: Evaluation): Record<string, unknown> {
+  const ran = e.report !== null && e.patch_exists;
+  return {
+    [e.instance_id]: {
+      patch_is_None: e.patch_is_None,
+      patch_exists: e.patch_exists,
+      patch_successfully_applied: ran,
+      resolved: ran && e.resolved,
+      ...(ran && e.report ? { tests_status: { FAIL_TO_PASS: e.report.FAIL_TO_PASS, PASS_TO_PASS: e.report.PASS_TO_PASS, FAIL_TO_FAIL: EMPTY, PASS_TO_FAIL: EMPTY } } : {}),
+    },
+  };
+}
+
+/** The run report (`<model>.<run_id>.json`) with SWE-bench's keys: completed = graded, errors = no report. */
+export function officialRunReport(datasetIds: string[], predictions: Map<string, string | null>, reports: Map<string, boolean>): Record<string, unknown> {
+  const ids = { completed: [] as string[], incomplete: [] as string[], empty: [] as string[], resolved: [] as string[], unresolved: [] as string[], error: [] as string[] };
+  for (const id of datasetIds) {
+    if (!predictions.has(id)) ids.incomplete.push(id);
+    else if (!predictions.get(id)) ids.empty.push(id);
+    else if (!reports.has(id)) ids.error.push(id);
+    else (ids.completed.push(id), (reports.get(id) ? ids.resolved : ids.unresolved).push(id));
+  }
+  const sorted = (a: string[]) => [...a].sort();
+  return {
+    total_instances: datasetIds.length,
+    submitted_instances: [...predictions.keys()].length,
+    completed_instances: ids.completed.length,
+    resolved_instances: ids.resolved.length,
+    unresolved_instances: ids.unresolved.length,
+    empty_patch_instances: ids.empty.length,
+    error_instances: ids.error.length,
+    completed_ids: sorted(ids.completed),
+    incomplete_ids: sorted(ids.incomplete),
+    empty_patch_ids: sorted(ids.empty),
+    submitted_ids: sorted([...predictions.keys()]),
+    resolved_ids: sorted(ids.resolved),
+    unresolved_ids: sorted(ids.unresolved),
+    error_ids: sorted(ids.error),
+    schema_version: 2,
+  };
+}
+
+/** Grove's per-instance details (resolution FULL/PARTIAL/NO, per-test statuses, the error), beside the official report. */
 export function instanceReport(e: Evaluation): Record<string, unknown> {
   return {
     [e.instance_id]: {
@@ -62,6 +111,11 @@ export function summarize(total: number, evals: (Evaluation | { instance_id: str
     unresolved_instances: 0, empty_patch_instances: 0, error_instances: 0, resolved_ids: [], partial_ids: [], unresolved_ids: [], empty_patch_ids: [], error_ids: [],
   };
   for (const e of evals) {
+    if (!('resolution' in e) && e.error === 'empty_patch') {
+      s.empty_patch_instances++;
+      s.empty_patch_ids.push(e.instance_id);
+      continue;
+    }
     if (!('resolution' in e) || (e.error && e.error !== 'patch_apply_failed' && !e.report)) {
       s.error_instances++;
       s.error_ids.push(e.instance_id);

@@ -1,56 +1,75 @@
-// Preparing a shell sandbox for an instance: the repository arrives as a git bundle made on the host from a
-// local path or mirror (no internet; it travels through the files API, so it works on every backend), is cloned
-// into the workspace, checked out at `base_commit`, and the repository's install commands run.
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import type { ExecResult } from '../protocol/shell.ts';
+// Preparing a shell sandbox for an instance: the repository arrives as a git bundle of the base commit's history
+// (bundle.ts), made on the host from a local path or mirror (no internet) and streamed into the sandbox (no
+// request-size limit; a target that cannot stream gets it through the files API), is cloned into the workspace,
+// checked out at `base_commit`; in an environment image (env-image.ts) a workspace virtual environment on top of
+// the image's gets the repository's install; the row's install commands run.
+import { readFile } from 'node:fs/promises';
+import type { ExecInput, ExecResult } from '../protocol/shell.ts';
+import { BundleCache, SweSetupError } from './bundle.ts';
+import { ENV_VENV } from './env-image.ts';
 import type { RepoSpec } from './specs.ts';
 import { REPO_DIR, type RepoSources, type ShellTarget, type SweInstance } from './types.ts';
 
-const run = promisify(execFile);
-const COMMIT = /^[0-9a-f]{7,40}$/;
+export { SweSetupError } from './bundle.ts';
 
-class SweSetupError extends Error {
-  constructor(
-    readonly code: 'unknown_repo' | 'bad_commit' | 'bundle_failed' | 'checkout_failed' | 'install_failed',
-    message: string,
-  ) {
-    super(message);
-  }
+/** The workspace virtual environment (writable; the image's is read-only like the rest of its root). */
+export const WORK_VENV = '/workspace/.venv';
+
+/** Environment of every command in an instance's sandbox: the workspace venv, then the image's, then the system. */
+export const SWE_EXEC_ENV: Record<string, string> = {
+  PATH: `${WORK_VENV}/bin:${ENV_VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+  VIRTUAL_ENV: WORK_VENV,
+  // The sandbox has no network: pip looks at nothing remote and builds with what the environment has.
+  PIP_NO_INDEX: '1',
+  PIP_NO_BUILD_ISOLATION: '0',
+  PIP_DISABLE_PIP_VERSION_CHECK: '1',
+};
+
+/** The shell with the instance's environment on every command (the request's own env wins). */
+export function instanceShell(shell: ShellTarget): ShellTarget {
+  return {
+    exec: (req: ExecInput) => shell.exec({ ...req, env: { ...SWE_EXEC_ENV, ...(req.env ?? {}) } }),
+    upload: (p, data, mode) => shell.upload(p, data, mode),
+    ...(shell.uploadFile ? { uploadFile: shell.uploadFile.bind(shell) } : {}),
+  };
 }
 
-/** A bundle of every ref of the local repository (the base commit must be reachable from one). */
-async function bundleRepo(source: string, baseCommit: string): Promise<Buffer> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'grove-swe-bundle-'));
-  try {
-    const file = path.join(dir, 'repo.bundle');
-    await run('git', ['-C', source, 'cat-file', '-e', `${baseCommit}^{commit}`]).catch(() => {
-      throw new SweSetupError('bad_commit', `${baseCommit} is not a commit of ${source}`);
-    });
-    await run('git', ['-C', source, 'bundle', 'create', file, '--all'], { maxBuffer: 16 * 1024 * 1024 });
-    return await readFile(file);
-  } catch (err) {
-    if (err instanceof SweSetupError) throw err;
-    throw new SweSetupError('bundle_failed', `could not bundle ${source}: ${(err as Error).message}`);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+// In an environment image: a venv in the workspace over the image's (a .pth names the image's site-packages), so
+// the install writes into the workspace. On the host root (no image venv) nothing is made.
+const VENV_SCRIPT = [
+  'set -e',
+  `[ -x ${ENV_VENV}/bin/python ] || exit 0`,
+  `base=$(${ENV_VENV}/bin/python -c 'import sys; print(sys.base_prefix)')/bin/python3`,
+  `"$base" -m venv --without-pip --system-site-packages ${WORK_VENV}`,
+  `site=$(${WORK_VENV}/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')`,
+  `${ENV_VENV}/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > "$site/grove-env.pth"`,
+].join('\n');
 
 function failed(r: ExecResult, what: string): string {
   return `${what} failed (exit ${r.exit_code}): ${(r.stderr || r.stdout).slice(-2000)}`;
 }
 
-/** Clones the instance's repository at its base commit into `<workspace>/repo` and runs the install commands. */
-export async function prepareRepo(shell: ShellTarget, inst: SweInstance, sources: RepoSources, spec: RepoSpec | undefined): Promise<void> {
+/**
+ * Clones the instance's repository at its base commit into `<workspace>/repo`, makes the workspace venv and (unless
+ * `install: false`, as for an evaluation, which installs after the model patch as SWE-bench does) runs the install.
+ */
+export async function prepareRepo(
+  shell: ShellTarget,
+  inst: SweInstance,
+  sources: RepoSources,
+  spec: RepoSpec | undefined,
+  o: { bundles?: BundleCache; install?: boolean } = {},
+): Promise<void> {
   const source = sources[inst.repo];
   if (!source) throw new SweSetupError('unknown_repo', `no local source for ${inst.repo}: add it to the repository table (repo → path)`);
-  if (!COMMIT.test(inst.base_commit)) throw new SweSetupError('bad_commit', `base_commit "${inst.base_commit}" is not a commit hash`);
-  const bundle = await bundleRepo(source, inst.base_commit);
-  await shell.upload('.grove/repo.bundle', bundle);
+  const own = o.bundles ? null : new BundleCache();
+  try {
+    const file = await (o.bundles ?? own!).get(source, inst.base_commit);
+    if (shell.uploadFile) await shell.uploadFile('.grove/repo.bundle', file);
+    else await shell.upload('.grove/repo.bundle', await readFile(file));
+  } finally {
+    await own?.close();
+  }
   // One exec for the checkout; the commit and directory travel as arguments ($1, $2), never spliced into the script.
   const script = [
     'set -e',
@@ -63,8 +82,15 @@ export async function prepareRepo(shell: ShellTarget, inst: SweInstance, sources
   ].join('\n');
   const r = await shell.exec({ command: ['bash', '-c', script, 'grove-checkout', inst.base_commit, REPO_DIR], timeout_s: 600 });
   if (r.exit_code !== 0) throw new SweSetupError('checkout_failed', failed(r, `checkout of ${inst.repo} at ${inst.base_commit}`));
+  const v = await shell.exec({ command: ['bash', '-c', VENV_SCRIPT], timeout_s: 300 });
+  if (v.exit_code !== 0) throw new SweSetupError('install_failed', failed(v, 'the workspace virtual environment'));
+  if (o.install !== false) await installRepo(shell, inst, spec);
+}
+
+/** The row's install commands, in the checkout. */
+export async function installRepo(shell: ShellTarget, inst: SweInstance, spec: RepoSpec | undefined): Promise<void> {
   for (const cmd of spec?.install ?? []) {
-    const r = await shell.exec({ command: cmd, cwd: REPO_DIR, timeout_s: 1800 });
-    if (r.exit_code !== 0) throw new SweSetupError('install_failed', failed(r, `install step "${cmd}"`));
+    const r = await shell.exec({ command: cmd, cwd: REPO_DIR, timeout_s: 1800, merge_stderr: true });
+    if (r.exit_code !== 0) throw new SweSetupError('install_failed', failed(r, `install step "${cmd}" of ${inst.instance_id}`));
   }
 }

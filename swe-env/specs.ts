@@ -1,54 +1,120 @@
-// Per-repository test specifications. SWE-bench instances carry no test command: its harness looks them up by
-// repository (and version) in a table, with the log parser that reads the output. This is Grove's table; add a
-// repository here to grade its instances.
-import type { LogParserName } from './log-parsers.ts';
+// Per-repository, per-version specifications, as SWE-bench's harness keeps them: instances carry no test command,
+// Python version or pins; the harness looks them up by (repository, version). The table is data: the rows shipped
+// in specs/swe-bench.json (SWE-bench Lite/Verified repositories, facts from SWE-bench's constants) and
+// specs/grove.json (the fixture repository), and any file a user adds (`--specs FILE`), in SWE-bench's own spec
+// shape. A later file's row replaces an earlier one (per repository and version).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { LOG_PARSER_NAMES, type LogParserName } from './log-parsers.ts';
 
+/** One (repository, version) row in SWE-bench's shape (keys it names; others are kept but unused). */
+const SweSpecRow = z.looseObject({
+  python: z.string().regex(/^\d+\.\d+$/, 'python is a version like "3.9"').optional(),
+  packages: z.string().optional(),
+  pre_install: z.array(z.string()).optional(),
+  install: z.string().optional(),
+  pip_packages: z.array(z.string()).optional(),
+  eval_commands: z.array(z.string()).optional(),
+  test_cmd: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+  /** Grove: this row's log parser (default: the repository's). */
+  log_parser: z.enum(LOG_PARSER_NAMES).optional(),
+  /** Grove: seconds the test run may take (default 1800). */
+  test_timeout_s: z.number().int().positive().optional(),
+});
+export type SweSpecRow = z.infer<typeof SweSpecRow>;
+
+const RepoEntry = z.object({ log_parser: z.enum(LOG_PARSER_NAMES), versions: z.record(z.string(), SweSpecRow) });
+const SpecFile = z.object({ source: z.string().optional(), repos: z.record(z.string().regex(/^[\w.-]+\/[\w.-]+$/, 'repository names are owner/name'), RepoEntry) });
+type SpecTable = Record<string, z.infer<typeof RepoEntry>>;
+
+/** What evaluation and setup use of a row. */
 export interface RepoSpec {
-  /** Runs the instance's test directives (appended, shell-quoted) from the repository root. */
+  /** The row as written (python, pre_install, pip_packages, ...: what the environment is built from). */
+  row: SweSpecRow;
+  /** Commands before the tests (eval_commands, then the last test command gets the directives). */
   test_cmd: string;
   log_parser: LogParserName;
-  /** How test files of the test patch become test directives: file paths (pytest) or dotted modules (unittest). */
+  /** How test files of the test patch become test directives: file paths, or dotted modules (Django). */
   directives: 'paths' | 'modules';
-  /** Commands run once after checkout (installing the package, building). */
+  /** Commands run once after checkout (the row's `install`). */
   install: string[];
-  /** Seconds the test run may take. */
   test_timeout_s: number;
 }
 
-const SPECS: Record<string, Record<string, RepoSpec>> = {
-  // The fixture repository of this project (swe-env/fixtures/textkit): standard-library unittest.
-  'grove/textkit': {
-    '0.1': { test_cmd: 'python3 -m unittest -v', log_parser: 'unittest', directives: 'modules', install: [], test_timeout_s: 120 },
-  },
-  // Common pytest projects, with the flags SWE-bench's harness uses for a readable per-test summary.
-  'pytest-dev/pytest': { '*': { test_cmd: 'pytest -rA', log_parser: 'pytest', directives: 'paths', install: ['pip install -e .'], test_timeout_s: 1800 } },
-  'psf/requests': { '*': { test_cmd: 'pytest -rA', log_parser: 'pytest', directives: 'paths', install: ['pip install -e .'], test_timeout_s: 1800 } },
-  'django/django': {
-    '*': { test_cmd: './tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1', log_parser: 'unittest', directives: 'modules', install: ['pip install -e .'], test_timeout_s: 1800 },
-  },
-};
+const SHIPPED = ['swe-bench.json', 'grove.json'].map((f) => path.join(path.dirname(fileURLToPath(import.meta.url)), 'specs', f));
 
-/** The spec of a repository at a version ('*' matches any version); undefined when the table has none. */
-export function specFor(repo: string, version: string | number | undefined): RepoSpec | undefined {
-  const byVersion = SPECS[repo];
-  if (!byVersion) return undefined;
-  return byVersion[String(version ?? '')] ?? byVersion['*'];
+/** Reads and checks a spec file; the message names the file and the first problem. */
+export function parseSpecFile(text: string, name: string): SpecTable {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${name}: not JSON (${(err as Error).message})`);
+  }
+  const r = SpecFile.safeParse(raw);
+  if (!r.success) {
+    const i = r.error.issues[0];
+    throw new Error(`${name}: ${i.path.join('.') || '(top level)'}: ${i.message} (expected {"repos": {"owner/name": {"log_parser": ..., "versions": {"1.0": {"test_cmd": ..., ...}}}}})`);
+  }
+  return r.data.repos;
 }
 
-/** The files a unified diff touches (its `+++ b/…` side; deletions by their old path). */
+/** The table: shipped rows, then each user file's rows over them. */
+export function loadSpecs(userFiles: string[] = []): SpecTable {
+  const table: SpecTable = {};
+  for (const file of [...SHIPPED, ...userFiles]) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new Error(`cannot read spec file ${file}: ${(err as Error).message}`);
+    }
+    for (const [repo, entry] of Object.entries(parseSpecFile(text, file))) {
+      const had = table[repo];
+      table[repo] = { log_parser: entry.log_parser, versions: { ...(had?.versions ?? {}), ...entry.versions } };
+    }
+  }
+  return table;
+}
+
+let shipped: SpecTable | null = null;
+
+/** The spec of a repository at a version; undefined when the table has no such row. */
+export function specFor(repo: string, version: string | number | undefined, table?: SpecTable): RepoSpec | undefined {
+  const t = table ?? (shipped ??= loadSpecs());
+  const entry = t[repo];
+  const row = entry?.versions[String(version ?? '')];
+  if (!entry || !row) return undefined;
+  const cmds = Array.isArray(row.test_cmd) ? row.test_cmd : [row.test_cmd];
+  return {
+    row,
+    test_cmd: [...(row.eval_commands ?? []), ...cmds].join('\n'),
+    log_parser: row.log_parser ?? entry.log_parser,
+    directives: repo === 'django/django' ? 'modules' : 'paths',
+    install: row.install ? [row.install] : [],
+    test_timeout_s: row.test_timeout_s ?? 1800,
+  };
+}
+
+/** The files a unified diff touches (its `b/` side), in order, as SWE-bench reads them. */
 export function diffFiles(patch: string): string[] {
-  const files = new Set<string>();
-  for (const m of patch.matchAll(/^diff --git a\/(\S+) b\/(\S+)$/gm)) files.add(m[2]);
-  return [...files];
+  const files: string[] = [];
+  for (const m of patch.matchAll(/^diff --git a\/.* b\/(.*)$/gm)) if (!files.includes(m[1])) files.push(m[1]);
+  return files;
 }
 
-/** Test directives of a test patch: its files, as paths or as dotted modules (Django style drops `tests/`). */
-export function testDirectives(testPatch: string, spec: RepoSpec, repo?: string): string[] {
-  const files = diffFiles(testPatch).filter((f) => f.endsWith('.py'));
+/** Files SWE-bench never passes to the test runner. */
+const NON_TEST_EXTS = ['.json', '.png', 'csv', '.txt', '.md', '.jpg', '.jpeg', '.pkl', '.yml', '.yaml', '.toml'];
+
+/** Test directives of a test patch, as SWE-bench derives them: its files minus data files; Django: dotted modules without `tests/`. */
+export function testDirectives(testPatch: string, spec: Pick<RepoSpec, 'directives'>): string[] {
+  const files = diffFiles(testPatch).filter((f) => !NON_TEST_EXTS.some((ext) => f.endsWith(ext)));
   if (spec.directives === 'paths') return files;
   return files.map((f) => {
-    let mod = f.replace(/\.py$/, '').replaceAll('/', '.');
-    if (repo === 'django/django' && mod.startsWith('tests.')) mod = mod.slice('tests.'.length);
-    return mod;
+    let d = f.endsWith('.py') ? f.slice(0, -3) : f;
+    if (d.startsWith('tests/')) d = d.slice('tests/'.length);
+    return d.replaceAll('/', '.');
   });
 }

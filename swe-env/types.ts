@@ -12,6 +12,8 @@ export interface ShellTarget {
   exec(req: ExecInput): Promise<ExecResult>;
   /** Writes a file in the workspace (bytes, or UTF-8 text). */
   upload(path: string, data: Uint8Array | string, mode?: string): Promise<unknown>;
+  /** Streams a host file into the workspace (large files: a repository bundle). Absent: upload() of its bytes. */
+  uploadFile?(path: string, hostFile: string): Promise<unknown>;
 }
 
 /** Where repositories come from without internet: repo name ("owner/name") → a local git directory or mirror. */

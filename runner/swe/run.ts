@@ -7,10 +7,11 @@ import path from 'node:path';
 import { EpisodeRecorder } from '../../recording/recorder.ts';
 import type { Termination } from '../../protocol/task.ts';
 import { evaluatePatch, type Evaluation } from '../../swe-env/evaluate.ts';
-import { instanceReport, summarize, type RunSummary } from '../../swe-env/preds.ts';
-import { prepareRepo } from '../../swe-env/repo.ts';
+import { BundleCache } from '../../swe-env/bundle.ts';
+import { instanceReport, officialReport, officialRunReport, summarize, type RunSummary } from '../../swe-env/preds.ts';
+import { instanceShell, prepareRepo } from '../../swe-env/repo.ts';
 import { processSignals, type ProcessSignals } from '../../swe-env/signals.ts';
-import { specFor } from '../../swe-env/specs.ts';
+import { specFor, type RepoSpec, type loadSpecs } from '../../swe-env/specs.ts';
 import type { RepoSources, SweInstance } from '../../swe-env/types.ts';
 import { runSweEpisode, type BashPolicy } from './episode.ts';
 import { withSession, type ShellProvider } from './shell-session.ts';
@@ -27,7 +28,15 @@ export interface SweRunOptions {
   concurrency: number;
   outDir: string;
   runId?: string;
+  /** The spec table (shipped rows and the user's files); default the shipped rows. */
+  specs?: ReturnType<typeof loadSpecs>;
+  /** The image an instance's sandboxes run on (its environment image), built or found before they open. */
+  environment?: (inst: SweInstance, spec: RepoSpec) => Promise<string | undefined>;
   onDone?: (r: SweInstanceResult) => void;
+}
+
+interface RunState {
+  bundles: BundleCache;
 }
 
 interface SweInstanceResult {
@@ -39,9 +48,10 @@ interface SweInstanceResult {
   error?: string;
 }
 
-async function runInstance(o: SweRunOptions, inst: SweInstance): Promise<SweInstanceResult> {
-  const spec = specFor(inst.repo, inst.version);
-  if (!spec) return { instance_id: inst.instance_id, evaluation: null, patch: null, error: `no test specification for ${inst.repo} (swe-env/specs.ts)` };
+async function runInstance(o: SweRunOptions, st: RunState, inst: SweInstance): Promise<SweInstanceResult> {
+  const spec = specFor(inst.repo, inst.version, o.specs);
+  if (!spec) return { instance_id: inst.instance_id, evaluation: null, patch: null, error: `no spec row for ${inst.repo} version ${inst.version ?? '(none)'}: add one in a --specs file` };
+  const image = o.environment ? await o.environment(inst, spec) : undefined;
   const labels = { 'grove.swe/instance': inst.instance_id.slice(0, 60), ...(o.runId ? { 'grove.run': o.runId } : {}) };
   let patch: string | null;
   let termination: Termination | undefined;
@@ -56,19 +66,23 @@ async function runInstance(o: SweRunOptions, inst: SweInstance): Promise<SweInst
       config: { model: mode.model, max_steps: mode.maxSteps ?? 30, environment: 'shell' },
     });
     const episode = await withSession(o.provider, labels, async (s) => {
-      await prepareRepo(s.shell, inst, o.sources, spec);
-      return runSweEpisode({ shell: s.shell, instance: inst, policy: mode.policy(), maxSteps: mode.maxSteps, commandTimeoutS: mode.commandTimeoutS, recorder });
-    });
+      const shell = instanceShell(s.shell);
+      await prepareRepo(shell, inst, o.sources, spec, { bundles: st.bundles });
+      return runSweEpisode({ shell, instance: inst, policy: mode.policy(), maxSteps: mode.maxSteps, commandTimeoutS: mode.commandTimeoutS, recorder });
+    }, image);
     patch = episode.patch;
     termination = episode.termination;
     steps = episode.steps;
   } else {
     patch = o.mode.patches.has(inst.instance_id) ? (o.mode.patches.get(inst.instance_id) ?? null) : null;
   }
+  // As SWE-bench: an empty patch is not evaluated (it counts as an empty-patch instance).
+  if (!patch?.trim()) return { instance_id: inst.instance_id, evaluation: null, termination, patch, error: 'empty_patch' };
   const evaluation = await withSession(o.provider, { ...labels, 'grove.swe/role': 'eval' }, async (s) => {
-    await prepareRepo(s.shell, inst, o.sources, spec);
-    return evaluatePatch(s.shell, inst, spec, patch);
-  });
+    const shell = instanceShell(s.shell);
+    await prepareRepo(shell, inst, o.sources, spec, { bundles: st.bundles, install: false });
+    return evaluatePatch(shell, inst, spec, patch);
+  }, image);
   const signals = o.mode.kind === 'agent' ? processSignals(steps, evaluation.report?.PASS_TO_PASS.failure ?? null) : undefined;
   if (recorder && termination) {
     await recorder.finish({
@@ -96,11 +110,12 @@ export async function runSwe(o: SweRunOptions): Promise<SweRunResult> {
   await mkdir(o.outDir, { recursive: true });
   const results: SweInstanceResult[] = [];
   const queue = [...o.instances];
+  const st: RunState = { bundles: new BundleCache() };
   const worker = async () => {
     for (let inst = queue.shift(); inst; inst = queue.shift()) {
       let r: SweInstanceResult;
       try {
-        r = await runInstance(o, inst);
+        r = await runInstance(o, st, inst);
       } catch (err) {
         r = { instance_id: inst.instance_id, evaluation: null, patch: null, error: (err as Error).message };
       }
@@ -108,23 +123,44 @@ export async function runSwe(o: SweRunOptions): Promise<SweRunResult> {
       o.onDone?.(r);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, o.instances.length)) }, worker));
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, o.instances.length)) }, worker));
+  } finally {
+    await st.bundles.close();
+  }
   results.sort((a, b) => a.instance_id.localeCompare(b.instance_id));
   const summary = summarize(o.instances.length, results.map((r) => r.evaluation ?? { instance_id: r.instance_id, error: r.error ?? 'failed' }));
-  const report: Record<string, unknown> = {};
+  const grove: Record<string, unknown> = {};
+  const official: Record<string, unknown> = {};
   for (const r of results) {
-    if (r.evaluation) Object.assign(report, instanceReport(r.evaluation));
-    else report[r.instance_id] = { resolved: false, resolution: 'NO', error: r.error };
-    if (r.signals) (report[r.instance_id] as Record<string, unknown>).signals = r.signals;
+    if (r.evaluation) {
+      Object.assign(grove, instanceReport(r.evaluation));
+      Object.assign(official, officialReport(r.evaluation));
+    } else grove[r.instance_id] = { resolved: false, resolution: 'NO', error: r.error };
+    if (r.signals) (grove[r.instance_id] as Record<string, unknown>).signals = r.signals;
   }
-  await writeFile(path.join(o.outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const model = o.mode.model ?? 'grove';
+  const runId = o.runId ?? 'grove';
+  // SWE-bench's files: report.json (every evaluated instance), <model>.<run_id>.json, and per instance
+  // logs/run_evaluation/<run_id>/<model>/<instance_id>/{report.json,test_output.txt,patch.diff}.
+  await writeFile(path.join(o.outDir, 'report.json'), `${JSON.stringify(official, null, 2)}\n`);
+  const predictions = new Map(results.map((r) => [r.instance_id, r.patch ?? null] as const));
+  const reports = new Map(results.filter((r) => r.evaluation).map((r) => [r.instance_id, (official[r.instance_id] as { resolved: boolean }).resolved] as const));
+  const run = officialRunReport(o.instances.map((i) => i.instance_id), predictions, reports);
+  await writeFile(path.join(o.outDir, `${model.replaceAll('/', '__')}.${runId}.json`), `${JSON.stringify(run, null, 4)}\n`);
+  await writeFile(path.join(o.outDir, 'grove-report.json'), `${JSON.stringify(grove, null, 2)}\n`);
   await writeFile(path.join(o.outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   if (o.mode.kind === 'agent') {
-    const model = o.mode.model;
     const preds = results.map((r) => ({ instance_id: r.instance_id, model_name_or_path: model, model_patch: r.patch ?? '' }));
     await writeFile(path.join(o.outDir, 'preds.json'), `${JSON.stringify(preds, null, 2)}\n`);
   }
-  await mkdir(path.join(o.outDir, 'logs'), { recursive: true });
-  for (const r of results) if (r.evaluation) await writeFile(path.join(o.outDir, 'logs', `${r.instance_id}.test_output.txt`), r.evaluation.test_log);
+  for (const r of results) {
+    if (!r.evaluation) continue;
+    const dir = path.join(o.outDir, 'logs', 'run_evaluation', runId, model.replaceAll('/', '__'), r.instance_id);
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, 'report.json'), `${JSON.stringify(officialReport(r.evaluation), null, 4)}\n`);
+    await writeFile(path.join(dir, 'test_output.txt'), r.evaluation.test_log);
+    await writeFile(path.join(dir, 'patch.diff'), r.patch ?? '');
+  }
   return { results, summary };
 }

@@ -10,7 +10,8 @@ export interface ShellSession {
 
 /** Opens shell sandboxes; one per episode and one per evaluation. */
 export interface ShellProvider {
-  open(labels: Record<string, string>): Promise<ShellSession>;
+  /** `image`: the OCI image the sandbox runs on (an instance's environment); absent: the server's default. */
+  open(labels: Record<string, string>, image?: string): Promise<ShellSession>;
 }
 
 /** A shell sandbox of a Grove server as the SWE environment's ShellTarget: the client's own exec and upload. */
@@ -18,22 +19,25 @@ export function clientShellTarget(client: GroveClient, id: string): ShellTarget 
   return {
     exec: (req) => client.exec(id, req),
     upload: (path, data, mode) => client.uploadFile(id, path, data, mode),
+    uploadFile: (path, hostFile) => client.uploadFileStream(id, path, hostFile),
   };
 }
 
 /** Shell sandboxes created through a GroveClient (network blocked by default: SWE work needs none). */
 export function clientShellProvider(client: GroveClient, opts: { block_network?: boolean; image?: string } = {}): ShellProvider {
   return {
-    async open(labels) {
-      const info = await client.createAndWait({ type: 'shell', block_network: opts.block_network ?? true, ...(opts.image ? { image: opts.image } : {}), labels } as never, 120);
+    async open(labels, image) {
+      const img = image ?? opts.image;
+      // A first sandbox of an image waits for its unpacking (once per image on a host).
+      const info = await client.createAndWait({ type: 'shell', block_network: opts.block_network ?? true, ...(img ? { image: img } : {}), labels } as never, 600);
       return { id: info.sandbox_id, shell: clientShellTarget(client, info.sandbox_id), close: () => client.deleteSandbox(info.sandbox_id).catch(() => undefined) };
     },
   };
 }
 
 /** Runs `fn` with a freshly opened sandbox and always closes it. */
-export async function withSession<T>(provider: ShellProvider, labels: Record<string, string>, fn: (s: ShellSession) => Promise<T>): Promise<T> {
-  const session = await provider.open(labels);
+export async function withSession<T>(provider: ShellProvider, labels: Record<string, string>, fn: (s: ShellSession) => Promise<T>, image?: string): Promise<T> {
+  const session = await provider.open(labels, image);
   try {
     return await fn(session);
   } finally {

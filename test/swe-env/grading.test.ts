@@ -72,9 +72,12 @@ describe('repository table', () => {
   it('maps a test patch to directives per repository', () => {
     const patch = 'diff --git a/tests/test_slug.py b/tests/test_slug.py\n--- a/tests/test_slug.py\n+++ b/tests/test_slug.py\n';
     expect(diffFiles(patch)).toEqual(['tests/test_slug.py']);
-    expect(testDirectives(patch, specFor('grove/textkit', '0.1')!, 'grove/textkit')).toEqual(['tests.test_slug']);
-    expect(testDirectives(patch, specFor('psf/requests', '2.0')!, 'psf/requests')).toEqual(['tests/test_slug.py']);
-    expect(testDirectives('diff --git a/tests/forms/tests.py b/tests/forms/tests.py\n', specFor('django/django', '4.0')!, 'django/django')).toEqual(['forms.tests']);
+    expect(testDirectives(patch, specFor('grove/textkit', '0.1')!)).toEqual(['tests/test_slug.py']);
+    expect(testDirectives(patch, specFor('psf/requests', '2.0')!)).toEqual(['tests/test_slug.py']);
+    expect(testDirectives('diff --git a/tests/forms/tests.py b/tests/forms/tests.py\n', specFor('django/django', '4.0')!)).toEqual(['forms.tests']);
+    // As SWE-bench: data files are no directives; other files stay (in the patch's order).
+    const mixed = 'diff --git a/testing/test_a.py b/testing/test_a.py\ndiff --git a/testing/data.json b/testing/data.json\ndiff --git a/testing/conftest.cfg b/testing/conftest.cfg\n';
+    expect(testDirectives(mixed, specFor('pytest-dev/pytest', '5.4')!)).toEqual(['testing/test_a.py', 'testing/conftest.cfg']);
     expect(specFor('nobody/nothing', '1')).toBeUndefined();
   });
 });

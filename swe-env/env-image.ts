@@ -1,0 +1,133 @@
+// Environment images, as SWE-bench builds them: one per (repository, version), from a base image with that Python
+// (Debian releases give several without any other source: bullseye 3.9, bookworm 3.11, trixie 3.13), the row's
+// pre_install commands, and a virtual environment (/opt/grove-venv) with the row's pip pins from the package index
+// the user configured. Built with podman, tagged by a hash of everything that goes in: a second build of the same
+// row is a lookup. The base images come from scripts/swe-images.sh (debootstrap + podman import, no registry).
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { SweSpecRow } from './specs.ts';
+
+const run = promisify(execFile);
+const PODMAN = '/usr/bin/podman';
+export const ENV_VENV = '/opt/grove-venv';
+
+/** Python version → the base image that has it (scripts/swe-images.sh makes them). */
+export const DEBIAN_PYTHON: Record<string, { release: string; image: string }> = {
+  '3.9': { release: 'bullseye', image: 'localhost/grove-swe-base:bullseye' },
+  '3.11': { release: 'bookworm', image: 'localhost/grove-swe-base:bookworm' },
+  '3.13': { release: 'trixie', image: 'localhost/grove-swe-base:trixie' },
+};
+
+/**
+ * Where the pins come from: an index URL, a folder of wheels, the host's own pip configuration (its pip.conf and
+ * the local folders and file:// indexes it names, mounted read-only into the build), or none (no pip installs).
+ */
+export type PackageIndex = { kind: 'url'; url: string } | { kind: 'wheels'; dir: string } | { kind: 'host' } | { kind: 'none' };
+
+export function parsePackageIndex(text: string): PackageIndex {
+  if (text === 'none') return { kind: 'none' };
+  if (text === 'host') return { kind: 'host' };
+  if (/^https?:\/\/[^\s'"]+$/.test(text)) return { kind: 'url', url: text };
+  const dir = path.resolve(text);
+  if (existsSync(dir) && statSync(dir).isDirectory()) return { kind: 'wheels', dir };
+  throw new Error(`--index "${text}": give an http(s) index URL, a folder of wheels, "host" (this machine's pip configuration) or "none"`);
+}
+
+export class EnvBuildError extends Error {
+  constructor(
+    readonly code: 'no_podman' | 'no_base_image' | 'no_python' | 'unsupported_row' | 'build_failed',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The host's pip configuration as build mounts: config files, and the folders its values name. */
+async function hostPipMounts(): Promise<string[]> {
+  const mounts = new Set<string>();
+  for (const f of ['/etc/pip.conf', '/etc/xdg/pip']) if (existsSync(f)) mounts.add(f);
+  const listed = await run('pip3', ['config', 'list'], { env: { PATH: '/usr/bin:/bin' } }).then((r) => r.stdout, () => '');
+  for (const token of listed.split(/[\s'=]+/)) {
+    const p = token.startsWith('file://') ? token.slice('file://'.length) : token;
+    if (!p.startsWith('/') || !existsSync(p)) continue;
+    // The folder the value names (an index's simple/ lies in a tree whose files/ it links to: mount the tree).
+    const top = `/${p.split('/').filter(Boolean)[0]}/${p.split('/').filter(Boolean)[1] ?? ''}`.replace(/\/$/, '');
+    mounts.add(statSync(p).isDirectory() ? top : p);
+  }
+  return [...mounts].filter((m) => m !== '/' && !['/etc', '/usr', '/var', '/opt', '/home', '/root', '/tmp'].includes(m));
+}
+
+/** A shell word, single-quoted. */
+const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+export interface EnvImagePlan {
+  image: string;
+  base: string;
+  containerfile: string;
+  mounts: string[];
+}
+
+/** What would be built for a row: the base, the Containerfile, the mounts, and the tag (a hash of all of them). */
+export async function planEnvImage(repo: string, version: string, row: SweSpecRow, index: PackageIndex): Promise<EnvImagePlan> {
+  const python = row.python ?? '3.11';
+  const base = DEBIAN_PYTHON[python];
+  if (!base) {
+    throw new EnvBuildError('no_python', `${repo} ${version} needs Python ${python}; the Debian base images give ${Object.keys(DEBIAN_PYTHON).join(', ')} (add a row with one of those in a --specs file)`);
+  }
+  if (row.packages === 'environment.yml' || row.packages === 'requirements.txt') {
+    throw new EnvBuildError('unsupported_row', `${repo} ${version}: packages "${row.packages}" is read from the repository per instance; Grove builds environments per version only (not done yet)`);
+  }
+  const lines = [`FROM ${base.image}`, 'ENV DEBIAN_FRONTEND=noninteractive'];
+  for (const cmd of row.pre_install ?? []) lines.push(`RUN ${cmd.replace(/\n/g, ' ')}`);
+  lines.push(`RUN python3 -m venv --system-site-packages ${ENV_VENV}`);
+  const pins = [...(row.packages && !row.packages.includes('.') ? row.packages.split(/\s+/).filter(Boolean) : []), ...(row.pip_packages ?? [])];
+  let mounts: string[] = [];
+  if (pins.length && index.kind !== 'none') {
+    const flags =
+      index.kind === 'url' ? ['--index-url', index.url]
+      : index.kind === 'wheels' ? ['--no-index', '--find-links', '/grove-wheels']
+      : [];
+    mounts = index.kind === 'wheels' ? [`${index.dir}:/grove-wheels:ro`] : index.kind === 'host' ? (await hostPipMounts()).map((m) => `${m}:${m}:ro`) : [];
+    lines.push(`RUN ${ENV_VENV}/bin/pip install --disable-pip-version-check --no-cache-dir ${[...flags, ...pins].map(q).join(' ')}`);
+  }
+  lines.push(`ENV PATH=${ENV_VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`);
+  const containerfile = `${lines.join('\n')}\n`;
+  const baseId = await run(PODMAN, ['image', 'inspect', '-f', '{{.Id}}', base.image]).then((r) => r.stdout.trim(), () => '');
+  if (!baseId) throw new EnvBuildError('no_base_image', `the base image ${base.image} (Python ${python}, Debian ${base.release}) is not built: run scripts/swe-images.sh ${base.release}`);
+  const hash = createHash('sha256').update(JSON.stringify([baseId, containerfile, mounts])).digest('hex').slice(0, 16);
+  const name = `${repo.replace('/', '__')}-${version}`.toLowerCase().replace(/[^a-z0-9_.-]/g, '_').slice(0, 100);
+  return { image: `localhost/grove-swe-env/${name}:${hash}`, base: base.image, containerfile, mounts };
+}
+
+export interface EnvImageResult {
+  image: string;
+  /** false: it was there already (cached). */
+  built: boolean;
+  ms: number;
+}
+
+/** Builds (or finds) the environment image of a row. Needs root and podman. */
+export async function ensureEnvImage(repo: string, version: string, row: SweSpecRow, index: PackageIndex): Promise<EnvImageResult> {
+  const t0 = performance.now();
+  if (!existsSync(PODMAN)) throw new EnvBuildError('no_podman', `environment images need podman (${PODMAN}): apt-get install podman runc, then scripts/swe-images.sh`);
+  const plan = await planEnvImage(repo, version, row, index);
+  const exists = await run(PODMAN, ['image', 'exists', plan.image]).then(() => true, () => false);
+  if (exists) return { image: plan.image, built: false, ms: performance.now() - t0 };
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'grove-swe-env-'));
+  try {
+    await writeFile(path.join(dir, 'Containerfile'), plan.containerfile);
+    const args = ['build', '--pull=never', '--network=host', '--layers', '-t', plan.image, '-f', path.join(dir, 'Containerfile'), ...plan.mounts.flatMap((m) => ['-v', m]), dir];
+    await run(PODMAN, args, { maxBuffer: 64 * 1024 * 1024, timeout: 3_600_000 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
+      const out = `${err.stdout ?? ''}\n${err.stderr ?? ''}`.trim().split('\n').slice(-15).join('\n');
+      throw new EnvBuildError('build_failed', `building the environment of ${repo} ${version} failed:\n${out}`);
+    });
+    return { image: plan.image, built: true, ms: performance.now() - t0 };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
