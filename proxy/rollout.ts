@@ -5,8 +5,8 @@
 // Keys required (the default): every call carries the key of its rollout (bearer token or `x-api-key`); a path or
 // header may name the same rollout, never another. Keys off (an explicit mode, for trusted networks): a path or
 // header alone names the rollout, except a rollout that has a key, which only its key records into.
-import { randomBytes } from 'node:crypto';
 import type { ProxyErrorCode } from './errors.ts';
+import type { RolloutKeys } from './keys.ts';
 import type { RolloutKeyMode, RolloutSource } from './types.ts';
 
 export const ROLLOUT_HEADER = 'x-grove-rollout';
@@ -29,26 +29,15 @@ export interface ResolvedCall {
 
 export type Resolution = ResolvedCall | { error: ProxyErrorCode; message: string };
 
-/** Per-rollout keys: `gk-…` tokens mapped to rollout ids, in the proxy's memory. */
-export class RolloutKeys {
-  private readonly byKey = new Map<string, string>();
-  private readonly keyed = new Set<string>();
-  issue(rollout: string): string {
-    const key = `gk-${randomBytes(18).toString('base64url')}`;
-    this.add(key, rollout);
-    return key;
-  }
-  add(key: string, rollout: string): void {
-    this.byKey.set(key, rollout);
-    this.keyed.add(rollout);
-  }
-  lookup(key: string): string | undefined {
-    return this.byKey.get(key);
-  }
-  /** Whether a key was issued for this rollout (then only a key of it records into it). */
-  has(rollout: string): boolean {
-    return this.keyed.has(rollout);
-  }
+export { RolloutKeys } from './keys.ts';
+
+/** A call's URL and headers read, before anyone's key is checked. */
+export interface ParsedCall {
+  named?: string;
+  source?: RolloutSource;
+  endpoint: string;
+  /** The `gk-…` keys the call carries. */
+  keys: string[];
 }
 
 function first(v: string | string[] | undefined): string | undefined {
@@ -56,7 +45,7 @@ function first(v: string | string[] | undefined): string | undefined {
 }
 
 /** The per-rollout keys a request presents: OpenAI clients send a bearer token, Anthropic clients `x-api-key`. */
-function presentedKeys(headers: Record<string, string | string[] | undefined>): string[] {
+export function presentedKeys(headers: Record<string, string | string[] | undefined>): string[] {
   const out: string[] = [];
   const auth = first(headers.authorization)?.trim().replace(/^Bearer\s+/i, '');
   const apiKey = first(headers['x-api-key'])?.trim();
@@ -77,6 +66,12 @@ function decode(segment: string): string | undefined {
  * caller may record into. The API prefix is the upstream's (`/v1`): the part after it is forwarded.
  */
 export function resolveCall(url: string, headers: Record<string, string | string[] | undefined>, keys: RolloutKeys, mode: RolloutKeyMode = 'required'): Resolution {
+  const parsed = parseCall(url, headers);
+  return 'error' in parsed ? parsed : authorizeCall(parsed, keys, mode);
+}
+
+/** Reads the rollout a call names (path or header), its endpoint and the keys it carries. */
+export function parseCall(url: string, headers: Record<string, string | string[] | undefined>): ParsedCall | { error: ProxyErrorCode; message: string } {
   let rest = url;
   let named: string | undefined;
   let source: RolloutSource | undefined;
@@ -97,9 +92,14 @@ export function resolveCall(url: string, headers: Record<string, string | string
     }
   }
   if (named !== undefined && !validRolloutId(named)) return { error: 'invalid_rollout', message: `rollout id "${named.slice(0, 64)}" must match ${ID}` };
-  const endpoint = v1[1];
+  return { named, source, endpoint: v1[1], keys: presentedKeys(headers) };
+}
+
+/** Whether the caller may record into the rollout it names: only with that rollout's key, but for keys off. */
+export function authorizeCall(parsed: ParsedCall, keys: RolloutKeys, mode: RolloutKeyMode): Resolution {
+  const { named, source, endpoint } = parsed;
   const byKey = new Set<string>();
-  for (const key of presentedKeys(headers)) {
+  for (const key of parsed.keys) {
     const rollout = keys.lookup(key);
     if (!rollout) return { error: 'invalid_rollout_key', message: 'this per-rollout key was not issued by this proxy' };
     byKey.add(rollout);

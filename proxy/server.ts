@@ -10,7 +10,8 @@ import type { Logger } from '../sandbox/log.ts';
 import { silentLogger } from '../sandbox/log.ts';
 import { PROXY_ERRORS, proxyError, type ProxyErrorCode } from './errors.ts';
 import { forwardCall } from './forward.ts';
-import { RolloutKeys, resolveCall, validRolloutId } from './rollout.ts';
+import { RolloutKeys } from './keys.ts';
+import { authorizeCall, parseCall, validRolloutId } from './rollout.ts';
 import { readCallsAsync, RecordStore, writeRewardAsync } from './store.ts';
 import type { ProxyOptions } from './types.ts';
 
@@ -71,7 +72,7 @@ export interface ProxyApp {
 
 export async function createProxyApp(opts: ProxyOptions, log: Logger = silentLogger, url: () => string = () => ''): Promise<ProxyApp> {
   const store = await new RecordStore(opts.dir).init();
-  const keys = new RolloutKeys();
+  const keys = new RolloutKeys(opts.dir);
   const inflight = new Set<Promise<void>>();
   return { app: buildApp({ opts, store, keys, log, inflight, url }), keys, store, inflight };
 }
@@ -118,7 +119,9 @@ function buildApp(ctx: AppContext): FastifyInstance {
     const id = typeof body.rollout_id === 'string' ? body.rollout_id : `ro_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
     if (!validRolloutId(id)) return fail(reply, 'invalid_rollout', 'rollout_id: letters, digits, . _ - (at most 128)');
     const url = ctx.url();
-    return reply.code(201).send({ rollout_id: id, api_key: keys.issue(id), base_url: `${url}/v1`, path_base_url: `${url}/r/${id}/v1` });
+    const apiKey = keys.issue(id);
+    await keys.flushed();
+    return reply.code(201).send({ rollout_id: id, api_key: apiKey, base_url: `${url}/v1`, path_base_url: `${url}/r/${id}/v1` });
   });
   app.post('/rollouts/:id/reward', { preHandler: adminOnly }, async (req, reply) => {
     const id = rolloutParam(req, reply);
@@ -139,7 +142,10 @@ function buildApp(ctx: AppContext): FastifyInstance {
 
   // Model calls: resolved from the raw URL (rollout.ts), then streamed through on the raw response.
   const modelCall = async (req: FastifyRequest, reply: FastifyReply) => {
-    const call = resolveCall(req.raw.url ?? '/', req.headers, keys, opts.rolloutKeys ?? 'required');
+    const parsed = parseCall(req.raw.url ?? '/', req.headers);
+    if ('error' in parsed) return fail(reply, parsed.error, parsed.message);
+    await keys.recall(parsed.keys, parsed.named);
+    const call = authorizeCall(parsed, keys, opts.rolloutKeys ?? 'required');
     if ('error' in call) return fail(reply, call.error, call.message);
     reply.hijack();
     const work = forwardCall({ opts, store }, req.raw, reply.raw, call, (req.body as Buffer | undefined) ?? Buffer.alloc(0)).catch((err: unknown) => {
@@ -175,6 +181,7 @@ export async function startProxy(opts: ProxyOptions & { host?: string; port?: nu
       await Promise.allSettled([...inflight]);
       app.server.closeIdleConnections();
       await closed;
+      await keys.flushed();
       await store.close();
     },
   };

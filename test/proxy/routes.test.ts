@@ -2,7 +2,7 @@
 // model call gets before it is forwarded (issue 30 items 8 and 10): another rollout's key, no key, a forged key,
 // a bad percent-encoding. Nothing refused is recorded. Forwarding itself is tested against a real upstream double
 // in proxy.slow, apis.slow, fuzz.slow and test/security/proxy.slow.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,5 +85,33 @@ describe('model calls refused before forwarding', () => {
     refused(await inject(open, 'POST', '/r/keyed/v1/chat/completions', {}, '{}'), 'rollout_key_required');
     refused(await inject(open, 'POST', '/r/%E0%A4%A/v1/chat/completions', {}, '{}'), 'invalid_path');
     expect(readCalls(path.join(dir, 'open'), 'keyed')).toEqual([]);
+  });
+});
+
+describe('keys across a restart', () => {
+  it('a proxy restarted on the same directory takes the keys it issued and keeps keyed rollouts closed; no key is stored', async () => {
+    const d = path.join(dir, 'restart');
+    const first = await createProxyApp({ upstream: 'http://127.0.0.1:9/v1', dir: d, adminKey: ADMIN, rolloutKeys: 'off', callTimeoutMs: 1000 });
+    const issued = await inject(first, 'POST', '/rollouts', { 'x-api-key': ADMIN }, JSON.stringify({ rollout_id: 'kept' }));
+    const key: string = issued.body.api_key;
+    const other = first.keys.issue('other');
+    await first.app.close();
+    await first.keys.flushed();
+    const second = await createProxyApp({ upstream: 'http://127.0.0.1:9/v1', dir: d, adminKey: ADMIN, rolloutKeys: 'off', callTimeoutMs: 1000 });
+    try {
+      refused(await inject(second, 'POST', '/r/kept/v1/chat/completions', {}, '{}'), 'rollout_key_required');
+      refused(await inject(second, 'POST', '/v1/chat/completions', { 'x-grove-rollout': 'kept' }, '{}'), 'rollout_key_required');
+      refused(await inject(second, 'POST', '/r/kept/v1/chat/completions', { authorization: `Bearer ${other}` }, '{}'), 'rollout_key_mismatch');
+      refused(await inject(second, 'POST', '/v1/chat/completions', { authorization: `Bearer ${key}x` }, '{}'), 'invalid_rollout_key');
+      // The first process's key records into its rollout again (the call then finds no upstream: 502, recorded).
+      const r = await inject(second, 'POST', '/r/kept/v1/chat/completions', { authorization: `Bearer ${key}` }, '{}');
+      expect(r).toMatchObject({ status: 502, body: { error: { code: 'upstream_unreachable' } } });
+      expect(readCalls(d, 'kept')).toMatchObject([{ rollout_id: 'kept', rollout_source: 'path', status: 502 }]);
+      const stored = readdirSync(path.join(d, 'keys')).map((f) => readFileSync(path.join(d, 'keys', f), 'utf8') + f).join('\n');
+      expect(stored).not.toContain(key.slice(3));
+      expect(stored).not.toContain(other.slice(3));
+    } finally {
+      await second.app.close();
+    }
   });
 });
