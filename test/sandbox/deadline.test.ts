@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Deadline, TimeoutError } from '../../sandbox/deadline.ts';
 import { actionMs, recoveryMs, stepBudgetMs, OBSERVE_MS } from '../../browser-env/step-budget.ts';
 
@@ -33,19 +33,50 @@ describe('Deadline', () => {
   it('an expired deadline races to an immediate timeout and sleeps not at all', async () => {
     const d = Deadline.after(0);
     await expect(d.race(new Promise(() => {}), 'z')).rejects.toBeInstanceOf(TimeoutError);
-    const before = d.remaining();
-    await d.sleep(10_000);
-    expect(before).toBe(0);
+    // On a fake clock: the 10 s sleep must be over without the clock moving (a real sleep would pass the test
+    // timeout's check only by luck, and reading remaining() before it proved nothing about the sleep).
+    vi.useFakeTimers();
+    const late = Deadline.after(0);
+    let slept = false;
+    void late.sleep(10_000).then(() => (slept = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(slept).toBe(true);
+  });
+
+  it('a sleep ends with its deadline when that comes first, and after its own length otherwise', async () => {
+    vi.useFakeTimers();
+    const d = Deadline.after(50);
+    let capped = false;
+    void d.sleep(10_000).then(() => (capped = true));
+    let own = false;
+    void Deadline.after(60_000).sleep(30).then(() => (own = true));
+    await vi.advanceTimersByTimeAsync(29);
+    expect([own, capped]).toEqual([false, false]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect([own, capped]).toEqual([true, false]);
+    await vi.advanceTimersByTimeAsync(20);
+    expect(capped).toBe(true);
   });
 });
+afterEach(() => void vi.useRealTimers());
 
 describe('step budget', () => {
   const o = { action_timeout_ms: 10_000, settle_max_ms: 3000, settle: true };
+  // Figures worked out by hand from the budget's contract (step-budget.ts's comments), not from its code: an action
+  // its 10 s timeout, its settle 3 s, the observation 20 s, each of two recoveries 8 s + the action timeout (18 s).
   it('counts every action with its settle, the observation and two recoveries', () => {
     const click = { action: 'click', x: 1, y: 1 } as const;
-    expect(stepBudgetMs(o, [click])).toBe(10_000 + 3000 + OBSERVE_MS + 2 * recoveryMs(o));
-    expect(stepBudgetMs(o, [click, click])).toBe(2 * 13_000 + OBSERVE_MS + 2 * recoveryMs(o));
-    expect(stepBudgetMs(o, [click], false)).toBe(10_000 + OBSERVE_MS + 2 * recoveryMs(o));
+    expect([OBSERVE_MS, recoveryMs(o)]).toEqual([20_000, 18_000]);
+    expect(stepBudgetMs(o, [click])).toBe(69_000); // 10 + 3 + 20 + 2 × 18
+    expect(stepBudgetMs(o, [click, click])).toBe(82_000); // 2 × (10 + 3) + 20 + 36
+    expect(stepBudgetMs(o, [click], false)).toBe(66_000); // no settle: 10 + 20 + 36
+    expect(stepBudgetMs({ ...o, settle: false }, [click])).toBe(66_000);
+    expect(stepBudgetMs({ action_timeout_ms: 2000, settle_max_ms: 500, settle: true }, [click])).toBe(42_500); // 2 + 0.5 + 20 + 2 × 10
+  });
+  it('a wait counts its own length (capped at the schema limit, 60 s) plus 1 s, not the action timeout', () => {
+    expect(stepBudgetMs(o, [{ action: 'wait', ms: 60_000 }])).toBe(120_000); // 61 + 3 + 20 + 36
+    expect(stepBudgetMs(o, [{ action: 'wait', ms: 500 }])).toBe(60_500); // 1.5 + 3 + 20 + 36
+    expect(stepBudgetMs(o, [{ action: 'wait' }])).toBe(61_000); // the default wait is 1 s
   });
   it('gives a wait its full length, whatever the action timeout', () => {
     expect(actionMs(o, { action: 'wait', ms: 60_000 })).toBeGreaterThan(60_000);
