@@ -66,6 +66,7 @@ export class Observer {
     const wantShot = opts.screenshot !== 'none';
 
     let som: SomElement[] | undefined;
+    let pageState: Pick<Observation, 'scroll' | 'focused'> | undefined;
     let shot: Shot | undefined;
     // Tab titles are read while the screenshot is captured (those the browser holds once it is back: tab-title.ts);
     // if the page has to be replaced below, they are read again.
@@ -77,7 +78,9 @@ export class Observer {
       const pg = s.page;
       if (wantSom) {
         // A failed collection leaves an empty list: label actions must not act on a stale one.
-        som = (await quietly(collectSom(pg, Math.max(1, d.within(Math.min(s.T, 3000)).remaining())))) ?? [];
+        const c = await quietly(collectSom(pg, Math.max(1, d.within(Math.min(s.T, 3000)).remaining())));
+        som = c?.elements ?? [];
+        pageState = c ? { scroll: c.scroll, focused: c.focused } : undefined;
         s.lastSom = som;
         s.somPage = pg;
         s.somStale = null;
@@ -141,6 +144,7 @@ export class Observer {
     if (shot) s.lastShotSize = { width: shot.width, height: shot.height };
     if (shot) obs.screenshot = { mime: shot.mime, width: shot.width, height: shot.height, base64: shot.base64 ?? shot.bytes.toString('base64'), scale: shot.scale_x, scale_x: shot.scale_x, scale_y: shot.scale_y };
     if (som) obs.som = som;
+    if (som && pageState) Object.assign(obs, pageState);
     if (accessibility !== undefined) obs.accessibility = accessibility;
     obs.timings.total = Date.now() - t0;
     return obs;

@@ -1,7 +1,7 @@
 // Set-of-Mark: find visible, uncovered interactive elements in the viewport, number them, and draw the
 // numbered boxes onto a screenshot (an SVG composited by sharp, so the page itself is never touched).
 import type { Page } from 'playwright-core';
-import type { SomElement } from '../protocol/observation.ts';
+import type { FocusedElement, ScrollState, SomElement } from '../protocol/observation.ts';
 import { inPage, withTimeout } from './util.ts';
 
 /** Runs in the page. Kept self-contained: Playwright serialises it. */
@@ -82,22 +82,54 @@ function collectInteractive(max: number) {
   }
   // Keep the innermost of nested interactive elements (a <button> inside an <a> wins).
   const inner = kept.filter((k) => !kept.some((o) => o !== k && k.el.contains(o.el)));
-  return inner.slice(0, max).map((k, i) => ({
-    label: i,
-    tag: k.el.tagName.toLowerCase(),
-    role: implicitRole(k.el),
-    text: textOf(k.el),
-    x: Math.round(k.x),
-    y: Math.round(k.y),
-    width: Math.round(k.w),
-    height: Math.round(k.h),
-  }));
+  const typeOf = (el: Element) => (el.tagName === 'INPUT' ? (el.getAttribute('type') ?? undefined) : undefined);
+  const elements = inner.slice(0, max).map((k, i) => {
+    const type = typeOf(k.el);
+    return {
+      label: i,
+      tag: k.el.tagName.toLowerCase(),
+      role: implicitRole(k.el),
+      text: textOf(k.el),
+      ...(type ? { type } : {}),
+      ...(type === 'checkbox' || type === 'radio' ? { checked: (k.el as HTMLInputElement).checked } : {}),
+      x: Math.round(k.x),
+      y: Math.round(k.y),
+      width: Math.round(k.w),
+      height: Math.round(k.h),
+    };
+  });
+  // In the same pass: where the page is scrolled to, and what has the keyboard focus (with a field's value).
+  const se = document.scrollingElement ?? document.documentElement;
+  const scroll = { x: window.scrollX, y: window.scrollY, max_x: Math.max(0, se.scrollWidth - se.clientWidth), max_y: Math.max(0, se.scrollHeight - se.clientHeight) };
+  let focused = null;
+  let a = document.activeElement;
+  while (a && a.shadowRoot?.activeElement) a = a.shadowRoot.activeElement;
+  if (a && a !== document.body && a !== document.documentElement) {
+    const h = a as HTMLElement & { value?: unknown; placeholder?: string };
+    const type = typeOf(a);
+    const field = a.tagName === 'TEXTAREA' || (a.tagName === 'INPUT' && typeof h.value === 'string') || h.isContentEditable;
+    const label = [a.getAttribute('aria-label'), h.placeholder, (a.textContent ?? '').replace(/\s+/g, ' ').trim()].find((p) => p && p.trim()) ?? '';
+    focused = {
+      tag: a.tagName.toLowerCase(),
+      ...(type ? { type } : {}),
+      ...(a.getAttribute('role') ? { role: a.getAttribute('role') as string } : {}),
+      label: label.slice(0, 100),
+      ...(field && type !== 'password' ? { value: String(h.isContentEditable ? (h.innerText ?? '') : h.value).slice(0, 2000) } : {}),
+    };
+  }
+  return { elements, scroll, focused };
 }
 
-/** SoM elements of the page's main frame, in document order, labelled from 0. */
-export async function collectSom(page: Page, timeoutMs: number, max = 300): Promise<SomElement[]> {
-  const list = await withTimeout(page.evaluate(inPage(collectInteractive, max)), timeoutMs, 'SoM collection');
-  return list as SomElement[];
+export interface SomCollection {
+  elements: SomElement[];
+  scroll: ScrollState;
+  focused: FocusedElement | null;
+}
+
+/** SoM elements of the page's main frame, in document order, labelled from 0; with the scroll position and the
+ * focused element read in the same pass. */
+export async function collectSom(page: Page, timeoutMs: number, max = 300): Promise<SomCollection> {
+  return (await withTimeout(page.evaluate(inPage(collectInteractive, max)), timeoutMs, 'SoM collection')) as SomCollection;
 }
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

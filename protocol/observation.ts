@@ -70,6 +70,10 @@ export const SomElement = z.object({
   tag: z.string(),
   role: z.string().optional(),
   text: z.string(),
+  /** An <input>'s type attribute (checkbox, submit, ...). */
+  type: z.string().optional(),
+  /** A checkbox or radio input: whether it is checked. */
+  checked: z.boolean().optional(),
   /** Bounding box in CSS px of the viewport. */
   x: z.number(),
   y: z.number(),
@@ -77,6 +81,22 @@ export const SomElement = z.object({
   height: z.number(),
 });
 export type SomElement = z.infer<typeof SomElement>;
+
+/** The page's scroll position and extent (CSS px), read with the SoM list. */
+export const ScrollState = z.object({ x: z.number(), y: z.number(), max_x: z.number(), max_y: z.number() });
+export type ScrollState = z.infer<typeof ScrollState>;
+
+/** The element that has the keyboard focus, read with the SoM list (null: none, the page body). */
+export const FocusedElement = z.object({
+  tag: z.string(),
+  type: z.string().optional(),
+  role: z.string().optional(),
+  /** aria-label, else placeholder, else its text (first 100 characters). */
+  label: z.string(),
+  /** A text field's value (an editable element's text); absent for password fields and non-fields. */
+  value: z.string().optional(),
+});
+export type FocusedElement = z.infer<typeof FocusedElement>;
 
 export const Screenshot = z.object({
   mime: z.string(),
@@ -104,6 +124,9 @@ export const Observation = z.object({
   last_action_error: ActionError.nullable(),
   events: z.array(EnvEvent),
   som: z.array(SomElement).optional(),
+  /** With `som`: the page's scroll position and the focused element, read in the same pass. */
+  scroll: ScrollState.optional(),
+  focused: FocusedElement.nullable().optional(),
   accessibility: z.string().optional(),
   timings: Timings,
   /** Present when the step settled after its actions. */

@@ -68,6 +68,15 @@ PAGES = {
     "/": "<!doctype html><html><head><title>home</title></head><body style='margin:0'>"
     "<button id=b style='position:absolute;left:0;top:0;width:200px;height:100px' "
     "onclick=\"document.title='clicks '+(++window.n)\">click me</button><script>window.n=0</script></body></html>",
+    # Orchard-GUI parity: fixed controls on a tall page (scrolling moves the page, not them); a field that upper-cases
+    # what is typed; a button that adds one; a link that opens a tab.
+    "/og": "<!doctype html><html><head><title>og</title><style>body{margin:0;height:3000px} .f{position:fixed;left:0;"
+    "width:200px;height:40px;display:block;margin:0;padding:0;border:0;font:16px sans-serif}</style></head><body>"
+    "<a class=f style='top:0' href='/page/og-next'>Next page</a>"
+    "<input class=f style='top:60px' aria-label='Search recipes' oninput='this.value=this.value.toUpperCase()'>"
+    "<button class=f style='top:120px' onclick=\"var b=document.createElement('button');b.className='f';"
+    "b.style.top='300px';b.textContent='Added';document.body.appendChild(b)\">Add item</button>"
+    "<a class=f style='top:180px' href='/page/popup' target=_blank>Open tab</a></body></html>",
 }
 
 

@@ -9,10 +9,10 @@
 // Tool calls are parsed by Grove's Orchard-GUI policy format (vlm-client/formats/orchard.ts) after their
 // coordinates are put on its 0..1000 grid as env_config says web_env.py reads them.
 import { z } from 'zod';
-import type { Observation, ResolvedAction } from '../../protocol/observation.ts';
+import sharp from 'sharp';
+import type { Observation } from '../../protocol/observation.ts';
 import type { BrowserCreateInput } from '../../protocol/sandbox.ts';
 import { smartResize } from '../../protocol/smart-resize.ts';
-import { orchardNotes } from '../../vlm-client/formats/orchard-feedback.ts';
 
 export const EnvConfig = z
   .object({
@@ -111,31 +111,47 @@ export function callText(call: ToolCall): string {
   return `<tool_call>\n${JSON.stringify({ name: call.name, arguments: call.args })}\n</tool_call>`;
 }
 
-/** web_env-style feedback for one executed call (with its scroll-boundary and field-value notes). */
-export function feedback(call: ToolCall, resolved: ResolvedAction[], before: string, after: string): string {
-  const err = resolved.find((r) => r.error !== null)?.error;
-  if (err) return `Failed: \`${call.name}\` execution failed: ${err.message}`;
-  const at = resolved.find((r) => r.css)?.css;
-  let msg = `Succeed: \`${call.name}\`${at ? ` at (${Math.round(at.x)}, ${Math.round(at.y)})` : ''} executed.`;
-  if (call.name === 'done') msg = `Succeed: task marked as done. Response: ${String(call.args.response ?? '')}`;
-  else if (after !== before) msg += ` Page navigated to ${after}.`;
-  // web_env's scroll-boundary and field-value notes, on the canonical action that did the call's work.
-  for (const r of resolved) msg += orchardNotes(r);
-  return msg;
+/** The call's points in CSS px as web_env converts them before running it (screen px / dpr, then off the grid). */
+export function cssPoints(call: ToolCall, c: EnvConfig): Record<string, [number, number]> {
+  const g = grid(c);
+  const out: Record<string, [number, number]> = {};
+  for (const k of POINT_KEYS) {
+    const p = call.args[k];
+    if (!Array.isArray(p) || p.length < 2 || typeof p[0] !== 'number' || typeof p[1] !== 'number') continue;
+    let x = p[0] / c.dpr;
+    let y = p[1] / c.dpr;
+    if (g) {
+      x = (x / g.w) * c.width;
+      y = (y / g.h) * c.height;
+    }
+    out[k] = [x, y];
+  }
+  return out;
+}
+
+/** The screenshot at the screen size: web_env renders at device scale `dpr`, so its PNG is width × height pixels
+ * while the page lays out at width/dpr × height/dpr CSS px. Grove captures at CSS px; at dpr ≠ 1 the capture is
+ * scaled to the screen size (Lanczos), so the image, `screen_size` and the model's coordinates agree. */
+async function screenPng(obs: Observation, c: EnvConfig): Promise<string> {
+  const b64 = obs.screenshot?.base64 ?? '';
+  if (!b64 || (obs.screenshot?.width === c.width && obs.screenshot?.height === c.height)) return b64;
+  const png = await sharp(Buffer.from(b64, 'base64')).resize(c.width, c.height, { fit: 'fill', kernel: 'lanczos3' }).png().toBuffer();
+  return png.toString('base64');
 }
 
 /** Orchard-GUI's observation of a Grove observation (screenshot PNG base64; a11ytree from the SoM list). */
-export function observationOf(obs: Observation, c: EnvConfig) {
+export async function observationOf(obs: Observation, c: EnvConfig) {
   const css = cssSize(c);
   const a11ytree = (obs.som ?? []).map((e) => ({
     tag: e.tag,
     ...(e.role ? { role: e.role } : {}),
+    ...(e.type ? { type: e.type } : {}),
     textContent: e.text,
     bbox: [e.x / css.width, e.y / css.height, (e.x + e.width) / css.width, (e.y + e.height) / css.height],
   }));
   const active = obs.tabs.find((t) => t.active);
   return {
-    screenshot: obs.screenshot?.base64 ?? '',
+    screenshot: await screenPng(obs, c),
     a11ytree,
     screen_size: [c.width, c.height],
     all_tab_url: obs.tabs.map((t) => ({ index: t.index, url: t.url, title: t.title.slice(0, 50), active: t.active })),

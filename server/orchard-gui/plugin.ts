@@ -9,13 +9,15 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ERROR_CATALOG, GroveError } from '../../protocol/errors.ts';
-import type { Observation, ResolvedAction } from '../../protocol/observation.ts';
+import type { FocusedElement, Observation, ResolvedAction, SomElement } from '../../protocol/observation.ts';
 import { BrowserCreateOptions } from '../../protocol/sandbox.ts';
 import type { BrowserSandbox } from '../../browser-env/types.ts';
 import { parseModelOutput } from '../../vlm-client/formats/index.ts';
 import type { RouteContext } from '../route.ts';
 import { browserSandbox } from '../routes/common.ts';
-import { callText, feedback, observationOf, onGrid, ResetBody, sandboxFor, StepBody, type EnvConfig } from './convert.ts';
+import { TOOL_NAMES } from '../../vlm-client/formats/orchard-tools.ts';
+import { callText, cssPoints, observationOf, onGrid, ResetBody, sandboxFor, StepBody, type EnvConfig } from './convert.ts';
+import { domChanges, invalidCall, refuse, toolResponse, unknownTool, type PageFacts } from './feedback.ts';
 
 export const ORCHARD_GUI_PREFIX = '/orchard-gui';
 
@@ -27,6 +29,9 @@ interface Env {
   policy: string;
   steps: number;
   lastUsed: number;
+  /** The last observation's SoM list and focused element: what a call's response and the DOM-change line compare. */
+  som: SomElement[];
+  focused: FocusedElement | null;
 }
 
 class HttpError extends Error {
@@ -103,9 +108,12 @@ export function orchardGuiPlugin(ctx: RouteContext) {
     }
     if (error) return fail(`Failed to navigate to ${spec.start_url} after ${body.env_config.max_retries} attempts: ${error.code}: ${error.message}`);
     const obs = await observe(sb);
-    envs.set(env, { sandboxId: info.sandbox_id, taskId: body.task_id, config: body.env_config, toolList: body.tool_list, policy: body.policy, steps: 0, lastUsed: Date.now() });
+    envs.set(env, {
+      sandboxId: info.sandbox_id, taskId: body.task_id, config: body.env_config, toolList: body.tool_list, policy: body.policy,
+      steps: 0, lastUsed: Date.now(), som: obs.som ?? [], focused: obs.focused ?? null,
+    });
     return {
-      observation: observationOf(obs, body.env_config),
+      observation: await observationOf(obs, body.env_config),
       info: { tool_list: body.tool_list, policy: body.policy, env_message: 'Browser environment reset successfully.', tool_response: [] },
     };
   }
@@ -116,19 +124,34 @@ export function orchardGuiPlugin(ctx: RouteContext) {
     const sb = browserSandbox(ctx, e.sandboxId);
     const toolResponses: { tool_name: string; tool_response: string }[] = [];
     let terminated = false;
-    let url = (await sb.pageState()).url;
-    for (const call of calls) {
-      const parsed = parseModelOutput('orchard', callText(onGrid(call, e.config)), sb.parseContext());
-      if (!parsed.ok) {
-        toolResponses.push({ tool_name: call.name, tool_response: `Failed: ${parsed.error}` });
-        terminated = false;
+    const start = await sb.pageState();
+    let facts: PageFacts = { url: start.url, tabs: start.tabs, som: e.som, focused: e.focused };
+    for (const [i, call] of calls.entries()) {
+      const respond = (text: string) => toolResponses.push({ tool_name: call.name, tool_response: text });
+      // As web_env: the episode is terminated when the last call is a successful `done`.
+      terminated = false;
+      if (!TOOL_NAMES.includes(call.name)) {
+        respond(unknownTool(call.name));
         continue;
       }
-      const r = await sb.step(parsed.actions, { screenshot: 'none', som: false });
+      const refused = refuse(call.name, call.args, facts);
+      if (refused) {
+        respond(refused);
+        continue;
+      }
+      const parsed = parseModelOutput('orchard', callText(onGrid(call, e.config)), sb.parseContext());
+      if (!parsed.ok) {
+        respond(invalidCall(call.name, parsed.error.replace(/^\S+ \(call \d+\): /, '')));
+        continue;
+      }
+      // The element list (and focus) after a call is what the next call's response names; the last call's comes
+      // with the step's observation. A write reports the field it typed into.
+      const som = i < calls.length - 1 || call.name === 'write';
+      const r = await sb.step(parsed.actions, { screenshot: 'none', som });
       const resolved: ResolvedAction[] = r.actions;
-      toolResponses.push({ tool_name: call.name, tool_response: feedback(call, resolved, url, r.observation.url) });
-      url = r.observation.url;
-      // As web_env: the episode is terminated when the last call is a successful `done`.
+      const after: PageFacts = { url: r.observation.url, tabs: r.observation.tabs, som: r.observation.som ?? facts.som, focused: r.observation.focused ?? null };
+      respond(toolResponse({ name: call.name, args: call.args, css: cssPoints(call, e.config), before: facts, after, resolved }));
+      facts = after;
       terminated = call.name === 'done' && resolved.every((a) => a.error === null);
     }
     ctx.registry.touch(e.sandboxId);
@@ -136,12 +159,15 @@ export function orchardGuiPlugin(ctx: RouteContext) {
     e.lastUsed = Date.now();
     const obs = await observe(sb);
     const truncated = !terminated && e.config.max_steps !== undefined && e.steps >= e.config.max_steps;
+    const dom = domChanges(e.som, obs.som ?? []);
+    e.som = obs.som ?? [];
+    e.focused = obs.focused ?? null;
     return {
-      observation: observationOf(obs, e.config),
+      observation: await observationOf(obs, e.config),
       reward: 0.0,
       terminated,
       truncated,
-      info: { tool_list: e.toolList, policy: e.policy, env_message: 'Start to execute actions....', tool_responses: toolResponses },
+      info: { tool_list: e.toolList, policy: e.policy, env_message: `Start to execute actions....${dom ? ` ${dom}` : ''}`, tool_responses: toolResponses },
     };
   }
 

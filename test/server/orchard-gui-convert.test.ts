@@ -1,8 +1,9 @@
 // Orchard-GUI env-server wire values: coordinates onto the orchard format's grid as web_env reads env_config,
 // observations (a11ytree from SoM, bbox normalised), the sandbox for a reset.
 import { describe, expect, it } from 'vitest';
-import type { Observation, ResolvedAction } from '../../protocol/observation.ts';
-import { EnvConfig, feedback, observationOf, onGrid, sandboxFor, ResetBody } from '../../server/orchard-gui/convert.ts';
+import sharp from 'sharp';
+import type { Observation } from '../../protocol/observation.ts';
+import { cssPoints, EnvConfig, observationOf, onGrid, sandboxFor, ResetBody } from '../../server/orchard-gui/convert.ts';
 
 const base = { width: 1280, height: 1000, dpr: 1, max_retries: 1, wait_timeout: 5000, resize_output_coords: true, resize_scale: 1000, image_patch_size: 32 };
 
@@ -27,7 +28,7 @@ describe('onGrid', () => {
 });
 
 describe('observationOf and sandboxFor', () => {
-  it('maps SoM to a normalised a11ytree and tabs to all_tab_url', () => {
+  it('maps SoM to a normalised a11ytree and tabs to all_tab_url', async () => {
     const obs = {
       step: 0, url: 'http://a/x', title: 'X', viewport: { width: 1280, height: 1000 }, last_action_error: null, events: [],
       timings: { action: 0, settle: 0, capture: 0, encode: 0, total: 0 },
@@ -35,7 +36,7 @@ describe('observationOf and sandboxFor', () => {
       screenshot: { mime: 'image/png', width: 1280, height: 1000, base64: 'iVBOR', scale: 1 },
       som: [{ label: 0, tag: 'a', text: 'next', x: 128, y: 100, width: 128, height: 50 }],
     } as unknown as Observation;
-    const o = observationOf(obs, EnvConfig.parse(base));
+    const o = await observationOf(obs, EnvConfig.parse(base));
     expect(o.screenshot).toBe('iVBOR');
     expect(o.screen_size).toEqual([1280, 1000]);
     expect(o.a11ytree).toEqual([{ tag: 'a', textContent: 'next', bbox: [0.1, 0.1, 0.2, 0.15] }]);
@@ -51,33 +52,20 @@ describe('observationOf and sandboxFor', () => {
   });
 });
 
-describe('feedback (tool_response) notes, as web_env.py gives them', () => {
-  const u = 'http://127.0.0.1:9000/a';
-  const scroll = (scrolled: { dx: number; dy: number } | undefined, at?: boolean): ResolvedAction => ({
-    action: { action: 'scroll', direction: 'down', amount: 0.5, unit: 'viewport', ...(at ? { x: 500, y: 500, space: 'rel1000' as const } : {}) },
-    ...(scrolled ? { scrolled } : {}),
-    error: null,
-    ms: 1,
-  });
-  const write = (field_value: string | undefined): ResolvedAction => ({
-    action: { action: 'type', text: 'red shoes', clear: true },
-    ...(field_value === undefined ? {} : { field_value }),
-    error: null,
-    ms: 1,
-  });
-  it('a page scroll that moved nothing notes the boundary; one that moved, or one at a point, does not', () => {
-    const call = { name: 'scroll', args: { direction: 'down' } };
-    expect(feedback(call, [scroll({ dx: 0, dy: 0 })], u, u)).toMatch(/^Succeed: `scroll`.* executed\. Note: the page did not scroll — it may be at its boundary/);
-    expect(feedback(call, [scroll({ dx: 0, dy: 500 })], u, u)).not.toMatch(/Note/);
-    expect(feedback(call, [scroll({ dx: 0, dy: 0 }, true)], u, u)).not.toMatch(/Note/);
-    expect(feedback(call, [scroll(undefined)], u, u)).not.toMatch(/Note/);
-  });
-  it('a write whose field holds another non-empty value notes what it holds', () => {
-    const call = { name: 'write', args: { message: 'red shoes' } };
-    expect(feedback(call, [write('RED SHOES')], u, u)).toBe(
-      'Succeed: `write` executed. Note: the field now holds "RED SHOES", not the typed text: the page may have reformatted or autocompleted it.',
-    );
-    expect(feedback(call, [write('red shoes')], u, u)).toBe('Succeed: `write` executed.');
-    expect(feedback(call, [write('')], u, u)).toBe('Succeed: `write` executed.');
+describe('dpr 2', () => {
+  it('the PNG has the screen size (web_env renders at device scale dpr), the points are CSS px as web_env converts them', async () => {
+    const css = await sharp({ create: { width: 640, height: 500, channels: 3, background: { r: 200, g: 10, b: 10 } } }).png().toBuffer();
+    const obs = {
+      step: 0, url: 'http://a/', title: '', viewport: { width: 640, height: 500 }, last_action_error: null, events: [], tabs: [],
+      timings: { action: 0, settle: 0, capture: 0, encode: 0, total: 0 },
+      screenshot: { mime: 'image/png', width: 640, height: 500, base64: css.toString('base64'), scale: 1 },
+    } as unknown as Observation;
+    const c = EnvConfig.parse({ ...base, dpr: 2 });
+    const o = await observationOf(obs, c);
+    const meta = await sharp(Buffer.from(o.screenshot, 'base64')).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['png', 1280, 1000]);
+    expect(o.screen_size).toEqual([1280, 1000]);
+    // web_env: 500 / dpr / 1000 * 1280 = 320 (the middle of the 640 CSS px page)
+    expect(cssPoints({ name: 'click', args: { point_2d: [500, 400] } }, c)).toEqual({ point_2d: [320, 200] });
   });
 });
