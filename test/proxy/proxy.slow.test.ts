@@ -198,3 +198,39 @@ describe('grove proxy serve: rollout keys', () => {
     expect(odd.stderr).toContain('--rollout-keys must be required or off');
   });
 });
+
+describe('streaming through the proxy', () => {
+  it('passes each SSE event on as it comes: the upstream ends its stream only after the client has the first event', async () => {
+    let clientHasFirst!: () => void;
+    const gate = new Promise<void>((ok) => (clientHasFirst = ok));
+    const paced = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: {"id":"p","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"first"},"finish_reason":null}]}\n\n');
+        // A proxy that held the answer back until its end would never let this continue (the test would time out).
+        void gate.then(() => res.end('data: {"id":"p","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'));
+      });
+    });
+    await new Promise<void>((ok) => paced.listen(0, '127.0.0.1', () => ok()));
+    const p = await startProxy({ upstream: `http://127.0.0.1:${(paced.address() as AddressInfo).port}/v1`, dir, callTimeoutMs: 60_000, rolloutKeys: 'off' });
+    try {
+      const r = await fetch(`${p.baseUrlFor('paced')}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"m","stream":true,"messages":[]}' });
+      const reader = r.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      expect(first).toContain('"content":"first"');
+      expect(first).not.toContain('[DONE]');
+      clientHasFirst();
+      let rest = '';
+      for (let c = await reader.read(); !c.done; c = await reader.read()) rest += new TextDecoder().decode(c.value);
+      expect(rest).toContain('[DONE]');
+      const [call] = readCalls(dir, 'paced');
+      expect(call.response_text).toBe(first + rest);
+      expect(call.assembled).toMatchObject({ choices: [{ message: { content: 'first' }, finish_reason: 'stop' }] });
+    } finally {
+      await p.close();
+      paced.closeAllConnections();
+      paced.close();
+    }
+  });
+});
