@@ -82,20 +82,30 @@ describe('SWE-bench grading of the fixture instances', () => {
     expect(three.report!.FAIL_TO_PASS.failure).toEqual([]);
     expect(three.report!.PASS_TO_PASS.failure).toEqual(['test_empty_text (tests.test_wrap.WrapTests.test_empty_text)']);
     expect(summary).toMatchObject({ resolved_instances: 2, unresolved_instances: 1, error_instances: 0 });
+    // SWE-bench's report.json, exactly its keys; Grove's FULL/PARTIAL/NO beside it.
     const report = JSON.parse(readFileSync(path.join(tmp, 'gold', 'report.json'), 'utf8'));
-    expect(report['grove__textkit-1']).toMatchObject({ patch_successfully_applied: true, resolved: true, resolution: 'FULL' });
+    expect(Object.keys(report['grove__textkit-1']).sort()).toEqual(['patch_exists', 'patch_is_None', 'patch_successfully_applied', 'resolved', 'tests_status']);
+    expect(report['grove__textkit-1']).toMatchObject({ patch_is_None: false, patch_exists: true, patch_successfully_applied: true, resolved: true });
+    expect(Object.keys(report['grove__textkit-3'].tests_status)).toEqual(['FAIL_TO_PASS', 'PASS_TO_PASS', 'FAIL_TO_FAIL', 'PASS_TO_FAIL']);
+    expect(JSON.parse(readFileSync(path.join(tmp, 'gold', 'grove-report.json'), 'utf8'))['grove__textkit-1']).toMatchObject({ resolution: 'FULL' });
+    const run = JSON.parse(readFileSync(path.join(tmp, 'gold', 'grove.grove.json'), 'utf8'));
+    expect(run).toMatchObject({ total_instances: 3, completed_instances: 3, resolved_instances: 2, resolved_ids: ['grove__textkit-1', 'grove__textkit-2'], unresolved_ids: ['grove__textkit-3'], error_ids: [], schema_version: 2 });
+    expect(readFileSync(path.join(tmp, 'gold', 'logs', 'run_evaluation', 'grove', 'grove', 'grove__textkit-2', 'test_output.txt'), 'utf8')).toContain('test_seconds_unit');
   });
 
-  it('no patch: NO everywhere; a patch fixing one of two F2P tests: PARTIAL; a patch that does not apply: NO', async () => {
+  it('no patch: not evaluated (empty-patch instances, as SWE-bench); a patch fixing one of two F2P tests: PARTIAL; a patch that does not apply: NO', async () => {
     const none = await patchesRun(instances.map((i) => [i.instance_id, null]), 'none');
-    expect(none.results.map((r) => r.evaluation?.resolution)).toEqual(['NO', 'NO', 'NO']);
+    // As SWE-bench: an empty patch is not evaluated; it counts as an empty-patch instance.
+    expect(none.results.map((r) => r.evaluation ?? r.error)).toEqual(['empty_patch', 'empty_patch', 'empty_patch']);
     expect(none.summary.empty_patch_instances).toBe(3);
+    expect(JSON.parse(readFileSync(path.join(tmp, 'none', 'grove.grove.json'), 'utf8'))).toMatchObject({ empty_patch_instances: 3, completed_instances: 0, error_instances: 0 });
     const one = instances[0];
     const partial = await runSwe({ instances: [one], sources, provider, mode: { kind: 'patches', patches: new Map([[one.instance_id, one.partial_patch!]]) }, concurrency: 1, outDir: path.join(tmp, 'partial') });
     expect(partial.results[0].evaluation).toMatchObject({ resolution: 'PARTIAL', resolved: false });
     expect(partial.results[0].evaluation!.report!.FAIL_TO_PASS.success).toEqual([one.FAIL_TO_PASS[0]]);
     const broken = await runSwe({ instances: [one], sources, provider, mode: { kind: 'patches', patches: new Map([[one.instance_id, 'diff --git a/nope.py b/nope.py\n--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n']]) }, concurrency: 1, outDir: path.join(tmp, 'broken') });
     expect(broken.results[0].evaluation).toMatchObject({ resolution: 'NO', patch_successfully_applied: false, error: 'patch_apply_failed' });
+    expect(JSON.parse(readFileSync(path.join(tmp, 'broken', 'report.json'), 'utf8'))[one.instance_id]).toEqual({ patch_is_None: false, patch_exists: true, patch_successfully_applied: false, resolved: false });
   });
 });
 
