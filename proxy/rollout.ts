@@ -53,6 +53,17 @@ export function presentedKeys(headers: Record<string, string | string[] | undefi
   return out;
 }
 
+/** An endpoint without query parameters that hold a per-rollout key (`?key=gk-…`): never forwarded or recorded. */
+function withoutKeyParams(endpoint: string): string {
+  const q = endpoint.indexOf('?');
+  if (q < 0) return endpoint;
+  const kept = endpoint
+    .slice(q + 1)
+    .split('&')
+    .filter((p) => !GROVE_KEY.test(p) && !GROVE_KEY.test(decode(p) ?? ''));
+  return kept.length ? `${endpoint.slice(0, q)}?${kept.join('&')}` : endpoint.slice(0, q);
+}
+
 function decode(segment: string): string | undefined {
   try {
     return decodeURIComponent(segment);
@@ -92,7 +103,7 @@ export function parseCall(url: string, headers: Record<string, string | string[]
     }
   }
   if (named !== undefined && !validRolloutId(named)) return { error: 'invalid_rollout', message: `rollout id "${named.slice(0, 64)}" must match ${ID}` };
-  return { named, source, endpoint: v1[1], keys: presentedKeys(headers) };
+  return { named, source, endpoint: withoutKeyParams(v1[1]), keys: presentedKeys(headers) };
 }
 
 /** Whether the caller may record into the rollout it names: only with that rollout's key, but for keys off. */

@@ -49,8 +49,8 @@ type Endpoint = keyof typeof BODIES;
 async function call(url: string, endpoint: Endpoint, headers: Record<string, string>): Promise<{ status: number; body: any }> {
   const r = await fetch(`${url}${endpoint}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(endpoint === '/messages' ? { 'anthropic-version': '2023-06-01' } : {}), ...headers },
-    body: JSON.stringify(BODIES[endpoint]),
+    headers: { 'content-type': 'application/json', ...(endpoint.startsWith('/messages') ? { 'anthropic-version': '2023-06-01' } : {}), ...headers },
+    body: JSON.stringify(BODIES[endpoint.split('?')[0] as Endpoint]),
   });
   const text = await r.text();
   let body: unknown = text;
@@ -135,11 +135,12 @@ describe('a per-rollout key never reaches the upstream (item 9)', () => {
         for (const api of apis) {
           for (const base of [`${p.url}/v1`, p.baseUrlFor('leak')]) {
             const before = upstream.requests.length;
-            // The key is also slipped into a header the proxy does not read (Azure-style api-key).
-            await call(base, api, { ...headers(key), 'api-key': key });
+            // The key is also slipped into a header the proxy does not read (Azure-style api-key) and the query.
+            await call(base, `${api}?api-version=1&key=${key}&api_key=${encodeURIComponent(key)}` as Endpoint, { ...headers(key), 'api-key': key });
             expect(upstream.requests.length, `${way} ${api} ${base}`).toBe(before + 1);
             const got = upstream.requests.at(-1)!.headers;
             expect(JSON.stringify(got), `${way} ${api} ${base}`).not.toContain(key);
+            expect(upstream.requests.at(-1)!.url).toBe(`/v1${api}?api-version=1`);
             expect(JSON.stringify(got)).not.toContain('gk-');
             if (configured) {
               expect(got.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);
@@ -153,7 +154,9 @@ describe('a per-rollout key never reaches the upstream (item 9)', () => {
         }
       }
       expect(cases).toBe(12);
-      expect(readCalls(path.join(dir, `fwd-${configured ? 'keyed' : 'none'}`), 'leak')).toHaveLength(12);
+      const records = readCalls(path.join(dir, `fwd-${configured ? 'keyed' : 'none'}`), 'leak');
+      expect(records).toHaveLength(12);
+      expect(JSON.stringify(records)).not.toContain(key);
     });
   }
 

@@ -11,6 +11,8 @@ export interface ChatRequestRecord {
   body: any;
   /** Which API was called: chat (/chat/completions), anthropic (/messages) or responses (/responses). */
   api: 'chat' | 'anthropic' | 'responses';
+  /** The request target as received (path and query). */
+  url: string;
 }
 
 /** What a scripted reply may be. */
@@ -36,12 +38,13 @@ export async function startOpenAIServer(
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    if (req.method === 'GET' && req.url?.endsWith('/models')) {
+    const pathname = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && pathname.endsWith('/models')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ object: 'list', data: [{ id: 'test-model', object: 'model' }] }));
       return;
     }
-    const api = req.url?.endsWith('/chat/completions') ? 'chat' : req.url?.endsWith('/messages') ? 'anthropic' : req.url?.endsWith('/responses') ? 'responses' : undefined;
+    const api = pathname.endsWith('/chat/completions') ? 'chat' : pathname.endsWith('/messages') ? 'anthropic' : pathname.endsWith('/responses') ? 'responses' : undefined;
     if (req.method !== 'POST' || !api) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error' } }));
@@ -58,7 +61,7 @@ export async function startOpenAIServer(
       res.end(JSON.stringify({ error: { message: 'the body must be a JSON object', type: 'invalid_request_error' } }));
       return;
     }
-    const record: ChatRequestRecord = { headers: req.headers, body, api };
+    const record: ChatRequestRecord = { headers: req.headers, body, api, url: req.url ?? '/' };
     const index = requests.push(record) - 1;
     // The vendor APIs refuse what the real ones refuse, before any scripted reply.
     const refused = api === 'anthropic' ? checkAnthropic(req.headers, body) : api === 'responses' ? store.check(req.headers, body) : undefined;
