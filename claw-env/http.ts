@@ -29,6 +29,8 @@ export interface ClawServer {
 }
 
 async function readBody(req: http.IncomingMessage): Promise<string> {
+  // A declared length over the limit is answered before reading (a streamed one is cut: readLimitedBody).
+  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY) throw new WebError(413, 'Request body too large.');
   const body = await readLimitedBody(req, MAX_BODY);
   if (body === null) throw new WebError(413, 'Request body too large.');
   return body.toString('utf8');
@@ -61,14 +63,19 @@ function leafType(schema: any, path: string[]): string | undefined {
 function formArgs(toolName: string, form: URLSearchParams): Record<string, unknown> {
   const tool = ALL_TOOLS.find((t) => t.name === toolName);
   const schema = tool ? inputJsonSchema(tool) : {};
-  const args: Record<string, any> = {};
+  const args: Record<string, any> = Object.create(null);
   for (const [k, v] of form) {
     if (!k.startsWith('a.') || v.trim() === '') continue;
     const path = k.slice(2).split('.');
+    // Field names are the client's: a `__proto__` segment must not reach Object.prototype.
+    if (path.some((p) => p === '__proto__' || p === 'constructor' || p === 'prototype' || p === '')) continue;
     const type = leafType(schema, path);
     const value = type === 'array' ? v.split(',').map((x) => x.trim()).filter(Boolean) : type === 'boolean' ? v === 'true' || v === 'on' : type === 'integer' || type === 'number' ? Number(v) : v;
     let o = args;
-    for (const p of path.slice(0, -1)) o = o[p] ??= {};
+    for (const p of path.slice(0, -1)) {
+      if (typeof o[p] !== 'object' || o[p] === null) o[p] = Object.create(null);
+      o = o[p];
+    }
     o[path[path.length - 1]] = value;
   }
   return args;
@@ -105,7 +112,13 @@ export function startClawServer(app: ClawApp, token: string): Promise<ClawServer
   const delay = (ms: number | undefined) => (ms ? new Promise((ok) => setTimeout(ok, ms)) : undefined);
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://claw.local');
+    let url: URL;
+    try {
+      // The request target as a path of this origin (`//x` is not a host here).
+      url = new URL(`http://claw.local${(req.url ?? '/').startsWith('/') ? req.url : `/${req.url}`}`);
+    } catch {
+      throw new WebError(400, 'The URL could not be parsed.');
+    }
     const p = url.pathname;
     if (p === '/login' && req.method === 'GET') {
       const t = url.searchParams.get('token') ?? '';
@@ -184,7 +197,7 @@ export function startClawServer(app: ClawApp, token: string): Promise<ClawServer
     handle(req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.destroy();
       if (err instanceof WebError) {
-        const headers: Record<string, string> = err.retryAfter ? { 'retry-after': String(err.retryAfter) } : {};
+        const headers: Record<string, string> = { ...(err.retryAfter ? { 'retry-after': String(err.retryAfter) } : {}), ...(err.status === 413 ? { connection: 'close' } : {}) };
         if ((req.url ?? '').startsWith('/api/')) return json(res, err.status, { error: { code: 'error', message: err.message } }, headers);
         return htmlOut(res, err.status, page('Error', '', pageCtx(), { html: '<p><a href="/">Home</a></p>' } as Raw, err.message), headers);
       }
