@@ -30,6 +30,8 @@ export function canonicalKey(name: string): string {
   const lower = name.toLowerCase();
   if (KEY_ALIASES[lower]) return KEY_ALIASES[lower];
   if (/^f([1-9]|1[0-9]|2[0-4])$/.test(lower)) return lower.toUpperCase();
+  // xdotool's keypad digits (Anthropic's computer tool documents "KP_0" for the numpad 0 key); Playwright: Numpad0.
+  if (/^kp_[0-9]$/.test(lower)) return `Numpad${lower.slice(3)}`;
   return name;
 }
 
@@ -80,6 +82,7 @@ export function styledKey(key: string, style: KeyStyle): string {
   const mapped = STYLE_NAMES[style][k];
   if (mapped) return mapped;
   if (/^F\d+$/.test(k)) return style === 'lower' ? k.toLowerCase() : k;
+  if (style === 'xdotool' && /^Numpad[0-9]$/.test(k)) return `KP_${k.slice(6)}`;
   return k;
 }
 
