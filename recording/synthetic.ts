@@ -4,6 +4,7 @@
 import sharp from 'sharp';
 import { join } from 'node:path';
 import type { Action } from '../protocol/action.ts';
+import { escapeHtml as esc } from '../protocol/html.ts';
 import type { Suite, Termination, Verdict } from '../protocol/task.ts';
 import { EpisodeRecorder } from './recorder.ts';
 
@@ -11,7 +12,6 @@ const SYNTH_VIEWPORT = { width: 1280, height: 800 };
 /** Frames are half the viewport: image_px = css_px * 0.5, so overlays must scale. */
 export const SYNTH_SCALE = 0.5;
 
-const esc = (s: string) => s.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]!);
 
 /** A fake page: header, a title, a search box with `typed` text, and a result panel after `page` changes. */
 async function renderFrame(o: { title: string; page: number; typed?: string; scrolled?: number }): Promise<Buffer> {

@@ -1,10 +1,7 @@
 // report.html: a self-contained page (inline CSS and SVG, no scripts from anywhere) for one run.
+import { escapeHtml } from '../protocol/html.ts';
 import type { RunSummary } from './types.ts';
 import { classifyRow } from './summary.ts';
-
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
 
 const fmt = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
 

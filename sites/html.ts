@@ -1,10 +1,5 @@
 // Tiny server-side HTML helpers shared by the offline sites (no template engine, no network assets).
-
-const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-function esc(v: unknown): string {
-  return String(v ?? '').replace(/[&<>"']/g, (c) => ESC[c]);
-}
+import { escapeHtml as esc } from '../protocol/html.ts';
 
 /** Tagged template that leaves nested `Html` values unescaped and escapes everything else. */
 export class Html {

@@ -3,6 +3,7 @@
 // confirm() on removal, checkout with validation, and a CSV invoice download.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { countView, formBody, recordDownload, sendHtml, str, type SiteContext } from '../context.ts';
+import { escapeHtml } from '../../protocol/html.ts';
 import { Html, html, modal, money, page } from '../html.ts';
 import type { SessionState } from '../state.ts';
 import { PRODUCTS, SHOP_CATEGORIES, SORTS, productById, searchProducts, type SearchQuery, type SortKey } from './data.ts';
@@ -91,7 +92,7 @@ function searchHref(base: SearchQuery, patch: Partial<Record<keyof SearchQuery, 
 // Client side of the search page: results come from the JSON API after a server delay.
 const SEARCH_JS = `(function(){
 var box=document.getElementById('results'),info=document.getElementById('result-info'),pager=document.getElementById('pager');
-function esc(s){return String(s).replace(/[&<>"']/g,function(c){return {'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c];});}
+var esc=${escapeHtml.toString()};
 var params=new URLSearchParams(location.search);
 fetch('${P}/api/products?'+params.toString(),{headers:{accept:'application/json'}}).then(function(r){return r.json();}).then(function(d){
  if(!d.items.length){box.innerHTML='<p class="card">No products match your search.</p>';info.textContent='0 results';return;}

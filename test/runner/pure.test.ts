@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { formatDuration, progressStats, ProgressReporter, renderProgress } from '../../runner/progress.ts';
 import { classifyRow, percentile, stepsHistogram, summarize, summaryTable } from '../../runner/summary.ts';
-import { escapeHtml, latencyBuckets, renderReport } from '../../runner/report.ts';
+import { escapeHtml } from '../../protocol/html.ts';
+import { latencyBuckets, renderReport } from '../../runner/report.ts';
 import { runPool } from '../../runner/pool.ts';
 import { costUsd, episodeDirName, sessionIdFor, successFrom } from '../../runner/benchmark.ts';
 import { RunSummary, type EpisodeRow } from '../../runner/types.ts';
