@@ -3,6 +3,7 @@
 // more. Every wait is a slice of the step's Deadline.
 import type { Page } from 'playwright-core';
 import type { ActionError, Observation, SomElement } from '../protocol/observation.ts';
+import { GroveError } from '../protocol/errors.ts';
 import { Deadline } from '../sandbox/deadline.ts';
 import { accessibilityText } from './a11y.ts';
 import { captureFormat, cdpCapture, finishShot, type EncodedShot, type ShotSettings } from './observe.ts';
@@ -12,10 +13,21 @@ import { collectSom } from './som.ts';
 import { recoveryMs } from './step-budget.ts';
 import type { Tabs } from './tabs.ts';
 import type { StepOptions } from './types.ts';
-import { errMessage, quietly } from './util.ts';
+import { errMessage, quietly, TimeoutError } from './util.ts';
 import { isBlankUrl } from './watchdogs.ts';
 
 type Shot = EncodedShot & { captureMs: number };
+
+/** Captures tried on a page that answers before the observation reports capture_timeout. */
+const CAPTURE_TRIES = 3;
+/** A capture is not tried again with less than this left of the deadline. */
+const CAPTURE_MIN_MS = 1000;
+
+/** What a failed capture means for the client: capture_timeout (a 503 at the API), or another observation failure. */
+function observationFailure(e: unknown): ActionError {
+  const message = `observation failed: ${firstLine(errMessage(e))}`;
+  return { code: e instanceof TimeoutError ? 'capture_timeout' : 'action_failed', message };
+}
 
 export class Observer {
   constructor(
@@ -35,14 +47,21 @@ export class Observer {
     const f = captureFormat(settings, som !== undefined);
     const budget = () => Math.max(1, d.within(Math.min(s.T, 5000)).remaining());
     let raw;
-    try {
-      raw = await cdpCapture(await d.race(s.session(pg), 'CDP session'), f.format, f.quality, budget());
-    } catch (e) {
-      if (!/Unable to capture screenshot/i.test(errMessage(e))) throw e;
-      // Chromium has no compositor frame yet (seen on a page created a moment ago under load): wait for one
-      // animation frame, then capture once more.
-      await quietly(d.within(PROBE_MS).race(pg.evaluate('new Promise((r) => requestAnimationFrame(() => r(0)))'), 'first frame'));
-      raw = await cdpCapture(await d.race(s.session(pg), 'CDP session'), f.format, f.quality, budget());
+    for (let tries = 1; ; tries++) {
+      try {
+        raw = await cdpCapture(await d.race(s.session(pg), 'CDP session'), f.format, f.quality, budget());
+        break;
+      } catch (e) {
+        if (/Unable to capture screenshot/i.test(errMessage(e)) && tries === 1) {
+          // Chromium has no compositor frame yet (seen on a page created a moment ago under load): wait for one
+          // animation frame, then capture once more.
+          await quietly(d.within(PROBE_MS).race(pg.evaluate('new Promise((r) => requestAnimationFrame(() => r(0)))'), 'first frame'));
+          continue;
+        }
+        // A capture that ran out of time on a page that still answers is a starved machine, not a hung page:
+        // capture again while the step's deadline leaves time for it (a hung page goes to recovery instead).
+        if (!(e instanceof TimeoutError) || tries >= CAPTURE_TRIES || d.remaining() < CAPTURE_MIN_MS || !(await this.recovery.responsive(pg, d))) throw e;
+      }
     }
     const shot = await finishShot(raw, settings, som);
     return Object.assign(shot, { captureMs: raw.ms }); // not a spread: that would decode the lazy bytes
@@ -91,12 +110,12 @@ export class Observer {
       } catch (e) {
         // A renderer that hangs or died after the action: reopen and observe the fresh page once.
         if (attempt > 0 || s.closed) {
-          error ??= { code: 'action_failed', message: `observation failed: ${firstLine(errMessage(e))}` };
+          error ??= observationFailure(e);
           break;
         }
         const crashed = s.crashed.has(pg);
         if (!crashed && (await this.recovery.responsive(pg, d))) {
-          error ??= { code: 'action_failed', message: `observation failed: ${firstLine(errMessage(e))}` };
+          error ??= observationFailure(e);
           break;
         }
         replaced = true;
@@ -152,7 +171,9 @@ export class Observer {
 
   /** The current screenshot alone (GET .../screenshot, recording frame 0). */
   async screenshot(): Promise<{ mime: string; bytes: Buffer; width: number; height: number }> {
-    const shot = await this.shoot(this.s.page, undefined, Deadline.after(Math.min(this.s.T, 5000), 'screenshot'));
+    const shot = await this.shoot(this.s.page, undefined, Deadline.after(Math.min(this.s.T, 5000) * CAPTURE_TRIES, 'screenshot')).catch((e: unknown) => {
+      throw e instanceof TimeoutError ? new GroveError('capture_timeout', `The screenshot could not be captured in time (${firstLine(errMessage(e))}); retry later.`, { retryAfter: 2 }) : e;
+    });
     return { mime: shot.mime, bytes: shot.bytes, width: shot.width, height: shot.height };
   }
 }

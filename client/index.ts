@@ -81,13 +81,25 @@ export class GroveApiError extends Error {
   readonly code: string;
   /** Seconds, from a 503's Retry-After header. */
   readonly retryAfter?: number;
-  constructor(status: number, code: string, message: string, opts: { retryAfter?: number; cause?: unknown } = {}) {
+  /**
+   * The server's `error.details`. For 503 capture_timeout of a step: `executed` (its actions ran), `actions` (what
+   * they did, as a step result's), `done`, `answer`, `step`, `url`. Observe again after retryAfter; never resend.
+   */
+  readonly details?: Record<string, unknown>;
+  constructor(status: number, code: string, message: string, opts: { retryAfter?: number; cause?: unknown; details?: Record<string, unknown> } = {}) {
     super(message, { cause: opts.cause });
     this.name = 'GroveApiError';
     this.status = status;
     this.code = code;
     this.retryAfter = opts.retryAfter;
+    this.details = opts.details;
   }
+}
+
+/** The answer of a step or observation that asked for a screenshot carries one: else it raises capture_timeout. */
+function withScreenshot<T extends { screenshot?: unknown }>(o: T, wanted: boolean, what: string): T {
+  if (wanted && !o.screenshot) throw new GroveApiError(503, 'capture_timeout', `${what}: the answer has no screenshot`, { details: { executed: what.includes('/step') } });
+  return o;
 }
 
 export interface GroveClientOptions {
@@ -141,15 +153,18 @@ export class GroveClient {
     const text = await res.text();
     let code = 'http_error';
     let message = text.slice(0, 500) || res.statusText;
+    let details: Record<string, unknown> | undefined;
     try {
-      const parsed = JSON.parse(text) as { error?: { code?: string; message?: string } };
+      const parsed = JSON.parse(text) as { error?: { code?: string; message?: string; details?: unknown } };
       if (parsed.error?.code) code = parsed.error.code;
       if (parsed.error?.message) message = parsed.error.message;
+      const d = parsed.error?.details;
+      if (d && typeof d === 'object' && !Array.isArray(d)) details = d as Record<string, unknown>;
     } catch {
       // not JSON (a proxy in between): keep the text
     }
     const ra = res.headers.get('retry-after');
-    throw new GroveApiError(res.status, code, message, { retryAfter: ra && /^\d+$/.test(ra) ? Number(ra) : undefined });
+    throw new GroveApiError(res.status, code, message, { retryAfter: ra && /^\d+$/.test(ra) ? Number(ra) : undefined, details });
   }
 
   private async json<T>(method: Method, path: string, body?: unknown, extraTimeoutMs = 0): Promise<T> {
@@ -233,14 +248,20 @@ export class GroveClient {
     return this.json('POST', `/sandboxes/${GroveClient.id(id)}/heartbeat`);
   }
 
-  /** One of `action`, `actions` or `model_output` + `format`. */
-  step(id: string, body: Omit<StepInput, 'screenshot'> & { screenshot?: 'base64' | 'none' }): Promise<StepResult> {
-    return this.json('POST', `/sandboxes/${GroveClient.id(id)}/step`, body);
+  /**
+   * One of `action`, `actions` or `model_output` + `format`. A screenshot that could not be captured raises
+   * GroveApiError 503 `capture_timeout` (its actions ran: see `details`; observe again, do not resend).
+   */
+  async step(id: string, body: Omit<StepInput, 'screenshot'> & { screenshot?: 'base64' | 'none' }): Promise<StepResult> {
+    const path = `/sandboxes/${GroveClient.id(id)}/step`;
+    const r = await this.json<StepResult>('POST', path, body);
+    withScreenshot(r.observation, body.screenshot !== 'none', `POST ${path}`);
+    return r;
   }
 
   /**
    * A step whose screenshot comes as raw bytes (`screenshot: "binary"`, a multipart/mixed answer): `image` is
-   * the encoded image (null when nothing was captured) and `result.observation.screenshot` has no base64.
+   * the encoded image and `result.observation.screenshot` has no base64. No capture raises 503 capture_timeout.
    */
   async stepBinary(id: string, body: Omit<StepInput, 'screenshot'>): Promise<BinaryAnswer<StepResult>> {
     const path = `/sandboxes/${GroveClient.id(id)}/step`;
@@ -256,19 +277,25 @@ export class GroveClient {
   private async binary<T>(res: HttpAnswer, what: string): Promise<BinaryAnswer<T>> {
     const type = res.headers.get('content-type') ?? '';
     const bytes = new Uint8Array(await res.arrayBuffer());
+    let plain: T;
     try {
-      // No capture (screenshot failed or was skipped): the server answers plain JSON.
-      if (!type.startsWith('multipart/')) return { result: JSON.parse(new TextDecoder().decode(bytes)) as T, image: null };
-      const [json, image] = parseMultipart(bytes, type);
-      if (!json || !image) throw new Error(`expected 2 parts`);
-      return { result: JSON.parse(new TextDecoder().decode(json.body)) as T, image: { mime: image.type, bytes: image.body } };
+      if (type.startsWith('multipart/')) {
+        const [json, image] = parseMultipart(bytes, type);
+        if (!json || !image) throw new Error(`expected 2 parts`);
+        return { result: JSON.parse(new TextDecoder().decode(json.body)) as T, image: { mime: image.type, bytes: image.body } };
+      }
+      plain = JSON.parse(new TextDecoder().decode(bytes)) as T;
     } catch (err) {
       throw new GroveApiError(res.status, 'bad_response', `${what}: unreadable answer (${(err as Error).message})`, { cause: err });
     }
+    // A screenshot was asked for and none came (a server older than the capture contract): raised, never null.
+    throw new GroveApiError(503, 'capture_timeout', `${what}: the answer has no screenshot`, { details: { executed: what.startsWith('POST'), result: plain } });
   }
 
-  observation(id: string, opts: ObservationOptions = {}): Promise<Observation> {
-    return this.json('GET', GroveClient.observationPath(id, opts));
+  /** The observation; a screenshot that could not be captured raises GroveApiError 503 `capture_timeout`. */
+  async observation(id: string, opts: ObservationOptions = {}): Promise<Observation> {
+    const path = GroveClient.observationPath(id, opts);
+    return withScreenshot(await this.json<Observation>('GET', path), opts.screenshot !== 'none', `GET ${path}`);
   }
 
   private static observationPath(id: string, opts: Omit<ObservationOptions, 'screenshot'> & { screenshot?: string }): string {

@@ -105,7 +105,12 @@ export const DownloadList = z.object({ downloads: z.array(DownloadInfo) });
 export type DownloadList = z.infer<typeof DownloadList>;
 
 export const ErrorBody = z.object({
-  error: z.object({ code: z.string(), message: z.string() }),
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    /** capture_timeout of a step: `executed`, and what its actions did (`actions`, `done`, `answer`), `step`, `url`. */
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 

@@ -32,6 +32,11 @@ export const ERROR_CATALOG = {
   task_not_found: { status: 404, message: 'No task with this suite and id on this server (offline sites, or files given with --task-files).' },
   no_task: { status: 409, message: 'This sandbox runs no task: create it with `task` to evaluate it.' },
   capacity_exhausted: { status: 503, message: 'The maximum number of live sandboxes is reached; retry later.' },
+  // Admission control (sandbox/admission.ts): starts in progress and queued, step latency, capture time, loop lag.
+  overloaded: { status: 503, message: 'The server is at the capacity it measured (starts queued, slow steps or captures, a late event loop); retry after Retry-After seconds.' },
+  // A step or observation whose screenshot could not be captured within its deadline: never an answer without it.
+  // A step's actions did run (error.details.actions): observe again (GET /sandboxes/{id}/observation), never resend.
+  capture_timeout: { status: 503, message: 'The screenshot could not be captured within the deadline (an overloaded machine); observe again after Retry-After seconds.' },
   shutting_down: { status: 503, message: 'The server is shutting down.' },
   // environment (reported inside observations as last_action_error, or as 5xx when the sandbox is lost)
   pod_unschedulable: { status: 503, message: 'No Kubernetes node can run the sandbox pod (requests too large, or no capacity).' },
@@ -52,13 +57,16 @@ export class GroveError extends Error {
   readonly details?: unknown;
   /** Seconds, for 503 capacity answers. */
   readonly retryAfter?: number;
-  constructor(code: ErrorCode, message?: string, opts: { details?: unknown; retryAfter?: number; cause?: unknown } = {}) {
+  /** Sent to the client as `error.details` (what a step did before its capture failed); `details` stays in logs. */
+  readonly clientDetails?: unknown;
+  constructor(code: ErrorCode, message?: string, opts: { details?: unknown; retryAfter?: number; cause?: unknown; clientDetails?: unknown } = {}) {
     super(message ?? ERROR_CATALOG[code].message, { cause: opts.cause });
     this.name = 'GroveError';
     this.code = code;
     this.status = ERROR_CATALOG[code].status;
     this.details = opts.details;
     this.retryAfter = opts.retryAfter;
+    this.clientDetails = opts.clientDetails;
   }
 }
 
@@ -85,5 +93,6 @@ const ACTION_ERROR_CODES = [
   'limit_reached', // a per-sandbox limit (tabs) refused the action
   'navigation_blocked', // a URL scheme a sandbox may not open (file:, chrome:, devtools:, view-source:…)
   'action_failed', // any other Playwright failure
+  'capture_timeout', // the screenshot could not be captured in time: the API answers 503 capture_timeout, never this
 ] as const;
 export type ActionErrorCode = (typeof ACTION_ERROR_CODES)[number];

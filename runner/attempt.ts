@@ -65,6 +65,30 @@ export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   );
 }
 
+/** Observations tried after a step's capture_timeout before the attempt counts as an environment failure. */
+const REOBSERVE_TRIES = 4;
+
+/**
+ * A step whose screenshot could not be captured (503 capture_timeout): its actions ran, as the error's details
+ * say; the observation after them is asked for again (Retry-After apart, a bounded number of times).
+ */
+async function reobserve(env: EpisodeOptions['env'], id: string, first: unknown, opts: { som?: boolean }, signal: AbortSignal): Promise<StepResult> {
+  const d = (first as { details?: { actions?: StepResult['actions']; done?: boolean; answer?: string } }).details ?? {};
+  let last = first;
+  for (let i = 0; i < REOBSERVE_TRIES; i++) {
+    const ra = (last as { retryAfter?: unknown }).retryAfter;
+    await abortableDelay(typeof ra === 'number' && ra > 0 ? Math.min(ra * 1000, 5000) : 1000, signal);
+    try {
+      const observation = await raceAbort(env.observation(id, opts), signal);
+      return { observation, actions: d.actions ?? [], done: d.done ?? false, ...(d.answer === undefined ? {} : { answer: d.answer }) };
+    } catch (err) {
+      if (clientErrorInfo(err).code !== 'capture_timeout') throw new EpisodeEnd('env_error', `observing after a capture timeout failed: ${describeClientError(err)}`, true);
+      last = err;
+    }
+  }
+  throw new EpisodeEnd('env_error', `no screenshot after ${REOBSERVE_TRIES + 1} tries: ${describeClientError(last)}`, true);
+}
+
 export interface AttemptOutcome {
   result: Omit<EpisodeResult, 'episode_id' | 'attempts' | 'attempt_failures' | 'started_at' | 'duration_ms'>;
   retryable: boolean;
@@ -140,7 +164,7 @@ export async function runAttempt(
     const tr = performance.now();
     try {
       const body = { type: 'browser' as const, ...opts.sandbox, labels: { ...opts.sandbox?.labels, task: task.id.slice(0, 200), episode: episodeId.slice(0, 200) } };
-      // A full server (503 capacity_exhausted) is back-pressure, not a failure: wait for a slot
+      // A full or overloaded server (503 capacity_exhausted / overloaded) is back-pressure, not a failure: wait for a slot
       // (Retry-After when given) up to `capacityWaitMs` before it counts as an environment error.
       const waitUntil = performance.now() + (opts.capacityWaitMs ?? 120_000);
       let created: { sandbox_id: string };
@@ -150,7 +174,7 @@ export async function runAttempt(
           break;
         } catch (err) {
           const info = clientErrorInfo(err);
-          if (info.code !== 'capacity_exhausted' || performance.now() > waitUntil) throw err;
+          if ((info.code !== 'capacity_exhausted' && info.code !== 'overloaded') || performance.now() > waitUntil) throw err;
           const ra = (err as { retryAfter?: unknown }).retryAfter;
           await abortableDelay(typeof ra === 'number' && ra > 0 ? Math.min(ra * 1000, 2000) : 1000, signal);
         }
@@ -189,7 +213,7 @@ export async function runAttempt(
       if (lastErr) throw new EpisodeEnd('website_error', `start URL ${startUrl}: ${lastErr}`, true);
     } else {
       try {
-        obs = await raceAbort(env.observation(sandboxId), signal);
+        obs = await raceAbort(env.observation(sandboxId, { som }), signal);
       } catch (err) {
         if (err instanceof EpisodeEnd) throw err;
         throw new EpisodeEnd('env_error', `initial observation failed: ${describeClientError(err)}`, true);
@@ -252,6 +276,8 @@ export async function runAttempt(
           const info = clientErrorInfo(err);
           // A 400 on our step means the actions (or text) were not acceptable: the model's fault, a parse failure.
           if (info.status === 400) parseError = `step rejected: ${describeClientError(err)}`;
+          // The actions ran but no screenshot came (an overloaded machine): observe again, never resend the step.
+          else if (info.code === 'capture_timeout') result = await reobserve(env, sandboxId, err, { som }, signal);
           else throw new EpisodeEnd('env_error', `step ${steps} failed: ${describeClientError(err)}`, true);
         }
         envMs = performance.now() - te;

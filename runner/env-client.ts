@@ -19,8 +19,10 @@ export interface EnvClient {
   createSandbox(body: BrowserCreateInput): Promise<{ sandbox_id: string }>;
   /** Resolves once the sandbox is ready; rejects when creation failed or the wait timed out. */
   waitSandbox(id: string, timeoutSec?: number): Promise<unknown>;
+  /** May raise 503 capture_timeout: the actions ran (error details) but no screenshot came; observe again. */
   step(id: string, body: EnvStepBody): Promise<StepResult>;
-  observation(id: string): Promise<Observation>;
+  /** May raise 503 capture_timeout (no screenshot within the deadline): observe again after its Retry-After. */
+  observation(id: string, opts?: { som?: boolean; accessibility?: boolean }): Promise<Observation>;
   deleteSandbox(id: string): Promise<unknown>;
 }
 

@@ -2,6 +2,7 @@
 // or `error` (the entry stays so clients can read the cause; the sandbox's resources are released).
 import { GroveError } from '../protocol/errors.ts';
 import type { CreateSandboxBody } from '../protocol/sandbox.ts';
+import type { Admission } from './admission.ts';
 import type { Logger } from './log.ts';
 import type { Entry } from './registry-entry.ts';
 import type { RegistryEvent } from './registry-events.ts';
@@ -14,6 +15,8 @@ export interface CreationContext {
   clock: Clock;
   log: Logger;
   emit: (e: RegistryEvent) => void;
+  /** Browser sandboxes start a few at a time (admission.ts): later ones wait here, still `creating`. */
+  admission?: Admission;
 }
 
 /** A `creating` entry for a spec; TTL and idle timeout default to the registry's. */
@@ -45,9 +48,13 @@ export function startCreation(ctx: CreationContext, entry: Entry, spec: CreateSa
 
 async function runCreation(ctx: CreationContext, entry: Entry, spec: CreateSandboxBody, markBackendDone: () => void): Promise<void> {
   const started = ctx.clock.now();
+  let release: (() => void) | undefined;
   try {
     let sb: Sandbox;
     try {
+      if (ctx.admission && spec.type === 'browser') release = await ctx.admission.startSlot();
+      // Deleted while it waited for a start slot: nothing was started.
+      if (entry.phase !== 'creating') return;
       sb = await ctx.backend.create(entry.id, spec);
       entry.sandbox = sb;
     } finally {
@@ -64,6 +71,8 @@ async function runCreation(ctx: CreationContext, entry: Entry, spec: CreateSandb
     entry.lastUsedAt = ctx.clock.now();
     ctx.emit({ type: 'ready', id: entry.id, sandboxType: entry.type, ms: ctx.clock.now() - started });
   } catch (err) {
+    // The slot goes to the next start at once; the failed sandbox is closed below.
+    release?.();
     if (entry.phase !== 'creating') return;
     const code = err instanceof GroveError ? err.code : 'internal_error';
     const message = err instanceof Error ? err.message : String(err);
@@ -75,5 +84,7 @@ async function runCreation(ctx: CreationContext, entry: Entry, spec: CreateSandb
     const sb = entry.sandbox as Sandbox | null;
     if (sb) await sb.close().catch((e: unknown) => ctx.log.warn({ err: e, sandbox_id: entry.id }, 'closing failed sandbox'));
     await ctx.hooks.end(entry.id);
+  } finally {
+    release?.();
   }
 }

@@ -5,6 +5,7 @@
 // registry-events.ts (lifecycle events).
 import { GroveError } from '../protocol/errors.ts';
 import type { CreateSandboxBody, SandboxInfo, SandboxStatus } from '../protocol/sandbox.ts';
+import type { Admission } from './admission.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { newEntry, startCreation, type CreationContext } from './registry-creation.ts';
 import { adoptedEntry, countsOf, newSandboxId, toInfo, type CloseReason, type Entry } from './registry-entry.ts';
@@ -30,6 +31,8 @@ export interface RegistryOptions {
   tombstones?: number;
   /** The sandboxes' step hooks (recording attaches to them); default: a set of its own. */
   hooks?: StepHooks;
+  /** Admission control of browser sandboxes (admission.ts): refuses creates beyond capacity, queues starts. */
+  admission?: Admission;
 }
 
 export class SandboxRegistry {
@@ -50,7 +53,7 @@ export class SandboxRegistry {
     this.hooks = opts.hooks ?? new StepHooks(this.log);
     this.tombstones = new Tombstones(opts.tombstones ?? 1000);
     this.events = new RegistryEvents(this.log);
-    this.creation = { backend: opts.backend, hooks: this.hooks, clock: this.clock, log: this.log, emit: (e) => this.events.emit(e) };
+    this.creation = { backend: opts.backend, hooks: this.hooks, clock: this.clock, log: this.log, emit: (e) => this.events.emit(e), admission: opts.admission };
     // Closed by another server (or expired by the shared state's leader): closed here too, with that reason.
     this.shared?.onClosed((id, reason) => {
       const e = this.entries.get(id);
@@ -99,6 +102,11 @@ export class SandboxRegistry {
     return this.opts.backend;
   }
 
+  /** Admission control, when this server has it (the step route reports its steps to it). */
+  get admission(): Admission | undefined {
+    return this.opts.admission;
+  }
+
   get isShuttingDown(): boolean {
     return this.shuttingDown;
   }
@@ -110,6 +118,7 @@ export class SandboxRegistry {
   /** Starts the reaper timer (idempotent). */
   start(): void {
     if (this.timer || this.shuttingDown) return;
+    this.opts.admission?.start();
     this.timer = setInterval(() => {
       this.reap().catch((err: unknown) => this.log.error({ err }, 'reaper failed'));
     }, this.opts.reaperIntervalMs);
@@ -148,6 +157,8 @@ export class SandboxRegistry {
         { retryAfter },
       );
     }
+    // Beyond what the server can carry now: 503 overloaded, before anything is started.
+    if (spec.type === 'browser') this.opts.admission?.admit(this.liveCount());
     this.opts.backend.admit?.(spec);
     const now = this.clock.now();
     let id = opts.id ?? newSandboxId();
@@ -300,6 +311,7 @@ export class SandboxRegistry {
     this.shuttingDown = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.opts.admission?.stop();
   }
 
   /** Stops the reaper, refuses new sandboxes and closes every sandbox. Idempotent. */

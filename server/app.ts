@@ -8,6 +8,7 @@ import type { GroveConfig } from '../sandbox/config.ts';
 import { LocalBackend, type LocalEnvironments } from '../sandbox/local-backend.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { SandboxRegistry } from '../sandbox/registry.ts';
+import { Admission } from '../sandbox/admission.ts';
 import { StepHooks } from '../sandbox/step-hook.ts';
 import { lazyChildLogger } from './lazy-logger.ts';
 import type { Backend, Clock } from '../sandbox/types.ts';
@@ -64,8 +65,8 @@ function sha256(s: string): Buffer {
 }
 
 /** The error body every failure answers with. */
-function sendError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
-  return reply.code(status).type('application/json; charset=utf-8').send({ error: { code, message } });
+function sendError(reply: FastifyReply, status: number, code: string, message: string, details?: unknown): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send({ error: details === undefined ? { code, message } : { code, message, details } });
 }
 
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
@@ -129,6 +130,10 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     clock: opts.clock,
     log,
     hooks,
+    // Admission control where this process runs the browsers (a kubernetes backend's pods are its capacity).
+    admission: opts.backend
+      ? undefined
+      : new Admission({ maxStarting: config.maxStarting, startQueue: config.startQueue, loopLagMs: config.overloadLoopLagMs, captureMs: config.overloadCaptureMs, stepShare: config.overloadStepShare }),
   });
   metrics.attach(registry);
   const judge = config.judgeUrl && config.judgeModel ? { baseURL: config.judgeUrl, model: config.judgeModel, apiKey: config.judgeApiKey } : undefined;
@@ -196,7 +201,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
       if (err.status === 503) log.warn({ url: request.url, code: err.code }, err.message);
       else if (err.status >= 500) log.error({ err, url: request.url, code: err.code }, 'request failed');
       else log.debug({ url: request.url, code: err.code, msg: err.message }, 'request rejected');
-      return sendError(reply, err.status, err.code, err.message);
+      return sendError(reply, err.status, err.code, err.message, err.clientDetails);
     }
     const status = (err as FastifyError).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {

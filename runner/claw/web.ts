@@ -71,8 +71,8 @@ export class ClawWebEnv implements EnvClient {
   step(id: string, body: EnvStepBody) {
     return this.inner.step(id, body);
   }
-  observation(id: string) {
-    return this.inner.observation(id);
+  observation(id: string, opts?: { som?: boolean; accessibility?: boolean }) {
+    return this.inner.observation(id, opts);
   }
 
   async deleteSandbox(id: string): Promise<unknown> {

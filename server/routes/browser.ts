@@ -11,6 +11,8 @@ import { checkStartUrl } from '../../browser-env/url-policy.ts';
 import { FORMAT_NAMES, getFormat, parseModelOutput } from '../../vlm-client/formats/index.ts';
 import type { StepSource } from '../../sandbox/step-hook.ts';
 import { screenshotAnswer } from '../screenshot-answer.ts';
+import { missingCapture } from '../capture-contract.ts';
+import { stepBudgetMs } from '../../browser-env/step-budget.ts';
 import { defineRoute } from '../route.ts';
 import { browserSandbox, errorResponses } from './common.ts';
 
@@ -27,13 +29,15 @@ const step = defineRoute({
     'Give exactly one of `action`, `actions` (run in order, stopping at the first error) or `model_output` + `format` ' +
     '(raw policy output parsed on the server). An action that fails answers 200 with `observation.last_action_error`; ' +
     'unparseable model output answers 200 with `parse.ok = false` and an observation, and executes nothing. ' +
-    'Steps in one sandbox are sequential: an overlapping step answers 409 sandbox_busy. With `screenshot: "binary"` ' +
+    'Steps in one sandbox are sequential: an overlapping step answers 409 sandbox_busy. A screenshot that could not be ' +
+    'captured within the step\'s deadline answers 503 capture_timeout (Retry-After; `error.details` says what the actions ' +
+    'did): observe again, do not resend. With `screenshot: "binary"` ' +
     'the answer is multipart/mixed: this JSON body without `observation.screenshot.base64`, then the image bytes.',
   tags: ['browser'],
   params: SandboxIdParams,
   body: StepRequest,
   bodyErrorCode: (path) => (path[0] === 'action' || path[0] === 'actions' ? 'invalid_action' : 'invalid_request'),
-  responses: { 200: { description: 'Step result', schema: StepResult, alternatives: BINARY_ALTERNATIVE }, ...errorResponses(400, 401, 403, 404, 409, 410) },
+  responses: { 200: { description: 'Step result', schema: StepResult, alternatives: BINARY_ALTERNATIVE }, ...errorResponses(400, 401, 403, 404, 409, 410, 503) },
   async handler({ params, body, reply, ctx }) {
     // Aliases ("ui-tars", "Qwen3-VL") resolve to one canonical name, which is what the response reports.
     const fmt = body.model_output !== undefined ? getFormat(body.format ?? '') : undefined;
@@ -46,6 +50,9 @@ const step = defineRoute({
     const send = (r: StepResult) => {
       // terminated / truncated as the episode loop defines them (episodes/state.ts).
       const annotated = ctx.episodes.annotate(params.id, r, { model_output: body.model_output });
+      // No screenshot where one was asked for: 503 capture_timeout (server/capture-contract.ts), the step counted.
+      const missing = missingCapture(answer.capture !== 'none', r.observation, r.actions.length ? r : undefined);
+      if (missing) throw missing;
       return answer.send(reply, annotated, annotated.observation);
     };
     const started = performance.now();
@@ -83,10 +90,14 @@ const step = defineRoute({
       const result: StepResult = actions.length === 0 ? { observation: await sb.observe(opts), actions: [], done: false } : await sb.step(actions, opts);
       if (actions.length > 0 || source) await stepped(result, source);
       const failed = result.actions.some((a) => a.error !== null);
-      ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, failed ? 'error' : 'ok');
+      const ms = performance.now() - started;
+      ctx.metrics.observeStep('browser', ms / 1000, failed ? 'error' : 'ok');
+      // Admission control measures what steps take against their deadline, and their captures.
+      if (actions.length > 0) ctx.registry.admission?.observeStep(ms, stepBudgetMs(sb.options, actions, sb.options.settle), result.observation.timings.capture);
       return send(parse ? { ...result, parse } : result);
     } catch (err) {
-      ctx.episodes.stepFailed(params.id, err);
+      // A missing capture is not the episode's failure: the step ran and was counted; the client observes again.
+      if (!(err instanceof GroveError && err.code === 'capture_timeout')) ctx.episodes.stepFailed(params.id, err);
       throw err;
     } finally {
       ctx.registry.touch(params.id);
@@ -138,11 +149,13 @@ const observation = defineRoute({
   tags: ['browser'],
   params: SandboxIdParams,
   query: ObservationQuery,
-  responses: { 200: { description: 'Observation', schema: Observation, alternatives: BINARY_ALTERNATIVE }, ...errorResponses(400, 401, 403, 404, 409, 410) },
+  responses: { 200: { description: 'Observation', schema: Observation, alternatives: BINARY_ALTERNATIVE }, ...errorResponses(400, 401, 403, 404, 409, 410, 503) },
   async handler({ params, query, reply, ctx }) {
     const sb = browserSandbox(ctx, params.id);
     const answer = screenshotAnswer(query.screenshot);
     const obs = await sb.observe({ screenshot: answer.capture, som: query.som, accessibility: query.accessibility, som_overlay: query.som_overlay });
+    const missing = missingCapture(answer.capture !== 'none', obs);
+    if (missing) throw missing;
     return answer.send(reply, obs, obs);
   },
 });
@@ -156,7 +169,7 @@ const screenshot = defineRoute({
   params: SandboxIdParams,
   responses: {
     200: { description: 'Image bytes; X-Image-Width / X-Image-Height give its size', contentType: 'image/*' },
-    ...errorResponses(401, 403, 404, 409, 410),
+    ...errorResponses(401, 403, 404, 409, 410, 503),
   },
   async handler({ params, reply, ctx }) {
     const sb = browserSandbox(ctx, params.id);

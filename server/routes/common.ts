@@ -13,7 +13,7 @@ const DESCRIPTIONS: Record<number, string> = {
   409: 'Sandbox not ready, busy, or of the wrong type',
   410: 'Sandbox closed',
   413: 'Body too large',
-  503: 'Capacity exhausted or shutting down (Retry-After header)',
+  503: 'Capacity exhausted, overloaded (admission control), capture_timeout (no screenshot within the deadline) or shutting down; Retry-After header',
 };
 
 export function errorResponses(...statuses: number[]): Record<number, RouteResponse> {

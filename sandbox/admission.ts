@@ -1,0 +1,204 @@
+// Admission control: the server knows what it can carry and refuses the rest with 503 `overloaded` (Retry-After)
+// instead of starting sandboxes that then time out. Two bounds:
+// - starts: at most `maxStarting` sandboxes are started at once; later creates wait in a bounded queue (they stay
+//   `creating`), and a create beyond the queue is refused. Sixteen Chromium contexts started at once on two cores
+//   all ran past their start timeout; started a few at a time, each gets the machine for its start.
+// - pressure: recent step latency against the step's deadline, screenshot capture time against its budget and the
+//   event loop's lateness, each over a sliding window. While any of them is past its limit, creates are refused:
+//   the running episodes keep the capacity they need to meet their deadlines.
+// Knows nothing of HTTP; the registry calls admit() and startSlot(), the step route reports steps.
+import { GroveError } from '../protocol/errors.ts';
+
+export interface AdmissionOptions {
+  /** Sandboxes started at once; more wait for a slot. */
+  maxStarting: number;
+  /** Creates waiting for a start slot at most; beyond it creates are refused. */
+  startQueue: number;
+  /** Refuse creates while the event loop runs this late (ms, 90th percentile of 100 ms ticks over the window; 0: never).
+   * A percentile, not the worst: one stall is not a state, a loop that is late all the time is. */
+  loopLagMs: number;
+  /** Refuse creates while captures take this long (ms, 90th percentile over the window; 0: never). */
+  captureMs: number;
+  /** Refuse creates while steps use this share of their deadline (90th percentile over the window; 0: never). */
+  stepShare: number;
+  /** The sliding window of the measurements, ms. */
+  windowMs: number;
+  /** Time source (tests). */
+  now?: () => number;
+}
+
+export const DEFAULT_ADMISSION: AdmissionOptions = { maxStarting: 4, startQueue: 32, loopLagMs: 500, captureMs: 2500, stepShare: 0.5, windowMs: 30_000 };
+
+/** The measurements behind admission, as /metrics and the overload bench read them. */
+export interface Pressure {
+  starting: number;
+  queued: number;
+  /** p90 of capture ms, of step ms / step deadline ms and of the loop's lateness (ms), over the window (0 when none). */
+  captureP90: number;
+  stepShareP90: number;
+  loopLagP90: number;
+  /** The worst lateness of the loop over the window (reported, not judged). */
+  loopLagMax: number;
+  /** Why creates are refused now, or null. */
+  overloaded: string | null;
+}
+
+/** Samples of one measurement over a sliding window. */
+class Window {
+  private readonly at: number[] = [];
+  private readonly v: number[] = [];
+  constructor(private readonly ms: number) {}
+  add(t: number, value: number): void {
+    this.at.push(t);
+    this.v.push(value);
+    // Bounded however fast samples come: the newest 512 are plenty for a percentile.
+    if (this.at.length > 512) this.drop(1);
+  }
+  private drop(n: number): void {
+    this.at.splice(0, n);
+    this.v.splice(0, n);
+  }
+  values(now: number): number[] {
+    let old = 0;
+    while (old < this.at.length && this.at[old] < now - this.ms) old++;
+    if (old) this.drop(old);
+    return this.v;
+  }
+  p(now: number, q: number): number {
+    const s = [...this.values(now)].sort((a, b) => a - b);
+    return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : 0;
+  }
+  max(now: number): number {
+    return this.values(now).reduce((m, x) => Math.max(m, x), 0);
+  }
+}
+
+const LOOP_TICK_MS = 100;
+
+export class Admission {
+  readonly opts: AdmissionOptions;
+  private readonly now: () => number;
+  private starting = 0;
+  private readonly queue: Array<() => void> = [];
+  private readonly captures: Window;
+  private readonly steps: Window;
+  private readonly loop: Window;
+  /** Recent start durations (ms), for the Retry-After of a full queue. */
+  private readonly starts: Window;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(opts: Partial<AdmissionOptions> = {}) {
+    this.opts = { ...DEFAULT_ADMISSION, ...opts };
+    this.now = this.opts.now ?? Date.now;
+    const w = this.opts.windowMs;
+    this.captures = new Window(w);
+    this.steps = new Window(w);
+    this.loop = new Window(w);
+    this.starts = new Window(w * 4);
+  }
+
+  /** Starts measuring the event loop's lateness (a timer that keeps nothing alive). */
+  start(): void {
+    if (this.timer) return;
+    let due = Date.now() + LOOP_TICK_MS;
+    this.timer = setInterval(() => {
+      const t = Date.now();
+      this.observeLoopLag(Math.max(0, t - due));
+      due = t + LOOP_TICK_MS;
+    }, LOOP_TICK_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    // Creates still waiting for a slot go ahead (the registry is closing them anyway).
+    for (const go of this.queue.splice(0)) go();
+  }
+
+  observeLoopLag(ms: number): void {
+    this.loop.add(this.now(), Math.max(0, ms));
+  }
+
+  /** One browser step: how long it took against its deadline, and its capture time (when it captured). */
+  observeStep(ms: number, deadlineMs: number, captureMs?: number): void {
+    const t = this.now();
+    if (deadlineMs > 0) this.steps.add(t, ms / deadlineMs);
+    if (captureMs !== undefined && captureMs > 0) this.captures.add(t, captureMs);
+  }
+
+  pressure(): Pressure {
+    const t = this.now();
+    const captureP90 = this.captures.p(t, 0.9);
+    const stepShareP90 = this.steps.p(t, 0.9);
+    const loopLagP90 = this.loop.p(t, 0.9);
+    const loopLagMax = this.loop.max(t);
+    const o = this.opts;
+    let overloaded: string | null = null;
+    if (o.loopLagMs > 0 && loopLagP90 >= o.loopLagMs) overloaded = `the server's event loop runs ${Math.round(loopLagP90)} ms late (p90; limit ${o.loopLagMs} ms)`;
+    else if (o.captureMs > 0 && captureP90 >= o.captureMs) overloaded = `screenshot captures take ${Math.round(captureP90)} ms (p90; limit ${o.captureMs} ms)`;
+    else if (o.stepShare > 0 && stepShareP90 >= o.stepShare) overloaded = `steps use ${Math.round(stepShareP90 * 100)} % of their deadline (p90; limit ${Math.round(o.stepShare * 100)} %)`;
+    return { starting: this.starting, queued: this.queue.length, captureP90, stepShareP90, loopLagP90, loopLagMax, overloaded };
+  }
+
+  /** Seconds a refused client should wait: the measurements' window drains, or the queue ahead starts. */
+  private retryAfter(queueFull: boolean): number {
+    if (!queueFull) return Math.max(1, Math.min(30, Math.ceil(this.opts.windowMs / 4000)));
+    const startMs = this.starts.p(this.now(), 0.5) || 2000;
+    const rounds = Math.ceil((this.queue.length + 1) / this.opts.maxStarting);
+    return Math.max(1, Math.min(60, Math.ceil((rounds * startMs) / 1000)));
+  }
+
+  /**
+   * Throws 503 `overloaded` (with retryAfter) when a new sandbox cannot be carried now. `live`: the sandboxes the
+   * server holds; below `maxStarting` of them the measurements never refuse (a server always runs a few: the load
+   * that slows it is then someone else's, and a runner that bounds its own concurrency must not starve).
+   */
+  admit(live: number): void {
+    const p = live >= this.opts.maxStarting ? this.pressure() : null;
+    if (p?.overloaded) {
+      throw new GroveError('overloaded', `The server is at capacity: ${p.overloaded}; retry later.`, { retryAfter: this.retryAfter(false) });
+    }
+    if (this.starting >= this.opts.maxStarting && this.queue.length >= this.opts.startQueue) {
+      throw new GroveError(
+        'overloaded',
+        `The server is at capacity: ${this.starting} sandboxes are starting and ${this.queue.length} are waiting to start (limit ${this.opts.startQueue}); retry later.`,
+        { retryAfter: this.retryAfter(true) },
+      );
+    }
+  }
+
+  /**
+   * Waits for a start slot (queued behind earlier creates) and returns its release; call it once the sandbox
+   * is ready or failed. A `signal` that aborts while waiting (the sandbox was deleted) leaves the queue.
+   */
+  async startSlot(signal?: AbortSignal): Promise<() => void> {
+    if (this.starting < this.opts.maxStarting && this.queue.length === 0) this.starting++;
+    else {
+      await new Promise<void>((resolve, reject) => {
+        const go = () => {
+          signal?.removeEventListener('abort', onAbort);
+          this.starting++;
+          resolve();
+        };
+        const onAbort = () => {
+          const i = this.queue.indexOf(go);
+          if (i >= 0) this.queue.splice(i, 1);
+          reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted while waiting to start'));
+        };
+        if (signal?.aborted) return onAbort();
+        signal?.addEventListener('abort', onAbort, { once: true });
+        this.queue.push(go);
+      });
+    }
+    const t0 = this.now();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.starts.add(this.now(), this.now() - t0);
+      this.starting--;
+      this.queue.shift()?.();
+    };
+  }
+}

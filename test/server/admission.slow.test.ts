@@ -1,0 +1,122 @@
+// Overload is refused, not half-served (issue 35): a real server with a small capacity (2 starts at once, 2 more
+// queued) gets 8 creates at once. The ones beyond it answer 503 overloaded with Retry-After; every accepted one
+// starts and completes its steps, each with its screenshot. And a step whose capture cannot finish (Chromium's
+// compositor stopped) is an error the client raises (503 capture_timeout, what the step did in its details),
+// never an observation without a screenshot.
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GroveApiError, GroveClient } from '../../client/index.ts';
+import type { Action } from '../../protocol/action.ts';
+import { generateApiKey, loadConfig } from '../../sandbox/config.ts';
+import { startServer } from '../../server/server.ts';
+import { html, startFixture, type Fixture } from '../browser-env/support.ts';
+
+let fx: Fixture;
+let dir: string;
+let server: Awaited<ReturnType<typeof startServer>>;
+let client: GroveClient;
+
+beforeAll(async () => {
+  fx = await startFixture({ '/': html(`<button style="font-size:24px" onclick="document.title = 'clicked ' + Date.now()">press</button><div style="height:3000px"></div>`) });
+  dir = await mkdtemp(join(tmpdir(), 'grove-admission-'));
+  const apiKey = generateApiKey();
+  const config = loadConfig({ env: {}, flags: { host: '127.0.0.1', port: 0, apiKey, dataDir: dir, logLevel: 'silent', browserProcesses: 1, maxStarting: 2, startQueue: 2 } });
+  server = await startServer(config, { logStream: process.stderr });
+  client = new GroveClient({ baseUrl: server.url, apiKey });
+});
+afterAll(async () => {
+  client?.close();
+  await server?.close();
+  await fx?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const spec = () => ({ type: 'browser' as const, start_url: fx.url('/'), network: { allow: [`127.0.0.1:${fx.port}`] } });
+const STEPS: Action[] = [
+  { action: 'click', x: 40, y: 20, space: 'css_px' },
+  { action: 'scroll', x: 200, y: 200, space: 'css_px', dy: 400 },
+  { action: 'scroll', x: 200, y: 200, space: 'css_px', dy: -400 },
+];
+
+describe('admission control on a real server', () => {
+  it('refuses creates beyond its capacity with 503 overloaded + Retry-After; every accepted sandbox completes its steps with screenshots', async () => {
+    const tries = await Promise.allSettled(Array.from({ length: 8 }, () => client.createSandbox(spec())));
+    const accepted = tries.flatMap((t) => (t.status === 'fulfilled' ? [t.value.sandbox_id] : []));
+    const refused = tries.flatMap((t) => (t.status === 'rejected' ? [t.reason as GroveApiError] : []));
+    expect(accepted.length + refused.length).toBe(8);
+    // Two start, two wait; the rest is refused (more may be, if the loaded machine's own measurements say so).
+    expect(accepted.length).toBeGreaterThanOrEqual(2);
+    expect(refused.length).toBeGreaterThanOrEqual(4);
+    for (const e of refused) {
+      expect(e).toBeInstanceOf(GroveApiError);
+      expect({ status: e.status, code: e.code }).toEqual({ status: 503, code: 'overloaded' });
+      expect(e.retryAfter).toBeGreaterThanOrEqual(1);
+    }
+    // Every accepted sandbox starts (none runs out of time waiting behind the others) and every step is whole.
+    const shots = await Promise.all(
+      accepted.map(async (id) => {
+        await client.waitSandbox(id, 120);
+        const sizes: number[] = [];
+        for (const action of STEPS) {
+          const r = await client.step(id, { action });
+          expect(r.observation.last_action_error).toBeNull();
+          sizes.push(r.observation.screenshot?.base64?.length ?? 0);
+        }
+        await client.deleteSandbox(id);
+        return sizes;
+      }),
+    );
+    for (const sizes of shots) for (const n of sizes) expect(n).toBeGreaterThan(1000);
+    // Once they are gone, a refused client that comes back after Retry-After gets its sandbox.
+    await new Promise((r) => setTimeout(r, (refused[0].retryAfter ?? 1) * 1000));
+    const again = await client.createSandbox(spec());
+    await client.waitSandbox(again.sandbox_id, 120);
+    await client.deleteSandbox(again.sandbox_id);
+  });
+
+  it('a step whose screenshot cannot be captured raises 503 capture_timeout with what its actions did; observing again works', async () => {
+    const { sandbox_id: id } = await client.createSandbox(spec());
+    await client.waitSandbox(id, 120);
+    // The GPU process composites every frame (software compositing with --disable-gpu): stopped, no capture can
+    // finish while the page itself still answers.
+    const gpu = ourGpuProcesses();
+    expect(gpu.length).toBeGreaterThan(0);
+    for (const pid of gpu) process.kill(pid, 'SIGSTOP');
+    let err: unknown;
+    try {
+      await client.step(id, { action: { action: 'click', x: 40, y: 20, space: 'css_px' } });
+    } catch (e) {
+      err = e;
+    } finally {
+      for (const pid of gpu) process.kill(pid, 'SIGCONT');
+    }
+    expect(err).toBeInstanceOf(GroveApiError);
+    const e = err as GroveApiError;
+    expect({ status: e.status, code: e.code }).toEqual({ status: 503, code: 'capture_timeout' });
+    expect(e.retryAfter).toBeGreaterThanOrEqual(1);
+    expect(e.details).toMatchObject({ executed: true, done: false, actions: [expect.objectContaining({ action: expect.objectContaining({ action: 'click' }), error: null })] });
+    // The click ran: the page says so once it can be seen again.
+    const obs = await client.observation(id);
+    expect(obs.screenshot?.base64?.length).toBeGreaterThan(1000);
+    expect(obs.title).toMatch(/^clicked /);
+    await client.deleteSandbox(id);
+  });
+});
+
+/** GPU processes of the Chromium this test process started (through the in-process server). */
+function ourGpuProcesses(): number[] {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
+  const parent = new Map(rows.map((r) => [r.pid, r.ppid]));
+  const ours = (pid: number): boolean => {
+    for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) if (p === process.pid) return true;
+    return false;
+  };
+  return rows.filter((r) => r.args.includes('--type=gpu-process') && ours(r.pid)).map((r) => r.pid);
+}
