@@ -37,7 +37,10 @@ export const CLAW_EVAL_ENDPOINTS: Record<string, AnyTool> = {
     input: z.object({ days_back: z.number().int().min(0).default(7), max_results: z.number().int().min(1).max(100).default(20) }),
     handler(ctx, a) {
       const cutoff = ctx.clock.now() - a.days_back * DAY;
-      const ms = ctx.state.mail.messages.filter((m) => m.folder === 'inbox' && Date.parse(m.date) >= cutoff).sort((x, y) => Date.parse(y.date) - Date.parse(x.date)).slice(0, a.max_results);
+      const ms = ctx.state.mail.messages
+        // in the fixture's order, as Claw-Eval's gmail service lists them
+        .filter((m) => m.folder === 'inbox' && Date.parse(m.date) >= cutoff)
+        .slice(0, a.max_results);
       return { messages: ms.map((m) => ({ message_id: m.id, from: m.from, subject: m.subject, date: m.date, is_read: m.read, labels: m.labels })), total: ms.length };
     },
   }),

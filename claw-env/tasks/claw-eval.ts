@@ -77,13 +77,12 @@ function seedFrom(fixtures: Record<string, unknown[]>, user: ClawEvalLoadOptions
       })),
       busy: {},
     },
-    contacts: ((fixtures.contacts ?? []) as Obj[]).map((c, i) => ({ id: str(c.contact_id, `con_${i + 1}`), name: str(c.name), email: str(c.email, `${i + 1}@unknown.invalid`), phone: '', company: str(c.department ?? c.company), title: str(c.title ?? c.role), notes: str(c.notes) })),
+    contacts: ((fixtures.contacts ?? []) as Obj[]).map((c, i) => ({ id: str(c.contact_id, `con_${i + 1}`), name: str(c.name), email: str(c.email, `${i + 1}@unknown.invalid`), phone: str(c.phone), company: str(c.department ?? c.company), title: str(c.title ?? c.role), notes: str(c.notes) })),
     todos: ((fixtures.todo ?? []) as Obj[]).map((t, i) => ({
       id: str(t.task_id, `todo_${i + 1}`), title: str(t.title), notes: str(t.description), list: 'inbox', priority: t.priority === 'high' || t.priority === 'urgent' ? 'high' : t.priority === 'low' ? 'low' : 'normal',
       status: ['completed', 'done'].includes(str(t.status)) ? 'done' : 'open', created_at: str(t.created_at, iso(now)), ...(typeof t.due_date === 'string' && /^\d{4}-\d{2}-\d{2}/.test(t.due_date) ? { due: t.due_date.slice(0, 10) } : {}),
     })),
   };
-  // Claw-Eval fixtures carry phone numbers in free formats; keep them out of the validated field.
   return ClawState.parse(input);
 }
 
@@ -128,7 +127,8 @@ export function convertClawEvalTask(doc: unknown, file: string, opts: ClawEvalLo
     const type = str(chk.type);
     const base = { name: str(c.name, `component_${i + 1}`), weight: Number(c.weight ?? 1) };
     if (type === 'tool_called') return { type, tool: str(chk.tool_name), min_calls: Number(chk.min_calls ?? 1), ...base };
-    if (type === 'keywords_present') return { type, keywords: arr(chk.keywords).map(String), ...base };
+    // Claw-Eval's keyword lists are alternatives (e.g. [冲突, 空闲, 可用]): any one of them present passes.
+    if (type === 'keywords_present') return { type, keywords: arr(chk.keywords).map(String), match: 'any' as const, ...base };
     if (type === 'llm_judge') return { type, rubric: str(chk.rubric) || str(d.judge_rubric) || str(chk.description) || prompt, ...base };
     throw new ClawTaskError(`unsupported_check:${type || '(none)'}`, `${id}: scoring component "${base.name}" has a check type Grove does not run (supported: tool_called, keywords_present, llm_judge)`);
   });

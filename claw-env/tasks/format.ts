@@ -38,7 +38,8 @@ const weight = z.number().min(0).default(1);
 
 export const Check = z.discriminatedUnion('type', [
   z.object({ type: z.literal('tool_called'), name: z.string().optional(), tool: z.string(), min_calls: z.number().int().min(1).default(1), args: Where.optional(), weight }),
-  z.object({ type: z.literal('keywords_present'), name: z.string().optional(), keywords: z.array(z.string()).min(1), weight }),
+  // match: all keywords (default) or any one of them (Claw-Eval's lists of alternatives)
+  z.object({ type: z.literal('keywords_present'), name: z.string().optional(), keywords: z.array(z.string()).min(1), match: z.enum(['any', 'all']).optional(), weight }),
   z.object({ type: z.literal('record'), name: z.string().optional(), collection: Collection, where: Where, count: z.number().int().min(0).optional(), weight }),
   z.object({ type: z.literal('unchanged'), name: z.string().optional(), collection: Collection, ids: z.array(z.string()).min(1), weight }),
   z.object({ type: z.literal('llm_judge'), name: z.string().optional(), rubric: z.string().min(1), weight }),

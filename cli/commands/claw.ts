@@ -116,6 +116,11 @@ export async function runClawCommand(argv: string[], io: CommandIO = STDIO): Pro
   if (faults) tasks = tasks.map((t) => ({ ...t, faults: { slow_ms: 1500, seed: 1, ...t.faults, ...faults } }));
   if (tasks.length === 0) return valueError(u, failed ? 'no task could be loaded' : 'no task matches the selection');
 
+  const judged = v.browser ? [] : tasks.filter((t) => t.completion.some((c) => c.type === 'llm_judge'));
+  if (judged.length && !v['judge-url']) {
+    // a judged component is never silently dropped and the rest renormalised: no judge, no run
+    return usageError(u, `${judged.length} selected task(s) have llm_judge components (${judged.slice(0, 3).map((t) => t.id).join(', ')}${judged.length > 3 ? ', …' : ''}): give --judge-url and --judge-model, or select others with --ids/--source`);
+  }
   if (v.browser) {
     const maxSteps = intOption(v['max-steps'], 'max-steps', 1) ?? 20;
     if (maxSteps instanceof Error) return valueError(u, maxSteps.message);

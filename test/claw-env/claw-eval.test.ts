@@ -1,3 +1,5 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { convertClawEvalTask, loadClawEvalTask, ClawTaskError } from '../../claw-env/tasks/claw-eval.ts';
@@ -50,6 +52,35 @@ describe('Claw-Eval task.yaml', () => {
     expect(unsafe.score).toBe(0);
     // tools the task does not list are not callable, even when Grove has them
     expect(runSteps(task, [{ tool: 'mail_send', args: {} }]).audit[0].status).toBe(404);
+  });
+
+  it('contacts keep their phone numbers; the inbox lists in the fixture\'s order, as Claw-Eval\'s services do', () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'grove-ce-order-'));
+    try {
+      const dir = path.join(root, 'tasks', 'T901');
+      mkdirSync(dir, { recursive: true });
+      // older mail first: Claw-Eval's gmail lists it first too (no sorting by date)
+      writeFileSync(path.join(dir, 'inbox.json'), JSON.stringify([
+        { message_id: 'm_old', from: 'a@x.example', subject: 'old', body: '', date: '2026-03-20T08:00:00Z' },
+        { message_id: 'm_new', from: 'b@x.example', subject: 'new', body: '', date: '2026-03-29T08:00:00Z' },
+      ]));
+      writeFileSync(path.join(dir, 'contacts.json'), JSON.stringify([{ contact_id: 'c1', name: 'Ana', email: 'ana@x.example', phone: '138-0000-1111 ext. 5' }]));
+      writeFileSync(path.join(dir, 'task.yaml'), [
+        'task_id: T901', 'task_name: order', 'prompt: {text: "p"}',
+        'services:', '  - {name: gmail, env: {GMAIL_FIXTURES: tasks/T901/inbox.json}}', '  - {name: contacts, env: {CONTACTS_FIXTURES: tasks/T901/contacts.json}}',
+        'tools: [{name: gmail_list_messages}, {name: contacts_get}]',
+        'tool_endpoints: [{tool_name: gmail_list_messages, url: "http://localhost:9100/gmail/messages"}, {tool_name: contacts_get, url: "http://localhost:9103/contacts/get"}]',
+        'scoring_components: [{name: a, weight: 1, check: {type: keywords_present, keywords: [x]}}]',
+      ].join('\n'));
+      const t = loadClawEvalTask(path.join(dir, 'task.yaml'));
+      expect(t.seed.contacts[0]).toMatchObject({ id: 'c1', phone: '138-0000-1111 ext. 5' });
+      const r = runSteps(t, [{ tool: 'gmail_list_messages', args: { days_back: 30 } }, { tool: 'contacts_get', args: { contact_id: 'c1' } }]);
+      expect((r.audit[0]!.result as any).messages.map((m: any) => m.message_id)).toEqual(['m_old', 'm_new']);
+      expect((r.audit[1]!.result as any).phone).toBe('138-0000-1111 ext. 5');
+      expect(t.completion[0]).toMatchObject({ type: 'keywords_present', match: 'any' });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('fails at load with a stable code for what it cannot run', () => {

@@ -38,4 +38,11 @@ describe('grove claw', () => {
     expect(await runClawCommand(['run', '--trials', '2'], io().io)).toBe(2);
     expect(await runClawCommand(['run', '--scripted', '--faults', '429=2'], io().io)).toBe(2);
   });
+
+  it('run: a task with llm_judge components and no judge is an error at start, not renormalised', async () => {
+    const c = io();
+    expect(await runClawCommand(['run', '--scripted', '--ids', 'hand-judge-thanks-note,gen-todo_create-1'], c.io)).toBe(2);
+    expect(c.err.join('')).toContain('1 selected task(s) have llm_judge components (hand-judge-thanks-note)');
+    expect(c.out.join('')).toBe('');
+  });
 });
