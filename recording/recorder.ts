@@ -13,7 +13,8 @@ import { EpisodeMeta, StepRecord } from '../protocol/recording.ts';
 import type { Screenshot, Tab } from '../protocol/observation.ts';
 import type { Termination, Verdict } from '../protocol/task.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
-import { changedShare, decodeSmall, expectsVisibleChange, NOOP_THRESHOLD, type RawFrame } from './diff.ts';
+import { decodeSmall, expectsVisibleChange, NOOP_THRESHOLD, type RawFrame } from './diff.ts';
+import { changedShareOffThread } from './diff-thread.ts';
 
 export const EPISODE_FILE = 'episode.json';
 export const STEPS_FILE = 'steps.jsonl';
@@ -171,7 +172,8 @@ export class EpisodeRecorder {
         if (this.diffOn) {
           const cur = await this.decode(frame.bytes);
           if (this.prev && cur) {
-            const share = changedShare(this.prev, cur);
+            // Off the event loop: a frame that changed everywhere costs pixelmatch ~0.2 s of a loaded core.
+            const share = await changedShareOffThread(this.prev, cur);
             out.diff = {
               changed_share: Math.round(share * 1e5) / 1e5,
               noop: share < this.noopThreshold && expectsVisibleChange(out.actions) && !out.parse_error,

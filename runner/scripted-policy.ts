@@ -191,6 +191,13 @@ export class ScriptedPolicy implements Policy {
     }
     if ('key' in step) return act(`Press ${step.key}.`, { action: 'key', keys: step.key });
     if ('switch_tab' in step) {
+      // The tab the last click opened may not be reported yet on a loaded machine: wait for it (bounded) rather
+      // than "switch" to the only tab there is (and close the wrong one next).
+      const want = step.switch_tab === 'last' ? 1 : step.switch_tab;
+      if (obs.tabs.length <= want && this.misses < 2 + this.patience) {
+        this.misses += 1;
+        return decide(`The new tab is not open yet; wait for it.`, { action: 'wait', ms: this.waitMs * Math.min(this.misses, 5) });
+      }
       const to = step.switch_tab === 'last' ? Math.max(0, obs.tabs.length - 1) : step.switch_tab;
       return act(`Switch to tab ${to}.`, { action: 'switch_tab', index: to });
     }

@@ -110,6 +110,14 @@ describe('ScriptedPolicy', () => {
     expect(clicks).toEqual([1, 1, 1, 1, 1, 0, 1, 0]);
   });
 
+  it('waits for the tab a click opened before switching to it (a loaded machine reports it late)', async () => {
+    const p = new ScriptedPolicy({ waitMs: 100 });
+    p.start(task([{ switch_tab: 'last' }, { close_tab: true }, { answer: 'x' }]));
+    expect((await p.next(obs([], 1), ctx)).actions![0]).toEqual({ action: 'wait', ms: 100 });
+    expect((await p.next(obs([], 1), ctx)).actions![0]).toEqual({ action: 'wait', ms: 200 });
+    expect((await p.next(obs([], 2), ctx)).actions).toEqual([{ action: 'switch_tab', index: 1 }]);
+  });
+
   it('finds a target after a miss and switches to the newest tab', async () => {
     const p = new ScriptedPolicy();
     p.start(task([{ click: { text: 'Specifications sheet' } }, { switch_tab: 'last' }, { close_tab: true }, { answer: '31 hours' }]));
