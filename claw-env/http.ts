@@ -1,24 +1,24 @@
-// The per-sandbox origin: one HTTP server on 127.0.0.1 (ephemeral port) per Claw sandbox, serving the apps'
-// tool API (/api/...) and the web UI, both behind the sandbox's token (Bearer header, X-Claw-Token, or the
-// cookie /login?token=... sets). A browser sandbox paired with it is opened to exactly this origin.
-// Hostile content (a seeded mail's `<script>`) is escaped in every page and no script runs on this origin (web/html.ts:
-// PAGE_CSP); the cookie is HttpOnly and SameSite=Strict, and a request it authenticates must come from this origin
-// (127.0.0.1 pages on other ports are same-site, so SameSite alone does not stop them); redirects stay on it.
+// The per-sandbox origins: one HTTP server on 127.0.0.1 (ephemeral port) per Claw sandbox, serving the apps' tool
+// API (/api/...) and the web UI, both behind the sandbox's token (Bearer header, X-Claw-Token, or the cookie
+// /login?token=... sets). A browser sandbox paired with it is opened to exactly this origin.
+// The servers are plain node:http listeners (a sandbox costs a socket, not a framework instance); they all hand their
+// requests to one fastify instance, which finds the sandbox by the port the request came in on.
+// Hostile content (a seeded mail's `<script>`) is escaped in every page and no script runs on these origins
+// (web/html.ts: PAGE_CSP); the cookie is HttpOnly and SameSite=Strict, and a request it authenticates must come
+// from its own origin (127.0.0.1 pages on other ports are same-site, so SameSite alone does not stop them);
+// redirects stay on the origin (web/redirect.ts).
+import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { timingSafeEqual, createHash } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { ClawApp } from './app.ts';
-import { inputJsonSchema } from './tool.ts';
-import { openAiTool } from './tools.ts';
-import { ALL_TOOLS } from './tools.ts';
-import { esc, page, PAGE_CSP, SECURITY_HEADERS, type PageCtx, type Raw } from './web/html.ts';
-import { sameOriginPath } from './web/redirect.ts';
-import { calendarEvent, calendarFreeBusy, calendarNew, calendarWeek } from './web/calendar.ts';
-import { mailCompose, mailList, mailMessage } from './web/mail.ts';
-import { contactPage, contactsPage, docPage, docsPage, todoPage } from './web/other.ts';
-import { WebError } from './web/read.ts';
 import { iso } from './time.ts';
-import { readLimitedBody } from '../sandbox/http-body.ts';
+import { ALL_TOOLS, openAiTool } from './tools.ts';
+import { page, PAGE_CSP, SECURITY_HEADERS, type Raw } from './web/html.ts';
+import { WebError } from './web/read.ts';
+import { sameOriginPath } from './web/redirect.ts';
+import { notFoundPage, webRoutes, type Site } from './web/routes.ts';
 
 const MAX_BODY = 1 << 20;
 const hash = (s: string) => createHash('sha256').update(s).digest();
@@ -28,196 +28,167 @@ export interface ClawServer {
   close(): Promise<void>;
 }
 
-async function readBody(req: http.IncomingMessage): Promise<string> {
-  // A declared length over the limit is answered before reading (a streamed one is cut: readLimitedBody).
-  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY) throw new WebError(413, 'Request body too large.');
-  const body = await readLimitedBody(req, MAX_BODY);
-  if (body === null) throw new WebError(413, 'Request body too large.');
-  return body.toString('utf8');
+interface ClawSite extends Site {
+  expected: Buffer;
 }
 
-function cookie(req: http.IncomingMessage, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k !== name) continue;
-    try {
-      return decodeURIComponent(v.join('='));
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
+/** The live origins, by the local port their server listens on. */
+const SITES = new Map<number, ClawSite>();
+
+function siteOf(request: FastifyRequest): ClawSite {
+  const s = SITES.get(request.raw.socket.localPort ?? 0);
+  if (!s) throw new WebError(404, 'This Claw sandbox is closed.');
+  return s;
 }
 
-/** Leaf JSON-schema type of a dotted path in a tool's input schema. */
-function leafType(schema: any, path: string[]): string | undefined {
-  let s = schema;
-  for (const p of path) {
-    s = s?.properties?.[p];
-    if (s?.anyOf) s = s.anyOf.find((x: any) => x.type !== 'null') ?? s.anyOf[0];
-  }
-  return s?.type;
-}
-
-/** Form fields "a.<path>" → tool arguments, typed by the tool's schema (arrays comma-separated). Empty = absent. */
-function formArgs(toolName: string, form: URLSearchParams): Record<string, unknown> {
-  const tool = ALL_TOOLS.find((t) => t.name === toolName);
-  const schema = tool ? inputJsonSchema(tool) : {};
-  const args: Record<string, any> = Object.create(null);
-  for (const [k, v] of form) {
-    if (!k.startsWith('a.') || v.trim() === '') continue;
-    const path = k.slice(2).split('.');
-    // Field names are the client's: a `__proto__` segment must not reach Object.prototype.
-    if (path.some((p) => p === '__proto__' || p === 'constructor' || p === 'prototype' || p === '')) continue;
-    const type = leafType(schema, path);
-    const value = type === 'array' ? v.split(',').map((x) => x.trim()).filter(Boolean) : type === 'boolean' ? v === 'true' || v === 'on' : type === 'integer' || type === 'number' ? Number(v) : v;
-    let o = args;
-    for (const p of path.slice(0, -1)) {
-      if (typeof o[p] !== 'object' || o[p] === null) o[p] = Object.create(null);
-      o = o[p];
-    }
-    o[path[path.length - 1]] = value;
-  }
-  return args;
+function matches(given: unknown, expected: Buffer): boolean {
+  return typeof given === 'string' && timingSafeEqual(hash(given), expected);
 }
 
 /** Whether a browser request comes from `origin` itself (or from no page: typed, or not a browser). */
-function sameOriginRequest(req: http.IncomingMessage, origin: string): boolean {
-  const site = req.headers['sec-fetch-site'];
+function sameOriginRequest(request: FastifyRequest, origin: string): boolean {
+  const site = request.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
-  const from = req.headers.origin;
+  const from = request.headers.origin;
   return from === undefined || from === origin;
 }
 
-export function startClawServer(app: ClawApp, token: string): Promise<ClawServer> {
-  const expected = hash(token);
-  let origin = '';
-  const check = (given: unknown): boolean => typeof given === 'string' && timingSafeEqual(hash(given), expected);
-  const authed = (req: http.IncomingMessage): boolean => {
-    const auth = req.headers.authorization;
-    const header = (auth?.startsWith('Bearer ') ? auth.slice(7) : undefined) ?? req.headers['x-claw-token'];
-    if (header !== undefined) return check(header);
-    // The cookie is what a browser sends on its own: only for requests this origin's pages (or the user) made.
-    return check(cookie(req, 'claw_token')) && sameOriginRequest(req, origin);
-  };
-  const pageCtx = (): PageCtx => ({ user: app.state.user.email, now: iso(app.clock.now()), apps: app.apps });
-  const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...SECURITY_HEADERS, ...headers });
-    res.end(JSON.stringify(body));
-  };
-  const htmlOut = (res: http.ServerResponse, status: number, text: string, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': PAGE_CSP, ...SECURITY_HEADERS, ...headers });
-    res.end(text);
-  };
-  const delay = (ms: number | undefined) => (ms ? new Promise((ok) => setTimeout(ok, ms)) : undefined);
+function authed(request: FastifyRequest, s: ClawSite): boolean {
+  const auth = request.headers.authorization;
+  const header = (auth?.startsWith('Bearer ') ? auth.slice(7) : undefined) ?? request.headers['x-claw-token'];
+  if (header !== undefined) return matches(header, s.expected);
+  // The cookie is what a browser sends on its own: only for requests this origin's pages (or the user) made.
+  return matches(request.cookies.claw_token, s.expected) && sameOriginRequest(request, s.origin);
+}
 
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    let url: URL;
-    try {
-      // The request target as a path of this origin (`//x` is not a host here).
-      url = new URL(`http://claw.local${(req.url ?? '/').startsWith('/') ? req.url : `/${req.url}`}`);
-    } catch {
-      throw new WebError(400, 'The URL could not be parsed.');
-    }
-    const p = url.pathname;
-    if (p === '/login' && req.method === 'GET') {
-      const t = url.searchParams.get('token') ?? '';
-      if (!timingSafeEqual(hash(t), expected)) return htmlOut(res, 401, page('Sign in failed', '', pageCtx(), { html: '<p>Wrong or missing token.</p>' } as Raw));
-      res.writeHead(303, { location: sameOriginPath(url.searchParams.get('next'), origin), 'set-cookie': `claw_token=${encodeURIComponent(t)}; Path=/; HttpOnly; SameSite=Strict`, ...SECURITY_HEADERS });
-      return void res.end();
-    }
-    if (!authed(req)) {
-      if (p.startsWith('/api/')) return json(res, 401, { error: { code: 'unauthenticated', message: 'Send the sandbox token: Authorization: Bearer <token>.' } });
-      return htmlOut(res, 401, page('Not signed in', '', pageCtx(), { html: '<p>Open /login?token=… first.</p>' } as Raw));
-    }
-    // --- tool API
-    if (p === '/api/tools' && req.method === 'GET') return json(res, 200, { tools: ALL_TOOLS.filter((t) => app.offers(t)).map(openAiTool) });
-    const m = /^\/api\/tools\/([\w.-]+)$/.exec(p);
-    if (m && req.method === 'POST') {
-      const text = await readBody(req);
-      let args: unknown = {};
-      try {
-        args = text.trim() ? JSON.parse(text) : {};
-      } catch {
-        return json(res, 400, { error: { code: 'invalid_argument', message: 'The body is not valid JSON.' } });
-      }
-      const r = app.call(m[1], args, String(req.headers['x-claw-actor'] ?? 'tool').slice(0, 40));
-      await delay(r.delayMs);
-      return json(res, r.status, r.body, r.retryAfter ? { 'retry-after': String(r.retryAfter) } : {});
-    }
-    if (p === '/api/state' && req.method === 'GET') return json(res, 200, { state: app.state });
-    if (p === '/api/audit' && req.method === 'GET') return json(res, 200, { entries: app.audit });
-    if (p === '/api/reset' && req.method === 'POST') {
-      app.reset();
-      return json(res, 200, { ok: true });
-    }
-    // --- web UI
-    const ui = /^\/ui\/call\/([\w-]+)$/.exec(p);
-    if (ui && req.method === 'POST') {
-      const form = new URLSearchParams(await readBody(req));
-      const back = sameOriginPath(form.get('_back'), origin);
-      const r = app.call(ui[1], formArgs(ui[1], form), 'web');
-      await delay(r.delayMs);
-      if (r.status === 200) {
-        res.writeHead(303, { location: back, ...SECURITY_HEADERS });
-        return void res.end();
-      }
-      const e = (r.body as { error: { message: string } }).error;
-      return htmlOut(res, r.status, page('Action failed', '', pageCtx(), { html: `<p><a href="${esc(back)}">Back</a></p>` } as Raw, e.message), r.retryAfter ? { 'retry-after': String(r.retryAfter) } : {});
-    }
-    if (req.method !== 'GET') return htmlOut(res, 405, page('Not allowed', '', pageCtx(), { html: '' } as Raw));
-    let view: { title: string; body: Raw } | null = null;
-    let active = p.split('/')[1] ?? '';
-    let seg: string[];
-    try {
-      seg = p.split('/').map(decodeURIComponent);
-    } catch {
-      throw new WebError(400, 'The URL could not be decoded.');
-    }
-    if (p === '/') {
-      active = '';
-      view = { title: 'Home', body: { html: `<ul>${app.apps.map((a) => `<li><a href="/${esc(a)}">${esc(a)}</a></li>`).join('')}</ul>` } as Raw };
-    } else if (p === '/mail' && app.apps.includes('mail')) view = mailList(app, url);
-    else if (p === '/mail/compose' && app.apps.includes('mail')) view = mailCompose();
-    else if (seg[1] === 'mail' && seg[2] === 'message' && seg[3] && app.apps.includes('mail')) view = mailMessage(app, seg[3]);
-    else if (p === '/calendar' && app.apps.includes('calendar')) view = calendarWeek(app, url);
-    else if (p === '/calendar/new' && app.apps.includes('calendar')) view = calendarNew(app);
-    else if (p === '/calendar/freebusy' && app.apps.includes('calendar')) view = calendarFreeBusy(app, url);
-    else if (seg[1] === 'calendar' && seg[2] === 'event' && seg[3] && app.apps.includes('calendar')) view = calendarEvent(app, seg[3]);
-    else if (p === '/contacts' && app.apps.includes('contacts')) view = contactsPage(app, url);
-    else if (seg[1] === 'contacts' && seg[2] && app.apps.includes('contacts')) view = contactPage(app, seg[2]);
-    else if (p === '/docs' && app.apps.includes('docs')) view = docsPage(app, url);
-    else if (seg[1] === 'docs' && seg[2] && app.apps.includes('docs')) view = docPage(app, seg[2]);
-    else if (p === '/todo' && app.apps.includes('todo')) view = todoPage(app, url);
-    if (!view) return htmlOut(res, 404, page('Not found', '', pageCtx(), { html: `<p>No page ${esc(p)}.</p>` } as Raw));
-    return htmlOut(res, 200, page(view.title, active, pageCtx(), view.body));
-  }
+const isApi = (request: FastifyRequest) => request.url.startsWith('/api/');
 
-  const server = http.createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      if (res.headersSent) return void res.destroy();
-      if (err instanceof WebError) {
-        const headers: Record<string, string> = { ...(err.retryAfter ? { 'retry-after': String(err.retryAfter) } : {}), ...(err.status === 413 ? { connection: 'close' } : {}) };
-        if ((req.url ?? '').startsWith('/api/')) return json(res, err.status, { error: { code: 'error', message: err.message } }, headers);
-        return htmlOut(res, err.status, page('Error', '', pageCtx(), { html: '<p><a href="/">Home</a></p>' } as Raw, err.message), headers);
-      }
-      json(res, 500, { error: { code: 'internal', message: 'Internal error.' } });
-    });
+function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply.code(status).headers(SECURITY_HEADERS).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+function sendPage(reply: FastifyReply, s: Site | undefined, status: number, title: string, active: string, body: Raw, error?: string): FastifyReply {
+  const ctx = s ? { user: s.app.state.user.email, now: iso(s.app.clock.now()), apps: s.app.apps } : { user: '', now: '', apps: [] };
+  return reply.code(status).headers(SECURITY_HEADERS).header('content-security-policy', PAGE_CSP).type('text/html; charset=utf-8').send(page(title, active, ctx, body, error));
+}
+
+const TITLES: Record<number, string> = { 401: 'Not signed in', 404: 'Not found', 405: 'Not allowed' };
+
+/** Any failure as this origin answers it: JSON under /api/, a page elsewhere; never a stack. */
+function sendError(request: FastifyRequest, reply: FastifyReply, status: number, message: string, code = 'error'): FastifyReply {
+  if (status === 413) reply.header('connection', 'close');
+  if (isApi(request)) return sendJson(reply, status, { error: { code, message } });
+  // The page shell names the user and the apps: only to a client this origin knows.
+  const s = SITES.get(request.raw.socket.localPort ?? 0);
+  return sendPage(reply, s && request.cookies && authed(request, s) ? s : undefined, status, TITLES[status] ?? 'Error', '', { html: '<p><a href="/">Home</a></p>' } as Raw, message);
+}
+
+function build(): FastifyInstance {
+  const f = Fastify({
+    logger: false,
+    bodyLimit: MAX_BODY,
+    requestIdHeader: false,
+    routerOptions: { maxParamLength: 1000 },
+    // An undecodable URL (/mail/message/%ZZ) is the client's mistake.
+    frameworkErrors: (err, request, reply) => void sendError(request, reply, 400, `The URL could not be read (${err.message}).`, 'invalid_request'),
   });
+  void f.register(fastifyCookie);
+  // Bodies are read as text and parsed by the route that knows their form (JSON tool calls, urlencoded forms).
+  f.removeAllContentTypeParsers();
+  f.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+  f.addHook('onRequest', async (request) => {
+    const s = siteOf(request);
+    if (request.url === '/login' || request.url.startsWith('/login?')) return;
+    if (!authed(request, s)) {
+      throw isApi(request) ? Object.assign(new WebError(401, 'Send the sandbox token: Authorization: Bearer <token>.'), { code: 'unauthenticated' }) : new WebError(401, 'Open /login?token=… first.');
+    }
+  });
+
+  f.setErrorHandler((err: FastifyError | WebError, request, reply) => {
+    if (err instanceof WebError) {
+      if (err.retryAfter) reply.header('retry-after', String(err.retryAfter));
+      return sendError(request, reply, err.status, err.message, (err as { code?: string }).code);
+    }
+    const status = (err as FastifyError).statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) return sendError(request, reply, status, status === 413 ? 'Request body too large.' : err.message, 'invalid_request');
+    return sendError(request, reply, 500, 'Internal error.', 'internal');
+  });
+  f.setNotFoundHandler(async (request) => {
+    throw isApi(request) ? Object.assign(new WebError(404, `No route ${request.method} ${request.url.split('?')[0].slice(0, 300)}.`), { code: 'not_found' }) : notFoundPage(request);
+  });
+
+  f.get('/login', async (request, reply) => {
+    const s = siteOf(request);
+    const q = request.query as { token?: unknown; next?: unknown };
+    if (!matches(typeof q.token === 'string' ? q.token : '', s.expected)) return sendPage(reply, s, 401, 'Sign in failed', '', { html: '<p>Wrong or missing token.</p>' } as Raw);
+    reply.setCookie('claw_token', q.token as string, { path: '/', httpOnly: true, sameSite: 'strict' });
+    return reply.code(303).headers(SECURITY_HEADERS).header('location', sameOriginPath(typeof q.next === 'string' ? q.next : null, s.origin)).send();
+  });
+
+  // --- tool API
+  f.get('/api/tools', async (request, reply) => {
+    const { app } = siteOf(request);
+    return sendJson(reply, 200, { tools: ALL_TOOLS.filter((t) => app.offers(t)).map(openAiTool) });
+  });
+  f.post('/api/tools/:name', async (request, reply) => {
+    const { app } = siteOf(request);
+    const text = typeof request.body === 'string' ? request.body : '';
+    let args: unknown = {};
+    try {
+      args = text.trim() ? JSON.parse(text) : {};
+    } catch {
+      return sendJson(reply, 400, { error: { code: 'invalid_argument', message: 'The body is not valid JSON.' } });
+    }
+    const r = app.call((request.params as { name: string }).name, args, String(request.headers['x-claw-actor'] ?? 'tool').slice(0, 40));
+    await delay(r.delayMs);
+    if (r.retryAfter) reply.header('retry-after', String(r.retryAfter));
+    return sendJson(reply, r.status, r.body);
+  });
+  f.get('/api/state', async (request, reply) => sendJson(reply, 200, { state: siteOf(request).app.state }));
+  f.get('/api/audit', async (request, reply) => sendJson(reply, 200, { entries: siteOf(request).app.audit }));
+  f.post('/api/reset', async (request, reply) => {
+    siteOf(request).app.reset();
+    return sendJson(reply, 200, { ok: true });
+  });
+
+  // --- web UI
+  webRoutes(f, { site: siteOf, sendPage, delay });
+  return f;
+}
+
+const delay = (ms: number | undefined) => (ms ? new Promise<void>((ok) => setTimeout(ok, ms)) : undefined);
+
+let shared: Promise<FastifyInstance> | undefined;
+
+/** The one fastify instance every Claw origin routes through (built on first use, never listening itself). */
+function clawFastify(): Promise<FastifyInstance> {
+  shared ??= (async () => {
+    const f = build();
+    await f.ready();
+    return f;
+  })();
+  return shared;
+}
+
+export async function startClawServer(app: ClawApp, token: string): Promise<ClawServer> {
+  const f = await clawFastify();
+  const server = http.createServer((req, res) => f.routing(req, res));
   server.keepAliveTimeout = 5000;
-  return new Promise((ok, fail) => {
+  await new Promise<void>((ok, fail) => {
     server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      origin = `http://127.0.0.1:${port}`;
-      ok({
-        origin,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections();
-          }),
-      });
-    });
+    server.listen(0, '127.0.0.1', () => ok());
   });
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+  SITES.set(port, { app, origin, expected: hash(token) });
+  return {
+    origin,
+    close: () =>
+      new Promise<void>((done) => {
+        SITES.delete(port);
+        server.close(() => done());
+        server.closeAllConnections();
+      }),
+  };
 }
