@@ -15,7 +15,8 @@ export type * from './read/view.ts';
 export { detectLayout, findEpisodes, type FoundEpisode } from './read/layout.ts';
 export { parseStepsJsonl } from './read/grove.ts';
 export { webVoyagerAnswer } from './read/webvoyager.ts';
-export { summarise } from './read/summary.ts';
+export { stepErrorKind, summarise } from './read/summary.ts';
+export { modelActions } from './read/step-notes.ts';
 export { judgeRecordDir } from './read/judge-records.ts';
 
 export interface ReadOptions {

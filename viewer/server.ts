@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { diffImage } from '../recording/diff.ts';
 import { HAR_FILE, summariseHar } from '../recording/har.ts';
+import { modelActions, stepErrorKind } from '../recording/reader.ts';
 import { RunIndex, type ListQuery } from './index.ts';
 
 const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), 'static');
@@ -160,7 +161,10 @@ export async function buildViewer(opts: ViewerOptions): Promise<FastifyInstance 
       .map((s) => ({ id: s.id, run_id: s.run_id, success: s.success, steps: s.steps, termination: s.termination }));
     // A network recording beside the episode (recording/har.ts), summarised for the episode page.
     const har = await summariseHar(join(view.dir, HAR_FILE)).catch(() => undefined);
-    return { ...view, summary: index.summary(view.id), siblings, har: har && { file: HAR_FILE, ...har, urls: har.urls.slice(0, 200) } };
+    // Per step: whose error it shows (the timeline marks action errors and environment problems apart) and the
+    // actions as the model wrote them, in its format's space, beside the executed ones.
+    const steps = view.steps.map((s) => ({ ...s, error_kind: stepErrorKind(s, view.layout), model_actions: modelActions(s) }));
+    return { ...view, steps, summary: index.summary(view.id), siblings, har: har && { file: HAR_FILE, ...har, urls: har.urls.slice(0, 200) } };
   });
 
   app.get('/api/file', async (req, reply) => {

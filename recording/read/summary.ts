@@ -1,6 +1,18 @@
 // One runs-list row of an episode: status, steps, reward or the verdicts' agreement, errors, no-op steps, thumbnail.
 import type { Verdict } from '../../protocol/task.ts';
-import type { EpisodeSummary, EpisodeView, VerdictSummary } from './view.ts';
+import type { EpisodeSummary, EpisodeView, Layout, StepView, VerdictSummary } from './view.ts';
+
+/**
+ * `action`: the step failed at its own doing — the output did not parse or one of its actions failed (foreign
+ * layouts carry no per-action errors: their step note is the action's). `environment`: the actions ran without
+ * error but the environment reported a problem with the step (a crashed page, an observation that failed, a
+ * dialog or download event that was pending); null when neither.
+ */
+export function stepErrorKind(s: Pick<StepView, 'parse_error' | 'actions' | 'last_action_error'>, layout: Layout): 'action' | 'environment' | null {
+  if (s.parse_error || s.actions.some((a) => a.error)) return 'action';
+  if (!s.last_action_error) return null;
+  return layout === 'grove' ? 'environment' : 'action';
+}
 
 function verdictSummary(verdicts: Verdict[]): VerdictSummary {
   if (!verdicts.length) return 'none';
@@ -37,7 +49,8 @@ export function summarise(v: EpisodeView): EpisodeSummary {
     started_at: v.meta.started_at || undefined,
     duration_ms: Number.isFinite(started) && Number.isFinite(finished) ? finished - started : undefined,
     noops: v.steps.filter((s) => s.diff?.noop).length,
-    errors: v.steps.filter((s) => s.last_action_error || s.parse_error || s.actions.some((a) => a.error)).length,
+    // Steps that failed at their own doing (the timeline's ✖); environment problems of a step are not counted.
+    errors: v.steps.filter((s) => stepErrorKind(s, v.layout) === 'action').length,
     answer: v.meta.answer,
     thumb: last,
   };

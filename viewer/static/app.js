@@ -279,8 +279,11 @@ function frameScale(ep, idx) {
   const own = ep.steps[idx] && ep.steps[idx].screenshot;
   return (prev && prev.scale) || (own && own.scale) || 1;
 }
+// error_kind comes from the server (recording/read/summary.ts stepErrorKind): 'action' when the output did not parse
+// or an action failed, 'environment' when the actions ran but the environment reported a problem with the step.
 const stepFlags = (st) => ({
-  err: Boolean(st.last_action_error || st.parse_error || (st.actions || []).some((a) => a.error)),
+  err: st.error_kind === 'action',
+  env: st.error_kind === 'environment',
   noop: Boolean(st.diff && st.diff.noop),
   term: (st.actions || []).some((a) => a.action.action === 'answer' || a.action.action === 'terminate'),
 });
@@ -326,15 +329,16 @@ async function renderEpisode(params) {
   ep.steps.forEach((st, i) => {
     const f = stepFlags(st);
     const t = st.timings.total + ((st.policy && st.policy.latency_ms) || 0);
-    const tip = `${st.step}. ${stepText(st)}\n${t ? `time ${fmtMs(t)}` : ''}${f.noop ? '\nno visible change (missed click?)' : ''}${f.err ? `\nerror: ${(st.last_action_error && st.last_action_error.message) || st.parse_error || ''}` : ''}`;
-    cells.push(h('div', { class: `cell${f.err ? ' err' : ''}${f.noop ? ' noop' : ''}${f.term ? ' term' : ''}`, 'data-step': i + 1, title: tip, onclick: () => selectStep(i + 1) },
-      h('div', { class: 'flags' }, f.err ? '✖' : f.noop ? '∅' : f.term ? '■' : ''),
+    const tip = `${st.step}. ${stepText(st)}\n${t ? `time ${fmtMs(t)}` : ''}${f.noop ? '\nno visible change (missed click?)' : ''}${f.err ? `\nerror: ${st.parse_error || ((st.actions || []).find((a) => a.error) || {}).error?.message || (st.last_action_error && st.last_action_error.message) || ''}` : ''}${f.env ? `\nenvironment (the actions ran): ${st.last_action_error.message}` : ''}`;
+    cells.push(h('div', { class: `cell${f.err ? ' err' : ''}${f.env ? ' env' : ''}${f.noop ? ' noop' : ''}${f.term ? ' term' : ''}`, 'data-step': i + 1, title: tip, onclick: () => selectStep(i + 1) },
+      h('div', { class: 'flags' }, f.err ? '✖' : f.env ? '⚠' : f.noop ? '∅' : f.term ? '■' : ''),
       h('div', { class: 'bar', style: `height:${6 + Math.round((34 * t) / maxT)}px` }),
       h('div', { class: 'n' }, st.step)));
   });
   const timeline = h('div', { class: 'timeline', id: 'timeline' }, cells);
   const legend = h('div', { class: 'legend' },
     h('span', {}, h('i', { style: 'background:#b8c4d6' }), 'step (bar = time)'), h('span', {}, h('i', { style: 'background:var(--bad)' }), 'error'),
+    h('span', {}, h('i', { style: 'background:var(--env)' }), 'environment problem (actions ran)'),
     h('span', {}, h('i', { style: 'background:var(--warn)' }), 'no visible change'), h('span', {}, h('i', { style: 'background:var(--term)' }), 'answer / terminate'));
   const body = h('div', { class: 'ep-body' }, h('div', { class: 'stage', id: 'stage' }), h('div', { class: 'side', id: 'side' }));
   app.replaceChildren(head, timeline, legend, body);
@@ -410,6 +414,27 @@ function kv(pairs) {
   return h('dl', { class: 'kv' }, pairs.filter(([, v]) => v !== undefined && v !== null && v !== '').map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }
 
+/** Where an executed action pointed: in the space the action gave (css_px needs no conversion), then CSS px. */
+function pointText(ra) {
+  const space = ra.space || ra.action.space || '?';
+  const to = ra.to_css ? ` → ${ra.to_css.x}, ${ra.to_css.y}` : '';
+  if (space === 'css_px') return `css_px ${ra.raw.x}, ${ra.raw.y}${to}`;
+  return `${space} ${ra.raw.x}, ${ra.raw.y} → css_px ${ra.css ? `${ra.css.x}, ${ra.css.y}` : '—'}${to}`;
+}
+
+/**
+ * The model's own points (its output parsed with its format, by the server) when they are not the executed ones:
+ * a policy may execute another space than it prints (the scripted policy clicks css_px points and prints rel1000).
+ */
+function modelWrote(st) {
+  const pts = (st.model_actions || []).filter((a) => a.x !== undefined);
+  if (!pts.length) return '';
+  const key = (space, x, y) => `${space} ${x}, ${y}`;
+  const executed = new Set((st.actions || []).filter((ra) => ra.raw).map((ra) => key(ra.space || ra.action.space, ra.raw.x, ra.raw.y)));
+  if (pts.every((a) => executed.has(key(a.space, a.x, a.y)))) return '';
+  return `model wrote (${st.format}): ${pts.map((a) => `${a.action} ${key(a.space, a.x, a.y)}`).join(' ; ')}`;
+}
+
 function renderSide() {
   const { ep, cur } = epState;
   const side = document.getElementById('side');
@@ -421,13 +446,15 @@ function renderSide() {
   } else {
     const acts = (st.actions || []).map((ra) => h('div', { class: 'act' },
       h('div', { class: 'd' }, describe(ra.action)),
-      ra.raw ? h('div', { class: 'c' }, `raw ${ra.raw.x}, ${ra.raw.y} (${ra.space || ra.action.space || '?'}) → css ${ra.css ? `${ra.css.x}, ${ra.css.y}` : '—'}${ra.to_css ? ` → ${ra.to_css.x}, ${ra.to_css.y}` : ''}`) : '',
+      ra.raw ? h('div', { class: 'c point' }, pointText(ra)) : '',
       ra.error ? h('div', { class: 'c err' }, `${ra.error.code}: ${ra.error.message}`) : '',
       h('div', { class: 'c' }, `${Math.round(ra.ms)} ms`)));
+    const wrote = modelWrote(st);
     cards.push(card(`Step ${st.step}`, acts.length ? acts : h('div', { class: 'c' }, st.action_text || 'no action'),
+      wrote ? h('div', { class: 'c model-wrote' }, wrote) : '',
       st.parse_error ? h('div', { class: 'err' }, `parse error: ${st.parse_error}`) : '',
       st.last_action_error && !(st.actions || []).some((a) => a.error && a.error.message === st.last_action_error.message)
-        ? h('div', { class: 'err' }, `${st.last_action_error.code}: ${st.last_action_error.message}`)
+        ? h('div', { class: st.error_kind === 'environment' ? 'env' : 'err' }, `${st.error_kind === 'environment' ? 'environment: ' : ''}${st.last_action_error.code}: ${st.last_action_error.message}`)
         : '',
       st.diff ? h('div', { class: st.diff.noop ? 'badge warn' : 'badge' }, `${(st.diff.changed_share * 100).toFixed(2)}% of pixels changed${st.diff.noop ? ' — no visible effect (missed click?)' : ''}`) : ''));
     if (st.exec) {
