@@ -14,6 +14,7 @@ import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { detectCgroups, type CgroupRoot } from './cgroups.ts';
 import { unmountUnder } from './disk.ts';
 import { checkEnv } from './exec.ts';
+import { imageRoot, isImageRef } from './image-root.ts';
 import { claimUid, reapDeadInstances, registerInstance, releaseUid, removeInstance, STATE_DIR } from './host-state.ts';
 import { ShellWatchdog } from './watchdog.ts';
 import { LocalShellSandbox, type ShellLimits } from './sandbox.ts';
@@ -33,6 +34,8 @@ export interface ShellEnvironmentOptions {
   /** Use cgroups when writable (default true). */
   cgroups?: boolean;
   startTimeoutMs?: number;
+  /** Where OCI images of podman's storage are unpacked for sandboxes (image-root.ts); default /var/cache/grove/images. */
+  imageCacheDir?: string;
 }
 
 /** Whether shell sandboxes can run here, and if not, why. */
@@ -80,11 +83,14 @@ export async function createShellEnvironment(opts: ShellEnvironmentOptions): Pro
     throw new Error('no free sandbox uid');
   }
 
-  function resolveImage(image: string | undefined): { path: string; kind: 'image' | 'host'; notes: string[] } {
+  async function resolveImage(image: string | undefined): Promise<{ path: string; kind: 'image' | 'host'; notes: string[] }> {
     if (image === undefined) return { path: '/', kind: 'host', notes: ["no image asked for: the host's root file system, read-only"] };
     const dir = opts.images[image];
     if (dir && existsSync(dir) && statSync(dir).isDirectory()) return { path: dir, kind: 'image', notes: [`image "${image}" → ${dir}`] };
-    const why = dir ? `its root file system ${dir} does not exist` : 'it is not in this server\'s image table (shellImages)';
+    // Not in the table: an OCI image of the host's podman storage, unpacked once (image-root.ts).
+    const oci = !dir && isImageRef(image) ? await imageRoot(image, opts.imageCacheDir ?? '/var/cache/grove/images') : null;
+    if (oci && 'path' in oci) return { path: oci.path, kind: 'image', notes: [`OCI image "${image}" (${oci.id.slice(0, 12)}) → ${oci.path}`] };
+    const why = dir ? `its root file system ${dir} does not exist` : `it is not in this server's image table (shellImages)${oci ? ` and ${oci.error}` : ''}`;
     return { path: '/', kind: 'host', notes: [`image "${image}" is not available locally (${why}): running on the host's root file system, read-only`] };
   }
 
@@ -102,7 +108,7 @@ export async function createShellEnvironment(opts: ShellEnvironmentOptions): Pro
         spec,
         uid,
         dir,
-        rootfs: resolveImage(spec.image),
+        rootfs: await resolveImage(spec.image),
         cgroupRoot,
         limits: opts.limits,
         insideDir,

@@ -47,19 +47,30 @@ export class EnvBuildError extends Error {
   }
 }
 
-/** The host's pip configuration as build mounts: config files, and the folders its values name. */
-async function hostPipMounts(): Promise<string[]> {
-  const mounts = new Set<string>();
-  for (const f of ['/etc/pip.conf', '/etc/xdg/pip']) if (existsSync(f)) mounts.add(f);
+/**
+ * The host's pip configuration, as pip itself reports it (`pip3 config list`: files and PIP_* variables merged),
+ * written as one pip.conf for the build, and the local folders and files its values name, mounted read-only.
+ */
+async function hostPipConfig(): Promise<{ conf: string; mounts: string[] }> {
   const listed = await run('pip3', ['config', 'list'], { env: { PATH: '/usr/bin:/bin' } }).then((r) => r.stdout, () => '');
-  for (const token of listed.split(/[\s'=]+/)) {
-    const p = token.startsWith('file://') ? token.slice('file://'.length) : token;
-    if (!p.startsWith('/') || !existsSync(p)) continue;
-    // The folder the value names (an index's simple/ lies in a tree whose files/ it links to: mount the tree).
-    const top = `/${p.split('/').filter(Boolean)[0]}/${p.split('/').filter(Boolean)[1] ?? ''}`.replace(/\/$/, '');
-    mounts.add(statSync(p).isDirectory() ? top : p);
+  const sections = new Map<string, string[]>();
+  const mounts = new Set<string>();
+  for (const line of listed.split('\n')) {
+    const m = /^([:\w-]+)\.([\w-]+)='(.*)'$/.exec(line.trim());
+    if (!m) continue;
+    const section = m[1] === ':env:' ? 'global' : m[1];
+    sections.set(section, [...(sections.get(section) ?? []), `${m[2]} = ${m[3]}`]);
+    for (const token of m[3].split(/\s+/)) {
+      const p = token.startsWith('file://') ? token.slice('file://'.length) : token;
+      if (!p.startsWith('/') || !existsSync(p)) continue;
+      // A folder's tree (an index's simple/ links to files/ beside it): its first two levels, e.g. /opt/pypi.
+      const parts = p.split('/').filter(Boolean);
+      mounts.add(statSync(p).isDirectory() ? `/${parts.slice(0, 2).join('/')}` : p);
+    }
   }
-  return [...mounts].filter((m) => m !== '/' && !['/etc', '/usr', '/var', '/opt', '/home', '/root', '/tmp'].includes(m));
+  const conf = [...sections].map(([s, lines]) => `[${s}]\n${lines.join('\n')}\n`).join('');
+  const system = ['/', '/etc', '/usr', '/var', '/opt', '/home', '/root', '/tmp', '/bin', '/lib'];
+  return { conf, mounts: [...mounts].filter((m) => !system.includes(m)).sort() };
 }
 
 /** A shell word, single-quoted. */
@@ -70,6 +81,8 @@ export interface EnvImagePlan {
   base: string;
   containerfile: string;
   mounts: string[];
+  /** Files of the build context (name → content). */
+  files: Record<string, string>;
 }
 
 /** What would be built for a row: the base, the Containerfile, the mounts, and the tag (a hash of all of them). */
@@ -87,21 +100,28 @@ export async function planEnvImage(repo: string, version: string, row: SweSpecRo
   lines.push(`RUN python3 -m venv --system-site-packages ${ENV_VENV}`);
   const pins = [...(row.packages && !row.packages.includes('.') ? row.packages.split(/\s+/).filter(Boolean) : []), ...(row.pip_packages ?? [])];
   let mounts: string[] = [];
+  const files: Record<string, string> = {};
   if (pins.length && index.kind !== 'none') {
     const flags =
       index.kind === 'url' ? ['--index-url', index.url]
       : index.kind === 'wheels' ? ['--no-index', '--find-links', '/grove-wheels']
       : [];
-    mounts = index.kind === 'wheels' ? [`${index.dir}:/grove-wheels:ro`] : index.kind === 'host' ? (await hostPipMounts()).map((m) => `${m}:${m}:ro`) : [];
-    lines.push(`RUN ${ENV_VENV}/bin/pip install --disable-pip-version-check --no-cache-dir ${[...flags, ...pins].map(q).join(' ')}`);
+    if (index.kind === 'wheels') mounts = [`${index.dir}:/grove-wheels:ro`];
+    if (index.kind === 'host') {
+      const host = await hostPipConfig();
+      files['pip.conf'] = host.conf;
+      mounts = host.mounts.map((m) => `${m}:${m}:ro`);
+      lines.push('COPY pip.conf /etc/pip.conf');
+    }
+    lines.push(`RUN ${ENV_VENV}/bin/pip install --disable-pip-version-check --no-cache-dir --retries 1 --timeout 30 ${[...flags, ...pins].map(q).join(' ')}`);
   }
   lines.push(`ENV PATH=${ENV_VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`);
   const containerfile = `${lines.join('\n')}\n`;
   const baseId = await run(PODMAN, ['image', 'inspect', '-f', '{{.Id}}', base.image]).then((r) => r.stdout.trim(), () => '');
   if (!baseId) throw new EnvBuildError('no_base_image', `the base image ${base.image} (Python ${python}, Debian ${base.release}) is not built: run scripts/swe-images.sh ${base.release}`);
-  const hash = createHash('sha256').update(JSON.stringify([baseId, containerfile, mounts])).digest('hex').slice(0, 16);
+  const hash = createHash('sha256').update(JSON.stringify([baseId, containerfile, mounts, files])).digest('hex').slice(0, 16);
   const name = `${repo.replace('/', '__')}-${version}`.toLowerCase().replace(/[^a-z0-9_.-]/g, '_').slice(0, 100);
-  return { image: `localhost/grove-swe-env/${name}:${hash}`, base: base.image, containerfile, mounts };
+  return { image: `localhost/grove-swe-env/${name}:${hash}`, base: base.image, containerfile, mounts, files };
 }
 
 export interface EnvImageResult {
@@ -111,22 +131,36 @@ export interface EnvImageResult {
   ms: number;
 }
 
-/** Builds (or finds) the environment image of a row. Needs root and podman. */
+const building = new Map<string, Promise<void>>();
+
+/** Builds (or finds) the environment image of a row, once per image in this process however many ask. Needs root and podman. */
 export async function ensureEnvImage(repo: string, version: string, row: SweSpecRow, index: PackageIndex): Promise<EnvImageResult> {
   const t0 = performance.now();
   if (!existsSync(PODMAN)) throw new EnvBuildError('no_podman', `environment images need podman (${PODMAN}): apt-get install podman runc, then scripts/swe-images.sh`);
   const plan = await planEnvImage(repo, version, row, index);
+  const pending = building.get(plan.image);
+  if (pending) {
+    await pending;
+    return { image: plan.image, built: false, ms: performance.now() - t0 };
+  }
   const exists = await run(PODMAN, ['image', 'exists', plan.image]).then(() => true, () => false);
   if (exists) return { image: plan.image, built: false, ms: performance.now() - t0 };
+  const p = buildImage(plan, repo, version).finally(() => building.delete(plan.image));
+  building.set(plan.image, p);
+  await p;
+  return { image: plan.image, built: true, ms: performance.now() - t0 };
+}
+
+async function buildImage(plan: EnvImagePlan, repo: string, version: string): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'grove-swe-env-'));
   try {
     await writeFile(path.join(dir, 'Containerfile'), plan.containerfile);
+    for (const [name, text] of Object.entries(plan.files)) await writeFile(path.join(dir, name), text);
     const args = ['build', '--pull=never', '--network=host', '--layers', '-t', plan.image, '-f', path.join(dir, 'Containerfile'), ...plan.mounts.flatMap((m) => ['-v', m]), dir];
     await run(PODMAN, args, { maxBuffer: 64 * 1024 * 1024, timeout: 3_600_000 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
       const out = `${err.stdout ?? ''}\n${err.stderr ?? ''}`.trim().split('\n').slice(-15).join('\n');
       throw new EnvBuildError('build_failed', `building the environment of ${repo} ${version} failed:\n${out}`);
     });
-    return { image: plan.image, built: true, ms: performance.now() - t0 };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

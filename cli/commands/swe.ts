@@ -13,30 +13,63 @@ Instances (one of):
   --fixture                   the three instances of the fixture repository (swe-env/fixtures/textkit)
   --instances FILE            SWE-bench instances (JSON list or JSONL; FAIL_TO_PASS/PASS_TO_PASS as in the dataset)
   --repo OWNER/NAME=PATH      local clone or mirror of a repository (repeatable; no internet is used)
-  --ids ID[,ID]               only these instance ids          --limit N   the first N
+  --instance-ids ID[,ID] ...  only these instance ids (also --ids)          --limit N   the first N
+  --specs FILE                spec rows in SWE-bench's shape over the shipped ones (repeatable; see swe-env/README.md)
 Patches (one of):
   --policy URL --model M      an agent: an OpenAI-compatible model server, bash-only loop (mini-swe-agent style)
       [--api-key K] [--max-steps N (30)] [--command-timeout S (60)] [--temperature T]
-  --preds FILE                SWE-bench predictions (preds.json: list, keyed object or JSONL)
+  --predictions-path FILE     SWE-bench predictions (preds.json: list, keyed object or JSONL; also --preds)
   --gold                      the instances' own gold patches (checks the harness on a dataset)
+Environments:
+  --images env|host           env: an environment image per (repository, version), built once with podman from
+                              scripts/swe-images.sh's Debian bases (default for --instances); host: the server's
+                              root file system (default for --fixture)
+  --index URL|DIR|host|none   where pip pins come from when building: an index URL, a folder of wheels, this
+                              machine's pip configuration (default), or none
 Run:
-  --concurrency N (4)         instances at once          --out DIR (runs/swe)
+  --max-workers N (4)         instances at once (also --concurrency)
+  --run-id ID                 names the run (default: the --out folder's name)          --out DIR (runs/swe)
   --server URL --server-key K use a running Grove server (default: one embedded in this process)
 
-Writes DIR/report.json (per instance: resolution FULL/PARTIAL/NO, tests), DIR/summary.json, DIR/logs/, and for
-agent runs DIR/preds.json and DIR/episodes/<id>/ (open with grove view; process signals in each verdict).
+Writes SWE-bench's files: DIR/report.json, DIR/<model>.<run_id>.json and DIR/logs/run_evaluation/<run_id>/<model>/<id>/
+(report.json, test_output.txt, patch.diff); Grove's DIR/grove-report.json (FULL/PARTIAL/NO, per-test statuses) and
+DIR/summary.json; for agent runs DIR/preds.json and DIR/episodes/<id>/ (grove view; process signals in each verdict).
+Everything the run needs (sources with the base commits, spec rows, podman and base images) is checked first.
 Exit codes: 0 ok, 1 failure, 2 bad options.`;
 
 const OPTS = options(
-  ['instances', 'repo', 'ids', 'limit', 'policy', 'model', 'api-key', 'max-steps', 'command-timeout', 'temperature', 'preds', 'concurrency', 'out', 'server', 'server-key'],
+  ['instances', 'repo', 'ids', 'limit', 'policy', 'model', 'api-key', 'max-steps', 'command-timeout', 'temperature', 'preds', 'concurrency', 'out', 'server', 'server-key', 'images', 'index', 'run-id', 'max-workers', 'predictions-path'],
   ['fixture', 'gold'],
 );
 
+/** SWE-bench's own spellings (run_evaluation's underscores) → Grove's. */
+const ALIASES: Record<string, string> = { '--run_id': '--run-id', '--max_workers': '--max-workers', '--instance_ids': '--instance-ids', '--predictions_path': '--predictions-path' };
+
+/** `--instance-ids a b c` (SWE-bench takes several values after the flag) → repeated flags. */
+function normalizeArgs(argv: string[]): string[] {
+  const out: string[] = [];
+  let inIds = false;
+  for (const raw of argv) {
+    const a = ALIASES[raw] ?? raw;
+    if (a === '--instance-ids') inIds = true;
+    else if (a.startsWith('-')) inIds = false;
+    else if (inIds && out[out.length - 1] !== '--instance-ids') out.push('--instance-ids');
+    out.push(a);
+  }
+  return out;
+}
+
 async function swe(argv: string[], io: CommandIO): Promise<number> {
   const u = { usage, io, name: 'swe' };
-  const parsed = parseCommandArgs({ args: argv, options: { ...OPTS, repo: { type: 'string', multiple: true } }, strict: true }, u);
+  const parsed = parseCommandArgs({ args: normalizeArgs(argv), options: { ...OPTS, repo: { type: 'string', multiple: true }, specs: { type: 'string', multiple: true }, 'instance-ids': { type: 'string', multiple: true } }, strict: true }, u);
   if (typeof parsed === 'number') return parsed;
   const v = parsed.values;
+  v.preds ??= v['predictions-path'];
+  v.concurrency ??= v['max-workers'];
+  const ids = [...(list(v.ids) ?? []), ...((v['instance-ids'] as string[] | undefined) ?? []).flatMap((x) => list(x) ?? [])];
+  const images = v.images ?? (v.fixture ? 'host' : 'env');
+  if (images !== 'env' && images !== 'host') return valueError(u, `--images must be env or host, got "${images}"`);
+  if (v['run-id'] !== undefined && !/^[\w.-]{1,100}$/.test(v['run-id'])) return valueError(u, `--run-id must be letters, digits, _, . and - (at most 100), got "${v['run-id']}"`);
   if (!v.fixture === !v.instances) return usageError(u, 'give exactly one of --fixture or --instances FILE');
   const sources = [v.policy ? 'policy' : null, v.preds ? 'preds' : null, v.gold ? 'gold' : null].filter(Boolean);
   if (sources.length !== 1) return usageError(u, 'give exactly one of --policy URL, --preds FILE or --gold');
@@ -55,7 +88,7 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
   const { loadSweInstances } = await import('../../runner/swe/instances.ts');
   let instances;
   try {
-    instances = await loadSweInstances({ fixture: !!v.fixture, file: v.instances, ids: list(v.ids), limit: ints.limit as number | undefined });
+    instances = await loadSweInstances({ fixture: !!v.fixture, file: v.instances, ids: ids.length ? ids : undefined, limit: ints.limit as number | undefined });
   } catch (err) {
     return valueError(u, (err as Error).message);
   }
@@ -65,8 +98,27 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
     await buildFixtureRepo(dir);
     repos[FIXTURE_REPO] ??= dir;
   }
-  const missing = [...new Set(instances.map((i) => i.repo))].filter((r) => !repos[r]);
-  if (missing.length) return valueError(u, `no local source for ${missing.join(', ')}: add --repo OWNER/NAME=PATH`);
+  const { loadSpecs } = await import('../../swe-env/specs.ts');
+  const { parsePackageIndex, ensureEnvImage } = await import('../../swe-env/env-image.ts');
+  const { preflight } = await import('../../swe-env/preflight.ts');
+  let specs;
+  let index = null;
+  try {
+    specs = loadSpecs(((v.specs as string[] | undefined) ?? []).map((f) => path.resolve(f)));
+    if (images === 'env') index = parsePackageIndex(v.index ?? 'host');
+  } catch (err) {
+    return valueError(u, (err as Error).message);
+  }
+  const problems = await preflight({ instances, sources: repos, specs, index });
+  if (problems.length) return valueError(u, `cannot run:\n  ${problems.join('\n  ')}`);
+  const pkgIndex = index;
+  const environment = pkgIndex
+    ? async (inst: { repo: string; version?: string | number }, spec: { row: Parameters<typeof ensureEnvImage>[2] }) => {
+        const r = await ensureEnvImage(inst.repo, String(inst.version), spec.row, pkgIndex);
+        if (r.built) io.err(`environment ${inst.repo} ${inst.version}: built ${r.image} in ${(r.ms / 1000).toFixed(1)} s\n`);
+        return r.image;
+      }
+    : undefined;
 
   const { runSwe } = await import('../../runner/swe/run.ts');
   const { clientShellProvider } = await import('../../runner/swe/shell-session.ts');
@@ -83,9 +135,9 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
     } catch (err) {
       return valueError(u, `--preds ${v.preds}: ${(err as Error).message}`);
     }
-    mode = { kind: 'patches' as const, patches: new Map(preds.map((p) => [p.instance_id, p.model_patch])) };
+    mode = { kind: 'patches' as const, patches: new Map(preds.map((p) => [p.instance_id, p.model_patch])), model: preds[0]?.model_name_or_path ?? 'preds' };
   } else {
-    mode = { kind: 'patches' as const, patches: new Map(instances.map((i) => [i.instance_id, i.patch ?? null])) };
+    mode = { kind: 'patches' as const, patches: new Map(instances.map((i) => [i.instance_id, i.patch ?? null])), model: 'gold' };
   }
   const { connectGrove } = await import('./run-embedded.ts');
   const grove = await connectGrove({ server: v.server, serverKey: v['server-key'], maxSandboxes: Math.max(16, 2 * ((ints.concurrency as number | undefined) ?? 4)) });
@@ -93,7 +145,7 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
   const out = path.resolve(v.out ?? 'runs/swe');
   try {
     const { summary } = await runSwe({
-      instances, sources: repos, provider: clientShellProvider(client), mode, concurrency: (ints.concurrency as number | undefined) ?? 4, outDir: out, runId: path.basename(out),
+      instances, sources: repos, provider: clientShellProvider(client), mode, concurrency: (ints.concurrency as number | undefined) ?? 4, outDir: out, runId: v['run-id'] ?? path.basename(out), specs, environment,
       onDone: (r) => io.err(`${r.instance_id}: ${r.evaluation?.resolution ?? 'error'}${r.error ? ` (${r.error})` : r.evaluation?.error ? ` (${r.evaluation.error})` : ''}${r.termination ? ` [${r.termination.reason}]` : ''}\n`),
     });
     io.out(`${summary.resolved_instances} FULL, ${summary.partial_instances} PARTIAL, ${summary.unresolved_instances} NO, ${summary.empty_patch_instances} empty, ${summary.error_instances} errors of ${summary.total_instances}; report in ${out}\n`);

@@ -30,7 +30,14 @@ export function clientShellProvider(client: GroveClient, opts: { block_network?:
       const img = image ?? opts.image;
       // A first sandbox of an image waits for its unpacking (once per image on a host).
       const info = await client.createAndWait({ type: 'shell', block_network: opts.block_network ?? true, ...(img ? { image: img } : {}), labels } as never, 600);
-      return { id: info.sandbox_id, shell: clientShellTarget(client, info.sandbox_id), close: () => client.deleteSandbox(info.sandbox_id).catch(() => undefined) };
+      const close = () => client.deleteSandbox(info.sandbox_id).then(() => undefined, () => undefined);
+      // An environment image that did not become the sandbox's root is an error, never a silent host fallback.
+      const shell = (info as { shell?: { rootfs?: string; notes?: string[] } }).shell;
+      if (img && shell && shell.rootfs !== 'image') {
+        await close();
+        throw new Error(`image ${img} is not available on the server: ${(shell.notes ?? []).join('; ')}`);
+      }
+      return { id: info.sandbox_id, shell: clientShellTarget(client, info.sandbox_id), close };
     },
   };
 }

@@ -1,0 +1,66 @@
+// What a SWE run needs, checked before any sandbox opens, so a run fails in seconds with a message that says what
+// to fix, never after minutes of setup: a local source per repository that has every base commit, a spec row per
+// (repository, version), and for environment images podman, the base image of each Python and a buildable row.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { EnvBuildError, planEnvImage, type PackageIndex } from './env-image.ts';
+import { specFor, type loadSpecs } from './specs.ts';
+import type { RepoSources, SweInstance } from './types.ts';
+
+export interface PreflightInput {
+  instances: SweInstance[];
+  sources: RepoSources;
+  specs: ReturnType<typeof loadSpecs>;
+  /** null: sandboxes run on the server's default root (no environment images). */
+  index: PackageIndex | null;
+}
+
+/** Problems, one line each (empty: good to go). */
+export async function preflight(o: PreflightInput): Promise<string[]> {
+  const problems: string[] = [];
+  const byRepo = new Map<string, SweInstance[]>();
+  for (const i of o.instances) byRepo.set(i.repo, [...(byRepo.get(i.repo) ?? []), i]);
+  for (const [repo, list] of byRepo) {
+    const src = o.sources[repo];
+    if (!src) {
+      problems.push(`no local source for ${repo}: add --repo ${repo}=PATH (a clone or mirror; no internet is used)`);
+      continue;
+    }
+    if (!existsSync(src)) {
+      problems.push(`--repo ${repo}=${src}: no such directory`);
+      continue;
+    }
+    // One git process for every base commit of the repository: the missing ones are named.
+    const commits = [...new Set(list.map((i) => i.base_commit))];
+    const check = await new Promise<string>((resolve) => {
+      const child = execFile('git', ['-C', src, 'cat-file', '--batch-check'], { env: { PATH: '/usr/bin:/bin' }, maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => resolve(err ? '' : stdout));
+      child.stdin?.end(`${commits.map((c) => `${c}^{commit}`).join('\n')}\n`);
+    });
+    if (!check) problems.push(`--repo ${repo}=${src} is not a git repository`);
+    else {
+      const lines = check.split('\n');
+      const missing = commits.filter((_, k) => !/^[0-9a-f]{40} commit /.test(lines[k] ?? ''));
+      if (missing.length) problems.push(`${repo}: ${missing.length} base commit(s) not in ${src} (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', ...' : ''}): fetch them into the mirror`);
+    }
+  }
+  const rows = new Map<string, { repo: string; version: string }>();
+  for (const i of o.instances) {
+    const spec = specFor(i.repo, i.version, o.specs);
+    if (!spec) problems.push(`${i.instance_id}: no spec row for ${i.repo} version ${i.version ?? '(none)'}; add one in a --specs file (SWE-bench's spec shape)`);
+    else rows.set(`${i.repo}\0${i.version}`, { repo: i.repo, version: String(i.version) });
+  }
+  if (o.index) {
+    if (!existsSync('/usr/bin/podman')) problems.push('environment images need podman: apt-get install podman runc, run scripts/swe-images.sh (or --images host)');
+    else {
+      for (const { repo, version } of rows.values()) {
+        try {
+          await planEnvImage(repo, version, specFor(repo, version, o.specs)!.row, o.index);
+        } catch (err) {
+          if (err instanceof EnvBuildError) problems.push(err.message);
+          else throw err;
+        }
+      }
+    }
+  }
+  return [...new Set(problems)];
+}
