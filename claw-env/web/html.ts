@@ -3,10 +3,9 @@
 // `<script>` into a subject): everything interpolated is escaped, and the Content-Security-Policy runs no script
 // at all on this origin (no script-src; the one <style> element is allowed by its hash, no inline style attributes).
 import { createHash } from 'node:crypto';
+import { escapeHtml as esc } from '../../protocol/html.ts';
 
-export function esc(v: unknown): string {
-  return String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
+export { esc };
 
 /** Tagged template that escapes interpolations unless they are `raw()` (nested html``). */
 export class Raw {
