@@ -3,6 +3,7 @@
 //   latency.ts     step p50/p99, JSON and binary answers      throughput.ts  steps/s with 16 sandboxes
 //   memory.ts      PSS per idle session                       creates.ts     create → ready, cold and warm
 //   churn.ts       create/step/delete cycles (leaks, RSS)     waves.ts       RL waves: 16 creates / resets
+//   overload.ts    32 / 64 episodes at once: admission control, screenshots missing, steps past their deadline
 // The Grove server runs as a child process (`grove serve`, server.ts), so its RSS is measured on its own; the
 // raw baseline (raw.ts) runs Chromium from this process with the same flags. Latency and throughput are
 // measured in alternating raw/Grove blocks in a rotating order, so that drift on the machine moves both alike.
@@ -14,6 +15,7 @@ import { coldCreateBlock, warmCreateBlock } from './creates.ts';
 import { startFixture } from './fixture.ts';
 import { latencyBlock } from './latency.ts';
 import { memoryBlock } from './memory.ts';
+import { overloadBlock } from './overload.ts';
 import { allChromiumPids } from './procfs.ts';
 import { startRaw } from './raw.ts';
 import { failedStarts, ROOT, startServer, stepErrors, type Server } from './server.ts';
@@ -27,6 +29,7 @@ const SAVED = [
   'churn_leaked_processes', 'churn_rss_growth_pct', 'mem_tree_per_session_mb', 'churn_step_errors', 'churn_heap_growth_pct',
   'step_p50_ratio_binary', 'step_p99_ratio_binary', 'throughput_ratio_16_binary', 'wave_create_start_url_ratio', 'wave_reset_ratio',
   'failed_starts', 'step_block_errors', 'step_p50_ratio_back_to_back', 'step_p50_ratio_binary_back_to_back',
+  ...[32, 64].flatMap((n) => ['accepted', 'refused_503', 'completed', 'screenshots_missing', 'worst_step_past_deadline_ms'].map((k) => `overload_${n}_${k}`)),
 ] as const;
 
 export interface CoreRun {
@@ -56,8 +59,9 @@ export async function runCore(): Promise<CoreRun> {
   };
   const started = now();
   try {
-    if (ONLY === 'waves' || ONLY === 'churn') {
-      await timed(ONLY, () => (ONLY === 'waves' ? wavesBlock(fixture, report) : churnBlock(fixture, report)));
+    if (ONLY === 'waves' || ONLY === 'churn' || ONLY === 'overload') {
+      const block = { waves: wavesBlock, churn: churnBlock, overload: overloadBlock }[ONLY];
+      await timed(ONLY, () => block(fixture, report));
       return { figures: {}, lines };
     }
     // Step latency and throughput: raw Playwright and Grove (no warm pool) measured in alternating blocks.
@@ -87,6 +91,7 @@ export async function runCore(): Promise<CoreRun> {
     await timed('churn', () => churnBlock(fixture, report));
     await timed('create_warm', () => warmCreateBlock(fixture, report));
     await timed('waves', () => wavesBlock(fixture, report));
+    await timed('overload', () => overloadBlock(fixture, report));
     report.say(`chromium processes left after the servers stopped: ${allChromiumPids().length}`);
     if (failedStarts.length) report.say(`sandboxes created again for the step blocks (start page failed): ${failedStarts.length} (${failedStarts.join('; ')})`);
     results.failed_starts = failedStarts.length;

@@ -1,0 +1,97 @@
+// Overload block (issue 35): 32, then 64 episodes started at once against one server with default admission
+// control. Each episode: create (a 503 overloaded / capacity_exhausted counts as refused; no retry here, the
+// refusal is what is measured), wait for ready, 10 click steps, delete. Printed: accepted, refused with 503,
+// completed, screenshots missing (target 0: a step answers its screenshot or 503 capture_timeout, both counted
+// here as missing), the worst step past its deadline (target 0; the deadline of a 1-click step is computed as
+// browser-env/step-budget.ts does) and the server's worst event-loop delay from /metrics.
+import type { Action } from '../../protocol/action.ts';
+import { GroveApiError } from '../../client/index.ts';
+import { BrowserCreateOptions } from '../../protocol/sandbox.ts';
+import { stepBudgetMs } from '../../browser-env/step-budget.ts';
+import type { Fixture } from './fixture.ts';
+import { clickAction, createBody, startServer, type Server } from './server.ts';
+import { now, QUICK, r2, type Report } from './stats.ts';
+
+const STEPS = QUICK ? 3 : 10;
+const WAVES = QUICK ? [8, 16] : [32, 64];
+
+interface Tally {
+  accepted: number;
+  refused: number;
+  failedStart: number;
+  completed: number;
+  stepErrors: number;
+  missingShots: number;
+  worstPastDeadlineMs: number;
+}
+
+async function episode(s: Server, fixture: Fixture, deadlineMs: number, t: Tally): Promise<void> {
+  let id: string;
+  try {
+    id = (await s.client.createSandbox(createBody(fixture) as never)).sandbox_id;
+  } catch (e) {
+    if (e instanceof GroveApiError && e.status === 503) t.refused++;
+    else t.failedStart++;
+    return;
+  }
+  t.accepted++;
+  try {
+    try {
+      await s.client.waitSandbox(id, 120);
+    } catch {
+      t.failedStart++;
+      return;
+    }
+    for (let i = 0; i < STEPS; i++) {
+      const t0 = now();
+      try {
+        const r = await s.client.step(id, { action: clickAction(i) as Action });
+        if (!r.observation.screenshot?.base64) t.missingShots++;
+        if (r.observation.last_action_error) t.stepErrors++;
+      } catch (e) {
+        if (e instanceof GroveApiError && e.code === 'capture_timeout') t.missingShots++;
+        else t.stepErrors++;
+      }
+      t.worstPastDeadlineMs = Math.max(t.worstPastDeadlineMs, now() - t0 - deadlineMs);
+    }
+    t.completed++;
+  } finally {
+    await s.client.deleteSandbox(id).catch(() => undefined);
+  }
+}
+
+/** The server's worst event-loop lateness so far (grove_process_event_loop_max_delay_seconds, when exported). */
+async function loopMaxMs(s: Server): Promise<number | null> {
+  const text = await (await fetch(`${s.url}/metrics`, { headers: { 'x-api-key': s.key } })).text();
+  const m = /^grove_process_event_loop_\w*max\w*\s+([0-9.e+-]+)$/m.exec(text);
+  return m ? r2(Number(m[1]) * 1000) : null;
+}
+
+export async function overloadBlock(fixture: Fixture, { results, say }: Report): Promise<void> {
+  const defaults = BrowserCreateOptions.parse({ type: 'browser', settle: false });
+  const deadlineMs = stepBudgetMs(defaults, [clickAction(0) as Action], false);
+  for (const n of WAVES) {
+    const s = await startServer(['--max-sandboxes', '64']);
+    try {
+      const t: Tally = { accepted: 0, refused: 0, failedStart: 0, completed: 0, stepErrors: 0, missingShots: 0, worstPastDeadlineMs: -Infinity };
+      const t0 = now();
+      await Promise.all(Array.from({ length: n }, () => episode(s, fixture, deadlineMs, t)));
+      const worst = t.worstPastDeadlineMs === -Infinity ? 0 : Math.max(0, Math.round(t.worstPastDeadlineMs));
+      const loop = await loopMaxMs(s);
+      Object.assign(results, {
+        [`overload_${n}_accepted`]: t.accepted,
+        [`overload_${n}_refused_503`]: t.refused,
+        [`overload_${n}_completed`]: t.completed,
+        [`overload_${n}_screenshots_missing`]: t.missingShots,
+        [`overload_${n}_worst_step_past_deadline_ms`]: worst,
+      });
+      say(
+        `overload ${n} episodes at once: accepted ${t.accepted}, refused 503 ${t.refused}, failed starts ${t.failedStart}, ` +
+          `completed ${t.completed}, screenshots missing ${t.missingShots} (target 0), step errors ${t.stepErrors}, ` +
+          `worst step past deadline ${worst} ms (target 0), server loop max ${loop ?? 'n/a'} ms, ${Math.round((now() - t0) / 1000)} s`,
+      );
+    } finally {
+      await s.stop();
+    }
+  }
+}
