@@ -28,8 +28,11 @@ export interface ScriptedPolicyOptions {
   maxRedos?: number;
 }
 
-/** Errors after which the page was reopened on its last URL: what the action did is unknown. */
-const REOPENED = new Set(['page_unresponsive', 'page_crashed']);
+/**
+ * Action errors after which what the action did is unknown: the page was reopened on its last URL (hang, crash),
+ * or the action or its settle ran out of time (a loaded machine: a type may have typed half its text).
+ */
+const UNCERTAIN = new Set(['page_unresponsive', 'page_crashed', 'timeout', 'action_failed']);
 
 const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
 
@@ -80,6 +83,8 @@ export class ScriptedPolicy implements Policy {
   /** The plan step the last page action came from, while its effect is unconfirmed. */
   private acted: number | null = null;
   private redos = new Map<number, number>();
+  /** The plan step being typed again: its field is cleared first (it may hold half the text). */
+  private retype: number | null = null;
   private dismissTexts: string[];
   private readonly waitMs: number;
   private readonly scrollPx: number;
@@ -105,6 +110,7 @@ export class ScriptedPolicy implements Policy {
     this.blind = 0;
     this.dismissals = 0;
     this.acted = null;
+    this.retype = null;
     this.redos.clear();
     const extraDismiss = Array.isArray(task.extra?.dismiss) ? (task.extra.dismiss as unknown[]).map(String) : [];
     this.dismissTexts = [...(this.opts.dismissTexts ?? DEFAULT_DISMISS_TEXTS), ...extraDismiss];
@@ -130,21 +136,26 @@ export class ScriptedPolicy implements Policy {
   }
 
   /**
-   * After a hang or crash the page was reopened on its last URL, so the last action may or may not have taken
-   * effect. When the next step's target is on screen it did; otherwise, when the acted-on step's target is back
-   * (or it had none: a key, a tab switch), that step is taken again, a bounded number of times.
+   * The last action failed in a way that leaves its effect unknown (a hang or crash reopened the page on its last
+   * URL; the action or its settle ran out of time). A type is typed again into its cleared field (typing again
+   * is idempotent). Otherwise, when the next step's target is on screen the action took effect; else, when the
+   * acted-on step's target is back (or it had none: a key, a tab switch), that step is taken again. Bounded.
    */
-  private redoAfterReopen(obs: Observation, som: SomElement[]): void {
+  private redoAfterFailure(obs: Observation, som: SomElement[], ctx: PolicyStepContext): void {
     const from = this.acted;
-    if (from === null || !obs.last_action_error || !REOPENED.has(obs.last_action_error.code)) return;
+    const err = ctx.lastActions?.find((a) => a.error)?.error ?? obs.last_action_error;
+    if (from === null || !err || !UNCERTAIN.has(err.code)) return;
+    const step = this.plan[from];
+    const prev = this.targetOf(step);
+    const typed = step !== undefined && 'type' in step;
     const next = this.targetOf(this.plan[this.index]);
-    if (next && findTarget(som, next.target, next.tags)) return;
-    const prev = this.targetOf(this.plan[from]);
+    if (!typed && next && findTarget(som, next.target, next.tags)) return;
     if (prev && !findTarget(som, prev.target, prev.tags)) return;
     const n = (this.redos.get(from) ?? 0) + 1;
     if (n > this.maxRedos) return;
     this.redos.set(from, n);
     this.index = from;
+    if (typed) this.retype = from;
     this.found();
   }
 
@@ -160,7 +171,7 @@ export class ScriptedPolicy implements Policy {
     }
     this.blind = 0;
     const som = obs.som;
-    this.redoAfterReopen(obs, som);
+    this.redoAfterFailure(obs, som, ctx);
 
     // Popups first: a modal covers the page, so its targets are not in the SoM list anyway.
     const popup = som.find((e) => e.tag === 'button' && this.dismissTexts.some((d) => norm(d) === norm(e.text)));
@@ -213,8 +224,10 @@ export class ScriptedPolicy implements Policy {
       const p = centre(el);
       if (isType) {
         const t = step.type;
+        const clear = t.clear || this.retype === this.index;
+        this.retype = null;
         return act(`Type "${t.value}" into "${el.text}" (label ${el.label}).`, {
-          action: 'type', text: t.value, x: p.x, y: p.y, space: 'css_px', ...(t.clear ? { clear: true } : {}), ...(t.submit ? { submit: true } : {}),
+          action: 'type', text: t.value, x: p.x, y: p.y, space: 'css_px', ...(clear ? { clear: true } : {}), ...(t.submit ? { submit: true } : {}),
         });
       }
       return act(`Click "${el.text}" (label ${el.label}).`, { action: 'click', x: p.x, y: p.y, space: 'css_px' });

@@ -99,6 +99,28 @@ describe('ScriptedPolicy', () => {
     expect((await p.next(obs([]), ctx)).actions![0]).toEqual({ action: 'answer', text: 'ok' });
   });
 
+  it('types again into the cleared field after a type timed out (half the text may be in it)', async () => {
+    const p = new ScriptedPolicy();
+    p.start(task([{ type: { text: 'Description', value: 'charged twice' } }, { click: { text: 'Submit' } }, { answer: 'ok' }]));
+    const form = [el(0, 'textarea', 'Description', 10, 10, 200, 40), el(1, 'button', 'Submit', 10, 100)];
+    const typed = (await p.next(obs(form), ctx)).actions![0];
+    expect(typed).toEqual({ action: 'type', text: 'charged twice', x: 110, y: 30, space: 'css_px' });
+    const timedOut = { ...obs(form), last_action_error: { code: 'timeout', message: 'action type did not finish within 7314 ms' } };
+    const lastActions = [{ action: typed, error: timedOut.last_action_error, ms: 7400 }];
+    // "Submit" is on screen, but a type that ran out of time is typed again, into the cleared field.
+    expect((await p.next(timedOut, { ...ctx, lastActions })).actions![0]).toEqual({ ...typed, clear: true });
+    expect((await p.next(obs(form), ctx)).actions![0]).toMatchObject({ action: 'click', x: 50, y: 110 });
+  });
+
+  it('goes on after a click whose settle timed out when the next target shows it took effect', async () => {
+    const p = new ScriptedPolicy();
+    p.start(task([{ click: { text: 'Support' } }, { type: { text: 'Full name', value: 'Maria' } }, { answer: 'ok' }]));
+    await p.next(obs([el(0, 'a', 'Support')]), ctx);
+    const err = { code: 'timeout', message: 'settle after click did not finish within 3000 ms' };
+    const d = await p.next({ ...obs([el(1, 'input', 'Full name')]), last_action_error: err }, ctx);
+    expect(d.actions![0]).toMatchObject({ action: 'type', text: 'Maria' });
+  });
+
   it('takes a step again at most maxRedos times', async () => {
     const p = new ScriptedPolicy({ maxRedos: 2 });
     p.start(task([{ click: { text: 'Go' } }, { click: { text: 'Done' } }, { answer: 'ok' }]));
