@@ -1,6 +1,8 @@
 // How a pool's Chromium processes are started: the flags, the environment (TMPDIR = the process's artifacts folder)
 // and the launch options. Which process to start, and when, is the pool's business (pool.ts, pool-process.ts).
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { childProcessEnv } from '../sandbox/config.ts';
 import type { Logger } from '../sandbox/log.ts';
@@ -25,6 +27,9 @@ export const CHROMIUM_FLAGS = [
  */
 export const MAX_CHROMIUM_TMPDIR = 107 - '/org.chromium.Chromium.XXXXXX/SingletonSocket'.length;
 
+/** What a process's artifacts folder adds to the root: `/<12-hex token>.<n>`. */
+const ARTIFACTS_NAME_MAX = '/0123456789ab.999'.length;
+
 export interface ChromiumLaunchConfig {
   executablePath: string;
   /** Holds `artifacts/` (each process's download staging folder and TMPDIR). */
@@ -46,9 +51,18 @@ export class ChromiumLauncher {
     private readonly log: Logger,
   ) {}
 
-  /** Where the pool's processes keep their artifacts folders (`<token>.<n>`). */
+  /**
+   * Where the pool's processes keep their artifacts folders (`<token>.<n>`, each also its Chromium's TMPDIR):
+   * `<dataDir>/artifacts`, or, when that is too deep for Chromium's socket path, a folder in the server's TMPDIR named
+   * after the data folder. Either way Chromium's own temporary folders land where the restart cleanup and the
+   * watchdog (which remove the folders of dead pools' tokens) look: left in the bare TMPDIR, a folder Chromium's exit
+   * had already unlinked from its profile stayed behind after a SIGKILL.
+   */
   artifactsRoot(): string {
-    return join(this.cfg.dataDir, 'artifacts');
+    const root = join(this.cfg.dataDir, 'artifacts');
+    if (root.length + ARTIFACTS_NAME_MAX <= MAX_CHROMIUM_TMPDIR) return root;
+    // Short: the TMPDIR's own length counts against the same limit.
+    return join(tmpdir(), `grove-a-${createHash('sha256').update(resolve(root)).digest('hex').slice(0, 10)}`);
   }
 
   /** Launches one Chromium; `marker` is the flag that finds its root process, `artifactsDir` must exist. */
@@ -71,7 +85,8 @@ export class ChromiumLauncher {
   /**
    * Chromium's environment: TMPDIR is the process's own artifacts folder, so the temporary folders Chromium makes
    * (its singleton socket folder, which a killed browser leaves behind) go where crash and restart cleanup look.
-   * A dataDir too deep for a socket path keeps the inherited TMPDIR (and says so once).
+   * An artifacts folder still too deep for a socket path (the server's TMPDIR is deep too, see artifactsRoot) keeps
+   * the inherited TMPDIR (and says so once).
    */
   private chromiumEnv(artifactsDir: string): Record<string, string> {
     const env = this.cfg.env ?? childProcessEnv();
