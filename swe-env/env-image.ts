@@ -134,7 +134,7 @@ export interface EnvImageResult {
 const building = new Map<string, Promise<void>>();
 
 /** Builds (or finds) the environment image of a row, once per image in this process however many ask. Needs root and podman. */
-export async function ensureEnvImage(repo: string, version: string, row: SweSpecRow, index: PackageIndex): Promise<EnvImageResult> {
+export async function ensureEnvImage(repo: string, version: string, row: SweSpecRow, index: PackageIndex, o: { noCache?: boolean } = {}): Promise<EnvImageResult> {
   const t0 = performance.now();
   if (!existsSync(PODMAN)) throw new EnvBuildError('no_podman', `environment images need podman (${PODMAN}): apt-get install podman runc, then scripts/swe-images.sh`);
   const plan = await planEnvImage(repo, version, row, index);
@@ -145,18 +145,18 @@ export async function ensureEnvImage(repo: string, version: string, row: SweSpec
   }
   const exists = await run(PODMAN, ['image', 'exists', plan.image]).then(() => true, () => false);
   if (exists) return { image: plan.image, built: false, ms: performance.now() - t0 };
-  const p = buildImage(plan, repo, version).finally(() => building.delete(plan.image));
+  const p = buildImage(plan, repo, version, o.noCache === true).finally(() => building.delete(plan.image));
   building.set(plan.image, p);
   await p;
   return { image: plan.image, built: true, ms: performance.now() - t0 };
 }
 
-async function buildImage(plan: EnvImagePlan, repo: string, version: string): Promise<void> {
+async function buildImage(plan: EnvImagePlan, repo: string, version: string, noCache: boolean): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'grove-swe-env-'));
   try {
     await writeFile(path.join(dir, 'Containerfile'), plan.containerfile);
     for (const [name, text] of Object.entries(plan.files)) await writeFile(path.join(dir, name), text);
-    const args = ['build', '--pull=never', '--network=host', '--layers', '-t', plan.image, '-f', path.join(dir, 'Containerfile'), ...plan.mounts.flatMap((m) => ['-v', m]), dir];
+    const args = ['build', '--pull=never', '--network=host', noCache ? '--no-cache' : '--layers', '-t', plan.image, '-f', path.join(dir, 'Containerfile'), ...plan.mounts.flatMap((m) => ['-v', m]), dir];
     await run(PODMAN, args, { maxBuffer: 64 * 1024 * 1024, timeout: 3_600_000 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
       const out = `${err.stdout ?? ''}\n${err.stderr ?? ''}`.trim().split('\n').slice(-15).join('\n');
       throw new EnvBuildError('build_failed', `building the environment of ${repo} ${version} failed:\n${out}`);
