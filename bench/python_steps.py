@@ -13,6 +13,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from grove_client import AsyncClient, Client, GroveApiError  # noqa: E402
 
+START_TRIES = 5
+
+
+def start(c: Client, body: dict) -> str:
+    """A ready sandbox; a start refused for now (browser_start_timeout / overloaded: 503) is tried again."""
+    for attempt in range(START_TRIES):
+        sid = c.create_sandbox(**body)["sandbox_id"]
+        try:
+            c.wait_ready(sid, 120)
+            return sid
+        except GroveApiError as e:
+            c.delete_sandbox(sid)
+            if not e.retryable or attempt == START_TRIES - 1:
+                raise
+            time.sleep(2 ** attempt)
+    raise AssertionError("unreachable")
+
+
+async def start_async(c: AsyncClient, body: dict) -> str:
+    for attempt in range(START_TRIES):
+        sid = (await c.create_sandbox(**body))["sandbox_id"]
+        try:
+            await c.wait_ready(sid, 120)
+            return sid
+        except GroveApiError as e:
+            await c.delete_sandbox(sid)
+            if not e.retryable or attempt == START_TRIES - 1:
+                raise
+            await asyncio.sleep(2 ** attempt)
+    raise AssertionError("unreachable")
+
 
 def action(i: int) -> dict:
     return {"action": "click", "x": 60 + (i % 8) * 150, "y": 40 + ((i // 8) % 6) * 64, "space": "css_px"}
@@ -21,9 +52,7 @@ def action(i: int) -> dict:
 def run_threads(a) -> float:
     mode = "binary" if a.screenshot == "binary" else None
     with Client(a.url, a.key) as c:
-        ids = [c.create_sandbox(**a.body)["sandbox_id"] for _ in range(a.envs)]
-        for sid in ids:
-            c.wait_ready(sid, 120)
+        ids = [start(c, a.body) for _ in range(a.envs)]
         go = threading.Barrier(a.envs + 1)
         errors: list = []
         missing: list = []
@@ -62,9 +91,7 @@ def run_threads(a) -> float:
 async def run_async(a) -> float:
     mode = "binary" if a.screenshot == "binary" else None
     async with AsyncClient(a.url, a.key) as c:
-        ids = [(await c.create_sandbox(**a.body))["sandbox_id"] for _ in range(a.envs)]
-        for sid in ids:
-            await c.wait_ready(sid, 120)
+        ids = [await start_async(c, a.body) for _ in range(a.envs)]
 
         missing: list = []
 

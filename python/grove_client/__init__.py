@@ -8,12 +8,12 @@
 from ._core import RetryPolicy, screenshot_bytes
 from .aio import AsyncClient, AsyncSandbox
 from .client import DEFAULT_URL, Client, Sandbox
-from .errors import GroveApiError, SandboxFailedError
+from .errors import CaptureTimeoutError, EpisodeEndedError, GroveApiError, SandboxFailedError
 from .images import to_array
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsyncClient", "AsyncSandbox", "Client", "DEFAULT_URL", "GroveApiError", "RetryPolicy", "Sandbox",
+    "AsyncClient", "AsyncSandbox", "CaptureTimeoutError", "Client", "EpisodeEndedError", "DEFAULT_URL", "GroveApiError", "RetryPolicy", "Sandbox",
     "SandboxFailedError", "screenshot_bytes", "to_array", "__version__",
 ]

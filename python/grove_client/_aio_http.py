@@ -7,7 +7,7 @@ import asyncio
 import ssl
 from collections import deque
 
-from ._core import RETRY_STATUSES, Answer, Endpoint, Request, RetryPolicy, error_of
+from ._core import Answer, Endpoint, Request, RetryPolicy, error_of, may_retry
 from .errors import GroveApiError
 
 
@@ -122,7 +122,7 @@ class AsyncTransport:
             if 200 <= ans.status < 300:
                 return ans
             err = error_of(ans)
-            if ans.status in RETRY_STATUSES and attempt < self.retry.max_retries:
+            if may_retry(req, err) and attempt < self.retry.max_retries:
                 await asyncio.sleep(self.retry.delay(attempt, err.retry_after))
                 attempt += 1
                 continue

@@ -11,7 +11,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from ._multipart import parse_multipart
 from ._routes import BY_ID
-from .errors import GroveApiError
+from .errors import CaptureTimeoutError, GroveApiError
 
 USER_AGENT = "grove-client-python/0.1.0"
 #: Answers that mean "not now": the server did no work, so any request may be sent again.
@@ -116,14 +116,25 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def error_of(answer: Answer) -> GroveApiError:
-    """The typed error of a non-2xx answer (Grove bodies are ``{"error": {"code", "message"}}``)."""
+    """The typed error of a non-2xx answer (Grove bodies are ``{"error": {"code", "message", "details"?}}``)."""
     code, message = f"http_{answer.status}", answer.body[:500].decode("utf-8", "replace") or f"HTTP {answer.status}"
+    details = None
     try:
         err = json.loads(answer.body)["error"]
         code, message = str(err["code"]), str(err["message"])
-    except (ValueError, KeyError, TypeError):
+        details = err.get("details") if isinstance(err.get("details"), dict) else None
+    except (ValueError, KeyError, TypeError, AttributeError):
         pass
+    if code == "capture_timeout":
+        return CaptureTimeoutError(answer.status, code, message, _retry_after(answer.headers), details)
     return GroveApiError(answer.status, code, message, _retry_after(answer.headers))
+
+
+def may_retry(req: Request, err: GroveApiError) -> bool:
+    """A 503/429 is sent again — except a step (any non-GET) whose capture timed out: its actions ran already."""
+    if err.status not in RETRY_STATUSES:
+        return False
+    return not (err.code == "capture_timeout" and req.method != "GET")
 
 
 def decode_json(answer: Answer) -> Any:

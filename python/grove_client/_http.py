@@ -7,7 +7,7 @@ import ssl
 import threading
 import time
 
-from ._core import RETRY_STATUSES, Answer, Endpoint, Request, RetryPolicy, error_of
+from ._core import Answer, Endpoint, Request, RetryPolicy, error_of, may_retry
 from .errors import GroveApiError
 
 # A reused keep-alive connection the server closed meanwhile fails with one of these before any answer.
@@ -75,7 +75,7 @@ class SyncTransport:
             if 200 <= ans.status < 300:
                 return ans
             err = error_of(ans)
-            if ans.status in RETRY_STATUSES and attempt < self.retry.max_retries:
+            if may_retry(req, err) and attempt < self.retry.max_retries:
                 time.sleep(self.retry.delay(attempt, err.retry_after))
                 attempt += 1
                 continue

@@ -25,7 +25,8 @@ class Route:
 
 _SANDBOX_INFO = ("sandbox_id", "type", "status", "created_at", "last_used_at", "expires_at", "steps", "labels", "error", "shell", "claw")
 _OBSERVATION = (
-    "step", "url", "title", "tabs", "viewport", "screenshot", "last_action_error", "events", "som", "accessibility", "timings",
+    "step", "url", "title", "tabs", "viewport", "screenshot", "last_action_error", "events", "som", "scroll", "focused",
+    "accessibility", "timings",
     "settle",
 )
 _OBS_OPTIONS = ("screenshot", "som", "accessibility", "som_overlay")

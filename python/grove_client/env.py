@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 
 from ._core import screenshot_bytes
 from .client import DEFAULT_URL, Client
-from .errors import EpisodeEndedError, GroveApiError
+from .errors import CaptureTimeoutError, EpisodeEndedError, GroveApiError
 from .images import to_array
 
 try:  # optional
@@ -128,6 +128,9 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
                 raise
 
     def step(self, action: Any) -> tuple[dict, Any, bool, bool, dict]:
+        """One step. Raises ``CaptureTimeoutError`` (503 ``capture_timeout``) when its screenshot could not be
+        captured in time: the action ran (``e.details["actions"]``); read ``observation()`` after ``e.retry_after``
+        seconds, never step the same action again."""
         if self.sandbox_id is None:
             raise RuntimeError("call reset() first")
         if self._ended:
@@ -156,7 +159,13 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
             reward = None if ev["reward"] is None else float(ev["reward"])
             info.update(evaluation=ev, judge_error=ev["judge_error"], dropped=ev["dropped"],
                         termination=ev["termination"])
-        return self._obs(r["observation"]), reward, terminated, truncated, info
+        return self._obs(r["observation"], executed=True), reward, terminated, truncated, info
+
+    def observation(self) -> dict:
+        """The current observation, captured now (after a ``CaptureTimeoutError``: what the step led to)."""
+        if self.sandbox_id is None:
+            raise RuntimeError("call reset() first")
+        return self._obs(self.client.observation(self.sandbox_id, screenshot=self._wire(), som=self.som))
 
     def evaluate(self, answer: str | None = None) -> dict:
         """The task's reward now (the server's judge), e.g. for an episode the caller ends itself."""
@@ -180,8 +189,14 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
     def _wire(self) -> str:
         return "none" if self.screenshot_mode == "none" else "binary"
 
-    def _obs(self, raw: Mapping[str, Any]) -> dict:
+    def _obs(self, raw: Mapping[str, Any], executed: bool = False) -> dict:
         shot = screenshot_bytes(raw)
+        if shot is None and self.screenshot_mode != "none":
+            # The server answers 503 capture_timeout rather than an observation without its screenshot; an older
+            # server's silent gap is the same explicit error here: a policy must never be fed nothing.
+            why = (raw.get("last_action_error") or {}).get("message", "no screenshot was captured")
+            raise CaptureTimeoutError(0, "capture_timeout", f"the observation has no screenshot: {why}", None,
+                                      {"executed": executed, "step": raw.get("step"), "url": raw.get("url")})
         obs = {
             "url": raw["url"], "title": raw["title"], "tabs": raw["tabs"], "step": raw["step"],
             "last_action_error": raw.get("last_action_error"), "som": raw.get("som"),

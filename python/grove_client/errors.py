@@ -63,7 +63,32 @@ class EpisodeEndedError(RuntimeError):
     contract; a ``RuntimeError`` as before, now a type of its own to catch)."""
 
 
-class MissingScreenshotError(GroveApiError):
-    """An observation came back without the screenshot that was asked for (the capture failed within the step's
-    deadline). ``code`` / ``message`` are the server's reason. The action itself ran: the sandbox is usable and
-    ``observation()`` asks for a fresh capture."""
+class CaptureTimeoutError(GroveApiError):
+    """``503 capture_timeout``: the screenshot of a step or observation could not be captured within its deadline
+    (an overloaded machine). The server never answers an observation without the screenshot that was asked for.
+
+    For a step the actions **did run** (``executed`` true; ``details["actions"]`` are the resolved actions, with
+    ``done``, ``answer``, ``step``, ``url``): never send the step again (it would act twice) — wait ``retry_after``
+    seconds and read ``observation()``. The clients never retry a step that answered this; an observation (a read)
+    is retried like any 503.
+    """
+
+    def __init__(self, status: int, code: str, message: str, retry_after: float | None = None, details: dict | None = None) -> None:
+        super().__init__(status, code, message, retry_after)
+        self.details = details or {}
+
+    @property
+    def executed(self) -> bool:
+        return bool(self.details.get("executed"))
+
+    @property
+    def retryable(self) -> bool:
+        """Only what did not run may be sent again (an observation); a step that ran must not."""
+        return not self.executed
+
+    def __reduce__(self):
+        return (type(self), (self.status, self.code, self.message, self.retry_after, self.details))
+
+
+#: Former name (an observation without its screenshot is now this explicit error).
+MissingScreenshotError = CaptureTimeoutError

@@ -256,3 +256,59 @@ def test_creation_error_statuses_follow_the_servers_catalog():
     import pickle
 
     assert pickle.loads(pickle.dumps(e)).status == 503
+
+
+def test_a_step_whose_capture_timed_out_is_raised_never_sent_again():
+    """503 capture_timeout (the contract: never an observation without its screenshot): a step's actions ran, so the
+    client raises CaptureTimeoutError with what ran and does not resend it; an observation (a read) is retried.
+    Against a peer answering the server's wire format for it."""
+    import http.server
+    import json as _json
+
+    from grove_client import CaptureTimeoutError
+
+    seen = []
+    details = {"executed": True, "actions": [{"action": CLICK, "error": None, "ms": 3}], "done": False, "step": 4, "url": "http://a/"}
+
+    class Peer(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def answer(self, status, body):
+            data = _json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            if status == 503:
+                self.send_header("retry-after", "0")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            seen.append(("POST", self.path))
+            self.answer(503, {"error": {"code": "capture_timeout", "message": "no capture in time", "details": details}})
+
+        def do_GET(self):  # noqa: N802
+            seen.append(("GET", self.path))
+            if sum(1 for m, p in seen if p == self.path) == 1:
+                self.answer(503, {"error": {"code": "capture_timeout", "message": "no capture in time", "details": {"executed": False}}})
+            else:
+                self.answer(200, {"step": 4, "url": "http://a/", "title": "", "tabs": [], "screenshot": {"mime": "image/png", "base64": "AAAA"}})
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Peer)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with Client(f"http://127.0.0.1:{srv.server_address[1]}", "k" * 8) as c:
+            with pytest.raises(CaptureTimeoutError) as e:
+                c.step("sb_x", CLICK)
+            assert seen == [("POST", "/sandboxes/sb_x/step")]  # sent once
+            assert (e.value.status, e.value.code, e.value.retry_after, e.value.executed) == (503, "capture_timeout", 0.0, True)
+            assert e.value.details["actions"][0]["action"] == CLICK and e.value.retryable is False
+            assert c.observation("sb_x")["step"] == 4  # the read was retried
+            assert [p for _, p in seen[1:]] == ["/sandboxes/sb_x/observation"] * 2
+    finally:
+        srv.shutdown()
+        srv.server_close()
