@@ -142,3 +142,15 @@ describe('process signals', () => {
     expect(diffSnapshots(b, b)).toEqual([]);
   });
 });
+
+describe('log parsers equal to SWE-bench', () => {
+  it('gives the status maps SWE-bench\'s own parsers give for the same logs', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { LOG_PARSERS } = await import('../../swe-env/log-parsers.ts');
+    const file = JSON.parse(readFileSync(new URL('./fixtures/parser-cases.json', import.meta.url), 'utf8')) as { cases: Record<string, { log: string; expected: Record<string, string> }> };
+    expect(Object.keys(file.cases).sort()).toEqual(['django', 'matplotlib', 'pytest', 'pytest_options', 'pytest_v2', 'seaborn', 'sympy']);
+    for (const [name, c] of Object.entries(file.cases)) {
+      expect({ name, map: LOG_PARSERS[name as keyof typeof LOG_PARSERS](c.log) }).toEqual({ name, map: c.expected });
+    }
+  });
+});
