@@ -3,7 +3,8 @@
 // Grove copies none of that code: it reads the yaml here, and runs the rest from DIR (pyenv.ts, services.ts, grade.ts).
 // Every task gets a status: `ready`, or `skipped` with one stable reason naming exactly what is missing
 // (needs_internet:<service>, missing_file:<path relative to DIR>, missing_grader, missing_python_dep:<module>,
-// not_yet:<kind> for the task kinds this path does not run yet, invalid_yaml).
+// not_yet:<kind> for the task kinds this path does not run yet, invalid_yaml). Multi-turn tasks (user_agent) run
+// with the checkout's own simulated user (driver user_turn) on the caller's user model.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -48,7 +49,8 @@ export interface ClawEvalTask {
   services: ClawEvalService[];
   max_turns: number;
   timeout_s: number;
-  user_agent: boolean;
+  /** A simulated user (Claw-Eval's user_agent) answers when the agent stops calling tools, up to max_rounds. */
+  user_agent?: { persona: string; max_rounds: number };
   /** The grader (or the peer grader it loads) calls the judge: runs need a judge endpoint. */
   needs_judge: boolean;
   status: 'ready' | 'skipped';
@@ -126,7 +128,7 @@ function graderNeedsJudge(file: string, depth = 0): boolean {
 
 export function loadClawEvalTask(root: string, yamlPath: string): ClawEvalTask {
   const dir = path.dirname(yamlPath);
-  const base = { id: path.basename(dir), name: path.basename(dir), dir, yaml_path: yamlPath, category: '', prompt: '', tools: [], endpoints: [], services: [], max_turns: 20, timeout_s: 300, user_agent: false, needs_judge: false };
+  const base = { id: path.basename(dir), name: path.basename(dir), dir, yaml_path: yamlPath, category: '', prompt: '', tools: [], endpoints: [], services: [], max_turns: 20, timeout_s: 300, needs_judge: false };
   let d: Record<string, unknown>;
   try {
     d = obj(parseYaml(readFileSync(yamlPath, 'utf8')));
@@ -152,7 +154,7 @@ export function loadClawEvalTask(root: string, yamlPath: string): ClawEvalTask {
     services,
     max_turns: num(env.max_turns, 20),
     timeout_s: num(env.timeout_seconds, 300),
-    user_agent: obj(d.user_agent).enabled === true,
+    user_agent: obj(d.user_agent).enabled === true ? { persona: str(obj(d.user_agent).persona), max_rounds: num(obj(d.user_agent).max_rounds, 3) } : undefined,
     needs_judge: graderNeedsJudge(path.join(dir, 'grader.py')),
     status: 'ready',
   };
@@ -160,7 +162,6 @@ export function loadClawEvalTask(root: string, yamlPath: string): ClawEvalTask {
   const net = services.find((s) => INTERNET_SERVICES.has(s.name));
   if (net) reason ??= `needs_internet:${net.name}`;
   reason ??= missingFile(root, dir, d, services);
-  if (task.user_agent) reason ??= 'not_yet:user_agent';
   if (services.length === 0) reason ??= 'not_yet:sandbox_tools';
   if (arr(obj(d.prompt).attachments).length) reason ??= 'not_yet:multimodal';
   const endpointTools = new Set(task.endpoints.map((e) => e.tool_name));

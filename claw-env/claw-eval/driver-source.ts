@@ -4,6 +4,7 @@
 //   supervise DIR SPEC   runs each service of SPEC ({"services":[{"name","script","uds","env"}]}) as `serve`
 //   serve DIR SCRIPT UDS loads SCRIPT's FastAPI `app` (without its __main__ block) and serves it on a Unix socket
 //   grade DIR YAML IN OUT  the task's own grader over the trace in IN; scores from the checkout's compute_task_score
+//   user_turn DIR IN OUT   the checkout's simulated user (runner/user_agent.py UserAgent): its reply, or null when done
 // Everything the graders print goes to stderr; answers are JSON files or stdout only.
 export const DRIVER_PY = String.raw`
 import ast, importlib.util, inspect, json, os, subprocess, sys, time, traceback
@@ -128,7 +129,24 @@ def grade(root, yaml_path, in_path, out_path):
     json.dump(out, open(out_path, "w"))
     real_stdout.flush()
 
+def user_turn(root, in_path, out_path):
+    setup(root)
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr
+    req = json.load(open(in_path))
+    try:
+        from claw_eval.models.message import Message
+        from claw_eval.runner.user_agent import UserAgent
+        m = req["model"]
+        ua = UserAgent(model_id=m["model"], api_key=m.get("api_key") or "dummy", base_url=m["base_url"])
+        text = ua.generate_response(persona=req["persona"], conversation_messages=[Message.model_validate(x) for x in req["messages"]])
+        out = {"text": text}
+    except Exception as exc:
+        out = {"error": "%s: %s" % (type(exc).__name__, exc)}
+    json.dump(out, open(out_path, "w"))
+    real_stdout.flush()
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"probe": probe, "serve": serve, "supervise": supervise, "grade": grade}[cmd](*args)
+    {"probe": probe, "serve": serve, "supervise": supervise, "grade": grade, "user_turn": user_turn}[cmd](*args)
 `;

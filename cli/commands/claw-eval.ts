@@ -10,7 +10,8 @@ import { failure, intOption, list, usageError, valueError, type CommandIO, type 
 export const CLAW_EVAL_USAGE = `grove claw tasks --claw-eval DIR [--ids ID[,ID]] [--json] [--cache DIR] [--index-url URL] [--python PY]
 grove claw run --claw-eval DIR --policy URL --model M [--policy-key K] [--ids ID[,ID]] [--limit N]
     [--trials K] [--concurrency N] [--out DIR] [--error-rate R]
-    [--judge-url URL --judge-model M [--judge-key K]] [--cache DIR] [--index-url URL] [--python PY]
+    [--judge-url URL --judge-model M [--judge-key K]] [--user-url URL --user-model M [--user-key K]]
+    [--cache DIR] [--index-url URL] [--python PY]
 
 --claw-eval DIR: a checkout of Claw-Eval (tasks/<id>/task.yaml, grader.py, mock_services/, src/claw_eval). Grove runs
 its code from DIR: each trial starts the task's mock services (their FastAPI apps) in a bubblewrap sandbox without
@@ -18,8 +19,9 @@ network, reached only through Grove's tool bridge; the task's own grader.py scor
 LLMJudge on --judge-url) and compute_task_score combines it. The checkout's Python environment is built once from
 the package index (pip's configuration, or --index-url) and cached under --cache (default ~/.cache/grove).
 Tasks Grove cannot run are listed by reason: needs_internet:<service>, missing_file:<path>,
-missing_python_dep:<module>, not_yet:<kind> (user_agent, sandbox_tools, multimodal). --error-rate sets the mock
-services' ERROR_RATE where the task sets none (Claw-Eval's default is 0).`;
+missing_python_dep:<module>, not_yet:<kind> (sandbox_tools, multimodal). Multi-turn tasks (user_agent) answer the
+agent with the checkout's simulated user on --user-url/--user-model. --error-rate sets the mock services'
+ERROR_RATE where the task sets none (Claw-Eval's default is 0).`;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -92,6 +94,9 @@ export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Pr
     if (tasks.length === 0) return valueError(u, 'no ready task matches the selection');
     const judged = tasks.filter((t) => t.needs_judge);
     if (judged.length && !v['judge-url']) return usageError(u, `${judged.length} selected task(s) are graded with a judge (${judged.slice(0, 3).map((t) => t.id).join(', ')}${judged.length > 3 ? ', …' : ''}): give --judge-url and --judge-model, or select others with --ids`);
+    if (v['user-url'] && !v['user-model']) return usageError(u, '--user-model is required with --user-url');
+    const multi = tasks.filter((t) => t.user_agent);
+    if (multi.length && !v['user-url']) return usageError(u, `${multi.length} selected task(s) talk with a simulated user (${multi.slice(0, 3).map((t) => t.id).join(', ')}${multi.length > 3 ? ', …' : ''}): give --user-url and --user-model, or select others with --ids`);
     const [{ runClawEval, clawEvalReportText }, { ChatClawEvalPolicy }] = await Promise.all([import('../../runner/claw-eval/run.ts'), import('../../runner/claw-eval/trial.ts')]);
     const { report } = await runClawEval({
       root: p.root,
@@ -103,6 +108,7 @@ export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Pr
       out: v.out as string | undefined,
       errorRate,
       policy: new ChatClawEvalPolicy({ baseURL: v.policy as string, model: v.model as string, apiKey: v['policy-key'] as string | undefined }),
+      userModel: v['user-url'] ? { base_url: v['user-url'] as string, model: v['user-model'] as string, api_key: v['user-key'] as string | undefined } : undefined,
       judge: v['judge-url'] ? { base_url: v['judge-url'] as string, model: v['judge-model'] as string, api_key: v['judge-key'] as string | undefined } : undefined,
       onTrial: (r, done, total) => io.err(`[${done}/${total}] ${r.task_id} #${r.trial}: ${r.grade ? `score ${r.grade.task_score}${r.grade.passed ? ' pass' : ''}` : `errored (${r.error})`} (${r.tool_calls} calls)\n`),
     });

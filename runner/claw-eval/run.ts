@@ -97,7 +97,7 @@ export function traceJsonl(task: ClawEvalTask, trial: ClawEvalTrialResult, model
     if (m.role === 'assistant') for (const b of m.content) if (b.type === 'tool_use' && t.dispatches[d]) ev.push({ type: 'tool_dispatch', trace_id: id, ...t.dispatches[d++] });
   }
   for (const [service_name, audit_data] of Object.entries(t.audit_data)) ev.push({ type: 'audit_snapshot', trace_id: id, service_name, audit_url: '', audit_data });
-  ev.push({ type: 'trace_end', trace_id: id, total_turns: trial.turns, failure_modes: trial.error ? [trial.error] : [] });
+  ev.push({ type: 'trace_end', trace_id: id, total_turns: trial.turns, failure_modes: trial.error ? [trial.error] : [], user_agent_rounds: trial.user_rounds ?? 0, user_agent_max_rounds: task.user_agent?.max_rounds ?? 0 });
   if (trial.grade) ev.push({ type: 'grading_result', trace_id: id, task_id: task.id, scores: trial.grade.scores, task_score: trial.grade.task_score, passed: trial.grade.passed });
   return ev.map((e) => JSON.stringify(e)).join('\n') + '\n';
 }

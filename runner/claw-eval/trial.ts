@@ -6,6 +6,7 @@ import type { ClawEvalTask } from '../../claw-env/claw-eval/checkout.ts';
 import { gradeClawEvalTrial, toolResultBlock, type ClawEvalGrade, type ClawEvalJudgeConfig, type ClawEvalMessage, type ClawEvalTrace } from '../../claw-env/claw-eval/grade.ts';
 import type { ClawEvalPython } from '../../claw-env/claw-eval/pyenv.ts';
 import { ClawEvalServiceSet } from '../../claw-env/claw-eval/services.ts';
+import { simulatedUserTurn, type ClawEvalUserModel } from '../../claw-env/claw-eval/user-agent.ts';
 import { ChatClient, type ChatClientOptions, type ChatMessage, type ToolDef } from '../../vlm-client/client.ts';
 
 export interface ClawEvalDecision {
@@ -53,6 +54,8 @@ export interface ClawEvalTrialOptions {
   driver: string;
   policy: ClawEvalPolicy;
   judge?: ClawEvalJudgeConfig;
+  /** The simulated user's model, for tasks with user_agent. */
+  userModel?: ClawEvalUserModel;
   errorRate?: number;
   signal?: AbortSignal;
 }
@@ -62,6 +65,8 @@ export interface ClawEvalTrialResult {
   trial: number;
   turns: number;
   tool_calls: number;
+  /** Messages the simulated user sent (user_agent tasks). */
+  user_rounds?: number;
   trace?: ClawEvalTrace;
   grade?: Extract<ClawEvalGrade, { scores: unknown }>;
   error?: string;
@@ -82,7 +87,7 @@ function parseArgs(s: string): Record<string, unknown> {
 }
 
 /** The episode: services up, the policy's turns through the tool bridge, audit read, services down. */
-export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalTrialOptions): Promise<{ trace: ClawEvalTrace; turns: number }> {
+export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalTrialOptions): Promise<{ trace: ClawEvalTrace; turns: number; userRounds: number }> {
   const services = new ClawEvalServiceSet(task, { root: o.root, python: o.python, driver: o.driver, errorRate: o.errorRate });
   const endpoints = new Map(task.endpoints.map((e) => [e.tool_name, e]));
   const tools = toolDefs(task);
@@ -92,6 +97,7 @@ export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalT
   ];
   const trace: ClawEvalTrace = { messages: [{ role: 'user', content: [{ type: 'text', text: task.prompt }] }], dispatches: [], audit_data: {} };
   let turns = 0;
+  let userRounds = 0;
   try {
     await services.start(o.signal);
     while (turns < task.max_turns) {
@@ -101,7 +107,18 @@ export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalT
       const assistant: ClawEvalMessage = { role: 'assistant', content: [...(d.text ? [{ type: 'text' as const, text: d.text }] : []), ...calls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: c.input }))] };
       trace.messages.push(assistant);
       chat.push({ role: 'assistant', content: d.text || null, ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) } : {}) });
-      if (calls.length === 0) break;
+      if (calls.length === 0) {
+        // multi-turn: the simulated user answers until it is done or its rounds are used up (Claw-Eval's loop)
+        if (!task.user_agent || userRounds >= task.user_agent.max_rounds) break;
+        if (!o.userModel) throw new Error('the task has a simulated user (user_agent) and no user model is configured');
+        const reply = await simulatedUserTurn(task.user_agent.persona, trace.messages, { root: o.root, python: o.python, driver: o.driver, model: o.userModel });
+        if (reply === null) break;
+        userRounds++;
+        const text = `[user_agent]\n${reply}`;
+        trace.messages.push({ role: 'user', content: [{ type: 'text', text }] });
+        chat.push({ role: 'user', content: text });
+        continue;
+      }
       const results: ClawEvalMessage = { role: 'user', content: [] };
       for (const c of calls) {
         const rec = await services.callTool(endpoints, c.id, c.name, c.input);
@@ -116,13 +133,13 @@ export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalT
   } finally {
     await services.stop();
   }
-  return { trace, turns };
+  return { trace, turns, userRounds };
 }
 
 export async function runClawEvalTrial(task: ClawEvalTask, trial: number, o: ClawEvalTrialOptions): Promise<ClawEvalTrialResult> {
   let lastErr = '';
   for (let attempt = 1; attempt <= 3; attempt++) {
-    let ep: { trace: ClawEvalTrace; turns: number };
+    let ep: { trace: ClawEvalTrace; turns: number; userRounds: number };
     try {
       ep = await runEpisode(task, trial, o);
     } catch (err) {
@@ -132,7 +149,7 @@ export async function runClawEvalTrial(task: ClawEvalTask, trial: number, o: Cla
       continue;
     }
     const g = await gradeClawEvalTrial(task, ep.trace, { root: o.root, python: o.python, driver: o.driver, judge: o.judge });
-    const base = { task_id: task.id, trial, turns: ep.turns, tool_calls: ep.trace.dispatches.length, trace: ep.trace, attempts: attempt };
+    const base = { task_id: task.id, trial, turns: ep.turns, tool_calls: ep.trace.dispatches.length, user_rounds: ep.userRounds, trace: ep.trace, attempts: attempt };
     if ('error' in g) return { ...base, error: `grader: ${g.error}` };
     return { ...base, grade: g };
   }

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coverageTable, importFiles, loadClawEvalCheckout, markMissingDeps, type ClawEvalTask } from '../../claw-env/claw-eval/checkout.ts';
 import { ensureClawEvalPython, probeDeps, writeDriver, type ClawEvalPython } from '../../claw-env/claw-eval/pyenv.ts';
 import { runClawEval } from '../../runner/claw-eval/run.ts';
-import { ScriptedClawEvalPolicy } from '../../runner/claw-eval/trial.ts';
+import { ScriptedClawEvalPolicy, type ClawEvalPolicy } from '../../runner/claw-eval/trial.ts';
 import { runClawCommand } from '../../cli/commands/claw.ts';
 import { startOpenAIServer, type OpenAITestServer } from '../support/openai-server.ts';
 
@@ -54,7 +54,7 @@ describe('Claw-Eval checkout: coverage', () => {
       N01_notes_summary: 'ready',
       N02_ticket_close: 'ready',
       N03_judged_digest: 'ready',
-      N04_user_agent: 'not_yet:user_agent',
+      N04_user_agent: 'ready',
       N05_shell: 'not_yet:sandbox_tools',
       N06_web_search: 'needs_internet:web_real',
       N07_missing_fixture: 'missing_file:tasks/N07_missing_fixture/fixtures/absent.json',
@@ -64,7 +64,8 @@ describe('Claw-Eval checkout: coverage', () => {
     });
     expect(task('N03_judged_digest').needs_judge).toBe(true);
     expect(task('N01_notes_summary').needs_judge).toBe(false);
-    expect(coverageTable(tasks)[0]).toEqual({ status: 'ready', reason: '', count: 5, example: 'N01_notes_summary' });
+    expect(coverageTable(tasks)[0]).toEqual({ status: 'ready', reason: '', count: 6, example: 'N01_notes_summary' });
+    expect(task('N04_user_agent').user_agent).toEqual({ persona: 'A busy manager who remembers only that the note was about money.', max_rounds: 3 });
   });
 
   it('grove claw tasks --claw-eval prints the table; the venv is reused, not rebuilt', async () => {
@@ -72,9 +73,9 @@ describe('Claw-Eval checkout: coverage', () => {
     const before = readdirSync(cache);
     expect(await runClawCommand(['tasks', '--claw-eval', ROOT, '--cache', cache, ...(INDEX ? ['--index-url', INDEX] : [])], c.io)).toBe(0);
     const out = c.out.join('');
-    expect(out).toMatch(/ready\s+5\s+-/);
+    expect(out).toMatch(/ready\s+6\s+-/);
     expect(out).toMatch(/skipped\s+1\s+missing_python_dep:clawfixture_absent_dep/);
-    expect(c.err.join('')).toContain('10 task(s): 5 ready (1 of them need a judge), 5 skipped');
+    expect(c.err.join('')).toContain('10 task(s): 6 ready (1 of them need a judge), 4 skipped');
     expect(c.err.join('')).not.toContain('building');
     expect(readdirSync(cache)).toEqual(before);
   });
@@ -174,6 +175,45 @@ describe('Claw-Eval checkout: trials graded by the tasks\' own graders', () => {
     expect(broken.errors[0]).toContain('grader bug');
     expect(report.graded_tasks).toBe(1);
     expect(report.errored_tasks).toBe(1);
+  }, 300_000);
+
+  it('multi-turn: the checkout\'s simulated user answers on the user model until [DONE]; its turns are in the trace the grader reads', async () => {
+    const user = await startOpenAIServer((_req, i) => (i === 0 ? 'The one about money, I think.' : 'Thanks! [DONE]'));
+    // asks first; after the user's answer lists the notes, then answers
+    const policy: ClawEvalPolicy = {
+      name: 'clarifier',
+      next: async (messages) => {
+        const last = messages[messages.length - 1]!;
+        if (messages.length === 2) return { text: 'Which note do you mean?', tool_calls: [] };
+        if (last.role === 'user') return { text: '', tool_calls: [{ id: 'c1', name: 'notes_list', arguments: '{}' }] };
+        return { text: 'It is the Budget review note.', tool_calls: [] };
+      },
+    };
+    try {
+      const { results } = await runClawEval({ root: ROOT, python: py, driver, trials: 1, concurrency: 1, policy, userModel: { base_url: user.url, model: 'user-m', api_key: 'u' }, tasks: [task('N04_user_agent')] });
+      const r = results[0]!;
+      expect(r.error).toBeUndefined();
+      expect(r.user_rounds).toBe(1);
+      expect(r.trace!.messages.map((m) => [m.role, m.content.map((b) => b.type).join('+')])).toEqual([
+        ['user', 'text'],
+        ['assistant', 'text'],
+        ['user', 'text'],
+        ['assistant', 'tool_use'],
+        ['user', 'tool_result'],
+        ['assistant', 'text'],
+      ]);
+      expect(r.trace!.messages[2]!.content[0]).toEqual({ type: 'text', text: '[user_agent]\nThe one about money, I think.' });
+      expect(r.grade!.task_score).toBe(1);
+      expect(user.requests).toHaveLength(2);
+      expect(user.requests[0]!.body.model).toBe('user-m');
+      expect(JSON.stringify(user.requests[0]!.body.messages)).toContain('remembers only that the note was about money');
+    } finally {
+      await user.close();
+    }
+    // the CLI refuses a multi-turn task without a user model, at start
+    const c = io();
+    expect(await runClawCommand(['run', '--claw-eval', ROOT, '--cache', cache, ...(INDEX ? ['--index-url', INDEX] : []), '--policy', 'http://127.0.0.1:1/v1', '--model', 'm', '--ids', 'N04_user_agent'], c.io)).toBe(2);
+    expect(c.err.join('')).toContain('talk with a simulated user (N04_user_agent)');
   }, 300_000);
 
   it('attacker: services reach no network and the tool bridge reaches only declared services', async () => {
