@@ -87,6 +87,12 @@ function send(ws: WebSocket, frame: Record<string, unknown>): void {
 function serve(ws: WebSocket, ctx: RouteContext, id: string): void {
   let pty: PtySession | null = null;
   let starting = false;
+  // Once the command exited, its session is not killed again: the exec's cgroup goes back to the sandbox's pool
+  // at exit, and a late kill would hit the next command that got it (an exec run right after the terminal).
+  let exited = false;
+  const kill = () => {
+    if (pty && !exited) void pty.kill();
+  };
   const fail = (message: string) => {
     send(ws, { type: 'error', message });
     ws.close(1011);
@@ -119,6 +125,7 @@ function serve(ws: WebSocket, ctx: RouteContext, id: string): void {
           send(ws, { type: 'ready', pid: null });
           session.onData((b) => send(ws, { type: 'stdout', data: b.toString('base64') }));
           session.onExit((code) => {
+            exited = true;
             ctx.registry.touch(id);
             send(ws, { type: 'exit', code });
             ws.close(1000);
@@ -142,10 +149,10 @@ function serve(ws: WebSocket, ctx: RouteContext, id: string): void {
         pty.signal(f.data.sig);
         break;
       case 'close':
-        void pty.kill();
+        kill();
         break;
     }
   });
-  ws.on('close', () => void pty?.kill());
-  ws.on('error', () => void pty?.kill());
+  ws.on('close', kill);
+  ws.on('error', kill);
 }
