@@ -10,14 +10,22 @@ import type { Termination, Verdict } from '../protocol/task.ts';
 
 export interface RewardContext {
   rules: RewardRules;
+  /** Orchard-GUI's `format_failure_penalty` (−1 by default). */
+  parseFailurePenalty?: number;
   termination: Termination | null;
   envError?: string;
   /** True when the episode ended with an answer (or the caller gave one). */
   completed: boolean;
 }
 
-/** The format score that gates an Orchard-GUI reward: the last turn's, undefined when no step gave model text. */
-export function lastTurnFormat(formatRewards: number[]): number | undefined {
+/**
+ * The format score that gates an Orchard-GUI reward, as reward_browser.py's `compute_format_reward` takes it: with
+ * turn-level samples the last turn's; with whole-trajectory samples 1 only when every model-text turn scored 1.
+ * Undefined when no step gave model text.
+ */
+export function formatGate(formatRewards: number[], mode: 'last_turn' | 'every_turn' = 'last_turn'): number | undefined {
+  if (!formatRewards.length) return undefined;
+  if (mode === 'every_turn') return formatRewards.every((f) => f === 1) ? 1 : 0;
   return formatRewards.at(-1);
 }
 
@@ -25,7 +33,7 @@ export function lastTurnFormat(formatRewards: number[]): number | undefined {
 export function decideWithoutJudge(c: RewardContext): Pick<EvaluateResult, 'reward' | 'dropped' | 'judge_error'> | 'judge' {
   if (c.rules === 'grove') return 'judge';
   if (c.envError !== undefined) return { reward: null, dropped: true, judge_error: null };
-  if (c.termination?.reason === 'consecutive_parse_failures') return { reward: -1, dropped: false, judge_error: null };
+  if (c.termination?.reason === 'consecutive_parse_failures') return { reward: c.parseFailurePenalty ?? -1, dropped: false, judge_error: null };
   if (!c.completed) return { reward: 0, dropped: false, judge_error: null };
   return 'judge';
 }

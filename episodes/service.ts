@@ -9,7 +9,7 @@ import type { Logger } from '../sandbox/log.ts';
 import { createJudge, llmJudgeForSuite, type Judge } from '../judges/index.ts';
 import { offlineRuleJudge } from '../judges/rules/index.ts';
 import { TaskCatalog, type ResolvedTask } from './catalog.ts';
-import { decideWithoutJudge, fromVerdict, lastTurnFormat } from './rewards.ts';
+import { decideWithoutJudge, formatGate, fromVerdict } from './rewards.ts';
 import { EpisodeState, type StepSource } from './state.ts';
 
 export interface EpisodeServiceOptions {
@@ -107,13 +107,14 @@ export class EpisodeService {
     };
     const decided = decideWithoutJudge({
       rules,
+      parseFailurePenalty: st.config.format_failure_penalty,
       termination: st.termination,
       envError: st.envError,
       completed: st.termination?.reason === 'task_completed' || given.answer !== undefined,
     });
     if (decided !== 'judge') return { ...base, ...decided, verdict: null };
     const verdict = await this.judge(st, task, answer);
-    return { ...base, ...fromVerdict(rules, verdict, lastTurnFormat(st.formatRewards)), verdict };
+    return { ...base, ...fromVerdict(rules, verdict, formatGate(st.formatRewards, st.config.format_reward)), verdict };
   }
 
   private async judge(st: EpisodeState, task: Task, answer: string | undefined): Promise<Verdict> {

@@ -25,6 +25,13 @@ export const EpisodeConfig = z
     max_steps: z.number().int().min(1).max(10_000).optional().describe('steps after which `truncated` is true'),
     max_consecutive_parse_failures: z.number().int().min(1).max(1000).default(3).describe('parse failures in a row that terminate the episode'),
     reward_rules: RewardRules.default('grove'),
+    format_reward: z
+      .enum(['last_turn', 'every_turn'])
+      .default('last_turn')
+      .describe(
+        'orchard-gui rules: which turns\' format rewards gate a judged success — the last turn\'s (Orchard-GUI\'s turn-level samples) or every model-text turn\'s (its whole-trajectory samples)',
+      ),
+    format_failure_penalty: z.number().min(-100).max(0).default(-1).describe('orchard-gui rules: the reward of an episode ended by consecutive parse failures'),
   })
   .strict();
 export type EpisodeConfig = z.infer<typeof EpisodeConfig>;

@@ -248,3 +248,21 @@ def test_gymnasium_check_env_passes(server, screenshot, fmt):
         assert obs in env.observation_space and isinstance(reward, float)
     finally:
         env.close()
+
+
+def test_orchard_gui_every_turn_format_gate_and_parse_failure_penalty(server):
+    """Orchard-GUI's whole-trajectory samples: a judged success counts only when every model-text turn had the
+    format (format_reward="every_turn"); its format_failure_penalty replaces the -1 of parse failures."""
+    wait = '<tool_call>\n{"name": "wait", "arguments": {"seconds": 0}}\n</tool_call>'
+    done = '<tool_call>\n{"name": "done", "arguments": {"response": "It takes 95 minutes in total."}}\n</tool_call>'
+    for mode, reward in (("last_turn", 1.0), ("every_turn", 0.0)):
+        with BrowserEnv(server.url, server.api_key, task=TASK, reward_rules="orchard-gui", format="orchard", max_steps=5) as env:
+            env.reset(options={"episode": {"format_reward": mode}})
+            env.step(wait)  # parsed, but no </think>: format 0
+            _, r, term, _, info = env.step(f"The recipe says 95 minutes.\n</think>\n\n{done}")
+            assert term and info["evaluation"]["verdict"]["outcome"] == "success"
+            assert info["evaluation"]["format_rewards"] == [0, 1] and r == reward, mode
+    with BrowserEnv(server.url, server.api_key, task=TASK, reward_rules="orchard-gui", format="qwen3vl", max_steps=5) as env:
+        env.reset(options={"episode": {"format_failure_penalty": -0.5, "max_consecutive_parse_failures": 1}})
+        _, r, term, _, info = env.step("no tool call here")
+        assert term and r == -0.5 and info["termination"]["reason"] == "consecutive_parse_failures"

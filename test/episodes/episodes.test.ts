@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { EpisodeConfig } from '../../protocol/episode.ts';
 import type { StepResult } from '../../protocol/observation.ts';
-import { decideWithoutJudge, fromVerdict } from '../../episodes/rewards.ts';
+import { decideWithoutJudge, formatGate, fromVerdict } from '../../episodes/rewards.ts';
 import { EpisodeState } from '../../episodes/state.ts';
 import { orchardTurnFormat } from '../../episodes/format-reward.ts';
 import { parseTaskFiles } from '../../episodes/catalog.ts';
@@ -119,6 +119,26 @@ describe("Orchard-GUI's per-turn format reward (reward_browser.py _compute_turn_
     // A judge's fractional score does not pass through: the recipe's judge reward is SUCCESS 1 / NOT SUCCESS 0.
     expect(fromVerdict('orchard-gui', { judge: 'j', outcome: 'success' as const, score: 0.7 }, 1).reward).toBe(1);
     expect(fromVerdict('grove', success, 0).reward).toBe(1);
+  });
+});
+
+describe("Orchard-GUI's format gate and parse-failure penalty as reward rules", () => {
+  it('last_turn (turn-level samples) reads the last score; every_turn (whole trajectory) needs every turn at 1', () => {
+    expect(EpisodeConfig.parse({ reward_rules: 'orchard-gui' })).toMatchObject({ format_reward: 'last_turn', format_failure_penalty: -1 });
+    expect(formatGate([0, 1])).toBe(1);
+    expect(formatGate([0, 1], 'every_turn')).toBe(0);
+    expect(formatGate([1, 1], 'every_turn')).toBe(1);
+    expect(formatGate([1, 0])).toBe(0);
+    expect(formatGate([], 'every_turn')).toBeUndefined();
+    const success = { judge: 'webvoyager', outcome: 'success' as const };
+    expect(fromVerdict('orchard-gui', success, formatGate([0, 1], 'every_turn')).reward).toBe(0);
+    expect(fromVerdict('orchard-gui', success, formatGate([0, 1], 'last_turn')).reward).toBe(1);
+  });
+  it('format_failure_penalty sets the reward of an episode ended by parse failures (their knob; 0 turns it off)', () => {
+    const c = { rules: 'orchard-gui' as const, termination: { reason: 'consecutive_parse_failures' as const }, completed: false };
+    expect(decideWithoutJudge(c)).toEqual({ reward: -1, dropped: false, judge_error: null });
+    expect(decideWithoutJudge({ ...c, parseFailurePenalty: 0 })).toEqual({ reward: 0, dropped: false, judge_error: null });
+    expect(() => EpisodeConfig.parse({ format_failure_penalty: 1 })).toThrow();
   });
 });
 
