@@ -73,6 +73,11 @@ export async function ensureClawEvalPython(root: string, opts: PythonEnvOptions)
       for (const r of reqs) if (!(await pip(tmpPy, [r], opts.indexUrl))) missing.push(r);
     }
     const { stdout: base } = await run(tmpPy, ['-c', 'import sys; print(sys.base_prefix)']);
+    // Another process may have finished the same env meanwhile: keep theirs (it may be in use), drop ours.
+    if (existsSync(meta)) {
+      rmSync(tmp, { recursive: true, force: true });
+      return JSON.parse(readFileSync(meta, 'utf8')) as ClawEvalPython;
+    }
     // venvs hold their own path in scripts; the interpreter itself is position-independent, which is all Grove runs.
     rmSync(venv, { recursive: true, force: true });
     renameSync(tmp, venv);
