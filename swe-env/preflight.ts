@@ -50,15 +50,15 @@ export async function preflight(o: PreflightInput): Promise<string[]> {
     else rows.set(`${i.repo}\0${i.version}`, { repo: i.repo, version: String(i.version) });
   }
   if (o.index) {
-    if (!existsSync('/usr/bin/podman')) problems.push('environment images need podman: apt-get install podman runc, run scripts/swe-images.sh (or --images host)');
-    else {
-      for (const { repo, version } of rows.values()) {
-        try {
-          await planEnvImage(repo, version, specFor(repo, version, o.specs)!.row, o.index);
-        } catch (err) {
-          if (err instanceof EnvBuildError) problems.push(err.message);
-          else throw err;
-        }
+    const podman = existsSync('/usr/bin/podman');
+    if (!podman) problems.push('environment images need podman: apt-get install podman runc, run scripts/swe-images.sh (or --images host)');
+    for (const { repo, version } of rows.values()) {
+      try {
+        await planEnvImage(repo, version, specFor(repo, version, o.specs)!.row, o.index);
+      } catch (err) {
+        if (!(err instanceof EnvBuildError)) throw err;
+        // Without podman every base image is "missing": the line above says it once.
+        if (podman || err.code !== 'no_base_image') problems.push(err.message);
       }
     }
   }
