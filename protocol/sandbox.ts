@@ -121,6 +121,12 @@ export const ShellCreateOptions = z.strictObject({
   max_processes: z.number().int().min(8).max(65_536).optional(),
   /** Size in MiB of the sandbox's disk (/workspace, /tmp and /var/tmp together; default: the server's shellDiskMb). */
   disk_mb: z.number().int().min(64).max(1024 * 1024).optional(),
+  /** With block_network false: connections to the egress proxy open at once, at most (beyond: 503 and closed;
+   * default: the server's shellEgressMaxConnections). */
+  egress_max_connections: z.number().int().min(1).max(4096).optional(),
+  /** With block_network false: an egress connection with no byte either way for this long is closed, seconds
+   * (default: the server's shellEgressIdleTimeoutS). */
+  egress_idle_timeout_s: z.number().int().min(1).max(86_400).optional(),
   /** Environment variables every exec starts with (an exec's own `env` adds to them). */
   env: z.record(envName, processString(65_536)).optional(),
   /** Pair with a Claw sandbox: its origin (only that host:port) is opened (network through the proxy), and

@@ -12,6 +12,34 @@ export const envName = z.string().min(1).max(256).regex(/^[A-Za-z_][A-Za-z0-9_]*
 /** How a limit is enforced: a cgroup, a per-process rlimit, or not at all on this host. */
 export const LimitEnforcement = z.enum(['cgroup', 'rlimit', 'none']);
 
+/** A per-sandbox limit was hit (as a browser sandbox's `limit` event): what exceeded it was refused or closed. */
+export const ShellLimitEvent = z.object({
+  type: z.literal('limit'),
+  /** `egress_connections`: the egress proxy's cap on open connections (beyond it: 503 and closed);
+   * `egress_idle`: connections idle for the idle timeout were closed (`max` in seconds). */
+  limit: z.enum(['egress_connections', 'egress_idle']),
+  max: z.number().int(),
+  message: z.string(),
+  /** ISO 8601. */
+  at: z.string(),
+});
+export type ShellLimitEvent = z.infer<typeof ShellLimitEvent>;
+
+/** The egress proxy of a sandbox without block_network: its limits and what they did. */
+export const EgressDetails = z.object({
+  max_connections: z.number().int(),
+  idle_timeout_s: z.number(),
+  /** Connections open now, and the most at once. */
+  open: z.number().int(),
+  peak: z.number().int(),
+  /** Connections refused at the cap, and closed after the idle timeout. */
+  refused: z.number().int(),
+  idle_closed: z.number().int(),
+  /** The newest limit events (at most 20). */
+  events: z.array(ShellLimitEvent),
+});
+export type EgressDetails = z.infer<typeof EgressDetails>;
+
 export const ShellDetails = z.object({
   /** The image asked for (null when none was). */
   image: z.string().nullable(),
@@ -36,6 +64,8 @@ export const ShellDetails = z.object({
   /** Size of /workspace + /tmp + /var/tmp (one file system: filling it is ENOSPC inside, never the host's disk):
    * `loop` an ext4 image, `tmpfs` memory-backed where loop devices are missing, null while starting. */
   disk: z.object({ limit_mb: z.number().int(), enforced_by: z.enum(['loop', 'tmpfs']).nullable() }).optional(),
+  /** network `proxy`: the egress proxy's connection limits and counts (null while starting). */
+  egress: EgressDetails.nullable().optional(),
 });
 export type ShellDetails = z.infer<typeof ShellDetails>;
 

@@ -116,6 +116,8 @@ export async function shellEnvironment(config: GroveConfig, log: Logger, opts: {
     maxFileBytes: config.shellMaxFileBytes,
     execTimeoutMs: config.shellExecTimeoutS * 1000,
     diskMb: config.shellDiskMb,
+    egressMaxConnections: config.shellEgressMaxConnections,
+    egressIdleTimeoutS: config.shellEgressIdleTimeoutS,
   };
   if (config.shellIsolation === 'pod') {
     if (!opts.worker && !config.unsafeShellIsolationPod) {

@@ -4,20 +4,44 @@
 // forwarder on the sandbox's 127.0.0.1:3128 (HTTP_PROXY/HTTPS_PROXY point there). The proxy resolves names
 // itself, checks every address with sandbox/netpolicy.ts (no loopback, private ranges, link-local/metadata
 // unless `allow` opens them) and connects to exactly the checked addresses. Raw TCP/UDP and DNS do not leave.
+// Per sandbox (issue 30 item 5): at most `maxConnections` client connections at once (beyond it a connection gets
+// a 503 and is closed, never handed to the HTTP server), and a connection with no byte either way for
+// `idleTimeoutMs` is closed (tunnels too). Counted and reported (stats(): open, peak, refused, idle closed, and
+// `limit` events as browser sandboxes report theirs).
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { chmod, rm } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import type { NetworkRules } from '../protocol/sandbox.ts';
+import type { EgressDetails, ShellLimitEvent } from '../protocol/shell.ts';
 import { checkAddresses, parseHost, precheckParsed, splitHostPort } from '../sandbox/netpolicy.ts';
 import type { Logger } from '../sandbox/log.ts';
+
+export interface EgressLimits {
+  /** Client connections open at once, at most. */
+  maxConnections: number;
+  /** A connection with no byte either way for this long is closed, ms. */
+  idleTimeoutMs: number;
+  /** For the log lines. */
+  sandboxId: string;
+}
 
 export interface EgressProxy {
   socketPath: string;
   /** Requests refused, by reason (for the sandbox's logs and tests). */
   readonly blocked: Array<{ target: string; reason: string }>;
+  /** Connections now, at peak, refused and closed for idleness; the limits and their events. */
+  stats(): EgressDetails;
   close(): Promise<void>;
 }
+
+/** Refused connections kept open at once while their 503 goes out (beyond: dropped at accept). */
+const REFUSING_MAX = 64;
+/** How long a refused connection may take to read its 503. */
+const REFUSE_LINGER_MS = 2000;
+/** Limit events kept (the newest). */
+const MAX_EVENTS = 20;
+const BUSY = 'HTTP/1.1 503 Service Unavailable\r\nX-Grove-Limit: egress_connections\r\nConnection: close\r\nContent-Type: text/plain\r\n';
 
 type Decision = { ok: true; addresses: string[] } | { ok: false; status: number; reason: string };
 
@@ -25,11 +49,45 @@ export async function startEgressProxy(
   socketPath: string,
   allow: string[],
   log: Logger,
+  limits: EgressLimits,
   resolve: (host: string) => Promise<string[]> = async (h) => (await dnsLookup(h, { all: true, verbatim: true })).map((a) => a.address),
 ): Promise<EgressProxy> {
   const rules: NetworkRules = { block_network: false, allow, allow_domains: [], deny_domains: [] };
   const blocked: EgressProxy['blocked'] = [];
   const sockets = new Set<net.Socket>();
+  const clients = new Set<net.Socket>();
+  const refusing = new Set<net.Socket>();
+  const counts = { peak: 0, refused: 0, idle_closed: 0 };
+  const events: ShellLimitEvent[] = [];
+  // One event each time the cap is reached (again once half the connections closed), not one per refused
+  // connection; one idle event per idle period at most.
+  let capReported = false;
+  let lastIdleEvent = 0;
+
+  function limitEvent(limit: ShellLimitEvent['limit'], max: number, message: string): void {
+    log.info({ sandbox_id: limits.sandboxId, limit, max }, 'sandbox limit reached');
+    events.push({ type: 'limit', limit, max, message, at: new Date().toISOString() });
+    if (events.length > MAX_EVENTS) events.shift();
+  }
+
+  function refuseConnection(socket: net.Socket): void {
+    counts.refused++;
+    if (!capReported) {
+      capReported = true;
+      limitEvent('egress_connections', limits.maxConnections, `${limits.maxConnections} egress connections are open; further ones are refused (503) until some close.`);
+    }
+    const body = `egress connection limit reached (${limits.maxConnections} open)\n`;
+    // Read and drop what the client sends (so the close is clean), answer, and close; bounded in time.
+    socket.on('error', () => socket.destroy());
+    socket.resume();
+    socket.end(`${BUSY}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    refusing.add(socket);
+    const timer = setTimeout(() => socket.destroy(), REFUSE_LINGER_MS);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      refusing.delete(socket);
+    });
+  }
 
   async function decide(host: string, port: number): Promise<Decision> {
     const parsed = parseHost(host);
@@ -155,20 +213,56 @@ export async function startEgressProxy(
       });
   });
 
+  // Only the idle timeout below times connections (the HTTP server's keep-alive timer would replace it).
+  server.keepAliveTimeout = 0;
+  // The socket is served by a plain listener that applies the limits; admitted connections go to the HTTP server.
+  const front = net.createServer((socket) => {
+    if (clients.size >= limits.maxConnections) return refuseConnection(socket);
+    clients.add(socket);
+    counts.peak = Math.max(counts.peak, clients.size);
+    socket.setTimeout(limits.idleTimeoutMs);
+    socket.on('timeout', () => {
+      counts.idle_closed++;
+      const now = Date.now();
+      if (now - lastIdleEvent >= limits.idleTimeoutMs) {
+        lastIdleEvent = now;
+        limitEvent('egress_idle', Math.round(limits.idleTimeoutMs / 1000), `egress connections idle for ${Math.round(limits.idleTimeoutMs / 1000)} s are closed.`);
+      }
+      socket.destroy();
+    });
+    socket.once('close', () => {
+      clients.delete(socket);
+      if (clients.size <= Math.floor(limits.maxConnections / 2)) capReported = false;
+    });
+    server.emit('connection', socket);
+  });
+  // A backstop while refusals are in flight: beyond it the kernel's connection is closed at accept.
+  front.maxConnections = limits.maxConnections + REFUSING_MAX;
+  front.on('drop', () => counts.refused++);
+
   await rm(socketPath, { force: true });
   await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(socketPath, () => resolveListen());
+    front.once('error', reject);
+    front.listen(socketPath, () => resolveListen());
   });
   // Only the sandbox's forwarder (root inside, no capabilities) and the sandbox user connect.
   await chmod(socketPath, 0o666);
   return {
     socketPath,
     blocked,
+    stats: () => ({
+      max_connections: limits.maxConnections,
+      idle_timeout_s: limits.idleTimeoutMs / 1000,
+      open: clients.size,
+      ...counts,
+      events: [...events],
+    }),
     async close() {
+      const closed = new Promise<void>((r) => front.close(() => r()));
       for (const s of sockets) s.destroy();
+      for (const s of [...clients, ...refusing]) s.destroy();
       server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      await closed;
       await rm(socketPath, { force: true });
     },
   };

@@ -16,7 +16,7 @@ import { bwrapArgs, holderCommand, holderPayload, IDENTITY_MAP } from './bwrap.t
 import type { CgroupRoot, SandboxCgroups } from './cgroups.ts';
 import { createDisk, unmountUnder, type SandboxDisk } from './disk.ts';
 import { startEgressProxy, type EgressProxy } from './egress.ts';
-import { checkEnv, HOST_ENV, requestRunOptions, startExec, wrapperArgs, type ExecTarget, type RunOptions } from './exec.ts';
+import { checkEnv, HOST_ENV, requestRunOptions, startExec, wrapperArgs, WRAPPER_SHELL, type ExecTarget, type RunOptions } from './exec.ts';
 import { writeSandboxFileStream } from './file-stream.ts';
 import { listFiles, readSandboxFile, writeSandboxFile } from './files.ts';
 import { JobTable } from './jobs.ts';
@@ -26,6 +26,8 @@ import type { PtyInit, PtySession, ShellSandbox } from './types.ts';
 export const WORKSPACE = '/workspace';
 const PROXY_PORT = 3128;
 const DEFAULT_DISK_MB = 8192;
+const DEFAULT_EGRESS_CONNECTIONS = 256;
+const DEFAULT_EGRESS_IDLE_S = 300;
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export interface ShellLimits {
@@ -37,6 +39,10 @@ export interface ShellLimits {
   execTimeoutMs: number;
   /** Size of /workspace + /tmp + /var/tmp, MiB (default DEFAULT_DISK_MB). */
   diskMb?: number;
+  /** Egress proxy: connections open at once (default DEFAULT_EGRESS_CONNECTIONS) and idle seconds before one is
+   * closed (default DEFAULT_EGRESS_IDLE_S). */
+  egressMaxConnections?: number;
+  egressIdleTimeoutS?: number;
 }
 
 export interface ShellSandboxOptions {
@@ -102,6 +108,10 @@ export class LocalShellSandbox implements ShellSandbox {
       memoryMb: s.memory_mb ?? this.o.limits.memoryMb,
       maxProcesses: s.max_processes ?? this.o.limits.maxProcesses,
       diskMb: s.disk_mb ?? this.o.limits.diskMb ?? DEFAULT_DISK_MB,
+      egress: {
+        maxConnections: s.egress_max_connections ?? this.o.limits.egressMaxConnections ?? DEFAULT_EGRESS_CONNECTIONS,
+        idleTimeoutMs: (s.egress_idle_timeout_s ?? this.o.limits.egressIdleTimeoutS ?? DEFAULT_EGRESS_IDLE_S) * 1000,
+      },
     };
   }
 
@@ -123,6 +133,7 @@ export class LocalShellSandbox implements ShellSandbox {
       },
       disk: { limit_mb: l.diskMb, enforced_by: this.disk?.kind ?? null },
     };
+    if (!this.o.spec.block_network) shell.egress = this.egress?.stats() ?? null;
     return { shell };
   }
 
@@ -141,7 +152,7 @@ export class LocalShellSandbox implements ShellSandbox {
 
     this.cgroups = this.o.cgroupRoot ? await this.o.cgroupRoot.create(path.basename(dir), { cpu: l.cpu, memoryMb: l.memoryMb, maxProcesses: l.maxProcesses }) : null;
     if (!this.o.spec.block_network) {
-      this.egress = await startEgressProxy(path.join(dir, 'net', 'egress.sock'), this.o.spec.allow ?? [], this.o.log);
+      this.egress = await startEgressProxy(path.join(dir, 'net', 'egress.sock'), this.o.spec.allow ?? [], this.o.log, { ...l.egress, sandboxId: this.o.id });
     }
     const command = this.o.spec.block_network
       ? ['/bin/sh', '-c', 'echo ready; exec sleep infinity']
@@ -165,7 +176,7 @@ export class LocalShellSandbox implements ShellSandbox {
     const holderGroup = this.cgroups ? await this.cgroups.newGroup('h') : null;
     const files = this.cgroups && holderGroup ? this.cgroups.procsFiles(holderGroup) : [];
     // fd 3: bwrap's info fd; fd 4: its arguments (--args), so its command line names no host path.
-    const holder = spawn('/bin/sh', wrapperArgs(files, holderCommand(args, 4)), {
+    const holder = spawn(WRAPPER_SHELL, wrapperArgs(files, holderCommand(args, 4), { keepFd: 4 }), {
       env: HOST_ENV,
       stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
