@@ -1,7 +1,14 @@
 // Result shapes of the runner: one episode's outcome, one row per task in a run, and summary.json.
 // zod is the source of truth; summary.json is validated against RunSummary when read back (resume, tests).
 import { z } from 'zod';
-import { Termination, TerminationReason, Verdict } from '../protocol/task.ts';
+import type { Action } from '../protocol/action.ts';
+import type { Observation } from '../protocol/observation.ts';
+import type { BrowserCreateInput } from '../protocol/sandbox.ts';
+import { Termination, TerminationReason, Verdict, type Task } from '../protocol/task.ts';
+import type { EpisodeRecorderLike } from '../recording/step-hook.ts';
+import type { Logger } from '../sandbox/log.ts';
+import type { EnvClient } from './env-client.ts';
+import type { Policy } from './policy.ts';
 
 export const AttemptFailure = z.object({
   attempt: z.number().int(),
@@ -117,3 +124,77 @@ export const RunSummary = z.object({
   episodes: z.array(EpisodeRow),
 });
 export type RunSummary = z.infer<typeof RunSummary>;
+
+// --- The episode loop's interfaces (runner/episode.ts runs episodes, runner/attempt.ts one attempt of each) ----------
+
+export interface RetryPolicy {
+  /** Restarts of the whole episode (fresh sandbox) after env_error / website_error. */
+  maxRestarts: number;
+  /** Attempts at opening the start URL inside one sandbox before the attempt counts as failed. */
+  startUrlAttempts: number;
+  /** Base backoff between restarts (doubles each time). */
+  backoffMs: number;
+}
+
+/** Local parser (vlm-client/formats parseModelOutput) when the server should not parse. */
+export type LocalParser = (format: string, output: string) => { ok: true; actions: Action[]; thought?: string } | { ok: false; error: string; thought?: string };
+
+export interface TrajectoryStep {
+  step: number;
+  output: string;
+  thought?: string;
+  actions: Action[];
+  /** Page coordinates each action resolved to (same order as actions), for the judges' action text. */
+  css?: ({ x: number; y: number } | undefined)[];
+  parse_error?: string;
+  url: string;
+  title: string;
+  action_error?: string;
+  /** Kept only with `keepScreenshots` (judges that look at screenshots). */
+  screenshot?: { mime: string; base64: string };
+  /** Recorded frame of the observation after this step, relative to the episode directory. */
+  frame?: string;
+}
+
+export interface EpisodeOutcome {
+  result: EpisodeResult;
+  trajectory: TrajectoryStep[];
+  /** The last observation seen (screenshot included when `keepScreenshots`). */
+  finalObservation?: Observation;
+  /** Frame 0 (after reset): recorded path and, with `keepScreenshots`, the image. */
+  initial?: { frame?: string; screenshot?: { mime: string; base64: string } };
+}
+
+export interface EpisodeOptions {
+  env: EnvClient;
+  task: Task;
+  policy: Policy;
+  episodeId?: string;
+  maxSteps: number;
+  /** Parse failures in a row that end the episode (default 3). */
+  maxConsecutiveParseFailures?: number;
+  /** Wall-clock budget for the whole episode, restarts included. */
+  timeoutMs?: number;
+  /** Sandbox creation options (viewport, som, network, resize, …); `start_url` is opened by the loop. */
+  sandbox?: Omit<BrowserCreateInput, 'type'>;
+  /** URL to open at reset (per attempt: offline sites use a fresh session each time); defaults to task.start_url. */
+  startUrl?: string | ((attempt: number) => string | undefined);
+  /** Format used when a decision carries text only and names no format. */
+  format?: string;
+  /** Parse locally instead of sending model_output + format to the step endpoint. */
+  parse?: LocalParser;
+  retry?: Partial<RetryPolicy>;
+  /** Called once per attempt to open a fresh recording (the previous attempt's, if any, is finished first). */
+  recorder?: (attempt: number) => Promise<EpisodeRecorderLike>;
+  /** Runs before the recording is finished (judging), so verdicts land in episode.json atomically. */
+  finalize?: (o: EpisodeOutcome) => Promise<{ verdicts?: Verdict[]; reward?: number } | void>;
+  keepScreenshots?: boolean;
+  /** Seconds to wait for a sandbox to become ready. */
+  readyTimeoutSec?: number;
+  /** How long to keep retrying sandbox creation while the server is at capacity (default 120 s). */
+  capacityWaitMs?: number;
+  signal?: AbortSignal;
+  logger?: Logger;
+  /** Called after each env step (progress). */
+  onStep?: () => void;
+}
