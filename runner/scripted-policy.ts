@@ -85,6 +85,8 @@ export class ScriptedPolicy implements Policy {
   private redos = new Map<number, number>();
   /** The plan step being typed again: its field is cleared first (it may hold half the text). */
   private retype: number | null = null;
+  /** The plan step whose action failed with its effect unknown, until a popup-free page lets us judge it. */
+  private failed: number | null = null;
   private dismissTexts: string[];
   private readonly waitMs: number;
   private readonly scrollPx: number;
@@ -111,6 +113,7 @@ export class ScriptedPolicy implements Policy {
     this.dismissals = 0;
     this.acted = null;
     this.retype = null;
+    this.failed = null;
     this.redos.clear();
     const extraDismiss = Array.isArray(task.extra?.dismiss) ? (task.extra.dismiss as unknown[]).map(String) : [];
     this.dismissTexts = [...(this.opts.dismissTexts ?? DEFAULT_DISMISS_TEXTS), ...extraDismiss];
@@ -141,10 +144,10 @@ export class ScriptedPolicy implements Policy {
    * is idempotent). Otherwise, when the next step's target is on screen the action took effect; else, when the
    * acted-on step's target is back (or it had none: a key, a tab switch), that step is taken again. Bounded.
    */
-  private redoAfterFailure(obs: Observation, som: SomElement[], ctx: PolicyStepContext): void {
-    const from = this.acted;
-    const err = ctx.lastActions?.find((a) => a.error)?.error ?? obs.last_action_error;
-    if (from === null || !err || !UNCERTAIN.has(err.code)) return;
+  private redoAfterFailure(som: SomElement[]): void {
+    const from = this.failed;
+    this.failed = null;
+    if (from === null) return;
     const step = this.plan[from];
     const prev = this.targetOf(step);
     const typed = step !== undefined && 'type' in step;
@@ -171,15 +174,18 @@ export class ScriptedPolicy implements Policy {
     }
     this.blind = 0;
     const som = obs.som;
-    this.redoAfterFailure(obs, som, ctx);
+    const err = ctx.lastActions?.find((a) => a.error)?.error ?? obs.last_action_error;
+    if (this.acted !== null && err && UNCERTAIN.has(err.code)) this.failed = this.acted;
 
-    // Popups first: a modal covers the page, so its targets are not in the SoM list anyway.
+    // Popups first: a modal covers the page, so its targets are not in the SoM list anyway (a failed step is
+    // judged once the popup is closed).
     const popup = som.find((e) => e.tag === 'button' && this.dismissTexts.some((d) => norm(d) === norm(e.text)));
     if (popup && this.dismissals < 5) {
       this.dismissals += 1;
       return decide(`A popup is open; close it with "${popup.text}".`, { action: 'click', ...centre(popup), space: 'css_px' });
     }
     this.dismissals = 0;
+    this.redoAfterFailure(som);
 
     const step = this.plan[this.index];
     // Page actions stay unconfirmed until the next observation comes back without a hang or crash.

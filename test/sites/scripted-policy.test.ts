@@ -112,6 +112,17 @@ describe('ScriptedPolicy', () => {
     expect((await p.next(obs(form), ctx)).actions![0]).toMatchObject({ action: 'click', x: 50, y: 110 });
   });
 
+  it('judges a failed type once the popup that appeared after it is closed', async () => {
+    const p = new ScriptedPolicy();
+    p.start(task([{ type: { text: 'Search recipes', value: 'Chickpea Coconut Curry', submit: true } }, { click: { text: 'Chickpea Coconut Curry' } }, { answer: 'ok' }]));
+    const search = el(0, 'input', 'Search recipes', 10, 10, 200, 40);
+    const typed = (await p.next(obs([search]), ctx)).actions![0];
+    const err = { code: 'timeout', message: 'action type did not finish within 7314 ms' };
+    const popup = (await p.next({ ...obs([search, el(1, 'button', 'No thanks', 300, 300)]), last_action_error: err }, { ...ctx, lastActions: [{ action: typed, error: err, ms: 7400 }] })).actions![0];
+    expect(popup).toMatchObject({ action: 'click', x: 340, y: 310 });
+    expect((await p.next(obs([search]), { ...ctx, lastActions: [{ action: popup, error: null, ms: 10 }] })).actions![0]).toEqual({ ...typed, clear: true });
+  });
+
   it('goes on after a click whose settle timed out when the next target shows it took effect', async () => {
     const p = new ScriptedPolicy();
     p.start(task([{ click: { text: 'Support' } }, { type: { text: 'Full name', value: 'Maria' } }, { answer: 'ok' }]));
