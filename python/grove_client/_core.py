@@ -197,3 +197,13 @@ def screenshot_bytes(obs_or_step: Mapping[str, Any]) -> bytes | None:
     if shot.get("base64"):
         return base64.b64decode(shot["base64"])
     return None
+
+
+def require_screenshot(result: Any, screenshot: str | None, what: str, executed: bool) -> Any:
+    """A step or observation answer that asked for a screenshot (anything but ``"none"``) carries one — else it is
+    503 ``capture_timeout``, raised here as the server raises it (an older server answered without one)."""
+    obs = result.get("observation", result) if isinstance(result, Mapping) else None
+    if screenshot != "none" and isinstance(obs, Mapping) and screenshot_bytes(obs) is None:
+        raise CaptureTimeoutError(503, "capture_timeout", f"{what}: the answer has no screenshot", None,
+                                  {"executed": executed, "step": obs.get("step"), "url": obs.get("url")})
+    return result

@@ -9,7 +9,7 @@ import base64
 from typing import Any, Iterable, Mapping
 
 from ._aio_http import AsyncTransport
-from ._core import Endpoint, RetryPolicy, check_fields, decode_json, drop_none
+from ._core import Endpoint, RetryPolicy, check_fields, decode_json, drop_none, require_screenshot
 from ._routes import BY_ID
 from .client import DEFAULT_URL, creation_body, label_query, step_body
 from .errors import GroveApiError, SandboxFailedError
@@ -92,7 +92,9 @@ class AsyncClient:
                    model_output: str | None = None, format: str | None = None, screenshot: str | None = None,
                    som: bool | None = None, accessibility: bool | None = None, som_overlay: bool | None = None) -> dict:
         body = step_body(action, actions, model_output, format, screenshot, som, accessibility, som_overlay)
-        return await self._json("step", {"id": id}, body=body)
+        r = await self._json("step", {"id": id}, body=body)
+        executed = bool((r.get("parse") or {}).get("ok", True))  # unparsed model text ran nothing
+        return require_screenshot(r, screenshot, f"POST /sandboxes/{id}/step", executed=executed)
 
     async def reset_sandbox(self, id: str, *, start_url: str | None = None, network: Mapping[str, Any] | None = None) -> dict:
         """POST /sandboxes/{id}/reset: a fresh browser context at the start page (the episode starts again)."""
@@ -101,7 +103,8 @@ class AsyncClient:
     async def observation(self, id: str, *, screenshot: str | None = None, som: bool | None = None,
                           accessibility: bool | None = None, som_overlay: bool | None = None) -> dict:
         q = {"screenshot": screenshot, "som": som, "accessibility": accessibility, "som_overlay": som_overlay}
-        return await self._json("observation", {"id": id}, q)
+        return require_screenshot(await self._json("observation", {"id": id}, q), screenshot,
+                                  f"GET /sandboxes/{id}/observation", executed=False)
 
     async def screenshot(self, id: str) -> bytes:
         return (await self._call("screenshot", {"id": id}, accept="image/*")).body

@@ -7,7 +7,7 @@ import base64
 import threading
 from typing import Any, Iterable, Mapping
 
-from ._core import Endpoint, RetryPolicy, check_fields, decode_json, drop_none, screenshot_bytes
+from ._core import Endpoint, RetryPolicy, check_fields, decode_json, drop_none, require_screenshot, screenshot_bytes
 from ._http import SyncTransport
 from ._routes import BROWSER_OPTIONS, BY_ID, CLAW_OPTIONS, SHELL_OPTIONS
 from .errors import GroveApiError, SandboxFailedError
@@ -143,7 +143,9 @@ class Client:
         """POST /sandboxes/{id}/step. With ``screenshot="binary"`` the image arrives as raw bytes in
         ``observation.screenshot.bytes`` (multipart on the wire, no base64)."""
         body = step_body(action, actions, model_output, format, screenshot, som, accessibility, som_overlay)
-        return self._json("step", {"id": id}, body=body)
+        r = self._json("step", {"id": id}, body=body)
+        executed = bool((r.get("parse") or {}).get("ok", True))  # unparsed model text ran nothing
+        return require_screenshot(r, screenshot, f"POST /sandboxes/{id}/step", executed=executed)
 
     def reset_sandbox(self, id: str, *, start_url: str | None = None, network: Mapping[str, Any] | None = None) -> dict:
         """POST /sandboxes/{id}/reset: a fresh browser context at the start page (the episode starts again)."""
@@ -152,7 +154,8 @@ class Client:
     def observation(self, id: str, *, screenshot: str | None = None, som: bool | None = None,
                     accessibility: bool | None = None, som_overlay: bool | None = None) -> dict:
         q = {"screenshot": screenshot, "som": som, "accessibility": accessibility, "som_overlay": som_overlay}
-        return self._json("observation", {"id": id}, q)
+        return require_screenshot(self._json("observation", {"id": id}, q), screenshot,
+                                  f"GET /sandboxes/{id}/observation", executed=False)
 
     def screenshot(self, id: str) -> bytes:
         """GET /sandboxes/{id}/screenshot: the image bytes (sandbox format)."""

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import random
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Sequence
 
 from ._core import screenshot_bytes
@@ -79,6 +78,7 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
         self.sandbox_id: str | None = None
         self._last_obs: dict | None = None
         self._ended = False
+        self._parse_failures = 0
         self.last_evaluation: dict | None = None
         self.start_retries = start_retries
         self.start_backoff = start_backoff
@@ -101,6 +101,7 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
         body["episode"] = {k: v for k, v in {**self.episode, **options.get("episode", {})}.items() if v is not None}
         info, raw = self._start(body)
         self._ended = False
+        self._parse_failures = 0
         self.last_evaluation = None
         obs = self._obs(raw)
         return obs, {"sandbox_id": self.sandbox_id, "labels": info.get("labels", {}), "task": task}
@@ -128,9 +129,9 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
                 raise
 
     def step(self, action: Any) -> tuple[dict, Any, bool, bool, dict]:
-        """One step. Raises ``CaptureTimeoutError`` (503 ``capture_timeout``) when its screenshot could not be
-        captured in time: the action ran (``e.details["actions"]``); read ``observation()`` after ``e.retry_after``
-        seconds, never step the same action again."""
+        """One step. When its screenshot could not be captured in time (503 ``capture_timeout``) the step is not sent
+        again (its actions ran): the observation is read after Retry-After and ``info["capture_timeout"]`` says so;
+        a read that fails again raises ``CaptureTimeoutError``."""
         if self.sandbox_id is None:
             raise RuntimeError("call reset() first")
         if self._ended:
@@ -146,12 +147,18 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
             kw["actions"] = [dict(a) for a in action]
         else:
             raise TypeError(f"an action is a dict, a list of dicts or model text, not {type(action).__name__}")
-        r = self.client.step(self.sandbox_id, **kw)
+        try:
+            r = self.client.step(self.sandbox_id, **kw)
+        except CaptureTimeoutError as e:
+            r = self._after_capture_timeout(e)
+        self._parse_failures = 0 if (r.get("parse") or {}).get("ok", True) else self._parse_failures + 1
         terminated, truncated = bool(r.get("terminated")), bool(r.get("truncated"))
         info: dict[str, Any] = {
             "done": r["done"], "answer": r.get("answer"), "parse": r.get("parse"), "actions": r["actions"],
             "last_action_error": r["observation"].get("last_action_error"),
         }
+        if "capture_timeout" in r:
+            info["capture_timeout"] = r["capture_timeout"]  # the step's own capture failed; this is a fresh one
         reward: Any = 0.0
         if terminated or truncated:
             self._ended = True
@@ -166,6 +173,26 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
         if self.sandbox_id is None:
             raise RuntimeError("call reset() first")
         return self._obs(self.client.observation(self.sandbox_id, screenshot=self._wire(), som=self.som))
+
+    def _after_capture_timeout(self, e: CaptureTimeoutError) -> dict:
+        """A step whose screenshot could not be captured (503 capture_timeout) was counted and, when ``executed``,
+        its actions ran: never sent again. The observation is read once more after Retry-After (the client retries
+        that read on 503 within its RetryPolicy) and the step answered from it and the error's details, as the
+        server's episode state ends it: terminated on an answer / terminate (``done``) or the parse-failure limit,
+        truncated at ``max_steps``. A second failure is raised."""
+        d = e.details
+        if "step" not in d:
+            raise e
+        time.sleep(min(e.retry_after if e.retry_after is not None else 2.0, 30.0))
+        raw = self.client.observation(self.sandbox_id, screenshot=self._wire(), som=self.som)
+        parsed = bool(d.get("executed"))
+        failures = 0 if parsed else self._parse_failures + 1
+        terminated = bool(d.get("done")) or failures >= self.episode["max_consecutive_parse_failures"]
+        max_steps = self.episode["max_steps"]
+        truncated = not terminated and max_steps is not None and int(d.get("step") or 0) >= max_steps
+        return {"observation": raw, "actions": d.get("actions", []), "done": bool(d.get("done")), "answer": d.get("answer"),
+                "parse": None if parsed else {"ok": False, "error": e.message}, "terminated": terminated,
+                "truncated": truncated, "capture_timeout": {"message": e.message, "retry_after": e.retry_after}}
 
     def evaluate(self, answer: str | None = None) -> dict:
         """The task's reward now (the server's judge), e.g. for an episode the caller ends itself."""
@@ -227,112 +254,7 @@ class BrowserEnv(_Base):  # type: ignore[misc, valid-type]
         self.close()
 
 
-class VectorBrowserEnv:
-    """N ``BrowserEnv`` run concurrently: ``reset(options=[...])`` and ``step(actions)`` take and answer one
-    entry per env (lists), each env stepping in its own thread over one shared keep-alive client.
-
-    - Each env's start is retried on its own (``start_retries`` with backoff, as ``BrowserEnv``): one slow start
-      delays that env, never fails the others. ``reset`` raises only when an env still cannot start.
-    - Finished envs are reset as gymnasium's vector API does. ``autoreset_mode="next_step"`` (gymnasium ≥ 1.0's
-      default): the step after an env's episode ended resets that env instead of stepping it (its action is
-      ignored) and answers the new episode's first observation with reward 0.0, ``terminated`` / ``truncated``
-      false and ``info["autoreset"]`` true. ``"same_step"``: the ending step resets the env at once, answers the
-      new episode's observation and keeps the ended one in ``info["final_obs"]`` / ``info["final_info"]``.
-      ``reset_options(i)`` gives the options of an automatic reset of env ``i`` (default: its last ones).
-    - An env whose sandbox is lost mid-episode (a ``GroveApiError`` from its step: expired, worker gone) ends its
-      episode as truncated with ``info["env_error"]`` (code, message) and ``info["dropped"]`` true, reward 0.0,
-      and is reset like any finished env; an automatic reset that still fails after its retries answers
-      ``obs None``, truncated, with ``info["env_error"]``, and is tried again at the next step.
-    """
-
-    def __init__(self, num_envs: int, base_url: str = DEFAULT_URL, api_key: str | None = None, *,
-                 autoreset_mode: str = "next_step", reset_options: Any = None, **env_kwargs: Any) -> None:
-        if autoreset_mode not in ("next_step", "same_step"):
-            raise ValueError(f'autoreset_mode must be "next_step" or "same_step", not {autoreset_mode!r}')
-        self.client = Client(base_url, api_key)
-        self.envs = [BrowserEnv(client=self.client, **env_kwargs) for _ in range(num_envs)]
-        self.num_envs = num_envs
-        self.autoreset_mode = autoreset_mode
-        self.reset_options = reset_options
-        self._options: list[Mapping[str, Any] | None] = [None] * num_envs
-        self._pending_reset = [False] * num_envs
-        self._pool = ThreadPoolExecutor(max_workers=num_envs, thread_name_prefix="grove-env")
-        if _spaces is not None and self.envs:
-            self.single_observation_space = self.envs[0].observation_space
-            self.single_action_space = self.envs[0].action_space
-
-    def _run(self, fn) -> list:
-        """fn(i) for every env at once; every call finishes before the first error (if any) is raised."""
-        futures = [self._pool.submit(fn, i) for i in range(self.num_envs)]
-        out, first = [], None
-        for f in futures:
-            try:
-                out.append(f.result())
-            except BaseException as e:  # noqa: BLE001 - raised below, after all envs are done
-                out.append(None)
-                first = first or e
-        if first is not None:
-            raise first
-        return out
-
-    def reset(self, *, seed: int | None = None, options: Sequence[Mapping[str, Any] | None] | None = None) -> tuple[list, list]:
-        opts = list(options) if options is not None else [None] * self.num_envs
-        if len(opts) != self.num_envs:
-            raise ValueError(f"{len(opts)} options for {self.num_envs} envs")
-        self._options = opts
-        self._pending_reset = [False] * self.num_envs
-        out = self._run(lambda i: self.envs[i].reset(seed=None if seed is None else seed + i, options=opts[i]))
-        return [o for o, _ in out], [i for _, i in out]
-
-    def _auto_options(self, i: int) -> Mapping[str, Any] | None:
-        return self.reset_options(i) if callable(self.reset_options) else self._options[i]
-
-    def _autoreset(self, i: int) -> tuple[Any, dict]:
-        try:
-            obs, info = self.envs[i].reset(options=self._auto_options(i))
-        except GroveApiError as e:
-            self._pending_reset[i] = True
-            return None, {"env_error": {"status": e.status, "code": e.code, "message": e.message}, "autoreset": True}
-        self._pending_reset[i] = False
-        return obs, {**info, "autoreset": True}
-
-    def _step_one(self, i: int, action: Any) -> tuple[Any, Any, bool, bool, dict]:
-        env = self.envs[i]
-        if self._pending_reset[i]:
-            obs, info = self._autoreset(i)
-            return obs, 0.0, False, obs is None, info
-        try:
-            obs, reward, term, trunc, info = env.step(action)
-        except GroveApiError as e:
-            env._ended = True
-            obs, reward, term, trunc = env._last_obs, 0.0, False, True
-            info = {"env_error": {"status": e.status, "code": e.code, "message": e.message}, "dropped": True}
-        if not (term or trunc):
-            return obs, reward, term, trunc, info
-        if self.autoreset_mode == "next_step":
-            self._pending_reset[i] = True
-            return obs, reward, term, trunc, info
-        new_obs, new_info = self._autoreset(i)
-        return new_obs, reward, term, trunc, {**new_info, "final_obs": obs, "final_info": info}
-
-    def step(self, actions: Sequence[Any]) -> tuple[list, list, list, list, list]:
-        if len(actions) != self.num_envs:
-            raise ValueError(f"{len(actions)} actions for {self.num_envs} envs")
-        out = self._run(lambda i: self._step_one(i, actions[i]))
-        return tuple(list(x) for x in zip(*out))  # type: ignore[return-value]
-
-    def close(self) -> None:
-        for e in self.envs:
-            e.close()
-        self._pool.shutdown(wait=True)
-        self.client.close()
-
-    def __enter__(self) -> "VectorBrowserEnv":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
+from .vector import VectorBrowserEnv  # noqa: E402  (defined over BrowserEnv; importable from here as before)
 
 if _gym is not None and "grove/Browser-v0" not in _gym.registry:
     _gym.register("grove/Browser-v0", entry_point="grove_client.env:BrowserEnv", nondeterministic=True)

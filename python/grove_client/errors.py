@@ -8,6 +8,7 @@ from __future__ import annotations
 CREATION_ERROR_STATUS = {
     "browser_start_timeout": 503,
     "capacity_exhausted": 503,
+    "overloaded": 503,
     "shutting_down": 503,
     "pod_unschedulable": 503,
     "image_pull_failed": 502,
