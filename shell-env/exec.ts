@@ -13,12 +13,15 @@ import type { ExecRequest, ExecResult } from '../protocol/shell.ts';
 import type { SandboxCgroups } from './cgroups.ts';
 import { CappedOutput } from './output.ts';
 
-// $1 merge stderr (0/1), $2 process limit (0: none), $3 CPU seconds (0: none), $4 n, then n cgroup.procs files.
+// Run by bash (it can close a descriptor numbered 10 or more; dash cannot). $1 merge stderr (0/1), $2 process limit
+// (0: none), $3 CPU seconds (0: none), $4 the highest fd handed on, $5 n, then n cgroup.procs files. Every other
+// descriptor the server inherited without close-on-exec is closed: none reaches the sandbox.
 const WRAPPER = [
-  'merge=$1; nproc=$2; cpus=$3; n=$4; shift 4',
+  'merge=$1; nproc=$2; cpus=$3; keep=$4; n=$5; shift 5',
+  'for f in /proc/$$/fd/*; do f=${f##*/}; [ "$f" -gt "$keep" ] && { eval "exec $f>&-"; } 2>/dev/null; done',
   'while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done',
   '[ "$merge" = 1 ] && exec 2>&1',
-  '[ "$nproc" -gt 0 ] && ulimit -p "$nproc"',
+  '[ "$nproc" -gt 0 ] && ulimit -u "$nproc"',
   '[ "$cpus" -gt 0 ] && ulimit -t "$cpus"',
   'exec "$@"',
 ].join('\n');
@@ -113,15 +116,16 @@ export interface RunningExec {
 }
 
 /** `sh -c WRAPPER ...` arguments that join `files` (cgroup.procs) and exec `command`. */
-export function wrapperArgs(files: string[], command: string[], opts: { merge?: boolean; maxProcesses?: number; cpuSeconds?: number } = {}): string[] {
+export function wrapperArgs(files: string[], command: string[], opts: { merge?: boolean; maxProcesses?: number; cpuSeconds?: number; keepFd?: number } = {}): string[] {
   return [
     '-c', WRAPPER, 'grove-exec',
-    opts.merge ? '1' : '0', String(opts.maxProcesses ?? 0), String(opts.cpuSeconds ?? 0), String(files.length), ...files,
+    opts.merge ? '1' : '0', String(opts.maxProcesses ?? 0), String(opts.cpuSeconds ?? 0), String(opts.keepFd ?? 2), String(files.length), ...files,
     ...command,
   ];
 }
 
 const NSENTER = '/usr/bin/nsenter';
+export const WRAPPER_SHELL = '/bin/bash';
 
 export async function startExec(target: ExecTarget, opts: RunOptions): Promise<RunningExec> {
   const script = envScript(opts.env);
@@ -138,8 +142,8 @@ export async function startExec(target: ExecTarget, opts: RunOptions): Promise<R
     NSENTER, '-t', String(target.holderPid), '-U', '-m', '-p', '-n', '-i', '-u', '-r', '-w',
     '-S', String(target.uid), '-G', String(target.gid), '--', '/bin/sh', '-c', INSIDE, 'grove-exec', String(envFd), opts.cwd, ...opts.argv,
   ];
-  const args = wrapperArgs(files, nsenter, { merge: opts.mergeStderr, maxProcesses: target.maxProcesses, cpuSeconds });
-  const child = spawn('/bin/sh', args, {
+  const args = wrapperArgs(files, nsenter, { merge: opts.mergeStderr, maxProcesses: target.maxProcesses, cpuSeconds, keepFd: envFd });
+  const child = spawn(WRAPPER_SHELL, args, {
     env: HOST_ENV,
     // Always a new session: no controlling terminal the sandbox could reach through /dev/tty (TIOCSTI), and
     // without cgroups the process group is what a timeout kills.

@@ -10,7 +10,8 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { KEY, makeCanary, startChildServer, type Canary, type ChildServer } from './shell-support.ts';
+import type { Readable } from 'node:stream';
+import { KEY, LEAK_FD, makeCanary, startChildServer, type Canary, type ChildServer } from './shell-support.ts';
 
 let canary: Canary;
 let srv: ChildServer;
@@ -50,7 +51,7 @@ __attribute__((constructor)) static void pwn(void) {
   expect(readFileSync(path.join(canary.dir, markers()[0]), 'utf8')).toContain(canary.secret);
   for (const m of markers()) rmSync(path.join(canary.dir, m));
   rmSync(probe);
-  srv = await startChildServer({ env: { GROVE_TEST_CANARY: canary.envSecret } });
+  srv = await startChildServer({ env: { GROVE_TEST_CANARY: canary.envSecret }, leakFd: true });
 }, 120_000);
 
 afterAll(async () => {
@@ -111,6 +112,19 @@ describe('a command environment never reaches the host (issue 30 item 1)', () =>
     expect(r.stdout).not.toContain(canary.envSecret);
     expect(r.stdout).not.toContain(canary.secret);
     expect(r.stdout).toMatch(/No such file or directory|Permission denied/);
+    await srv.call('DELETE', `/sandboxes/${id}`);
+  }, 120_000);
+
+  it('a descriptor the server inherited without close-on-exec does not reach a command', async () => {
+    const id = await srv.sandbox();
+    let heard = '';
+    (srv.child.stdio as unknown as Readable[])[LEAK_FD].on('data', (b: Buffer) => (heard += b.toString()));
+    const r = await srv.exec(id, `ls /proc/self/fd | tr '\\n' ' '; echo; echo leaked >&${LEAK_FD} && echo wrote`, { merge_stderr: true });
+    console.log('descriptors inside:', r.stdout);
+    expect(r.stdout).not.toContain('wrote');
+    expect(r.stdout.split('\n')[0].trim().split(' ').map(Number).every((fd: number) => fd <= 3)).toBe(true);
+    await new Promise((res) => setTimeout(res, 200));
+    expect(heard).toBe('');
     await srv.call('DELETE', `/sandboxes/${id}`);
   }, 120_000);
 

@@ -42,10 +42,15 @@ export interface ChildServer {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function startChildServer(opts: { dataDir?: string; env?: Record<string, string> } = {}): Promise<ChildServer> {
+/** fd of the server a pipe is handed in on (without close-on-exec, as a careless launcher would), with `leakFd`. */
+export const LEAK_FD = 9;
+
+export async function startChildServer(opts: { dataDir?: string; env?: Record<string, string>; leakFd?: boolean } = {}): Promise<ChildServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'grove-sec-'));
+  const stdio: Array<'ignore' | 'pipe' | 'inherit'> = ['ignore', 'pipe', 'inherit'];
+  if (opts.leakFd) while (stdio.length <= LEAK_FD) stdio.push(stdio.length === LEAK_FD ? 'pipe' : 'ignore');
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/security/shell-server.fixture.ts', dataDir], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio,
     env: { ...process.env, ...opts.env },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
