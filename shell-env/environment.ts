@@ -129,7 +129,17 @@ export async function createShellEnvironment(opts: ShellEnvironmentOptions): Pro
       watchdog.stop();
     },
     stats(): Record<string, number> {
-      return { shell_sandboxes: live.size, shell_created_total: created };
+      // Egress of the live sandboxes (egress.ts): connections open, refused at the cap, closed idle, sandboxes at the cap.
+      const egress = { shell_egress_connections: 0, shell_egress_refused: 0, shell_egress_idle_closed: 0, shell_egress_at_cap: 0 };
+      for (const sb of live.values()) {
+        const e = sb.details().shell?.egress;
+        if (!e) continue;
+        egress.shell_egress_connections += e.open;
+        egress.shell_egress_refused += e.refused;
+        egress.shell_egress_idle_closed += e.idle_closed;
+        if (e.open >= e.max_connections) egress.shell_egress_at_cap++;
+      }
+      return { shell_sandboxes: live.size, shell_created_total: created, ...egress };
     },
   };
 }

@@ -123,12 +123,14 @@ describe('egress connection flood (issue 30 item 5)', () => {
         if (!phase1) await new Promise((r) => setTimeout(r, 500));
       }
       const during = (await srv.call('GET', `/sandboxes/${attacker}`)).json.shell.egress;
+      const metrics = (await srv.call('GET', '/metrics')).text;
       const otherDuring = await srv.exec(other, fetchCmd);
       const fdDuring = fdMax;
       console.log('phase 1 inside:', phase1, '\nattacker egress during:', JSON.stringify(during), `\nserver fds: ${fd0} before, max ${fdDuring} during the flood`);
       expect(otherDuring.stdout).toBe('hello-from-host\n');
       expect(during.peak).toBe(CAP);
       expect(during.refused).toBeGreaterThan(FLOOD / 2);
+      expect(metrics).toMatch(/^grove_backend\{backend="local",stat="shell_egress_refused"\} [1-9]\d*$/m);
       expect(during.events).toContainEqual(expect.objectContaining({ type: 'limit', limit: 'egress_connections', max: CAP }));
 
       const done = (await srv.call('GET', `/sandboxes/${attacker}/jobs/${job.json.job_id}?wait=300`)).json;
