@@ -81,7 +81,7 @@ async function withModifiers<T>(page: Page, mods: readonly string[] | undefined,
 
 /** Types a type / type_label action's text and records the field's value afterwards. */
 async function typeAndRead(h: ActionHost, a: { text: string; clear?: boolean; submit?: boolean }, rec: ActionRecord): Promise<void> {
-  await typeText(h.page, a.text, a.clear, a.submit);
+  await typeText(h.page, a.text, a.clear, a.submit, h.deadline);
   const value = await fieldValue(h.page, h.deadline);
   if (value !== undefined) rec.field_value = value;
 }

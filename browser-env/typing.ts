@@ -1,19 +1,34 @@
 // Typing into the focused element: text in (per key, or one insert for long texts), the check that the focus takes
 // text, and the field's value afterwards (what the page made of the typed text).
 import type { Page } from 'playwright-core';
-import type { Deadline } from '../sandbox/deadline.ts';
+import { TimeoutError, type Deadline } from '../sandbox/deadline.ts';
 import { inPage } from './util.ts';
 
 /** Long texts go in as one insertText (per-key typing of 20k chars would outlast any timeout). */
 const PER_KEY_LIMIT = 300;
 
-export async function typeText(page: Page, text: string, clear?: boolean, submit?: boolean): Promise<void> {
+/**
+ * Types `text`. With a deadline, key by key, stopping (TimeoutError) once it has passed: a step that gave up on a
+ * slow type must not leave it typing on in the background (on a loaded machine it went on after the step's answer
+ * and interleaved its keys with the next type's).
+ */
+export async function typeText(page: Page, text: string, clear?: boolean, submit?: boolean, deadline?: Deadline): Promise<void> {
+  const check = () => {
+    if (deadline?.expired) throw new TimeoutError(`typing (${deadline.what})`, 0);
+  };
   if (clear) {
     await page.keyboard.press('ControlOrMeta+a');
     await page.keyboard.press('Delete');
   }
   if (text.length > PER_KEY_LIMIT) await page.keyboard.insertText(text);
-  else if (text.length > 0) await page.keyboard.type(text);
+  else if (!deadline) await page.keyboard.type(text);
+  else {
+    for (const ch of text) {
+      check();
+      await page.keyboard.type(ch);
+    }
+  }
+  check();
   if (submit) await page.keyboard.press('Enter');
 }
 

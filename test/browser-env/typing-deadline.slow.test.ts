@@ -1,0 +1,42 @@
+// A type that runs past its deadline stops typing: nothing is typed after the step gave up on it (on a loaded
+// machine an abandoned type went on in the background and interleaved its keys with the next type's).
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_FLAGS } from '../../browser-env/chromium-launch.ts';
+import { typeText } from '../../browser-env/typing.ts';
+import { Deadline, TimeoutError } from '../../sandbox/deadline.ts';
+import { loadConfig } from '../../sandbox/config.ts';
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await chromium.launch({ executablePath: loadConfig({ env: {}, flags: {} }).chromiumPath, args: CHROMIUM_FLAGS });
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('typeText with a deadline', () => {
+  it('stops at the deadline and types nothing afterwards', async () => {
+    const page = await browser.newPage();
+    // Every key costs the page ~30 ms: 200 keys take ~6 s, far past the 300 ms deadline.
+    await page.setContent('<input id="f" onkeydown="const t = Date.now(); while (Date.now() - t < 30) {}">');
+    await page.focus('#f');
+    const text = 'x'.repeat(200);
+    const err = await typeText(page, text, false, true, Deadline.after(300, 'action type')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TimeoutError);
+    const atEnd = await page.inputValue('#f');
+    expect(atEnd.length).toBeLessThan(text.length);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await page.inputValue('#f')).toBe(atEnd);
+    await page.close();
+  });
+
+  it('types the whole text within its deadline', async () => {
+    const page = await browser.newPage();
+    await page.setContent('<input id="f">');
+    await page.focus('#f');
+    await typeText(page, 'Chickpea Coconut Curry', true, false, Deadline.after(30_000, 'action type'));
+    expect(await page.inputValue('#f')).toBe('Chickpea Coconut Curry');
+    await page.close();
+  });
+});
