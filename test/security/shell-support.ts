@@ -42,15 +42,18 @@ export interface ChildServer {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** fd of the server a pipe is handed in on (without close-on-exec, as a careless launcher would), with `leakFd`. */
-export const LEAK_FD = 9;
+/**
+ * fd on which the server holds a host file open without close-on-exec (as a careless launcher leaves one), with
+ * `leakFile`. High: Node marks close-on-exec on the descriptors it inherited up to the first gap after 15 only.
+ */
+export const LEAK_FD = 200;
 
-export async function startChildServer(opts: { dataDir?: string; env?: Record<string, string>; leakFd?: boolean } = {}): Promise<ChildServer> {
+export async function startChildServer(opts: { dataDir?: string; env?: Record<string, string>; leakFile?: string } = {}): Promise<ChildServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'grove-sec-'));
-  const stdio: Array<'ignore' | 'pipe' | 'inherit'> = ['ignore', 'pipe', 'inherit'];
-  if (opts.leakFd) while (stdio.length <= LEAK_FD) stdio.push(stdio.length === LEAK_FD ? 'pipe' : 'ignore');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/security/shell-server.fixture.ts', dataDir], {
-    stdio,
+  const server = [process.execPath, '--import', 'tsx', 'test/security/shell-server.fixture.ts', dataDir];
+  const argv = opts.leakFile ? ['/bin/bash', '-c', `exec ${LEAK_FD}>>"$0"; exec "$@"`, opts.leakFile, ...server] : server;
+  const child = spawn(argv[0], argv.slice(1), {
+    stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...opts.env },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
