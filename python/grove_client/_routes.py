@@ -43,7 +43,7 @@ CLAW_OPTIONS = ("type", "apps", "faults", "state", "task_id", "tools", "world_se
 #: Fields of a shell sandbox's creation options.
 SHELL_OPTIONS = (
     "type", "block_network", "ttl_seconds", "idle_timeout_seconds", "labels", "image", "allow", "cpu", "memory_mb",
-    "max_processes", "env", "claw_sandbox",
+    "max_processes", "env", "claw_sandbox", "disk_mb", "egress_max_connections", "egress_idle_timeout_s",
 )
 
 ROUTES: tuple[Route, ...] = (
