@@ -89,6 +89,40 @@ def supervise(root, spec_path):
                 sys.exit(4)
         time.sleep(0.2)
 
+class _Msg:
+    def __init__(self, content):
+        self.content = content
+        self.role = "assistant"
+
+class _Choice:
+    def __init__(self, content):
+        self.message = _Msg(content)
+        self.index = 0
+        self.finish_reason = "stop"
+
+class _Resp:
+    def __init__(self, content):
+        self.choices = [_Choice(content)]
+
+class _Relay:
+    """client.chat.completions.create(...) over the driver's stdout/stdin: one JSON line each way."""
+    def __init__(self, out):
+        self._out = out
+        self.chat = self
+        self.completions = self
+
+    def create(self, **kw):
+        body = {k: kw[k] for k in ("model", "messages", "temperature", "max_tokens") if k in kw}
+        self._out.write(json.dumps({"judge_request": body}) + "\n")
+        self._out.flush()
+        line = sys.stdin.readline()
+        if not line:
+            raise ConnectionError("Grove closed the judge relay")
+        ans = json.loads(line)
+        if "error" in ans:
+            raise ConnectionError(ans["error"])
+        return _Resp(ans["content"])
+
 def grade(root, yaml_path, in_path, out_path):
     setup(root)
     real_stdout = sys.stdout
@@ -108,7 +142,10 @@ def grade(root, yaml_path, in_path, out_path):
         j = req.get("judge")
         if j:
             from claw_eval.graders.llm_judge import LLMJudge
-            judge = LLMJudge(model_id=j["model"], api_key=j.get("api_key") or None, base_url=j["base_url"])
+            judge = LLMJudge(model_id=j["model"], api_key=j.get("api_key") or "relay", base_url=j.get("base_url") or "http://grove-judge-relay.invalid/v1")
+            if j.get("relay"):
+                # every chat call of the judge (LLMJudge's and graders' own judge.client calls) goes to Grove's judge client
+                judge.client = _Relay(real_stdout)
         tasks_dir = os.path.dirname(os.path.dirname(yaml_path))
         grader = get_grader(task.task_id, tasks_dir=tasks_dir, task_dir=os.path.dirname(yaml_path))
         if hasattr(judge, "reset_call_log"):

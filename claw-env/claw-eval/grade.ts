@@ -2,7 +2,8 @@
 // shape, tool dispatches with their real HTTP statuses, audit data by service), handed to Grove's driver, which calls
 // tasks/<id>/grader.py (with the judge the checkout's LLMJudge builds on the caller's judge endpoint) and the
 // checkout's compute_task_score / is_pass. A grader that throws is an errored trial, not a zero.
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,10 +28,20 @@ export interface ClawEvalTrace {
   env_snapshot?: Record<string, unknown> | null;
 }
 
+/** The judge: the checkout's LLMJudge either calls base_url itself, or relays every chat call to `relay` (Grove's judge client). */
 export interface ClawEvalJudgeConfig {
-  base_url: string;
   model: string;
+  base_url?: string;
   api_key?: string;
+  relay?: (req: ClawEvalJudgeRequest) => Promise<string>;
+}
+
+/** One chat call of the checkout's judge, as it made it (OpenAI chat-completions fields). */
+export interface ClawEvalJudgeRequest {
+  model: string;
+  messages: { role: string; content: unknown }[];
+  temperature?: number;
+  max_tokens?: number;
 }
 
 export interface ClawEvalScores {
@@ -52,9 +63,36 @@ export async function gradeClawEvalTrial(
   try {
     const inPath = path.join(dir, 'in.json');
     const outPath = path.join(dir, 'out.json');
-    writeFileSync(inPath, JSON.stringify({ ...trace, judge: o.judge ?? null }));
+    const j = o.judge;
+    writeFileSync(inPath, JSON.stringify({ ...trace, judge: j ? { model: j.model, base_url: j.base_url, api_key: j.api_key, relay: !!j.relay } : null }));
     const stderr = await new Promise<string>((resolve) => {
-      execFile(o.python.python, [o.driver, 'grade', o.root, task.yaml_path, inPath, outPath], { cwd: o.root, timeout: o.timeoutMs ?? 600_000, maxBuffer: 32 << 20, env: { PATH: '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1' } }, (_err, _out, err) => resolve(err));
+      const child = spawn(o.python.python, [o.driver, 'grade', o.root, task.yaml_path, inPath, outPath], { cwd: o.root, stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1' } });
+      let err = '';
+      const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 600_000);
+      child.stderr!.on('data', (c: Buffer) => (err = (err + c.toString('utf8')).slice(-8000)));
+      child.stdin!.on('error', () => {});
+      // the judge relay: one request line from the driver, one answer line back
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        let req: ClawEvalJudgeRequest | undefined;
+        try {
+          req = (JSON.parse(line) as { judge_request?: ClawEvalJudgeRequest }).judge_request;
+        } catch {
+          return;
+        }
+        if (!req || !j?.relay) return;
+        j.relay(req).then(
+          (content) => child.stdin!.write(`${JSON.stringify({ content })}\n`),
+          (e: Error) => child.stdin!.write(`${JSON.stringify({ error: e.message })}\n`),
+        );
+      });
+      child.on('close', () => {
+        clearTimeout(timer);
+        resolve(err);
+      });
+      child.on('error', (e) => {
+        clearTimeout(timer);
+        resolve(e.message);
+      });
     });
     try {
       return JSON.parse(readFileSync(outPath, 'utf8')) as ClawEvalGrade;

@@ -15,8 +15,8 @@ grove claw run --claw-eval DIR --policy URL --model M [--policy-key K] [--ids ID
 
 --claw-eval DIR: a checkout of Claw-Eval (tasks/<id>/task.yaml, grader.py, mock_services/, src/claw_eval). Grove runs
 its code from DIR: each trial starts the task's mock services (their FastAPI apps) in a bubblewrap sandbox without
-network, reached only through Grove's tool bridge; the task's own grader.py scores the trace (with the checkout's
-LLMJudge on --judge-url) and compute_task_score combines it. The checkout's Python environment is built once from
+network, reached only through Grove's tool bridge; the task's own grader.py scores the trace (the checkout's LLMJudge,
+its chat calls relayed to Grove's judge client on --judge-url) and compute_task_score combines it. The checkout's Python environment is built once from
 the package index (pip's configuration, or --index-url) and cached under --cache (default ~/.cache/grove).
 Tasks Grove cannot run are listed by reason: needs_internet:<service>, missing_file:<path>,
 missing_python_dep:<module>, not_yet:<kind> (sandbox_tools, multimodal). Multi-turn tasks (user_agent) answer the
@@ -24,6 +24,19 @@ agent with the checkout's simulated user on --user-url/--user-model. --error-rat
 ERROR_RATE where the task sets none (Claw-Eval's default is 0).`;
 
 type Values = Record<string, string | boolean | undefined>;
+
+/** The checkout's LLMJudge with every chat call relayed to Grove's judge client (judges/model.ts: retries, limits). */
+async function judgeRelay(baseURL: string, model: string, apiKey: string | undefined): Promise<import('../../claw-env/claw-eval/grade.ts').ClawEvalJudgeConfig> {
+  const { JudgeModel } = await import('../../judges/model.ts');
+  const jm = new JudgeModel({ baseURL, model, apiKey });
+  return {
+    model,
+    relay: async (req) => {
+      const r = await jm.call({ purpose: 'claw-eval grader', messages: req.messages as never, parse: (t) => t, params: { temperature: req.temperature, maxTokens: req.max_tokens } });
+      return r.text;
+    },
+  };
+}
 
 async function prepare(v: Values, io: CommandIO) {
   const [{ loadClawEvalCheckout, importFiles, markMissingDeps }, { ensureClawEvalPython, writeDriver, probeDeps }] = await Promise.all([import('../../claw-env/claw-eval/checkout.ts'), import('../../claw-env/claw-eval/pyenv.ts')]);
@@ -109,7 +122,7 @@ export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Pr
       errorRate,
       policy: new ChatClawEvalPolicy({ baseURL: v.policy as string, model: v.model as string, apiKey: v['policy-key'] as string | undefined }),
       userModel: v['user-url'] ? { base_url: v['user-url'] as string, model: v['user-model'] as string, api_key: v['user-key'] as string | undefined } : undefined,
-      judge: v['judge-url'] ? { base_url: v['judge-url'] as string, model: v['judge-model'] as string, api_key: v['judge-key'] as string | undefined } : undefined,
+      judge: v['judge-url'] ? await judgeRelay(v['judge-url'] as string, v['judge-model'] as string, v['judge-key'] as string | undefined) : undefined,
       onTrial: (r, done, total) => io.err(`[${done}/${total}] ${r.task_id} #${r.trial}: ${r.grade ? `score ${r.grade.task_score}${r.grade.passed ? ' pass' : ''}` : `errored (${r.error})`} (${r.tool_calls} calls)\n`),
     });
     io.out(`${clawEvalReportText(report)}\n`);

@@ -14,6 +14,7 @@ import { runClawEval } from '../../runner/claw-eval/run.ts';
 import { ScriptedClawEvalPolicy, type ClawEvalPolicy } from '../../runner/claw-eval/trial.ts';
 import { runClawCommand } from '../../cli/commands/claw.ts';
 import { startOpenAIServer, type OpenAITestServer } from '../support/openai-server.ts';
+import { JudgeModel } from '../../judges/model.ts';
 
 const ROOT = path.resolve(__dirname, 'fixtures/claw-eval-checkout');
 const INDEX = existsSync('/opt/pypi/simple') ? 'file:///opt/pypi/simple' : undefined;
@@ -23,6 +24,7 @@ let py: ClawEvalPython;
 let driver: string;
 let tasks: ClawEvalTask[];
 let judge: OpenAITestServer;
+let judgeModel: JudgeModel;
 
 function io() {
   const out: string[] = [];
@@ -41,6 +43,7 @@ beforeAll(async () => {
   const ready = co.tasks.filter((t) => t.status === 'ready');
   tasks = markMissingDeps(co.tasks, await probeDeps(py, driver, ROOT, ready.map((t) => ({ id: t.id, files: importFiles(ROOT, t) }))));
   judge = await startOpenAIServer(() => '{"score": 0.6, "reasoning": "names the notes, misses a ticket"}');
+  judgeModel = new JudgeModel({ baseURL: judge.url, model: 'test-judge', apiKey: 'grove-judge-key' });
 }, 900_000);
 afterAll(async () => {
   await judge?.close();
@@ -142,7 +145,7 @@ describe('Claw-Eval checkout: trials graded by the tasks\' own graders', () => {
     expect(readdirSync(os.tmpdir()).filter((d) => d.startsWith('grove-claw-eval-') && !tmpBefore.has(d))).toEqual([]);
   }, 300_000);
 
-  it('a judged task calls the judge through the checkout\'s LLMJudge; a grader that throws is an errored trial, left out', async () => {
+  it('a judged task\'s LLMJudge calls are relayed to Grove\'s judge client; a grader that throws is an errored trial, left out', async () => {
     const seen = judge.requests.length;
     const { report, results } = await runClawEval({
       root: ROOT,
@@ -150,7 +153,8 @@ describe('Claw-Eval checkout: trials graded by the tasks\' own graders', () => {
       driver,
       trials: 2,
       concurrency: 2,
-      judge: { base_url: judge.url, model: 'test-judge', api_key: 'k' },
+      // the checkout's LLMJudge, its chat calls relayed to Grove's judge client
+      judge: { model: 'test-judge', relay: async (req) => (await judgeModel.call({ purpose: 'test', messages: req.messages as never, parse: (t) => t, params: { temperature: req.temperature, maxTokens: req.max_tokens } })).text },
       policy: scripted({
         N03_judged_digest: [
           { calls: [{ name: 'notes_list', args: {} }, { name: 'tickets_list', args: {} }], answer: 'Notes: Budget review, Team offsite. Tickets: TK-9.' },
@@ -169,6 +173,8 @@ describe('Claw-Eval checkout: trials graded by the tasks\' own graders', () => {
     const judged = judge.requests.slice(seen);
     expect(judged).toHaveLength(2);
     expect(judged[0]!.body.model).toBe('test-judge');
+    expect(judged[0]!.body.max_tokens).toBe(512); // the grader's own sampling fields, through Grove's client
+    expect(judged[0]!.headers.authorization).toBe('Bearer grove-judge-key');
     expect(JSON.stringify(judged.map((r) => r.body.messages))).toContain('names every note and every open ticket');
     const broken = report.tasks.find((t) => t.task_id === 'N10_grader_raises')!;
     expect(broken).toMatchObject({ trials: 2, errored: 2, avg_score: 0 });
