@@ -1,7 +1,7 @@
 // Attacker-test helpers for shell sandboxes: real Grove servers in child processes (shell-server.fixture.ts), a
 // canary file on the host and a canary variable in the server's environment that nothing in a sandbox may read.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -103,6 +103,8 @@ export async function startChildServer(opts: { dataDir?: string; env?: Record<st
     async kill(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
+      // Our own data folder goes (a shared one is its creator's to remove).
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

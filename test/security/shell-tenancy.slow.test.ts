@@ -4,7 +4,7 @@
 // server killed with SIGKILL leaves nothing behind once the next one starts (its watchdogs killed too), or once its
 // watchdog ran (the server alone killed).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statfsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -52,6 +52,7 @@ describe('disk quota (issue 30 item 4)', () => {
 describe('two servers on one host (issue 30 item 6)', () => {
   it('the same Orchard id on a second server (same data folder) leaves the first server\'s sandbox and job alone', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-sec-shared-'));
+    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
     const a = await startChildServer({ dataDir });
     const b = await startChildServer({ dataDir });
     try {
@@ -162,7 +163,15 @@ async function sandboxes(url: string): Promise<void> {
  * TMPDIR and makes its org.chromium.Chromium.* folders there, where a killed server leaves them unless cleaned.
  */
 function deepDataDir(): string {
-  return path.join(mkdtempSync(path.join(os.tmpdir(), 'grove-sec-kill-')), 'a-folder-deep-enough-that-chromium-keeps-the-server-tmpdir');
+  const top = mkdtempSync(path.join(os.tmpdir(), 'grove-sec-kill-'));
+  onTestFinished(() => rmSync(top, { recursive: true, force: true }));
+  return path.join(top, 'a-folder-deep-enough-that-chromium-keeps-the-server-tmpdir');
+}
+
+function tempDir(): string {
+  const d = mkdtempSync(path.join(os.tmpdir(), 'grove-sec-tmp-'));
+  onTestFinished(() => rmSync(d, { recursive: true, force: true }));
+  return d;
 }
 
 async function until<T>(read: () => T, ok: (v: T) => boolean, ms: number): Promise<T> {
@@ -181,7 +190,7 @@ const clean = (f: ReturnType<typeof footprint>, temp0: string[]) =>
 describe('leftovers after SIGKILL (issue 30 item 7)', () => {
   it('the next server removes everything a SIGKILLed one made (its watchdogs killed with it)', async () => {
     const dataDir = deepDataDir();
-    const tmpdir = mkdtempSync(path.join(os.tmpdir(), 'grove-sec-tmp-'));
+    const tmpdir = tempDir();
     const first = await startFullServer(dataDir, tmpdir);
     const pid = first.child.pid as number;
     onTestFinished(() => stop(first));
@@ -216,7 +225,7 @@ describe('leftovers after SIGKILL (issue 30 item 7)', () => {
 
   it('the watchdog removes everything once a server is SIGKILLed alone', async () => {
     const dataDir = deepDataDir();
-    const tmpdir = mkdtempSync(path.join(os.tmpdir(), 'grove-sec-tmp-'));
+    const tmpdir = tempDir();
     const srv = await startFullServer(dataDir, tmpdir);
     const pid = srv.child.pid as number;
     onTestFinished(() => stop(srv));
