@@ -74,11 +74,42 @@ while alive and time.time() < deadline:
 print(json.dumps({'phase1': phase1, 'closed_by_server': closed, 'still_open': len(alive)}))
 `;
 
+// argv: tunnels, host:port. Opens CONNECT tunnels through the sandbox's proxy port, makes one request through
+// each (the upstream keeps its connection), then holds them idle and waits (up to 120 s) for the server to close them.
+const TUNNEL_SCRIPT = String.raw`
+import json, socket, sys, time
+n, target = int(sys.argv[1]), sys.argv[2]
+tunnels, answers = [], []
+for i in range(n):
+    s = socket.create_connection(('127.0.0.1', 3128), timeout=30)
+    s.sendall(('CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n' % (target, target)).encode())
+    head = s.recv(4096)
+    s.sendall(('GET / HTTP/1.1\r\nHost: %s\r\n\r\n' % target).encode())
+    body = b''
+    while b'hello-from-host' not in body:
+        d = s.recv(4096)
+        if not d:
+            break
+        body += d
+    answers.append(head.split(b'\r\n')[0].decode() + ' | ' + ('hello' if b'hello-from-host' in body else 'none'))
+    tunnels.append(s)
+closed, deadline = 0, time.time() + 120
+for s in tunnels:
+    s.settimeout(max(0.1, deadline - time.time()))
+    try:
+        closed += 1 if s.recv(4096) == b'' else 0
+    except OSError:
+        pass
+print(json.dumps({'answers': answers, 'closed_by_server': closed}))
+`;
+
 describe('egress connection flood (issue 30 item 5)', () => {
   let host: http.Server;
   let target = '';
   beforeAll(async () => {
     host = http.createServer((_req, res) => res.end('hello-from-host'));
+    // Kept-alive upstream connections stay open on this side: only the proxy's idle timeout closes a tunnel.
+    host.keepAliveTimeout = 0;
     await new Promise<void>((r) => host.listen(0, '127.0.0.1', () => r()));
     target = `127.0.0.1:${(host.address() as { port: number }).port}`;
   });
@@ -166,4 +197,22 @@ describe('egress connection flood (issue 30 item 5)', () => {
       await srv.kill();
     }
   }, 600_000);
+
+  it('an idle CONNECT tunnel is closed after the idle timeout, and counted', async () => {
+    const srv = await startChildServer();
+    try {
+      const id = await srv.sandbox({ block_network: false, allow: [target], egress_idle_timeout_s: 8 });
+      const r = (await srv.call('POST', `/sandboxes/${id}/exec`, { command: ['python3', '-c', TUNNEL_SCRIPT, '5', target], timeout_s: 300 })).json;
+      const egress = (await srv.call('GET', `/sandboxes/${id}`)).json.shell.egress;
+      console.log('tunnels:', r.stdout, r.stderr, '\negress:', JSON.stringify(egress));
+      const out = JSON.parse(r.stdout) as { answers: string[]; closed_by_server: number };
+      expect(out.answers).toEqual(Array(5).fill('HTTP/1.1 200 Connection Established | hello'));
+      expect(out.closed_by_server).toBe(5);
+      expect(egress.open).toBe(0);
+      expect(egress.idle_closed).toBeGreaterThanOrEqual(5);
+      expect(egress.events).toContainEqual(expect.objectContaining({ type: 'limit', limit: 'egress_idle', max: 8 }));
+    } finally {
+      await srv.kill();
+    }
+  }, 300_000);
 });
