@@ -18,9 +18,18 @@ export function recoveryMs(o: Pick<BrowserCreateOptions, 'action_timeout_ms'>): 
   return 8000 + o.action_timeout_ms;
 }
 
-/** Time for one action itself (settle not included). */
+/** Per key of a typed text: typing is key by key (keydown, char, keyup), ~300 ms a key on a machine at load 30. */
+const PER_KEY_MS = 250;
+/** Texts longer than this go in as one insertText (browser-env/typing.ts PER_KEY_LIMIT): no per-key time. */
+const PER_KEY_TEXT = 300;
+const TYPING_CAP_MS = 30_000;
+
+/** Time for one action itself (settle not included); a type gets time for its keys on top of the timeout. */
 export function actionMs(o: Pick<BrowserCreateOptions, 'action_timeout_ms'>, a: Action): number {
   if (a.action === 'wait') return Math.min(a.ms ?? 1000, WAIT_CAP_MS) + WAIT_SLACK_MS;
+  if ((a.action === 'type' || a.action === 'type_label') && a.text.length <= PER_KEY_TEXT) {
+    return o.action_timeout_ms + Math.min(a.text.length * PER_KEY_MS, TYPING_CAP_MS);
+  }
   return o.action_timeout_ms;
 }
 

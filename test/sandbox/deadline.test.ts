@@ -78,6 +78,12 @@ describe('step budget', () => {
     expect(stepBudgetMs(o, [{ action: 'wait', ms: 500 }])).toBe(60_500); // 1.5 + 3 + 20 + 36
     expect(stepBudgetMs(o, [{ action: 'wait' }])).toBe(61_000); // the default wait is 1 s
   });
+  it('gives a typed text time for its keys (250 ms a key, at most 30 s; long texts are one insert)', () => {
+    expect(actionMs(o, { action: 'type', text: 'Lemon Garlic Roast Chicken' })).toBe(16_500); // 10 + 26 × 0.25
+    expect(actionMs(o, { action: 'type_label', label: 1, text: 'x'.repeat(300) })).toBe(40_000); // 10 + min(75, 30)
+    expect(actionMs(o, { action: 'type', text: 'x'.repeat(301) })).toBe(10_000);
+    expect(stepBudgetMs(o, [{ action: 'type', text: 'abcd' }])).toBe(70_000); // 10 + 1 + 3 + 20 + 36
+  });
   it('gives a wait its full length, whatever the action timeout', () => {
     expect(actionMs(o, { action: 'wait', ms: 60_000 })).toBeGreaterThan(60_000);
     expect(actionMs({ action_timeout_ms: 100 }, { action: 'wait', ms: 30_000 })).toBeGreaterThan(30_000);
