@@ -1,7 +1,7 @@
 // `grove swe run`: SWE-bench instances in shell sandboxes — an agent (bash-only loop through vlm-client) makes
 // the patch, or patches come from a predictions file (or the instances' gold patches); each is graded as
 // SWE-bench grades. Arguments are checked here; the server and runner load on demand.
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { intOption, list, parseCommandArgs, subcommands, usageError, valueError, options, type CommandIO } from '../args.ts';
@@ -92,66 +92,73 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
   } catch (err) {
     return valueError(u, (err as Error).message);
   }
-  if (v.fixture) {
-    const { buildFixtureRepo, FIXTURE_REPO } = await import('../../swe-env/fixture.ts');
-    const dir = path.join(await mkdtemp(path.join(os.tmpdir(), 'grove-textkit-')), 'textkit');
-    await buildFixtureRepo(dir);
-    repos[FIXTURE_REPO] ??= dir;
-  }
-  const { loadSpecs } = await import('../../swe-env/specs.ts');
-  const { parsePackageIndex, ensureEnvImage } = await import('../../swe-env/env-image.ts');
-  const { preflight } = await import('../../swe-env/preflight.ts');
-  let specs;
-  let index = null;
+  // The fixture repository is built into a temporary folder, removed when the command ends.
+  let scratch: string | null = null;
   try {
-    specs = loadSpecs(((v.specs as string[] | undefined) ?? []).map((f) => path.resolve(f)));
-    if (images === 'env') index = parsePackageIndex(v.index ?? 'host');
-  } catch (err) {
-    return valueError(u, (err as Error).message);
-  }
-  const problems = await preflight({ instances, sources: repos, specs, index });
-  if (problems.length) return valueError(u, `cannot run:\n  ${problems.join('\n  ')}`);
-  const pkgIndex = index;
-  const environment = pkgIndex
-    ? async (inst: { repo: string; version?: string | number }, spec: { row: Parameters<typeof ensureEnvImage>[2] }) => {
-        const r = await ensureEnvImage(inst.repo, String(inst.version), spec.row, pkgIndex);
-        if (r.built) io.err(`environment ${inst.repo} ${inst.version}: built ${r.image} in ${(r.ms / 1000).toFixed(1)} s\n`);
-        return r.image;
-      }
-    : undefined;
-
-  const { runSwe } = await import('../../runner/swe/run.ts');
-  const { clientShellProvider } = await import('../../runner/swe/shell-session.ts');
-  let mode;
-  if (v.policy) {
-    const { chatBashPolicy } = await import('../../runner/swe/policy.ts');
-    const policyOpts = { baseURL: v.policy, model: v.model!, apiKey: v['api-key'], temperature };
-    mode = { kind: 'agent' as const, model: v.model!, policy: () => chatBashPolicy(policyOpts), maxSteps: ints.maxSteps as number | undefined, commandTimeoutS: ints.timeout as number | undefined };
-  } else if (v.preds) {
-    const { parsePredictions } = await import('../../swe-env/preds.ts');
-    let preds;
-    try {
-      preds = parsePredictions(await readFile(v.preds, 'utf8'));
-    } catch (err) {
-      return valueError(u, `--preds ${v.preds}: ${(err as Error).message}`);
+    if (v.fixture) {
+      const { buildFixtureRepo, FIXTURE_REPO } = await import('../../swe-env/fixture.ts');
+      scratch = await mkdtemp(path.join(os.tmpdir(), 'grove-textkit-'));
+      const dir = path.join(scratch, 'textkit');
+      await buildFixtureRepo(dir);
+      repos[FIXTURE_REPO] ??= dir;
     }
-    mode = { kind: 'patches' as const, patches: new Map(preds.map((p) => [p.instance_id, p.model_patch])), model: preds[0]?.model_name_or_path ?? 'preds' };
-  } else {
-    mode = { kind: 'patches' as const, patches: new Map(instances.map((i) => [i.instance_id, i.patch ?? null])), model: 'gold' };
-  }
-  const { connectGrove } = await import('./run-embedded.ts');
-  const grove = await connectGrove({ server: v.server, serverKey: v['server-key'], maxSandboxes: Math.max(16, 2 * ((ints.concurrency as number | undefined) ?? 4)) });
-  const client = grove.client;
-  const out = path.resolve(v.out ?? 'runs/swe');
-  try {
-    const { summary } = await runSwe({
-      instances, sources: repos, provider: clientShellProvider(client), mode, concurrency: (ints.concurrency as number | undefined) ?? 4, outDir: out, runId: v['run-id'] ?? path.basename(out), specs, environment,
-      onDone: (r) => io.err(`${r.instance_id}: ${r.evaluation?.resolution ?? 'error'}${r.error ? ` (${r.error})` : r.evaluation?.error ? ` (${r.evaluation.error})` : ''}${r.termination ? ` [${r.termination.reason}]` : ''}\n`),
-    });
-    io.out(`${summary.resolved_instances} FULL, ${summary.partial_instances} PARTIAL, ${summary.unresolved_instances} NO, ${summary.empty_patch_instances} empty, ${summary.error_instances} errors of ${summary.total_instances}; report in ${out}\n`);
-    return summary.error_instances ? 1 : 0;
+    const { loadSpecs } = await import('../../swe-env/specs.ts');
+    const { parsePackageIndex, ensureEnvImage } = await import('../../swe-env/env-image.ts');
+    const { preflight } = await import('../../swe-env/preflight.ts');
+    let specs;
+    let index = null;
+    try {
+      specs = loadSpecs(((v.specs as string[] | undefined) ?? []).map((f) => path.resolve(f)));
+      if (images === 'env') index = parsePackageIndex(v.index ?? 'host');
+    } catch (err) {
+      return valueError(u, (err as Error).message);
+    }
+    const problems = await preflight({ instances, sources: repos, specs, index });
+    if (problems.length) return valueError(u, `cannot run:\n  ${problems.join('\n  ')}`);
+    const pkgIndex = index;
+    const environment = pkgIndex
+      ? async (inst: { repo: string; version?: string | number }, spec: { row: Parameters<typeof ensureEnvImage>[2] }) => {
+          const r = await ensureEnvImage(inst.repo, String(inst.version), spec.row, pkgIndex);
+          if (r.built) io.err(`environment ${inst.repo} ${inst.version}: built ${r.image} in ${(r.ms / 1000).toFixed(1)} s\n`);
+          return r.image;
+        }
+      : undefined;
+
+    const { runSwe } = await import('../../runner/swe/run.ts');
+    const { clientShellProvider } = await import('../../runner/swe/shell-session.ts');
+    let mode;
+    if (v.policy) {
+      const { chatBashPolicy } = await import('../../runner/swe/policy.ts');
+      const policyOpts = { baseURL: v.policy, model: v.model!, apiKey: v['api-key'], temperature };
+      mode = { kind: 'agent' as const, model: v.model!, policy: () => chatBashPolicy(policyOpts), maxSteps: ints.maxSteps as number | undefined, commandTimeoutS: ints.timeout as number | undefined };
+    } else if (v.preds) {
+      const { parsePredictions } = await import('../../swe-env/preds.ts');
+      let preds;
+      try {
+        preds = parsePredictions(await readFile(v.preds, 'utf8'));
+      } catch (err) {
+        return valueError(u, `--preds ${v.preds}: ${(err as Error).message}`);
+      }
+      mode = { kind: 'patches' as const, patches: new Map(preds.map((p) => [p.instance_id, p.model_patch])), model: preds[0]?.model_name_or_path ?? 'preds' };
+    } else {
+      mode = { kind: 'patches' as const, patches: new Map(instances.map((i) => [i.instance_id, i.patch ?? null])), model: 'gold' };
+    }
+    const { connectGrove } = await import('./run-embedded.ts');
+    const grove = await connectGrove({ server: v.server, serverKey: v['server-key'], maxSandboxes: Math.max(16, 2 * ((ints.concurrency as number | undefined) ?? 4)) });
+    const client = grove.client;
+    const out = path.resolve(v.out ?? 'runs/swe');
+    try {
+      const { summary } = await runSwe({
+        instances, sources: repos, provider: clientShellProvider(client), mode, concurrency: (ints.concurrency as number | undefined) ?? 4, outDir: out, runId: v['run-id'] ?? path.basename(out), specs, environment,
+        onDone: (r) => io.err(`${r.instance_id}: ${r.evaluation?.resolution ?? 'error'}${r.error ? ` (${r.error})` : r.evaluation?.error ? ` (${r.evaluation.error})` : ''}${r.termination ? ` [${r.termination.reason}]` : ''}\n`),
+      });
+      io.out(`${summary.resolved_instances} FULL, ${summary.partial_instances} PARTIAL, ${summary.unresolved_instances} NO, ${summary.empty_patch_instances} empty, ${summary.error_instances} errors of ${summary.total_instances}; report in ${out}\n`);
+      return summary.error_instances ? 1 : 0;
+    } finally {
+      await grove.close();
+    }
   } finally {
-    await grove.close();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
   }
 }
 
