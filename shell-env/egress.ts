@@ -175,6 +175,8 @@ export async function startEgressProxy(
           r.pipe(res);
         });
         up.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end('upstream error\n')));
+        // The client's side ended (answered, gone, or closed idle): the upstream request goes with it.
+        res.once('close', () => up.destroy());
         req.pipe(up);
       })
       .catch((err: unknown) => {
@@ -201,6 +203,11 @@ export async function startEgressProxy(
         const up = await connectFirst(d.addresses, target.port).catch(() => null);
         if (!up) {
           client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n');
+          return;
+        }
+        // The client left (or was closed idle, or the sandbox closed) while the upstream connected: never keep it.
+        if (client.destroyed) {
+          up.destroy();
           return;
         }
         client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
