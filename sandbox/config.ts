@@ -61,7 +61,7 @@ const GroveConfigSchema = z
     shellDiskMb: z.number().int().min(64).max(1024 * 1024).default(8192),
     /** Egress proxy of a shell sandbox without block_network: connections open at once, at most (beyond: 503,
      * closed), and seconds without a byte either way before a connection is closed. */
-    shellEgressMaxConnections: z.number().int().min(1).max(65_536).default(256),
+    shellEgressMaxConnections: z.number().int().min(1).max(65_536).default(128),
     shellEgressIdleTimeoutS: z.number().int().min(1).max(86_400).default(300),
     /** Bytes kept per output stream of an exec unless the request asks for fewer or more. */
     shellMaxOutputBytes: z.number().int().min(64).max(64 * 1024 * 1024).default(1024 * 1024),

@@ -130,7 +130,7 @@ describe('egress connection flood (issue 30 item 5)', () => {
       const info0 = (await srv.call('GET', `/sandboxes/${attacker}`)).json.shell;
       expect(info0.egress).toEqual({ max_connections: CAP, idle_timeout_s: IDLE_S, open: 0, peak: 0, refused: 0, idle_closed: 0, events: [] });
       // Defaults apply when the request names none.
-      expect((await srv.call('GET', `/sandboxes/${other}`)).json.shell.egress).toMatchObject({ max_connections: 256, idle_timeout_s: 300 });
+      expect((await srv.call('GET', `/sandboxes/${other}`)).json.shell.egress).toMatchObject({ max_connections: 128, idle_timeout_s: 300 });
       for (const bad of [{ egress_max_connections: 0 }, { egress_idle_timeout_s: 0 }, { egress_max_connections: 1e6 }]) {
         expect((await srv.call('POST', '/sandboxes', { type: 'shell', block_network: false, ...bad })).status).toBe(400);
       }
