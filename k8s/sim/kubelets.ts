@@ -142,6 +142,11 @@ const OBSERVATION = {
   last_action_error: null,
   events: [],
   timings: { action: 0, settle: 0, capture: 0, encode: 0, total: 0 },
+  // A worker's answer carries its screenshot (the capture contract: none means 503 capture_timeout): a 1x1 PNG.
+  screenshot: {
+    mime: 'image/png', width: 1, height: 1, scale: 1, scale_x: 1, scale_y: 1,
+    base64: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  },
 };
 
 /** One in-process stub worker: the subset of the worker API the orchestrator calls, with the token checked. */

@@ -269,6 +269,7 @@ describe('metrics and OpenAPI', () => {
         '/sandboxes/{id}/screenshot',
         '/sandboxes/{id}/step',
         '/sandboxes/{id}/wait',
+        '/tasks',
         '/sandboxes/{id}/exec',
         '/sandboxes/{id}/jobs/{job_id}',
         '/sandboxes/{id}/files',
