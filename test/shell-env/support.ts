@@ -1,5 +1,6 @@
 // A live Grove server with only the shell environment, on an ephemeral loopback port, for shell and Orchard tests.
 import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -52,6 +53,10 @@ export async function startShellServer(flags: Partial<GroveConfigInput> = {}): P
       if (ready.json.status !== 'ready') throw new Error(`sandbox not ready: ${ready.text}`);
       return id;
     },
-    close: () => app.close(),
+    // The server's data folder goes with it (each test server used to leave its grove-shell-* folder in /tmp).
+    close: async () => {
+      await app.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
   };
 }
