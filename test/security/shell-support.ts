@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { apiCaller, type ApiAnswer } from '../shell-env/support.ts';
 
 export const KEY = 'security-test-key-0123456789';
 
@@ -24,11 +25,7 @@ export function makeCanary(): Canary {
   return { dir, file, secret, envSecret: `canary-env-${Math.random().toString(36).slice(2)}` };
 }
 
-export interface Call {
-  status: number;
-  json: any;
-  text: string;
-}
+export type Call = ApiAnswer;
 
 export interface ChildServer {
   url: string;
@@ -66,21 +63,7 @@ export async function startChildServer(opts: { dataDir?: string; env?: Record<st
     child.once('exit', (code) => reject(new Error(`server exited early (${code})`)));
   });
   const { url, pid } = JSON.parse(line) as { url: string; pid: number };
-  const call = async (method: string, u: string, body?: unknown): Promise<Call> => {
-    const res = await fetch(url + u, {
-      method,
-      headers: { 'x-api-key': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let json: unknown = null;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      // not JSON
-    }
-    return { status: res.status, json, text };
-  };
+  const call = apiCaller(url, KEY);
   return {
     url,
     pid,

@@ -10,10 +10,36 @@ import { shellEnvironment } from '../../server/server.ts';
 
 export const KEY = 'shell-test-key-123456';
 
+export interface ApiAnswer {
+  status: number;
+  json: any;
+  headers: Headers;
+  text: string;
+}
+
+/** A caller of a Grove server at `url` with `key`: JSON in, the answer parsed as JSON when it is (else `json` null). */
+export function apiCaller(url: string, key: string) {
+  return async (method: string, u: string, body?: unknown): Promise<ApiAnswer> => {
+    const res = await fetch(url + u, {
+      method,
+      headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json: unknown = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // not JSON (file bytes)
+    }
+    return { status: res.status, json, headers: res.headers, text };
+  };
+}
+
 export interface ShellServer {
   app: FastifyInstance;
   url: string;
-  call(method: string, url: string, body?: unknown): Promise<{ status: number; json: any; headers: Headers; text: string }>;
+  call(method: string, url: string, body?: unknown): Promise<ApiAnswer>;
   /** Creates a shell sandbox and waits until it is ready; returns its id. */
   sandbox(body?: Record<string, unknown>): Promise<string>;
   close(): Promise<void>;
@@ -26,21 +52,7 @@ export async function startShellServer(flags: Partial<GroveConfigInput> = {}): P
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as { port: number };
   const url = `http://127.0.0.1:${port}`;
-  const call: ShellServer['call'] = async (method, u, body) => {
-    const res = await fetch(url + u, {
-      method,
-      headers: { 'x-api-key': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let json: unknown = null;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      // not JSON (file bytes)
-    }
-    return { status: res.status, json, headers: res.headers, text };
-  };
+  const call = apiCaller(url, KEY);
   return {
     app,
     url,
