@@ -12,7 +12,10 @@ export const CAPTURE_RETRY_AFTER_S = 2;
 /** The capture_timeout error for an answer that wanted a screenshot and has none, else null. */
 export function missingCapture(wanted: boolean, observation: Observation, step?: Pick<StepResult, 'actions' | 'done' | 'answer'>): GroveError | null {
   if (!wanted || observation.screenshot) return null;
-  const why = observation.last_action_error?.message ?? 'no screenshot was captured';
+  // last_action_error names the capture only when the capture is what failed; a step whose action failed first keeps
+  // the action's error there (a failed goto), which is not why the screenshot is missing.
+  const err = observation.last_action_error;
+  const why = err?.code === 'capture_timeout' ? err.message : 'no screenshot was captured';
   const details = step
     ? { executed: true, actions: step.actions, done: step.done, ...(step.answer === undefined ? {} : { answer: step.answer }), step: observation.step, url: observation.url }
     : { executed: false, step: observation.step, url: observation.url };
