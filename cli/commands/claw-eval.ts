@@ -38,6 +38,13 @@ async function judgeRelay(baseURL: string, model: string, apiKey: string | undef
   };
 }
 
+/** The first three ids, then an ellipsis when there are more. */
+function someIds(tasks: { id: string }[]): string {
+  return `${tasks.slice(0, 3).map((t) => t.id).join(', ')}${tasks.length > 3 ? ', …' : ''}`;
+}
+
+type Prepared = Awaited<ReturnType<typeof prepare>>;
+
 async function prepare(v: Values, io: CommandIO) {
   const [{ loadClawEvalCheckout, importFiles, markMissingDeps }, { ensureClawEvalPython, writeDriver, probeDeps }] = await Promise.all([import('../../claw-env/claw-eval/checkout.ts'), import('../../claw-env/claw-eval/pyenv.ts')]);
   const co = loadClawEvalCheckout(v['claw-eval'] as string);
@@ -57,14 +64,23 @@ async function prepare(v: Values, io: CommandIO) {
   return { root: co.root, python, driver, tmp, tasks };
 }
 
-export async function clawEvalTasks(v: Values, io: CommandIO, u: CommandUsage): Promise<number> {
-  let p;
+/** Prepares the checkout (its Python environment, the driver, the tasks), runs `use`, and removes the temp folder. */
+async function withCheckout(v: Values, io: CommandIO, u: CommandUsage, use: (p: Prepared) => Promise<number>): Promise<number> {
+  let p: Prepared;
   try {
     p = await prepare(v, io);
   } catch (err) {
     return failure(u, (err as Error).message);
   }
   try {
+    return await use(p);
+  } finally {
+    rmSync(p.tmp, { recursive: true, force: true });
+  }
+}
+
+export async function clawEvalTasks(v: Values, io: CommandIO, u: CommandUsage): Promise<number> {
+  return withCheckout(v, io, u, async (p) => {
     const { coverageTable } = await import('../../claw-env/claw-eval/checkout.ts');
     if (v.json) for (const t of p.tasks) io.out(`${JSON.stringify({ id: t.id, status: t.status, reason: t.reason ?? null, services: t.services.map((s) => s.name), needs_judge: t.needs_judge, category: t.category })}\n`);
     else {
@@ -74,9 +90,7 @@ export async function clawEvalTasks(v: Values, io: CommandIO, u: CommandUsage): 
     const ready = p.tasks.filter((t) => t.status === 'ready');
     io.err(`${p.tasks.length} task(s): ${ready.length} ready (${ready.filter((t) => t.needs_judge).length} of them need a judge), ${p.tasks.length - ready.length} skipped\n`);
     return 0;
-  } finally {
-    rmSync(p.tmp, { recursive: true, force: true });
-  }
+  });
 }
 
 export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Promise<number> {
@@ -94,22 +108,16 @@ export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Pr
     errorRate = Number(v['error-rate']);
     if (!(errorRate >= 0 && errorRate <= 1)) return valueError(u, `--error-rate: "${v['error-rate']}" is not a number in [0, 1]`);
   }
-  let p;
-  try {
-    p = await prepare(v, io);
-  } catch (err) {
-    return failure(u, (err as Error).message);
-  }
-  try {
+  return withCheckout(v, io, u, async (p) => {
     let tasks = p.tasks.filter((t) => t.status === 'ready');
     for (const t of p.tasks) if (t.status !== 'ready') io.err(`${t.id}: not run: ${t.reason}\n`);
     if (typeof limit === 'number') tasks = tasks.slice(0, limit);
     if (tasks.length === 0) return valueError(u, 'no ready task matches the selection');
     const judged = tasks.filter((t) => t.needs_judge);
-    if (judged.length && !v['judge-url']) return usageError(u, `${judged.length} selected task(s) are graded with a judge (${judged.slice(0, 3).map((t) => t.id).join(', ')}${judged.length > 3 ? ', …' : ''}): give --judge-url and --judge-model, or select others with --ids`);
+    if (judged.length && !v['judge-url']) return usageError(u, `${judged.length} selected task(s) are graded with a judge (${someIds(judged)}): give --judge-url and --judge-model, or select others with --ids`);
     if (v['user-url'] && !v['user-model']) return usageError(u, '--user-model is required with --user-url');
     const multi = tasks.filter((t) => t.user_agent);
-    if (multi.length && !v['user-url']) return usageError(u, `${multi.length} selected task(s) talk with a simulated user (${multi.slice(0, 3).map((t) => t.id).join(', ')}${multi.length > 3 ? ', …' : ''}): give --user-url and --user-model, or select others with --ids`);
+    if (multi.length && !v['user-url']) return usageError(u, `${multi.length} selected task(s) talk with a simulated user (${someIds(multi)}): give --user-url and --user-model, or select others with --ids`);
     const [{ runClawEval, clawEvalReportText }, { ChatClawEvalPolicy }] = await Promise.all([import('../../runner/claw-eval/run.ts'), import('../../runner/claw-eval/trial.ts')]);
     const { report } = await runClawEval({
       root: p.root,
@@ -128,7 +136,5 @@ export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Pr
     io.out(`${clawEvalReportText(report)}\n`);
     if (v.out) io.err(`traces: ${path.join(v.out as string, 'traces')} (Claw-Eval's JSONL trace format)\n`);
     return report.graded_tasks === 0 ? 1 : 0;
-  } finally {
-    rmSync(p.tmp, { recursive: true, force: true });
-  }
+  });
 }
