@@ -46,6 +46,8 @@ export interface ContextSource {
 
 export interface ContextLook {
   viewport: { width: number; height: number };
+  /** Device pixels per CSS px; 1 when absent. */
+  device_scale_factor?: number;
   user_agent?: string;
   locale?: string;
   timezone?: string;
@@ -58,6 +60,7 @@ export function isDefaultLook(look: ContextLook): boolean {
   return (
     look.viewport.width === DEFAULT_LOOK.viewport.width &&
     look.viewport.height === DEFAULT_LOOK.viewport.height &&
+    (look.device_scale_factor ?? 1) === 1 &&
     look.user_agent === undefined &&
     look.locale === undefined &&
     look.timezone === undefined
@@ -67,7 +70,7 @@ export function isDefaultLook(look: ContextLook): boolean {
 export function contextOptions(look: ContextLook, proxy: ProxySettings | undefined): BrowserContextOptions {
   const o: BrowserContextOptions = {
     viewport: { ...look.viewport },
-    deviceScaleFactor: 1,
+    deviceScaleFactor: look.device_scale_factor ?? 1,
     acceptDownloads: true,
     ignoreHTTPSErrors: false,
   };

@@ -5,7 +5,7 @@ import type { CDPSession } from 'playwright-core';
 import type { ImageFormat, SomElement } from '../protocol/observation.ts';
 import type { ResizeOptions } from '../protocol/sandbox.ts';
 import type { Size } from './coords.ts';
-import { encode, MIME, targetSize } from './resize.ts';
+import { encode, imageSize, MIME } from './resize.ts';
 import { somOverlaySvg } from './som.ts';
 import { withTimeout } from './util.ts';
 
@@ -58,6 +58,8 @@ export interface EncodedShot {
 
 export interface ShotSettings {
   viewport: Size;
+  /** Device px per CSS px (1 when absent): Chromium's capture is `viewport × scale` px. */
+  scale?: number;
   format: ImageFormat;
   quality: number;
   resize?: ResizeOptions;
@@ -72,14 +74,15 @@ export function captureFormat(s: ShotSettings, labelled: boolean): { format: Ima
 /** Resizes / labels a capture when configured; otherwise returns it untouched. */
 export async function finishShot(raw: RawCapture, s: ShotSettings, som?: SomElement[]): Promise<EncodedShot> {
   const t0 = Date.now();
-  const to = targetSize(s.viewport, s.resize);
+  const captured = imageSize(s.viewport, s.scale ?? 1, undefined);
+  const to = imageSize(s.viewport, s.scale ?? 1, s.resize);
   const sx = to.width / s.viewport.width;
   const sy = to.height / s.viewport.height;
   if (!s.resize && !som && raw.format === s.format) {
-    return withLazyBytes({ base64: raw.base64, mime: MIME[s.format], width: to.width, height: to.height, scale_x: 1, scale_y: 1, ms: 0 });
+    return withLazyBytes({ base64: raw.base64, mime: MIME[s.format], width: to.width, height: to.height, scale_x: sx, scale_y: sy, ms: 0 });
   }
   let img = sharp(raw.bytes);
-  if (to.width !== s.viewport.width || to.height !== s.viewport.height) {
+  if (to.width !== captured.width || to.height !== captured.height) {
     img = img.resize(to.width, to.height, { fit: 'fill' });
   }
   if (som) {

@@ -24,6 +24,11 @@ export function targetSize(size: Size, resize: ResizeOptions | undefined): Size 
   return smartResize(size.width, size.height, resize.factor, resize.min_pixels, resize.max_pixels);
 }
 
+/** Size of the image returned to the policy for a viewport rendered at `scale` device px per CSS px. */
+export function imageSize(viewport: Size, scale: number, resize: ResizeOptions | undefined): Size {
+  return targetSize({ width: Math.round(viewport.width * scale), height: Math.round(viewport.height * scale) }, resize);
+}
+
 export const MIME: Record<ImageFormat, string> = IMAGE_MIME;
 
 export async function encode(img: Sharp, format: ImageFormat, quality: number): Promise<Buffer> {

@@ -56,6 +56,9 @@ export const BrowserCreateOptions = z.strictObject({
   viewport: z
     .strictObject({ width: z.number().int().min(200).max(3840), height: z.number().int().min(200).max(2160) })
     .default({ width: 1280, height: 1000 }),
+  /** Device pixels per CSS px (a HiDPI screen): the page lays out at `viewport` CSS px and the screenshot is
+   * `viewport × device_scale_factor` image px, rendered at that scale (not upscaled). Default 1. */
+  device_scale_factor: z.number().min(1).max(4).optional(),
   start_url: z.string().max(8192).optional(),
   user_agent: z
     .string()

@@ -62,6 +62,8 @@ export function sandboxFor(body: ResetBody, env: string): BrowserCreateInput {
   return {
     type: 'browser',
     viewport: cssSize(body.env_config),
+    // web_env renders at device scale `dpr`: the PNG is width × height px of a page laid out at width/dpr CSS px.
+    ...(body.env_config.dpr > 1 ? { device_scale_factor: body.env_config.dpr } : {}),
     start_url: starts[0],
     screenshot_format: 'png',
     som: true,
@@ -130,8 +132,9 @@ export function cssPoints(call: ToolCall, c: EnvConfig): Record<string, [number,
 }
 
 /** The screenshot at the screen size: web_env renders at device scale `dpr`, so its PNG is width × height pixels
- * while the page lays out at width/dpr × height/dpr CSS px. Grove captures at CSS px; at dpr ≠ 1 the capture is
- * scaled to the screen size (Lanczos), so the image, `screen_size` and the model's coordinates agree. */
+ * while the page lays out at width/dpr × height/dpr CSS px. The sandbox renders at that device scale too; only
+ * where the CSS size was rounded (a screen size not divisible by dpr) or dpr < 1 is the capture scaled (Lanczos)
+ * to the screen size, so the image, `screen_size` and the model's coordinates agree. */
 async function screenPng(obs: Observation, c: EnvConfig): Promise<string> {
   const b64 = obs.screenshot?.base64 ?? '';
   if (!b64 || (obs.screenshot?.width === c.width && obs.screenshot?.height === c.height)) return b64;

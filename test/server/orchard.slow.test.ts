@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrowserEnvironment } from '../../browser-env/index.ts';
 import type { StepResult } from '../../protocol/observation.ts';
@@ -46,6 +47,10 @@ const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>start</tit
   strip.addEventListener('mousedown', (e) => { from = e.clientX + ',' + e.clientY; });
   strip.addEventListener('mouseup', (e) => t('drag:' + from + '->' + e.clientX + ',' + e.clientY));
 </script></body></html>`;
+// Green only where the page renders at 2 device px per CSS px; a 1 CSS px black hairline at x = 100.
+const HIDPI = `<!doctype html><html><head><title>hidpi</title><style>body{margin:0;background:#fff}
+  @media (min-resolution: 2dppx) { body { background: rgb(0,128,0) } }
+  #line{position:fixed;left:100px;top:100px;width:1px;height:200px;background:#000}</style></head><body><div id="line"></div></body></html>`;
 const OTHER = '<!doctype html><html><head><title>other</title></head><body>other page</body></html>';
 // A field that rewrites what is typed (upper case) and one that keeps it, each filling the top of the viewport.
 const FIELDS = `<!doctype html><html><head><title>fields</title><style>body{margin:0} input{position:fixed;left:0;width:1280px;height:100px;font-size:40px}
@@ -60,7 +65,7 @@ beforeAll(async () => {
   root = mkdtempSync(path.join(os.tmpdir(), 'grove-orchard-slow-'));
   fixture = http.createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(req.url === '/other' ? OTHER : req.url === '/fields' ? FIELDS : PAGE);
+    res.end(req.url === '/hidpi' ? HIDPI : req.url === '/other' ? OTHER : req.url === '/fields' ? FIELDS : PAGE);
   });
   await new Promise<void>((ok) => fixture.listen(0, '127.0.0.1', ok));
   origin = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}`;
@@ -190,5 +195,21 @@ describe('Orchard-GUI on the wire', () => {
     expect(plain.actions[1].field_value).toBe('red shoes');
     expect(text(plain)).not.toMatch(/Note: the field/);
     await app.inject({ method: 'DELETE', url: `/sandboxes/${id}`, headers: auth });
+  });
+
+  it('at dpr 2 the page renders at device scale 2: a 1280x1000 PNG of a 640x500 CSS page, not an upscaled capture', async () => {
+    const env_config = { width: 1280, height: 1000, dpr: 2, max_retries: 1, wait_timeout: 5000, resize_output_coords: true, resize_scale: 1000, image_patch_size: 32 };
+    const res = await app.inject({ method: 'POST', url: `/orchard-gui/${KEY}/dpr-env/reset`, payload: { task_id: 'hidpi', task_data: { start_url: `${origin}/hidpi` }, env_config, tool_list: [], policy: 'hidpi-test' } });
+    expect(res.statusCode, res.body).toBe(200);
+    const obs = res.json().observation as { screenshot: string; screen_size: number[] };
+    expect(obs.screen_size).toEqual([1280, 1000]);
+    const { data, info } = await sharp(Buffer.from(obs.screenshot, 'base64')).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height]).toEqual([1280, 1000]);
+    const px = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
+    // The 2dppx media query matched (an upscaled 1x render is white here).
+    expect(px(20, 20)).toEqual([0, 128, 0]);
+    // The hairline covers device px 200 and 201 exactly, crisp: an upscale smears it into grey and rings beside it.
+    expect([px(199, 400), px(200, 400), px(201, 400), px(202, 400)]).toEqual([[0, 128, 0], [0, 0, 0], [0, 0, 0], [0, 128, 0]]);
+    expect((await app.inject({ method: 'POST', url: `/orchard-gui/${KEY}/dpr-env/exit` })).statusCode).toBe(200);
   });
 });
