@@ -9,6 +9,7 @@ import type { ShellCreateOptions } from '../protocol/sandbox.ts';
 import type { ApplyPatchResult, ExecInput, ExecResult, FileList, JobInfo } from '../protocol/shell.ts';
 import type { TaskList, TaskSummary } from '../protocol/episode.ts';
 import { SCREENSHOT_SPAN_HEADER } from '../protocol/headers.ts';
+import { ERROR_CATALOG } from '../protocol/errors.ts';
 import { parseAnswer } from './answer.ts';
 import { nodeFetch, type FetchLike, type HttpAnswer } from './http.ts';
 import { createReadStream } from 'node:fs';
@@ -211,14 +212,15 @@ export class GroveClient {
   }
 
   /**
-   * Resolves with the info once the sandbox is ready; throws GroveApiError with the creation error's code
-   * when it failed, or code `timeout` when it is still creating after `timeoutSec`.
+   * Resolves with the info once the sandbox is ready; throws GroveApiError with the creation error's code, and the
+   * HTTP status the server's catalog gives that code (`browser_start_timeout`: 503, retry later), when it failed;
+   * code `timeout` (status 0: nothing was answered with an error) when it is still creating after `timeoutSec`.
    */
   async waitSandbox(id: string, timeoutSec = 30): Promise<SandboxInfo> {
     const info = await this.waitSandboxInfo(id, timeoutSec);
     if (info.status === 'ready' || info.status === 'busy') return info;
     if (info.status === 'creating') throw new GroveApiError(0, 'timeout', `Sandbox ${id} is still creating after ${timeoutSec} s.`);
-    if (info.error) throw new GroveApiError(0, info.error.code, `Sandbox ${id} failed to start: ${info.error.message}`);
+    if (info.error) throw new GroveApiError(creationErrorStatus(info.error.code), info.error.code, `Sandbox ${id} failed to start: ${info.error.message}`);
     throw new GroveApiError(0, 'sandbox_closed', `Sandbox ${id} is ${info.status}.`);
   }
 
@@ -399,4 +401,9 @@ export class GroveClient {
   openapi(): Promise<Record<string, unknown>> {
     return this.json('GET', '/openapi.json');
   }
+}
+
+/** The HTTP status of a creation error's code as the server's catalog has it (500 for a code it does not know). */
+function creationErrorStatus(code: string): number {
+  return (ERROR_CATALOG as Record<string, { status: number } | undefined>)[code]?.status ?? 500;
 }

@@ -70,16 +70,21 @@ describe('GroveClient', () => {
     await expect(client.listSandboxes()).rejects.toMatchObject({ status: 403, code: 'forbidden' });
   });
 
-  it('waitSandbox rejects with the creation error code, or timeout while still creating', async () => {
+  it('waitSandbox rejects with the creation error code and its catalog status, or timeout while still creating', async () => {
     const { client, backend } = await setup();
     backend.autoReady = false;
     const a = await client.createSandbox({ type: 'shell' });
-    await expect(client.waitSandbox(a.sandbox_id, 0)).rejects.toMatchObject({ code: 'timeout' });
+    await expect(client.waitSandbox(a.sandbox_id, 0)).rejects.toMatchObject({ status: 0, code: 'timeout' });
     backend.made[0].fail(new GroveError('start_url_failed', 'no such host'));
     await expect(client.waitSandbox(a.sandbox_id, 5)).rejects.toMatchObject({
+      status: 502,
       code: 'start_url_failed',
       message: `Sandbox ${a.sandbox_id} failed to start: no such host`,
     });
+    // A start that ran out of time on a loaded machine is the 503 the docs tell a client to retry.
+    const b = await client.createSandbox({ type: 'shell' });
+    backend.made[1].fail(new GroveError('browser_start_timeout'));
+    await expect(client.waitSandbox(b.sandbox_id, 5)).rejects.toMatchObject({ status: 503, code: 'browser_start_timeout' });
   });
 
   it('reports a transport failure as network_error', async () => {
