@@ -3,7 +3,7 @@
 export interface SandboxLimits {
   /** Open tabs; a page's popups beyond it are closed at once, a `new_tab` beyond it fails (limit_reached). */
   maxTabs: number;
-  /** Downloads kept per sandbox; later ones are cancelled. */
+  /** Downloads kept per episode (a reset removes the last episode's and counts again); later ones are cancelled. */
   maxDownloads: number;
   /** Bytes per download; a larger file is deleted and reported as failed. */
   maxDownloadBytes: number;

@@ -74,12 +74,12 @@ export class Observer {
     // Downloads being saved, dialogs being answered, popups committing: give them a moment to report (the
     // page runs on meanwhile: the title its settle read may be out of date).
     if (s.pending.size) {
-      s.settledTitle = null;
+      s.episode.settledTitle = null;
       await quietly(d.within(Math.min(s.T, 3000)).race(Promise.all([...s.pending]), 'watchdog tasks'));
     }
     // After the watchdogs: a forbidden commit they reported is this step's error.
-    if (!error && s.pendingError) error = s.pendingError;
-    s.pendingError = null;
+    if (!error && s.episode.pendingError) error = s.episode.pendingError;
+    s.episode.pendingError = null;
     const wantSom = opts.som ?? s.options.som;
     const wantA11y = opts.accessibility ?? s.options.accessibility;
     const wantShot = opts.screenshot !== 'none';
@@ -100,9 +100,9 @@ export class Observer {
         const c = await quietly(collectSom(pg, Math.max(1, d.within(Math.min(s.T, 3000)).remaining())));
         som = c?.elements ?? [];
         pageState = c ? { scroll: c.scroll, focused: c.focused } : undefined;
-        s.lastSom = som;
-        s.somPage = pg;
-        s.somStale = null;
+        s.episode.lastSom = som;
+        s.episode.somPage = pg;
+        s.episode.somStale = null;
       }
       try {
         if (wantShot) shot = await this.shoot(pg, opts.som_overlay && som ? som : undefined, d);
@@ -146,12 +146,12 @@ export class Observer {
     const tabs = replaced ? await this.tabs.list(deadline, recoveryMs(s.options)) : await tabsRead;
     const url = s.page.url();
     const active = tabs.find((t) => t.active);
-    if (!error && !isBlankUrl(url) && !url.startsWith('chrome-error:')) s.lastGoodUrl = url;
-    const events = s.events;
-    s.events = [];
-    s.limitsReported.clear();
+    if (!error && !isBlankUrl(url) && !url.startsWith('chrome-error:')) s.episode.lastGoodUrl = url;
+    const events = s.episode.events;
+    s.episode.events = [];
+    s.episode.limitsReported.clear();
     const obs: Observation = {
-      step: s.steps,
+      step: s.episode.steps,
       url,
       title: active?.title ?? '',
       tabs,
@@ -160,7 +160,7 @@ export class Observer {
       events,
       timings: { action: actionMs, settle: settleMs, capture: shot?.captureMs ?? 0, encode: shot?.ms ?? 0, total: 0 },
     };
-    if (shot) s.lastShotSize = { width: shot.width, height: shot.height };
+    if (shot) s.episode.lastShotSize = { width: shot.width, height: shot.height };
     if (shot) obs.screenshot = { mime: shot.mime, width: shot.width, height: shot.height, base64: shot.base64 ?? shot.bytes.toString('base64'), scale: shot.scale_x, scale_x: shot.scale_x, scale_y: shot.scale_y };
     if (som) obs.som = som;
     if (som && pageState) Object.assign(obs, pageState);

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import type { Dialog, Download, Frame, Page } from 'playwright-core';
 import type { EnvEvent } from '../protocol/observation.ts';
 import type { UpstreamErrorEvent } from './context.ts';
-import { PROBE_MS, type InternalDownload, type SandboxState } from './sandbox-state.ts';
+import type { InternalDownload } from './episode-state.ts';
+import { PROBE_MS, type SandboxState } from './sandbox-state.ts';
 import { errMessage, quietly, withTimeout } from './util.ts';
 import { schemeOf } from './url-policy.ts';
 import { isBlankUrl, type WatchdogHost } from './watchdogs.ts';
@@ -59,9 +60,9 @@ export class PageEvents implements WatchdogHost {
 
   onNavigated(pg: Page, url: string): void {
     const s = this.s;
-    if (pg === s.somPage && !s.somStale) s.somStale = `the page navigated to ${url} after they were made`;
+    if (pg === s.episode.somPage && !s.episode.somStale) s.episode.somStale = `the page navigated to ${url} after they were made`;
     if (pg !== s.page || isBlankUrl(url)) return;
-    const last = s.events[s.events.length - 1];
+    const last = s.episode.events[s.episode.events.length - 1];
     if (last?.type === 'navigation' && last.url === url) return;
     s.emit({ type: 'navigation', url });
   }
@@ -69,12 +70,12 @@ export class PageEvents implements WatchdogHost {
   onForbiddenCommit(pg: Page, frame: Frame): void {
     const s = this.s;
     const url = frame.url();
-    s.pendingError ??= { code: 'navigation_blocked', message: `${schemeOf(url)} URLs are not allowed in a sandbox (${url.slice(0, 200)}).` };
+    s.episode.pendingError ??= { code: 'navigation_blocked', message: `${schemeOf(url)} URLs are not allowed in a sandbox (${url.slice(0, 200)}).` };
     s.emit({ type: 'network_blocked', url: url.slice(0, 2000), reason: `scheme ${schemeOf(url)} is not allowed` });
     s.log.warn({ sandbox: s.id, url: url.slice(0, 200) }, 'a frame committed a forbidden URL; sending it to about:blank');
     // Whatever opened it, the document must not stay: replace it by a blank one (bounded, tracked).
     s.track(quietly(withTimeout(frame.goto('about:blank'), PROBE_MS, 'leave forbidden URL')).then(() => undefined));
-    if (pg === s.page && frame === pg.mainFrame()) s.lastBlocked = { url, at: Date.now() };
+    if (pg === s.page && frame === pg.mainFrame()) s.episode.lastBlocked = { url, at: Date.now() };
   }
 
   /**
@@ -116,9 +117,11 @@ export class PageEvents implements WatchdogHost {
 
   async saveDownload(d: Download): Promise<void> {
     const s = this.s;
-    if (++s.downloadsStarted > s.limits.maxDownloads) {
+    // A download counts, lands and is reported in the episode it started in, even when a reset ends that one first.
+    const ep = s.episode;
+    if (++ep.downloadsStarted > s.limits.maxDownloads) {
       await quietly(withTimeout(d.cancel(), PROBE_MS, 'cancel download'));
-      s.reportLimit('downloads', s.limits.maxDownloads, `More than ${s.limits.maxDownloads} downloads in this sandbox; the new one was cancelled.`);
+      s.reportLimit('downloads', s.limits.maxDownloads, `More than ${s.limits.maxDownloads} downloads in this episode; the new one was cancelled.`);
       return;
     }
     const id = `dl${++this.dlSeq}`;
@@ -143,10 +146,10 @@ export class PageEvents implements WatchdogHost {
         ? `larger than the sandbox's download limit (over ${s.limits.maxDownloadBytes} bytes); cancelled while downloading`
         : failure;
     }
-    s.dl.set(id, info);
+    ep.dl.set(id, info);
     const ev: EnvEvent = { type: 'download', filename, size: info.size, id, url: info.url };
     if (info.failure) ev.failure = info.failure;
-    s.emit(ev);
+    ep.emit(ev);
   }
 
   async answerDialog(dlg: Dialog): Promise<void> {
@@ -159,13 +162,13 @@ export class PageEvents implements WatchdogHost {
 
   /** The network gate refused a request of this sandbox. */
   onBlocked(e: { url: string; reason: string }): void {
-    this.s.lastBlocked = { url: e.url, at: Date.now() };
+    this.s.episode.lastBlocked = { url: e.url, at: Date.now() };
     this.s.emit({ type: 'network_blocked', url: e.url, reason: e.reason });
   }
 
   /** The gate's upstream failed (the only trace of a failed HTTPS tunnel). */
   onUpstream(e: UpstreamErrorEvent): void {
-    this.s.lastUpstream = { ...e, at: Date.now() };
+    this.s.episode.lastUpstream = { ...e, at: Date.now() };
   }
 
   downloadDir(): string {

@@ -44,7 +44,7 @@ export class Recovery {
       s.tabs = s.tabs.filter((p) => p !== fresh);
       s.tabs.splice(index, 0, fresh);
       s.page = fresh;
-      if (s.lastGoodUrl) await this.reload(fresh, s.lastGoodUrl, d);
+      if (s.episode.lastGoodUrl) await this.reload(fresh, s.episode.lastGoodUrl, d);
       recovered = true;
     } catch (e) {
       s.log.error({ sandbox: s.id, err: errMessage(e) }, 'page replacement failed; replacing the context');
@@ -69,7 +69,7 @@ export class Recovery {
       const old = s.pooled;
       await quietly(d.within(3000).race(old.release(), 'release dead context'));
       this.tabs.adopt(await prepareContext(s.deps.source, contextOptions(s.options, s.proxy), Math.max(1, d.remaining())));
-      if (s.lastGoodUrl) await this.reload(s.page, s.lastGoodUrl, d);
+      if (s.episode.lastGoodUrl) await this.reload(s.page, s.episode.lastGoodUrl, d);
       recovered = true;
     } catch (e) {
       s.log.error({ sandbox: s.id, err: errMessage(e) }, 'context replacement failed');

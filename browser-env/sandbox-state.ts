@@ -1,25 +1,22 @@
 // What one browser sandbox knows, shared by its parts (tabs.ts, page-events.ts, recovery.ts, observer.ts,
-// step.ts, sandbox.ts): the context and its tabs, the event queue for the next observation, and what the last
-// observation left behind. Each part owns the behaviour; this holds the state and the few helpers all need.
+// step.ts, sandbox.ts): the current episode (episode-state.ts, replaced whole on reset), the context and its tabs,
+// and the sandbox's own settings. Each part owns the behaviour; this holds the state and the few helpers all need.
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
-import type { ActionError, EnvEvent, SomElement } from '../protocol/observation.ts';
+import type { EnvEvent } from '../protocol/observation.ts';
 import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
 import type { Logger } from '../sandbox/log.ts';
 import type { ContextSource, Prepared, ProxyGate, ProxySettings, UpstreamErrorEvent } from './context.ts';
 import { DEFAULT_LIMITS, type LimitName, type SandboxLimits } from './limits.ts';
 import { NetworkTracker } from './settle.ts';
 import { TitleWatch } from './title-watch.ts';
-import type { ContextExtras, DownloadInfo } from './types.ts';
+import { EpisodeState } from './episode-state.ts';
+import type { ContextExtras } from './types.ts';
 import { errMessage, withTimeout } from './util.ts';
 
 /** Upper bound for small page queries (title, focus checks, probes). */
 // Generous: on a loaded 2-core machine a healthy renderer can take over a second to answer; a
 // busy-looping one never does, so a longer probe only delays the (rare) hang verdict.
 export const PROBE_MS = 3000;
-/** Events kept between two observations; a few more for the ones a policy must not miss (crash, limits). */
-const MAX_EVENTS = 200;
-const RESERVED_EVENTS = 20;
-const PRIORITY_EVENTS: ReadonlySet<EnvEvent['type']> = new Set(['crash', 'limit']);
 
 /** Where a gate registration reports blocked requests and upstream failures. */
 export interface GateSinks {
@@ -53,11 +50,12 @@ export interface SandboxDeps {
   limits?: SandboxLimits;
 }
 
-export interface InternalDownload extends DownloadInfo {
-  path: string;
-}
-
 export class SandboxState {
+  /** What the current episode knows (episode-state.ts); an episode reset replaces it whole. */
+  episode = new EpisodeState();
+
+  // The rest outlives an episode. The context and what hangs off it (tabs, sessions, crash marks, network tracker,
+  // watchdog work) lasts until an episode reset or a recovery swaps the context (tabs.ts adopt()).
   pooled!: Prepared['pooled'];
   context!: BrowserContext;
   /** Active tab. */
@@ -67,33 +65,17 @@ export class SandboxState {
   cdp = new Map<Page, Promise<CDPSession>>();
   /** The titles the pages told through their own sessions (title-watch.ts). */
   readonly titles = new TitleWatch();
-  events: EnvEvent[] = [];
   /** Watchdog work (downloads, dialogs, popups) the next observation waits for, bounded. */
   pending = new Set<Promise<unknown>>();
   crashed = new WeakSet<Page>();
   /** Pages we open or close ourselves (no popup / tab_closed events for them). */
   ownPageOps = 0;
   selfClosing = new WeakSet<Page>();
+  net = new NetworkTracker();
+  // The sandbox's own life: closed, its context lost or being replaced, its gate registration.
   closed = false;
   contextLost = false;
   replacingContext = false;
-  net = new NetworkTracker();
-  steps = 0;
-  lastSom: SomElement[] | null = null;
-  /** The page the labels of `lastSom` were made on, and why they no longer describe it (set on navigation). */
-  somPage: Page | null = null;
-  somStale: string | null = null;
-  /** Where the last pointer action left the mouse (CSS px): a bare click (Anthropic's) clicks there. */
-  pointer: { x: number; y: number } | null = null;
-  /** Size of the last screenshot returned (image px). */
-  lastShotSize: { width: number; height: number } | null = null;
-  lastGoodUrl: string | null = null;
-  /** The active page's title as the last settle of this step ended (settle.ts); the tab list uses it once. */
-  settledTitle: { page: Page; text: string } | null = null;
-  pendingError: ActionError | null = null;
-  lastBlocked: { url: string; at: number } | null = null;
-  lastUpstream: (UpstreamErrorEvent & { at: number }) | null = null;
-  dl = new Map<string, InternalDownload>();
   gateKey: string | null = null;
   proxy: ProxySettings | undefined;
   /** Waiters for the active page to change (a settle following a popup). */
@@ -102,9 +84,6 @@ export class SandboxState {
   /** action_timeout_ms */
   readonly T: number;
   readonly limits: SandboxLimits;
-  /** Limits already reported since the last observation (one event each, however often a storm hits them). */
-  limitsReported = new Set<LimitName>();
-  downloadsStarted = 0;
 
   constructor(
     readonly id: string,
@@ -118,9 +97,7 @@ export class SandboxState {
 
   reportLimit(limit: LimitName, max: number, message: string): void {
     this.log.info({ sandbox: this.id, limit, max }, 'sandbox limit reached');
-    if (this.limitsReported.has(limit)) return;
-    this.limitsReported.add(limit);
-    this.emit({ type: 'limit', limit, max, message });
+    if (this.episode.firstReport(limit)) this.episode.emit({ type: 'limit', limit, max, message });
   }
 
   get page(): Page {
@@ -147,12 +124,9 @@ export class SandboxState {
     });
   }
 
-  /**
-   * Queues an event for the next observation. A page spamming dialogs or blocked requests cannot grow the queue
-   * without bound, nor crowd out a crash report (those have a reserve).
-   */
+  /** Queues an event for the next observation of the current episode (episode-state.ts bounds the queue). */
   emit(e: EnvEvent): void {
-    if (this.events.length < MAX_EVENTS + (PRIORITY_EVENTS.has(e.type) ? RESERVED_EVENTS : 0)) this.events.push(e);
+    this.episode.emit(e);
   }
 
   track(p: Promise<unknown>): void {

@@ -13,6 +13,7 @@ import { Deadline } from '../sandbox/deadline.ts';
 import { ActionFailure } from './actions.ts';
 import { isRetryable, type ClassifiedError } from './classify.ts';
 import { contextOptions, prepareContext } from './context.ts';
+import { EpisodeState } from './episode-state.ts';
 import { Observer } from './observer.ts';
 import { PageEvents } from './page-events.ts';
 import { Recovery } from './recovery.ts';
@@ -67,7 +68,7 @@ export class ChromiumSandbox implements BrowserSandbox {
   }
 
   get steps(): number {
-    return this.s.steps;
+    return this.s.episode.steps;
   }
 
   // Internals some real-browser tests reach for (the active page, its context, the tab list, the pooled context).
@@ -151,17 +152,18 @@ export class ChromiumSandbox implements BrowserSandbox {
     }
     if (last) {
       this.startError = { code: last.code, message: `start URL ${url}: ${last.message}` };
-      s.pendingError = this.startError;
+      s.episode.pendingError = this.startError;
       s.log.info({ sandbox: this.id, code: last.code }, 'start URL failed');
     } else {
-      s.lastGoodUrl = s.page.url();
+      s.episode.lastGoodUrl = s.page.url();
     }
   }
 
   /**
    * An episode reset: a fresh context (a warm one when the options allow it; no cookies, storage, history or
-   * tabs from before), the new network rules and start URL; the step count starts again at 0. The sandbox id,
-   * its settings and its gate registration (unless a warm context brings its own) stay.
+   * tabs from before), the new network rules and start URL, and a new EpisodeState (step count, events, labels,
+   * downloads and the download count start again). The sandbox id, its settings and its gate registration (unless
+   * a warm context brings its own) stay.
    */
   async reset(input: BrowserResetInput = {}): Promise<void> {
     const s = this.s;
@@ -184,21 +186,15 @@ export class ChromiumSandbox implements BrowserSandbox {
         await this.freshContext(options);
       }
       s.options = options;
-      s.steps = 0;
-      s.events = [];
-      s.lastSom = null;
-      s.lastShotSize = null;
-      s.lastGoodUrl = null;
-      s.pendingError = null;
-      s.lastBlocked = null;
-      s.lastUpstream = null;
-      s.pointer = null;
-      s.dl.clear();
+      const ended = s.episode;
+      s.episode = new EpisodeState();
       this.startError = null;
+      // The ended episode's downloads go with it: the next one starts with none, on disk as in downloads().
+      const removed = Promise.all([...ended.dl.values()].map((d) => quietly(rm(d.path, { force: true }))));
       // The old context goes while the new one opens its start URL.
       const released = quietly(withTimeout(oldPooled.release(), 10_000, 'context release'));
       if (options.start_url) await this.openStartUrl(options.start_url);
-      await released;
+      await Promise.all([released, removed]);
     } catch (e) {
       s.log.error({ err: errMessage(e), sandbox: this.id }, 'episode reset failed');
       throw contextFailure(e, 'Episode reset');
@@ -259,24 +255,24 @@ export class ChromiumSandbox implements BrowserSandbox {
   }
 
   downloads(): DownloadInfo[] {
-    return [...this.s.dl.values()].map(({ path: _path, ...info }) => info);
+    return [...this.s.episode.dl.values()].map(({ path: _path, ...info }) => info);
   }
 
   downloadPath(id: string): string | undefined {
-    return this.s.dl.get(id)?.path;
+    return this.s.episode.dl.get(id)?.path;
   }
 
   parseContext(): ParseContext {
     const s = this.s;
     // Before any screenshot the size is still known: it only depends on the viewport and the resize setting.
-    const size = s.lastShotSize ?? targetSize(s.options.viewport, s.options.resize);
+    const size = s.episode.lastShotSize ?? targetSize(s.options.viewport, s.options.resize);
     // The grid divisor goes to the parser too, so parser and executor accept the same range (0..999 for 999).
     return {
-      ...(s.lastSom ? { som: s.lastSom } : {}),
+      ...(s.episode.lastSom ? { som: s.episode.lastSom } : {}),
       width: size.width,
       height: size.height,
       rel_divisor: s.options.rel_divisor,
-      ...(s.pointer ? { pointer: { ...s.pointer, space: 'css_px' as const } } : {}),
+      ...(s.episode.pointer ? { pointer: { ...s.episode.pointer, space: 'css_px' as const } } : {}),
     };
   }
 

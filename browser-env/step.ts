@@ -27,7 +27,7 @@ export class StepPipeline {
   async step(actions: Action[], opts: StepOptions): Promise<StepResult> {
     const s = this.s;
     const t0 = Date.now();
-    s.steps++;
+    s.episode.steps++;
     const useSettle = opts.settle ?? s.options.settle;
     // The one deadline of this step: every wait below is bounded by a slice of it (step-budget.ts).
     const deadline = Deadline.after(stepBudgetMs(s.options, actions, useSettle), 'step');
@@ -47,7 +47,7 @@ export class StepPipeline {
       const ta = Date.now();
       const wantSettle = useSettle && !NO_SETTLE.has(a.action);
       // A title read by an earlier action's settle is out of date once this action runs.
-      s.settledTitle = null;
+      s.episode.settledTitle = null;
       if (wantSettle) s.net.begin();
       let err: ActionError | null = null;
       // The action plus the responsiveness probe stay within its budget (action_timeout_ms, or a wait's length).
@@ -68,7 +68,7 @@ export class StepPipeline {
         // Settle's own cap (settle_max_ms after the action), never past the step's work deadline.
         const settleDeadline = Math.min(Math.max(ta, Date.now()) + s.options.settle_max_ms, work.at);
         const { report: st, title } = await settle(this.settleHost(), s.net, ta, settleDeadline, s.options.settle_quiet_ms);
-        s.settledTitle = title;
+        s.episode.settledTitle = title;
         settleMs += st.ms;
         settled = mergeSettle(settled, st);
         // Settling to the cap may mean a busy page (the input was acknowledged before the script spun).
@@ -77,7 +77,7 @@ export class StepPipeline {
         }
       } else s.net.end();
       resolved.push({ action: a, ...rec, error: err, ms });
-      if (!err && rec.css) s.pointer = rec.to_css ?? rec.css;
+      if (!err && rec.css) s.episode.pointer = rec.to_css ?? rec.css;
       if (err) {
         error = err;
         break;
@@ -115,13 +115,13 @@ export class StepPipeline {
         return r;
       },
       somElement: (label: number) => {
-        if (s.lastSom === null) return null;
+        if (s.episode.lastSom === null) return null;
         // Labels are boxes on the page they were made on: never click them on another page or document.
-        const stale = s.somPage !== s.page ? 'another tab is active now' : s.somStale;
+        const stale = s.episode.somPage !== s.page ? 'another tab is active now' : s.episode.somStale;
         if (stale) {
           throw new ActionFailure('labels_stale', `The Set-of-Mark labels are out of date (${stale}); observe again with som enabled and use the new labels.`);
         }
-        return s.lastSom.find((e) => e.label === label);
+        return s.episode.lastSom.find((e) => e.label === label);
       },
       navigate: (kind, url) => this.tabs.navigate(kind, url, deadline),
       newTab: (url) => this.tabs.newTab(url, deadline),

@@ -112,9 +112,9 @@ export class Tabs {
       // The URL-scheme guard (url-policy.ts) refused a local URL somewhere along the way (a redirect, a wrapper).
       if (/ERR_ACCESS_DENIED/.test(msg)) code = 'navigation_blocked';
       // A blocked HTTPS target shows up as a failed tunnel: the gate's callback tells us why.
-      if (s.lastBlocked && s.lastBlocked.at >= started - 50) code = 'network_blocked';
-      else if (/ERR_TUNNEL_CONNECTION_FAILED/.test(msg) && s.lastUpstream && s.lastUpstream.at >= started - 50) {
-        code = s.lastUpstream.error;
+      if (s.episode.lastBlocked && s.episode.lastBlocked.at >= started - 50) code = 'network_blocked';
+      else if (/ERR_TUNNEL_CONNECTION_FAILED/.test(msg) && s.episode.lastUpstream && s.episode.lastUpstream.at >= started - 50) {
+        code = s.episode.lastUpstream.error;
       }
       // A navigation that killed the renderer (chrome://crash, OOM) can report ERR_ABORTED before the crash
       // event: a probe settles which it was.
@@ -185,8 +185,8 @@ export class Tabs {
    */
   list(d?: Deadline, activeMs = Math.min(this.s.T, 5000), after?: Promise<unknown>): Promise<Tab[]> {
     const s = this.s;
-    const settled = s.settledTitle;
-    s.settledTitle = null;
+    const settled = s.episode.settledTitle;
+    s.episode.settledTitle = null;
     return Promise.all(
       s.tabs.map(async (pg, index) => ({
         index,

@@ -89,6 +89,27 @@ describe('per-sandbox limits', () => {
     await big.close();
   });
 
+  it('an episode reset starts the download count again and removes the ended episode\'s files', async () => {
+    const sb = await te.create({ start_url: fx.url('/downloads'), network: net() });
+    const click = async () => {
+      const r = await sb.step([{ action: 'click', x: 100, y: 30 }, { action: 'wait', ms: 1500 }], { screenshot: 'none' });
+      const events = r.observation.events.some((e) => e.type === 'limit') ? r.observation.events : [...r.observation.events, ...(await sb.observe({ screenshot: 'none' })).events];
+      return events.filter((e) => e.type === 'limit');
+    };
+    expect(await click()).toEqual([expect.objectContaining({ limit: 'downloads', max: 2 })]);
+    const first = sb.downloads().map((d) => sb.downloadPath(d.id)!);
+    expect(first).toHaveLength(2);
+    expect(first.every((p) => existsSync(p))).toBe(true);
+
+    await sb.reset({ start_url: fx.url('/downloads') });
+    expect(sb.downloads()).toEqual([]);
+    expect(first.some((p) => existsSync(p))).toBe(false);
+    // Before EpisodeState the count went on from 4: every download of the second episode was cancelled.
+    expect(await click()).toEqual([expect.objectContaining({ limit: 'downloads', max: 2 })]);
+    expect(sb.downloads().filter((d) => !d.failure)).toHaveLength(2);
+    await sb.close();
+  });
+
   it('a download is cancelled while it arrives once it passes the byte limit: the staged file never grows past it', async () => {
     const sb = await te.create({ start_url: fx.url('/endless-link'), network: net() });
     const artifacts = join(te.dataDir, 'artifacts');
