@@ -38,7 +38,9 @@ const DEPS = {
   proxy: ['protocol', 'sandbox'],
   // Task-backed sandboxes (gym episodes): tasks, offline sites and judges behind one service.
   episodes: ['protocol', 'sandbox', 'tasks', 'judges', 'sites'],
-  server: ['protocol', 'sandbox', ...ENVS, 'vlm-client', 'recording', 'episodes'],
+  // MCP tool servers over the sandboxes' own interfaces (the server mounts them and gives its step path).
+  mcp: ['protocol', 'sandbox', ...ENVS],
+  server: ['protocol', 'sandbox', ...ENVS, 'vlm-client', 'recording', 'episodes', 'mcp'],
   runner: ['protocol', 'sandbox', ...ENVS, ...LIBS, 'client', 'sites', 'proxy'],
   cli: ['protocol', 'sandbox', 'server', ...ENVS, ...LIBS, 'client', 'runner', 'viewer', 'sites', 'k8s', 'proxy'],
   bin: ['cli'],

@@ -1,6 +1,6 @@
 // buildApp composes the core (registry + backend), auth, error handling, metrics and the routes into a
 // fastify instance without listening; server.ts boots it. Tests call buildApp and app.inject().
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ERROR_CATALOG, GroveError, type ErrorCode } from '../protocol/errors.ts';
@@ -25,6 +25,7 @@ import { RecordingBrowserEnvironment } from './recording.ts';
 import { ClawEnvironment } from '../claw-env/sandbox.ts';
 import { parseInput } from './validation.ts';
 import { registerStreamUpload } from './stream-upload.ts';
+import { mcpPlugin } from '../mcp/plugin.ts';
 
 export interface BuildAppOptions {
   config: GroveConfig;
@@ -228,6 +229,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   void app.register(orchardPlugin(ctx), { prefix: ORCHARD_PREFIX });
   // Orchard-GUI's per-browser env-server protocol, one base URL per env (server/orchard-gui/plugin.ts).
   void app.register(orchardGuiPlugin(ctx), { prefix: ORCHARD_GUI_PREFIX });
+  // An MCP tool server per sandbox at /sandboxes/{id}/mcp, opened by the sandbox's own token (mcp/plugin.ts);
+  // tokens derive from the API key (replicas agree), or from a secret of this process without one.
+  void app.register(mcpPlugin({ host: { registry, log }, tokenSecret: config.apiKey ?? randomBytes(32).toString('base64url'), version: VERSION, log }));
   // Terminals (WebSocket upgrades) get the same check as HTTP (key; with auth off, Host and Origin);
   // `?api_key=` is accepted there for clients without headers.
   attachPtySockets(app, ctx, (headers, queryKey) => denied(queryKey !== undefined && !headers['x-api-key'] ? { ...headers, 'x-api-key': queryKey } : headers));

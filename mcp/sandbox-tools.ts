@@ -1,0 +1,75 @@
+// The tools of a sandbox in the registry, by its type: browser (computer-use tools), shell (exec, files, patch) or
+// claw (its apps' tools). The sandbox is looked up on every list and call, so a closed or expired sandbox answers
+// its registry error (sandbox_closed, sandbox_not_found) and every call counts as use (idle expiry), as a REST call.
+// This is the interface other protocols use to carry tool calls (OpenEnv's list_tools / call_tool): listTools /
+// callTool, or a ToolSource for the MCP server.
+import type { Action } from '../protocol/action.ts';
+import { GroveError } from '../protocol/errors.ts';
+import type { StepResult } from '../protocol/observation.ts';
+import type { Logger } from '../sandbox/log.ts';
+import type { Sandbox } from '../sandbox/types.ts';
+import type { BrowserSandbox } from '../browser-env/types.ts';
+import type { ClawSandbox } from '../claw-env/sandbox.ts';
+import { isShellSandbox } from '../shell-env/types.ts';
+import { BrowserTools } from './browser-tools.ts';
+import { ClawTools } from './claw-tools.ts';
+import { ShellTools } from './shell-tools.ts';
+import { errorResult, type McpTool, type ToolResult, type ToolSource } from './types.ts';
+
+/** What the tools need of the process serving them (the server gives its registry and step path). */
+export interface ToolHost {
+  registry: { use(id: string): Sandbox; touch(id: string): void };
+  log?: Logger;
+  /** The server's browser step (step hooks, recording, admission, episode state); default: the sandbox's own. */
+  browserStep?(id: string, actions: Action[]): Promise<StepResult>;
+}
+
+/** The ToolSource of one sandbox as it is now (throws the registry's GroveError for an unusable one). */
+export function sourceOf(host: ToolHost, id: string): ToolSource {
+  const sb = host.registry.use(id);
+  const touched = () => host.registry.touch(id);
+  if (sb.type === 'claw') return new ClawTools(sb as ClawSandbox, touched);
+  if (isShellSandbox(sb)) return new ShellTools(sb, touched, host.log);
+  if (sb.type === 'browser') {
+    const step = host.browserStep ? (actions: Action[]) => host.browserStep!(id, actions) : undefined;
+    return new BrowserTools(sb as BrowserSandbox, { step, log: host.log });
+  }
+  throw new GroveError('wrong_sandbox_type', `Sandbox ${id} is a ${sb.type} sandbox, which has no MCP tools.`);
+}
+
+/** The tool definitions of a sandbox. */
+export function listTools(host: ToolHost, id: string): McpTool[] {
+  return sourceOf(host, id).tools();
+}
+
+/** One tool call in a sandbox; a sandbox that cannot be used is an error result (its registry code), not a throw. */
+export async function callTool(host: ToolHost, id: string, name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> {
+  let source: ToolSource;
+  try {
+    source = sourceOf(host, id);
+  } catch (err) {
+    if (err instanceof GroveError) return errorResult(err.code, err.message);
+    throw err;
+  }
+  return source.call(name, args, signal);
+}
+
+/** A ToolSource following the sandbox `id` through the registry (one MCP session's view of its sandbox). */
+export class SandboxTools implements ToolSource {
+  constructor(
+    private readonly host: ToolHost,
+    private readonly id: string,
+    readonly kind: string,
+  ) {}
+  tools(): McpTool[] {
+    return listTools(this.host, this.id);
+  }
+  call(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> {
+    return callTool(this.host, this.id, name, args, signal);
+  }
+}
+
+/** The MCP server name of a sandbox type. */
+export function kindOf(type: Sandbox['type']): string {
+  return `grove-${type}`;
+}
