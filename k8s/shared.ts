@@ -138,6 +138,11 @@ export class SharedState implements SharedSandboxes {
     } catch (err) {
       this.d.log.warn({ err: String(err), sandbox_id: id }, 'reading the sandbox records failed');
     }
+    // An adopted sandbox whose record the read settled (ready with its placement, or closed) was told by the
+    // waiters run on the update (attachLater); its ready() settles in microtasks, before this returns.
+    const held = this.d.held.get(id);
+    const found = this.record(id);
+    if (held && (this.attachNow(id) || !found || !isLive(found.rec))) await held.ready().catch(() => undefined);
   }
 
   /** Waits for the record of a sandbox another replica just accepted (its placement is written right after). */

@@ -65,10 +65,19 @@ export class SandboxRegistry {
     return this.opts.backend.shared;
   }
 
-  /** The entry of an id: held here, or adopted from the shared state (created by another server). */
-  private find(id: string, closingAll = false): Entry | undefined {
-    const e = this.entries.get(id);
-    if (e || this.tombstones.has(id) || (this.shuttingDown && !closingAll)) return e;
+  /** The entry of an id held here (created here, or adopted before); no side effects. */
+  private get(id: string): Entry | undefined {
+    return this.entries.get(id);
+  }
+
+  /**
+   * Takes over a sandbox another server created, from the shared state, and holds it from now on (its entry).
+   * Nothing for an id held already, closed here, unknown to the shared state, or (unless `closingAll`) during a
+   * shutdown.
+   */
+  adopt(id: string, closingAll = false): Entry | undefined {
+    const held = this.entries.get(id);
+    if (held || this.tombstones.has(id) || (this.shuttingDown && !closingAll)) return held;
     const a = this.shared?.adopt(id);
     if (!a) return undefined;
     const entry = adoptedEntry(id, a);
@@ -77,18 +86,23 @@ export class SandboxRegistry {
   }
 
   /**
-   * Before a request about an id: when a server sharing state may know more than this one (an id not known here,
-   * or adopted while still `creating` elsewhere), catch up with the shared state first (one read, not per step).
+   * Before a request about an id: when a server sharing state may know more than this one (an id not held here,
+   * or adopted while still `creating` elsewhere), reads the shared state for it (one read, not per step) and adopts
+   * it. The shared state's refresh returns once what it read has reached an adopted sandbox (types.ts), so a
+   * sandbox recorded ready elsewhere is `ready` here when this resolves.
    */
-  async resolve(id: string): Promise<void> {
+  async sync(id: string): Promise<void> {
     const shared = this.shared;
     if (!shared || this.tombstones.has(id)) return;
     const e = this.entries.get(id);
     if (e && !(e.phase === 'creating' && e.adopted)) return;
     await shared.refresh(id);
-    const found = this.find(id);
-    // An adoption that became ready settles in a few microtasks: let them run before the handler looks.
-    if (found?.phase === 'creating') await Promise.race([found.settled, new Promise((r) => setImmediate(r))]);
+    this.adopt(id);
+  }
+
+  /** Adopts every sandbox of the shared state not held here yet (before listing them all, or closing them all). */
+  syncAll(closingAll = false): void {
+    for (const id of this.shared?.ids() ?? []) this.adopt(id, closingAll);
   }
 
   /** The public info; with shared state, the last use any server recorded counts. */
@@ -171,7 +185,7 @@ export class SandboxRegistry {
   }
 
   private entry(id: string): Entry {
-    const e = this.find(id);
+    const e = this.get(id);
     if (e) return e;
     const t = this.tombstones.get(id);
     if (t) throw new GroveError('sandbox_closed', `Sandbox ${id} was closed (${t.close_reason}).`);
@@ -180,24 +194,23 @@ export class SandboxRegistry {
 
   /** Info for a live or recently closed sandbox; sandbox_not_found otherwise. */
   info(id: string): SandboxInfo {
-    const e = this.find(id);
+    const e = this.entries.get(id);
     if (e) return this.view(e);
     const closed = this.tombstones.info(id);
     if (closed) return closed;
     throw new GroveError('sandbox_not_found', `No sandbox with id "${id}" (it may have expired or been deleted).`);
   }
 
-  /** Sandboxes not yet closed, oldest first. */
+  /** Sandboxes held here and not yet closed, oldest first (syncAll() first to include the shared state's). */
   list(): SandboxInfo[] {
-    for (const id of this.shared?.ids() ?? []) this.find(id);
     return [...this.entries.values()].map((e) => this.view(e));
   }
 
   /** Resolves with the info once the sandbox is ready or failed, or when timeoutMs passes (still `creating`). */
   async wait(id: string, timeoutMs: number): Promise<SandboxInfo> {
-    let e = this.find(id);
+    let e = this.entries.get(id);
     // Just accepted by another server sharing state (a create answered there a moment ago): wait for its record.
-    if (!e && this.shared && !this.tombstones.has(id) && (await this.shared.appear(id, timeoutMs))) e = this.find(id);
+    if (!e && this.shared && !this.tombstones.has(id) && (await this.shared.appear(id, timeoutMs))) e = this.adopt(id);
     if (!e) return this.info(id);
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -252,7 +265,7 @@ export class SandboxRegistry {
    * Returns false when it was already closed; throws sandbox_not_found for an id never seen.
    */
   async delete(id: string): Promise<boolean> {
-    const e = this.find(id);
+    const e = this.entries.get(id);
     if (e) {
       const first = e.closing === null;
       await this.closeEntry(e, 'deleted');
@@ -320,7 +333,7 @@ export class SandboxRegistry {
     // Other servers serve shared sandboxes on: only those still being created here are closed.
     const handOver = this.shared ? await this.shared.handOver().catch(() => false) : false;
     // The last server standing closes the shared sandboxes it never touched too: nobody is left to expire them.
-    if (this.shared && !handOver) for (const id of this.shared.ids()) this.find(id, true);
+    if (this.shared && !handOver) this.syncAll(true);
     const closing = [...this.entries.values()].filter((e) => !handOver || e.phase !== 'live');
     await Promise.all(closing.map((e) => this.closeEntry(e, 'shutdown')));
   }

@@ -51,7 +51,11 @@ export interface AdoptedSandbox {
 export interface SharedSandboxes {
   /** A live sandbox this server does not hold, from the shared state; null when unknown there too. */
   adopt(id: string): AdoptedSandbox | null;
-  /** Catches up with the shared state for one id (another server may have written it a moment ago). */
+  /**
+   * Catches up with the shared state for one id (another server may have written it a moment ago). Returns once
+   * what it read has reached a sandbox adopted from it: one its replica recorded ready (or closed) has settled
+   * ready().
+   */
   refresh(id: string): Promise<void>;
   /** Resolves true once the id appears in the shared state (a sandbox another server just accepted), false
    * after at most `ms` (capped by the backend). */

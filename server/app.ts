@@ -170,7 +170,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     app.addHook('preHandler', async (request: FastifyRequest) => {
       const p = request.params as { id?: unknown; sandbox_id?: unknown } | undefined;
       const id = typeof p?.id === 'string' ? p.id : typeof p?.sandbox_id === 'string' ? p.sandbox_id : undefined;
-      if (id !== undefined) await registry.resolve(id);
+      if (id !== undefined) await registry.sync(id);
     });
   }
 

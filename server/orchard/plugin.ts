@@ -121,6 +121,7 @@ export function orchardPlugin(ctx: RouteContext) {
     );
 
     app.get('/resources', async () => {
+      ctx.registry.syncAll();
       const live = ctx.registry.list();
       let cpu = 0;
       let mem = 0;

@@ -57,6 +57,7 @@ const listSandboxes = defineRoute({
   responses: { 200: { description: 'Sandboxes', schema: SandboxList }, ...errorResponses(400, 401, 403) },
   async handler({ query, ctx }) {
     const match = labelFilter(query.label);
+    ctx.registry.syncAll();
     return { sandboxes: ctx.registry.list().filter(match) };
   },
 });

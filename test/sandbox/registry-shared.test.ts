@@ -44,6 +44,9 @@ class View implements SharedSandboxes {
   }
   async refresh(id: string): Promise<void> {
     this.refreshed.push(id);
+    // The contract (types.ts): an adopted sandbox its replica recorded ready has settled ready() on return.
+    const r = this.table.recs.get(id);
+    if (r && !r.creating) for (const sb of this.adopted) if (sb.id === id && sb.status === 'creating') sb.becomeReady();
   }
   async appear(id: string): Promise<boolean> {
     return this.table.recs.has(id);
@@ -103,10 +106,19 @@ function twoServers() {
 const shell: CreateSandboxBody = { type: 'shell', block_network: true, labels: {} };
 
 describe('SandboxRegistry with shared state', () => {
-  it('serves a sandbox another server created: adopted on first use, listed, deleted for both', async () => {
+  it('serves a sandbox another server created: adopted by sync(), listed after syncAll(), deleted for both', async () => {
     const { a, b, table } = twoServers();
     const { sandbox_id: id } = a.registry.create(shell);
     await a.registry.wait(id, 1000);
+    // Lookups and listing are reads: nothing is adopted until asked to.
+    expect(() => b.registry.use(id)).toThrow(/No sandbox/);
+    expect(b.registry.list()).toEqual([]);
+    expect(b.backend.shared.adopted).toEqual([]);
+    b.registry.syncAll();
+    expect(b.registry.list().map((s) => s.sandbox_id)).toEqual([id]);
+    expect(b.backend.shared.adopted).toHaveLength(1);
+    await b.registry.sync(id);
+    expect(b.backend.shared.adopted).toHaveLength(1);
     expect(b.registry.use(id)).toBe(b.backend.shared.adopted[0]);
     expect(b.registry.info(id)).toMatchObject({ status: 'ready', labels: { from: 'shared' } });
     expect(b.registry.list().map((s) => s.sandbox_id)).toEqual([id]);
@@ -125,6 +137,7 @@ describe('SandboxRegistry with shared state', () => {
     await a.registry.wait(id, 1000);
     const before = Date.parse(a.registry.info(id).expires_at!);
     clock.advance(50_000);
+    await b.registry.sync(id);
     b.registry.heartbeat(id);
     expect(Date.parse(a.registry.info(id).expires_at!)).toBe(before + 50_000);
     // Past A's own idle deadline: A's reaper does not close it (the shared state's leader decides).
@@ -133,16 +146,31 @@ describe('SandboxRegistry with shared state', () => {
     expect(a.registry.info(id).status).toBe('ready');
   });
 
-  it('resolve() catches up only for ids it does not hold; wait() waits for a record another server accepted', async () => {
+  it('sync() catches up only for ids it does not hold; wait() waits for a record another server accepted', async () => {
     const { a, b, table, clock } = twoServers();
     const { sandbox_id: id } = a.registry.create(shell);
     await a.registry.wait(id, 1000);
-    await a.registry.resolve(id);
+    await a.registry.sync(id);
     expect(a.backend.shared.refreshed).toEqual([]);
-    await b.registry.resolve(id);
+    await b.registry.sync(id);
+    expect(b.backend.shared.refreshed).toEqual([id]);
+    await b.registry.sync(id);
     expect(b.backend.shared.refreshed).toEqual([id]);
     table.recs.set('sb_late', { id: 'sb_late', createdAt: clock.now(), seen: clock.now(), creating: false });
     expect((await b.registry.wait('sb_late', 1000)).status).toBe('ready');
+  });
+
+  it('sync() of a sandbox adopted while creating elsewhere answers ready once its replica recorded it ready', async () => {
+    const { b, table, clock } = twoServers();
+    table.recs.set('sb_slow', { id: 'sb_slow', createdAt: clock.now(), seen: clock.now(), creating: true });
+    await b.registry.sync('sb_slow');
+    expect(b.registry.info('sb_slow').status).toBe('creating');
+    expect(() => b.registry.use('sb_slow')).toThrow(/not ready/i);
+    table.recs.get('sb_slow')!.creating = false;
+    // No timer, no turn of the event loop: the entry is ready when sync() returns.
+    await b.registry.sync('sb_slow');
+    expect(b.registry.info('sb_slow').status).toBe('ready');
+    expect(b.registry.use('sb_slow')).toBe(b.backend.shared.adopted[0]);
   });
 
   it('shutdown hands live sandboxes over while others are alive; the last server closes them all', async () => {
