@@ -39,7 +39,7 @@ export async function connect(url: string, token: string): Promise<Client> {
 
 /** A raw JSON-RPC POST (what an attacker can send). */
 export async function rawPost(url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<{ status: number; json: any; text: string; headers: Headers }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: typeof body === 'string' ? body : new Uint8Array(body) });
   const text = await res.text();
   let json: any;
   try {
