@@ -40,7 +40,9 @@ const DEPS = {
   episodes: ['protocol', 'sandbox', 'tasks', 'judges', 'sites'],
   // MCP tool servers over the sandboxes' own interfaces (the server mounts them and gives its step path).
   mcp: ['protocol', 'sandbox', ...ENVS],
-  server: ['protocol', 'sandbox', ...ENVS, 'vlm-client', 'recording', 'episodes', 'mcp'],
+  // OpenEnv's protocol over the sandboxes (the server mounts it through openenv/host.ts; tools from mcp/).
+  openenv: ['protocol', 'sandbox', ...ENVS, 'vlm-client', 'episodes', 'mcp'],
+  server: ['protocol', 'sandbox', ...ENVS, 'vlm-client', 'recording', 'episodes', 'mcp', 'openenv'],
   runner: ['protocol', 'sandbox', ...ENVS, ...LIBS, 'client', 'sites', 'proxy'],
   cli: ['protocol', 'sandbox', 'server', ...ENVS, ...LIBS, 'client', 'runner', 'viewer', 'sites', 'k8s', 'proxy'],
   bin: ['cli'],
@@ -53,7 +55,8 @@ const DEPS = {
 /** npm packages a folder may use (node: builtins always allowed); absent = any installed dependency. */
 const PACKAGES = {
   protocol: ['zod'],
-  client: ['zod'],
+  // ws: the step channel's WebSocket (client/step-channel.ts; Node 20 has no WebSocket client of its own).
+  client: ['zod', 'ws'],
 };
 
 const NEVER = ['test', 'bench'];

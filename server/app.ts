@@ -19,6 +19,7 @@ import type { AnyRoute, RouteContext } from './route.ts';
 import { ORCHARD_PREFIX, orchardPlugin } from './orchard/plugin.ts';
 import { ORCHARD_GUI_PREFIX, orchardGuiPlugin } from './orchard-gui/plugin.ts';
 import { attachPtySockets } from './pty-socket.ts';
+import { stepChannel } from './step-socket.ts';
 import { ROUTES } from './routes/index.ts';
 import { hostAllowedWithoutAuth, originAllowedWithoutAuth } from '../sandbox/host-guard.ts';
 import { RecordingBrowserEnvironment } from './recording.ts';
@@ -233,8 +234,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   // tokens derive from the API key (replicas agree), or from a secret of this process without one.
   void app.register(mcpPlugin({ host: { registry, log }, tokenSecret: config.apiKey ?? randomBytes(32).toString('base64url'), version: VERSION, log }));
   // Terminals (WebSocket upgrades) get the same check as HTTP (key; with auth off, Host and Origin);
-  // `?api_key=` is accepted there for clients without headers.
-  attachPtySockets(app, ctx, (headers, queryKey) => denied(queryKey !== undefined && !headers['x-api-key'] ? { ...headers, 'x-api-key': queryKey } : headers));
+  // `?api_key=` is accepted there for clients without headers. The step channel (server/step-socket.ts) too.
+  attachPtySockets(app, ctx, (headers, queryKey) => denied(queryKey !== undefined && !headers['x-api-key'] ? { ...headers, 'x-api-key': queryKey } : headers), [stepChannel(app, ctx)]);
 
   app.addHook('onReady', async () => {
     registry.start();

@@ -37,13 +37,21 @@ const Frame = z.discriminatedUnion('type', [
 /** The HTTP routes' own check (key; with auth off, Host and Origin), with `?api_key=` when no header came. */
 export type UpgradeCheck = (headers: IncomingMessage['headers'], queryKey: string | undefined) => GroveError | null;
 
-function refuse(socket: Duplex, status: number, code: string, message: string): void {
+export function refuse(socket: Duplex, status: number, code: string, message: string): void {
   const body = JSON.stringify({ error: { code, message }, detail: message });
   socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : 'Error'}\r\n` +
     `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-export function attachPtySockets(app: FastifyInstance, ctx: RouteContext, check: UpgradeCheck): void {
+/** Another WebSocket route on the same upgrade listener (e.g. the step channel), reached after the same check. */
+export interface UpgradeRoute {
+  path: RegExp;
+  handle(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** The route checks the caller itself (OpenEnv's key in the URL path): it is reached before the header check. */
+  checksItself?: boolean;
+}
+
+export function attachPtySockets(app: FastifyInstance, ctx: RouteContext, check: UpgradeCheck, others: UpgradeRoute[] = []): void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
   const sessions = new Set<WebSocket>();
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -56,8 +64,12 @@ export function attachPtySockets(app: FastifyInstance, ctx: RouteContext, check:
     } catch {
       url = new URL('http://x/');
     }
+    const own = others.find((o) => o.checksItself && o.path.test(url.pathname));
+    if (own) return own.handle(req, socket, head);
     const denied = check(req.headers, url.searchParams.get('api_key') ?? undefined);
     if (denied) return refuse(socket, denied.status, denied.code, denied.message);
+    const other = others.find((o) => !o.checksItself && o.path.test(url.pathname));
+    if (other) return other.handle(req, socket, head);
     const id = PATHS.map((re) => re.exec(url.pathname)?.[1]).find((m) => m !== undefined);
     if (!id) return refuse(socket, 404, 'not_found', `No WebSocket route ${url.pathname}.`);
     let sandboxId: string;

@@ -2,17 +2,13 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { DownloadList, DownloadParams, ObservationQuery, ResetRequest, SandboxIdParams, StepRequest } from '../../protocol/api.ts';
-import type { Action } from '../../protocol/action.ts';
 import { GroveError } from '../../protocol/errors.ts';
 import { Observation, StepResult } from '../../protocol/observation.ts';
 import { SandboxInfo } from '../../protocol/sandbox.ts';
-import type { StepOptions } from '../../browser-env/types.ts';
 import { checkStartUrl } from '../../browser-env/url-policy.ts';
-import { FORMAT_NAMES, getFormat, parseModelOutput } from '../../vlm-client/formats/index.ts';
-import type { StepSource } from '../../sandbox/step-hook.ts';
 import { screenshotAnswer } from '../screenshot-answer.ts';
 import { missingCapture } from '../capture-contract.ts';
-import { stepBudgetMs } from '../../browser-env/step-budget.ts';
+import { runBrowserStep } from '../browser-step.ts';
 import { defineRoute } from '../route.ts';
 import { browserSandbox, errorResponses } from './common.ts';
 
@@ -39,69 +35,9 @@ const step = defineRoute({
   bodyErrorCode: (path) => (path[0] === 'action' || path[0] === 'actions' ? 'invalid_action' : 'invalid_request'),
   responses: { 200: { description: 'Step result', schema: StepResult, alternatives: BINARY_ALTERNATIVE }, ...errorResponses(400, 401, 403, 404, 409, 410, 503) },
   async handler({ params, body, reply, ctx }) {
-    // Aliases ("ui-tars", "Qwen3-VL") resolve to one canonical name, which is what the response reports.
-    const fmt = body.model_output !== undefined ? getFormat(body.format ?? '') : undefined;
-    if (body.model_output !== undefined && !fmt) {
-      throw new GroveError('unknown_format', `Unknown policy output format "${body.format}"; known formats: ${FORMAT_NAMES.join(', ') || '(none)'}.`);
-    }
-    const sb = browserSandbox(ctx, params.id);
     const answer = screenshotAnswer(body.screenshot);
-    const opts: StepOptions = { screenshot: answer.capture, som: body.som, accessibility: body.accessibility, som_overlay: body.som_overlay };
-    const send = (r: StepResult) => {
-      // terminated / truncated as the episode loop defines them (episodes/state.ts).
-      const annotated = ctx.episodes.annotate(params.id, r, { model_output: body.model_output });
-      // No screenshot where one was asked for: 503 capture_timeout (server/capture-contract.ts), the step counted.
-      const missing = missingCapture(answer.capture !== 'none', r.observation, r.actions.length ? r : undefined);
-      if (missing) throw missing;
-      return answer.send(reply, annotated, annotated.observation);
-    };
-    const started = performance.now();
-    // Every step (one that executed nothing included) goes to the sandbox's step hooks, e.g. its recording.
-    const stepped = (r: StepResult, src: StepSource | undefined) =>
-      ctx.registry.stepped({ sandboxId: params.id, source: src, actions: r.actions, observation: r.observation, done: r.done, answer: r.answer });
-    let actions: Action[];
-    let parse: StepResult['parse'];
-    let source: StepSource | undefined;
-    if (body.model_output !== undefined && fmt) {
-      const format = fmt.name;
-      // The parser sees what the model saw: the last SoM list (WebVoyager "Scroll [n]"), the screenshot size
-      // (range checks of image_px formats) and the sandbox's rel1000 grid divisor.
-      const pc = sb.parseContext();
-      const parsed = parseModelOutput(format, body.model_output, pc);
-      source = { model_output: body.model_output, format, ...(parsed.thought === undefined ? {} : { thought: parsed.thought }) };
-      if (!parsed.ok) {
-        try {
-          const result: StepResult = { observation: await sb.observe(opts), actions: [], done: false, parse: { ok: false, format, error: parsed.error } };
-          await stepped(result, { ...source, parse_error: parsed.error });
-          ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, 'parse_error');
-          return send(result);
-        } finally {
-          ctx.registry.touch(params.id);
-        }
-      }
-      actions = parsed.actions;
-      parse = { ok: true, format };
-    } else {
-      actions = body.actions ?? [body.action as Action];
-    }
-    try {
-      // A model may legitimately answer with no action (e.g. only a thought): observe, execute nothing. That is
-      // a step of the episode when it came from model output; an empty action list alone is only a look.
-      const result: StepResult = actions.length === 0 ? { observation: await sb.observe(opts), actions: [], done: false } : await sb.step(actions, opts);
-      if (actions.length > 0 || source) await stepped(result, source);
-      const failed = result.actions.some((a) => a.error !== null);
-      const ms = performance.now() - started;
-      ctx.metrics.observeStep('browser', ms / 1000, failed ? 'error' : 'ok');
-      // Admission control measures what steps take against their deadline, and their captures.
-      if (actions.length > 0) ctx.registry.admission?.observeStep(ms, stepBudgetMs(sb.options, actions, sb.options.settle), result.observation.timings.capture);
-      return send(parse ? { ...result, parse } : result);
-    } catch (err) {
-      // A missing capture is not the episode's failure: the step ran and was counted; the client observes again.
-      if (!(err instanceof GroveError && err.code === 'capture_timeout')) ctx.episodes.stepFailed(params.id, err);
-      throw err;
-    } finally {
-      ctx.registry.touch(params.id);
-    }
+    const result = await runBrowserStep(ctx, params.id, body, answer.capture);
+    return answer.send(reply, result, result.observation);
   },
 });
 
