@@ -27,6 +27,9 @@ import { ClawEnvironment } from '../claw-env/sandbox.ts';
 import { parseInput } from './validation.ts';
 import { registerStreamUpload } from './stream-upload.ts';
 import { mcpPlugin } from '../mcp/plugin.ts';
+import { runBrowserStep } from './browser-step.ts';
+import type { StepRequest } from '../protocol/api.ts';
+import type { Action } from '../protocol/action.ts';
 
 export interface BuildAppOptions {
   config: GroveConfig;
@@ -232,7 +235,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   void app.register(orchardGuiPlugin(ctx), { prefix: ORCHARD_GUI_PREFIX });
   // An MCP tool server per sandbox at /sandboxes/{id}/mcp, opened by the sandbox's own token (mcp/plugin.ts);
   // tokens derive from the API key (replicas agree), or from a secret of this process without one.
-  void app.register(mcpPlugin({ host: { registry, log }, tokenSecret: config.apiKey ?? randomBytes(32).toString('base64url'), version: VERSION, log }));
+  const browserStep = (id: string, actions: Action[]) => runBrowserStep(ctx, id, { actions } as StepRequest, 'base64');
+  void app.register(mcpPlugin({ host: { registry, log, browserStep }, tokenSecret: config.apiKey ?? randomBytes(32).toString('base64url'), version: VERSION, log }));
   // Terminals (WebSocket upgrades) get the same check as HTTP (key; with auth off, Host and Origin);
   // `?api_key=` is accepted there for clients without headers. The step channel (server/step-socket.ts) too.
   attachPtySockets(app, ctx, (headers, queryKey) => denied(queryKey !== undefined && !headers['x-api-key'] ? { ...headers, 'x-api-key': queryKey } : headers), [stepChannel(app, ctx)]);
