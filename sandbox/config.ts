@@ -41,6 +41,8 @@ const GroveConfigSchema = z
     browserProcesses: z.number().int().min(1).max(64).default(2),
     recycleAfter: z.number().int().min(1).max(100_000).default(50),
     warmPool: z.number().int().min(0).max(256).default(0),
+    /** Memory budget of the warm contexts the pool learns from waves of creates (their peak size), MiB; 0: only warmPool. */
+    warmPoolMaxMb: z.number().int().min(0).max(1024 * 1024).default(1024),
     dataDir: z.string().min(1).default('./.grove'),
     /** Largest accepted request body, bytes. */
     bodyLimit: z.number().int().min(1024).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
@@ -88,6 +90,10 @@ const GroveConfigSchema = z
     judgeUrl: z.string().url().optional(),
     judgeModel: z.string().min(1).optional(),
     judgeApiKey: z.string().min(1).optional(),
+    /** OpenEnv protocol (openenv/): sessions open at once at most (default: maxSandboxes; beyond: CAPACITY_REACHED). */
+    openenvMaxSessions: z.number().int().min(1).max(10_000).optional(),
+    /** OpenEnv sessions idle this long are closed with their sandbox, seconds. */
+    openenvIdleTimeoutS: z.number().int().min(1).max(86_400).default(600),
   })
   .strict();
 

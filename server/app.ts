@@ -19,6 +19,7 @@ import type { AnyRoute, RouteContext } from './route.ts';
 import { ORCHARD_PREFIX, orchardPlugin } from './orchard/plugin.ts';
 import { ORCHARD_GUI_PREFIX, orchardGuiPlugin } from './orchard-gui/plugin.ts';
 import { attachPtySockets } from './pty-socket.ts';
+import { OPENENV_PREFIX, OPENENV_WS_PATH, openEnvServer } from '../openenv/plugin.ts';
 import { stepChannel } from './step-socket.ts';
 import { ROUTES } from './routes/index.ts';
 import { hostAllowedWithoutAuth, originAllowedWithoutAuth } from '../sandbox/host-guard.ts';
@@ -189,7 +190,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
 
   app.addHook('onResponse', async (request, reply) => {
     // The request line's record is built only when it is written (this hook runs for every step).
-    if (log.isLevelEnabled?.('debug') !== false) log.debug({ method: request.method, url: request.url.replace(/^\/orchard-gui\/[^/]+/, '/orchard-gui/***'), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    if (log.isLevelEnabled?.('debug') !== false) log.debug({ method: request.method, url: request.url.replace(/^\/orchard-gui\/[^/]+/, '/orchard-gui/***').replace(/^\/openenv\/[^/]+(?=\/[^/]+\/)/, '/openenv/***'), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
     metrics.requests.inc({
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
@@ -239,7 +240,14 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   void app.register(mcpPlugin({ host: { registry, log, browserStep }, tokenSecret: config.apiKey ?? randomBytes(32).toString('base64url'), version: VERSION, log }));
   // Terminals (WebSocket upgrades) get the same check as HTTP (key; with auth off, Host and Origin);
   // `?api_key=` is accepted there for clients without headers. The step channel (server/step-socket.ts) too.
-  attachPtySockets(app, ctx, (headers, queryKey) => denied(queryKey !== undefined && !headers['x-api-key'] ? { ...headers, 'x-api-key': queryKey } : headers), [stepChannel(app, ctx)]);
+  // OpenEnv's protocol (HTTP and its /ws sessions) over the same core, for its own clients unchanged (openenv/).
+  const openenv = openEnvServer({ config, registry, episodes, log, version: VERSION, denied });
+  void app.register(openenv.routes, { prefix: OPENENV_PREFIX });
+  app.addHook('preClose', () => openenv.close());
+  attachPtySockets(app, ctx, (headers, queryKey) => denied(queryKey !== undefined && !headers['x-api-key'] ? { ...headers, 'x-api-key': queryKey } : headers), [
+    stepChannel(app, ctx),
+    { path: OPENENV_WS_PATH, checksItself: true, handle: (req, socket, head) => void openenv.upgrade(req, socket, head) },
+  ]);
 
   app.addHook('onReady', async () => {
     registry.start();

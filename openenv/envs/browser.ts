@@ -1,0 +1,172 @@
+// The browser environment: one browser sandbox per episode, created from a task of Grove's suites (or a start URL)
+// on reset. A step takes Grove's own step body (a canonical `action`, `actions`, or a policy's raw `model_output`
+// with its `format`); the observation carries the screenshot and the page facts. The terminal step's reward comes
+// from the task's judge through the same path as POST /sandboxes/{id}/evaluate (EpisodeService.evaluate).
+import { z } from 'zod';
+import { StepRequest } from '../../protocol/api.ts';
+import { Action } from '../../protocol/action.ts';
+import { TaskSpec } from '../../protocol/episode.ts';
+import { Observation, ResolvedAction, type StepResult } from '../../protocol/observation.ts';
+import { BrowserCreateOptions } from '../../protocol/sandbox.ts';
+import type { BrowserSandbox, StepOptions } from '../../browser-env/types.ts';
+import { checkStartUrl } from '../../browser-env/url-policy.ts';
+import { getFormat, parseModelOutput, FORMAT_NAMES } from '../../vlm-client/formats/index.ts';
+import type { OpenEnvHost } from '../host.ts';
+import { OpenEnvError, type ResetArgs, type StepOut } from '../wire.ts';
+import { parseOr, pick, SandboxSession } from './base.ts';
+import { sandboxCall, sandboxTools, toolHost } from '../tools.ts';
+import { type EnvSession, type McpTool, type OpenEnvAdapter, type TaskEntry, type ToolResult } from './types.ts';
+
+/** Reset arguments a browser episode takes (others are ignored, as OpenEnv drops what reset() does not accept). */
+const RESET_KEYS = ['start_url', 'viewport', 'coordinate_space', 'rel_divisor', 'som', 'accessibility', 'resize', 'screenshot_format', 'screenshot_quality', 'network', 'episode', 'record', 'locale', 'timezone'] as const;
+
+/** `task`: "suite/id" (e.g. "offline/shop-cheapest-usb-c-cable"), {suite, id}, or a task given in full. */
+const TaskArg = z.union([z.string().regex(/^[^/]+\/.+$/, 'a task is "suite/id"'), TaskSpec]);
+
+export const BrowserObservation = Observation.omit({ timings: true, settle: true }).extend({
+  goal: z.string().describe("the task's question (empty without a task)"),
+  actions: z.array(ResolvedAction).describe('what the step executed, resolved'),
+  parse: z.object({ ok: z.boolean(), format: z.string(), error: z.string().optional() }).optional(),
+  answer: z.string().optional(),
+  terminated: z.boolean(),
+  truncated: z.boolean(),
+  evaluation: z.record(z.string(), z.unknown()).optional().describe("the terminal step's evaluation (reward, verdict)"),
+});
+
+function obsOut(o: StepResult['observation']): Record<string, unknown> {
+  const { timings: _t, settle: _s, ...rest } = o;
+  return { ...rest, screenshot: o.screenshot ?? null };
+}
+
+class BrowserSession extends SandboxSession {
+  private goal = '';
+  private hasTask = false;
+  private som = false;
+
+  async reset(args: ResetArgs): Promise<StepOut> {
+    const raw: Record<string, unknown> = { type: 'browser', ...pick(args, RESET_KEYS), idle_timeout_seconds: this.idleTimeoutS };
+    if (args.task !== undefined && args.task !== null) {
+      const t = parseOr(TaskArg, args.task, ['task'], 'reset argument');
+      raw.task = typeof t === 'string' ? { suite: t.slice(0, t.indexOf('/')), id: t.slice(t.indexOf('/') + 1) } : t;
+    }
+    const spec = parseOr(BrowserCreateOptions, raw, [], 'reset arguments');
+    checkStartUrl(spec.start_url);
+    const prepared = await this.host.episodes.prepare(spec);
+    await this.start(prepared.body, args, (id) => this.host.episodes.attach(id, prepared.state));
+    this.goal = prepared.state.resolved?.task.question ?? '';
+    this.hasTask = prepared.state.resolved !== undefined;
+    this.som = spec.som;
+    const sb = this.sandbox<BrowserSandbox>();
+    const obs = await sb.observe({ screenshot: 'base64' });
+    this.touch();
+    return { observation: { ...obsOut(obs), goal: this.goal, actions: [], terminated: false, truncated: false }, reward: null, done: false };
+  }
+
+  async step(action: Record<string, unknown>): Promise<StepOut> {
+    const body = parseOr(StepRequest, action, ['body', 'action'], 'action');
+    if (body.screenshot === 'binary') throw new OpenEnvError('VALIDATION_ERROR', 'screenshot "binary" has no OpenEnv form: use "base64" or "none".');
+    const sb = this.sandbox<BrowserSandbox>();
+    const id = this.id as string;
+    const opts: StepOptions = { screenshot: body.screenshot === 'none' ? 'none' : 'base64', som: body.som, accessibility: body.accessibility, som_overlay: body.som_overlay };
+    let actions: Action[];
+    let parse: StepResult['parse'];
+    let source: { model_output: string; format: string } | undefined;
+    if (body.model_output !== undefined) {
+      const fmt = getFormat(body.format ?? '');
+      if (!fmt) throw new OpenEnvError('VALIDATION_ERROR', `Unknown policy output format "${body.format}"; known formats: ${FORMAT_NAMES.join(', ')}.`);
+      source = { model_output: body.model_output, format: fmt.name };
+      const parsed = parseModelOutput(fmt.name, body.model_output, sb.parseContext());
+      parse = parsed.ok ? { ok: true, format: fmt.name } : { ok: false, format: fmt.name, error: parsed.error };
+      actions = parsed.ok ? parsed.actions : [];
+    } else actions = body.actions ?? [body.action as Action];
+    let result: StepResult;
+    try {
+      result = actions.length ? await sb.step(actions, opts) : { observation: await sb.observe(opts), actions: [], done: false };
+    } catch (err) {
+      this.host.episodes.stepFailed(id, err);
+      throw err;
+    } finally {
+      this.touch();
+    }
+    if (parse) result = { ...result, parse };
+    // The sandbox's step hooks (its recording) see every step, as through the REST step route.
+    const src = source && parse && !parse.ok ? { ...source, parse_error: parse.error } : source;
+    await this.host.registry.stepped({ sandboxId: id, source: src, actions: result.actions, observation: result.observation, done: result.done, answer: result.answer });
+    const annotated = this.host.episodes.annotate(id, result, { model_output: body.model_output });
+    this.steps++;
+    const terminated = annotated.terminated ?? false;
+    const truncated = annotated.truncated ?? false;
+    const done = terminated || truncated;
+    const observation: Record<string, unknown> = {
+      ...obsOut(result.observation), goal: this.goal, actions: result.actions, terminated, truncated,
+      ...(parse ? { parse } : {}), ...(result.answer !== undefined ? { answer: result.answer } : {}),
+    };
+    let reward: number | null = null;
+    if (done && !this.ended && this.hasTask) {
+      const evaluation = await this.host.episodes.evaluate(id, {});
+      reward = evaluation.reward;
+      observation.evaluation = evaluation;
+    }
+    this.ended ||= done;
+    return { observation, reward, done };
+  }
+
+  protected stateExtra(): Record<string, unknown> {
+    return { goal: this.goal };
+  }
+
+  listTools(): McpTool[] {
+    return this.id ? sandboxTools(this.tools(), this.id) : browserTools();
+  }
+
+  async callTool(name: string, args: Record<string, unknown>): Promise<ToolResult> {
+    this.sandbox<BrowserSandbox>();
+    return sandboxCall(this.tools(), this.id as string, name, args);
+  }
+
+  /** The mcp/ room's browser tools, each call a step of this episode (hooks, episode state) like an action step. */
+  private tools() {
+    return toolHost(this.host, async (actions) => {
+      const sb = this.sandbox<BrowserSandbox>();
+      const r = actions.length ? await sb.step(actions, { screenshot: 'base64' }) : { observation: await sb.observe({ screenshot: 'base64' }), actions: [], done: false };
+      this.touch();
+      if (!actions.length) return r;
+      await this.host.registry.stepped({ sandboxId: this.id as string, actions: r.actions, observation: r.observation, done: r.done, answer: r.answer });
+      this.steps++;
+      return this.host.episodes.annotate(this.id as string, r, {});
+    });
+  }
+}
+
+let tools: McpTool[] | undefined;
+/** Before any episode: one tool per canonical action (its fields as the input schema). */
+function browserTools(): McpTool[] {
+  tools ??= Action.options.map((o) => {
+    const name = (o.shape.action as z.ZodLiteral<string>).value;
+    const schema = z.toJSONSchema(o as z.ZodType, { io: 'input', unrepresentable: 'any' }) as { $schema?: string; properties?: Record<string, unknown>; required?: string[] };
+    delete schema.$schema;
+    delete schema.properties?.action;
+    if (schema.required) schema.required = schema.required.filter((r) => r !== 'action');
+    return { name, description: `Grove browser action "${name}".`, inputSchema: schema };
+  });
+  return tools;
+}
+
+export const browserAdapter: OpenEnvAdapter = {
+  name: 'browser',
+  description: "Grove's browser environment: a headless Chromium page per episode, actions in Grove's canonical schema or a policy's raw output, observations with the screenshot and page facts.",
+  action: StepRequest,
+  observation: BrowserObservation,
+  tools: browserTools,
+  async tasks(host: OpenEnvHost): Promise<TaskEntry[]> {
+    const out: TaskEntry[] = [];
+    for (const suite of host.episodes.catalog.suites()) {
+      const list = await host.episodes.catalog.list(suite).catch(() => []);
+      for (const t of list) out.push({ task: `${suite}/${t.id}`, suite, id: t.id, question: t.question });
+    }
+    return out;
+  },
+  open(host: OpenEnvHost, idleTimeoutS: number): EnvSession {
+    return new BrowserSession(host, idleTimeoutS);
+  },
+};

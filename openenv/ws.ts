@@ -1,0 +1,163 @@
+// OpenEnv's WebSocket session protocol on /openenv/<key>/<env>/ws (and /openenv/<env>/ws with X-API-Key or
+// ?api_key=): one session per connection, its environment's episodes in one Grove sandbox at a time, closed with
+// the connection. Client frames are JSON text: {type:"reset",data}, {type:"step",data}, {type:"state"},
+// {type:"close"}, {type:"mcp",data:<JSON-RPC>}; answers {type:"observation",data:{observation,reward,done}},
+// {type:"state",data}, {type:"mcp",data}, or {type:"error",data:{message,code,...}}. Over capacity the connection
+// is accepted, told CAPACITY_REACHED and closed, as OpenEnv's server does. Frames larger than the server's body
+// limit close the connection (1009).
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { OpenEnvAdapter } from './envs/types.ts';
+import { openEnvErrorOf, parseOr } from './envs/base.ts';
+import type { Authorize } from './auth.ts';
+import type { OpenEnvHost } from './host.ts';
+import { handleRpc } from './mcp.ts';
+import { runStep } from './actions.ts';
+import { CapacityError, type Session, type Sessions } from './sessions.ts';
+import { ResetArgs, WS_TYPES, wsError, WsMessage, type StepOut } from './wire.ts';
+
+const PATH = /^\/openenv\/(?:([^/]+)\/)?([^/]+)\/ws$/;
+
+export interface WsDeps {
+  host: OpenEnvHost;
+  adapters: Map<string, OpenEnvAdapter>;
+  sessions: Sessions;
+  authorize: Authorize;
+}
+
+function refuse(socket: Duplex, status: number, detail: string): void {
+  const body = JSON.stringify({ detail });
+  socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Error'}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** Observation answers are built around the screenshot's base64 (which never needs escaping) instead of through
+ * JSON.stringify, which scans a ~300 KB string char by char on Node 20 (as server/screenshot-answer.ts does). */
+function observationFrame(out: StepOut): string {
+  const shot = out.observation.screenshot as { base64?: unknown } | null | undefined;
+  if (!shot || typeof shot.base64 !== 'string' || shot.base64.length < 4096) return JSON.stringify({ type: 'observation', data: out });
+  const marker = `\u0000grove-b64-${Math.random().toString(36).slice(2)}\u0000`;
+  const text = JSON.stringify({ type: 'observation', data: { ...out, observation: { ...out.observation, screenshot: { ...shot, base64: marker } } } });
+  const at = text.indexOf(JSON.stringify(marker));
+  return text.slice(0, at + 1) + shot.base64 + text.slice(at + JSON.stringify(marker).length - 1);
+}
+
+export class OpenEnvSockets {
+  private readonly wss: WebSocketServer;
+  private readonly sockets = new Set<WebSocket>();
+
+  constructor(private readonly d: WsDeps) {
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: d.host.config.bodyLimit });
+  }
+
+  /** Handles an upgrade if its path is an OpenEnv one (answers true), else leaves it to the next handler. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://x');
+    } catch {
+      return false;
+    }
+    const m = PATH.exec(url.pathname);
+    if (!m) return false;
+    socket.on('error', () => socket.destroy());
+    let key: string | undefined;
+    try {
+      key = m[1] === undefined ? undefined : decodeURIComponent(m[1]);
+    } catch {
+      refuse(socket, 404, 'Not Found');
+      return true;
+    }
+    const denied = this.d.authorize(req.headers, key, url.searchParams.get('api_key') ?? undefined);
+    if (denied) {
+      refuse(socket, denied.status, denied.message);
+      return true;
+    }
+    const adapter = this.d.adapters.get(m[2]);
+    if (!adapter) {
+      refuse(socket, 404, 'Not Found');
+      return true;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.sockets.add(ws);
+      ws.once('close', () => this.sockets.delete(ws));
+      this.serve(ws, adapter);
+    });
+    return true;
+  }
+
+  private serve(ws: WebSocket, adapter: OpenEnvAdapter): void {
+    const send = (text: string) => {
+      if (ws.readyState === ws.OPEN) ws.send(text);
+    };
+    let session: Session;
+    try {
+      session = this.d.sessions.open(adapter, this.d.host, 'ws');
+    } catch (err) {
+      if (err instanceof CapacityError) send(wsError('CAPACITY_REACHED', err.message, { active_sessions: err.active, max_sessions: err.max }));
+      else send(wsError('SESSION_ERROR', 'The session could not be opened.'));
+      ws.close(1000);
+      return;
+    }
+    session.onClosed = (reason) => {
+      send(wsError('SESSION_ERROR', `Session closed: ${reason}.`));
+      ws.close(1000);
+    };
+    const end = () => void this.d.sessions.close(session);
+    ws.on('close', end);
+    ws.on('error', end);
+    ws.on('message', (raw: RawData) => {
+      const text = Buffer.isBuffer(raw) ? raw.toString('utf8') : Array.isArray(raw) ? Buffer.concat(raw).toString('utf8') : Buffer.from(raw).toString('utf8');
+      // Answers go out in the order the frames came (one at a time per session).
+      this.d.sessions.run(session, () => this.answer(session, adapter, text)).then(
+        (reply) => {
+          if (reply === null) {
+            ws.close(1000);
+            void this.d.sessions.close(session);
+          } else send(reply);
+        },
+        () => undefined,
+      );
+    });
+  }
+
+  /** One client frame's answer (a JSON text), or null for `close`. */
+  private async answer(session: Session, adapter: OpenEnvAdapter, text: string): Promise<string | null> {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (err) {
+      return wsError('INVALID_JSON', `Invalid JSON: ${(err as Error).message}`);
+    }
+    const type = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as { type?: unknown }).type : undefined;
+    if (!WS_TYPES.includes(type as never)) return wsError('UNKNOWN_TYPE', `Unknown message type: ${String(type ?? '').slice(0, 100)}`);
+    try {
+      const msg = parseOr(WsMessage, json, [], 'message');
+      switch (msg.type) {
+        case 'reset': {
+          const args = parseOr(ResetArgs, msg.data, ['data'], 'reset arguments');
+          return observationFrame(await session.episode.reset(args));
+        }
+        case 'step':
+          return observationFrame(await runStep(session.episode, msg.data));
+        case 'state':
+          return JSON.stringify({ type: 'state', data: session.episode.state() });
+        case 'close':
+          return null;
+        case 'mcp':
+          return JSON.stringify({ type: 'mcp', data: await handleRpc(msg.data, { adapter, host: this.d.host, sessions: this.d.sessions, bound: session }) });
+      }
+    } catch (err) {
+      const e = openEnvErrorOf(err);
+      if (e.message === 'Internal Server Error') this.d.host.log.error({ err, env: adapter.name }, 'openenv step failed');
+      if (e.code === 'VALIDATION_ERROR') return wsError('VALIDATION_ERROR', e.detail ? 'Invalid message' : e.message, { errors: e.detail ?? [], ...e.extra, ...(e.detail ? { detail: e.message } : {}) });
+      return wsError(e.code, e.message, e.extra);
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const ws of this.sockets) ws.terminate();
+    this.wss.close();
+  }
+}
