@@ -17,6 +17,10 @@ export const SweInstance = z.object({
   PASS_TO_PASS: z.array(z.string()),
   version: z.union([z.string(), z.number()]).optional(),
   environment_setup_commit: z.string().optional(),
+  /** SWE-bench 5's datasets name each instance's image and carry its eval script; earlier ones leave both to the
+   * harness (swe-env/official-image.ts derives them as it did). */
+  image: z.string().optional(),
+  eval_script: z.string().optional(),
 });
 export type SweInstance = z.infer<typeof SweInstance>;
 

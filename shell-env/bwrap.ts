@@ -15,6 +15,9 @@ const SYSTEM_DIRS = ['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32', 'e
 export interface HolderSpec {
   /** The root file system to expose ("/" for the host's). */
   rootfs: string;
+  /** `rootfs` is the sandbox's own copy-on-write root (overlay.ts): it becomes / whole and writable. Otherwise
+   * only its system directories are bound, read-only. */
+  writableRoot?: boolean;
   /** Host directory mounted read-write at `workspace`. */
   hostWorkspace: string;
   workspace: string;
@@ -31,7 +34,8 @@ export interface HolderSpec {
 
 export function bwrapArgs(spec: HolderSpec): string[] {
   const args: string[] = [];
-  for (const name of SYSTEM_DIRS) {
+  if (spec.writableRoot) args.push('--bind', spec.rootfs, '/');
+  for (const name of spec.writableRoot ? [] : SYSTEM_DIRS) {
     const p = path.join(spec.rootfs, name);
     if (!existsSync(p)) continue;
     const st = lstatSync(p);
@@ -55,7 +59,7 @@ export function bwrapArgs(spec: HolderSpec): string[] {
     '--die-with-parent',
     '--new-session',
     '--cap-drop', 'ALL',
-    '--remount-ro', '/',
+    ...(spec.writableRoot ? [] : ['--remount-ro', '/']),
     '--chdir', spec.workspace,
     '--info-fd', String(spec.infoFd),
     '--',

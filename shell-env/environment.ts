@@ -83,13 +83,14 @@ export async function createShellEnvironment(opts: ShellEnvironmentOptions): Pro
     throw new Error('no free sandbox uid');
   }
 
-  async function resolveImage(image: string | undefined): Promise<{ path: string; kind: 'image' | 'host'; notes: string[] }> {
+  async function resolveImage(image: string | undefined): Promise<{ path: string; kind: 'image' | 'host'; notes: string[]; copyOnWrite?: boolean }> {
     if (image === undefined) return { path: '/', kind: 'host', notes: ["no image asked for: the host's root file system, read-only"] };
     const dir = opts.images[image];
     if (dir && existsSync(dir) && statSync(dir).isDirectory()) return { path: dir, kind: 'image', notes: [`image "${image}" → ${dir}`] };
     // Not in the table: an OCI image of the host's podman storage, unpacked once (image-root.ts).
     const oci = !dir && isImageRef(image) ? await imageRoot(image, opts.imageCacheDir ?? '/var/cache/grove/images') : null;
-    if (oci && 'path' in oci) return { path: oci.path, kind: 'image', notes: [`OCI image "${image}" (${oci.id.slice(0, 12)}) → ${oci.path}`] };
+    // An OCI image behaves as in a container: the sandbox's own copy-on-write layer over the shared unpacked tree.
+    if (oci && 'path' in oci) return { path: oci.path, kind: 'image', copyOnWrite: true, notes: [`OCI image "${image}" (${oci.id.slice(0, 12)}) → ${oci.path}, copy-on-write`] };
     const why = dir ? `its root file system ${dir} does not exist` : `it is not in this server's image table (shellImages)${oci ? ` and ${oci.error}` : ''}`;
     return { path: '/', kind: 'host', notes: [`image "${image}" is not available locally (${why}): running on the host's root file system, read-only`] };
   }

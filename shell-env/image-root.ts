@@ -4,7 +4,7 @@
 // never leaves a tree that looks whole; concurrent sandboxes of one image share one unpack.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -36,6 +36,36 @@ async function exportInto(image: string, dir: string): Promise<void> {
 }
 
 /**
+ * SWE-bench's images (the repository at /testbed, a conda environment under /opt/miniconda3/envs) run their
+ * scripts as root; a sandbox runs as its own uid. In the unpacked tree those two folders are opened for writing
+ * (a+rwX): each sandbox writes into its own copy-on-write layer (overlay.ts), never into this tree.
+ */
+async function openSweBenchLayout(root: string): Promise<void> {
+  const dirs = ['testbed', 'opt/miniconda3/envs'].map((d) => path.join(root, d));
+  if (!dirs.every((d) => existsSync(d))) return;
+  await run('/usr/bin/chmod', ['-R', 'a+rwX', ...dirs], { env: HOST_ENV });
+}
+
+/** Image ids unpacked under `cacheDir` (other files there are not Grove's roots and are never touched). */
+export async function unpackedImageIds(cacheDir: string): Promise<string[]> {
+  const names = await readdir(cacheDir).catch(() => [] as string[]);
+  return names.filter((n) => /^[0-9a-f]{64}$/.test(n)).sort();
+}
+
+/**
+ * Removes the unpacked root of an image id unless a sandbox's overlay uses it now (it is a lower layer in this
+ * host's mount table): false when in use.
+ */
+export async function removeImageRoot(cacheDir: string, id: string): Promise<boolean> {
+  if (!/^[0-9a-f]{64}$/.test(id)) throw new Error(`"${id}" is not an image id`);
+  const dir = path.join(cacheDir, id);
+  const mounts = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
+  if (mounts.includes(`lowerdir=${dir},`) || mounts.includes(`lowerdir=${dir}:`)) return false;
+  await rm(dir, { recursive: true, force: true });
+  return true;
+}
+
+/**
  * The unpacked root file system of an image in podman's storage, under `cacheDir/<image id>`; null when podman or
  * the image is not there (the caller says why in the sandbox's notes).
  */
@@ -54,6 +84,7 @@ export async function imageRoot(image: string, cacheDir: string): Promise<{ path
       await mkdir(part, { recursive: true, mode: 0o755 });
       try {
         await exportInto(image, part);
+        await openSweBenchLayout(part);
         await rename(part, dir);
         return dir;
       } catch (err) {

@@ -15,6 +15,7 @@ import type { SandboxDetails } from '../sandbox/types.ts';
 import { bwrapArgs, holderCommand, holderPayload, IDENTITY_MAP } from './bwrap.ts';
 import type { CgroupRoot, SandboxCgroups } from './cgroups.ts';
 import { createDisk, unmountUnder, type SandboxDisk } from './disk.ts';
+import { mountRootOverlay } from './overlay.ts';
 import { startEgressProxy, type EgressProxy } from './egress.ts';
 import { checkEnv, HOST_ENV, requestRunOptions, startExec, wrapperArgs, WRAPPER_SHELL, type ExecTarget, type RunOptions } from './exec.ts';
 import { writeSandboxFileStream } from './file-stream.ts';
@@ -51,7 +52,8 @@ export interface ShellSandboxOptions {
   uid: number;
   /** Host directory of this sandbox (workspace, passwd, egress socket); removed on close. */
   dir: string;
-  rootfs: { path: string; kind: 'image' | 'host'; notes: string[] };
+  /** `copyOnWrite`: the sandbox writes into its own overlay over the tree (overlay.ts), else it is read-only. */
+  rootfs: { path: string; kind: 'image' | 'host'; notes: string[]; copyOnWrite?: boolean };
   cgroupRoot: CgroupRoot | null;
   limits: ShellLimits;
   /** Directory with forward.py and pty.py (bound into /.grove). */
@@ -149,6 +151,7 @@ export class LocalShellSandbox implements ShellSandbox {
     await writeFile(path.join(dir, 'passwd'), `${passwd}sandbox:x:${uid}:${uid}:Grove sandbox:${WORKSPACE}:/bin/sh\n`);
     await writeFile(path.join(dir, 'group'), `${group}sandbox:x:${uid}:\n`);
     this.hasBash = await readFile(path.join(rootfs.path, 'usr/bin/bash')).then(() => true, () => false);
+    const root = rootfs.copyOnWrite ? await mountRootOverlay(rootfs.path, dir, this.disk) : rootfs.path;
 
     this.cgroups = this.o.cgroupRoot ? await this.o.cgroupRoot.create(path.basename(dir), { cpu: l.cpu, memoryMb: l.memoryMb, maxProcesses: l.maxProcesses }) : null;
     if (!this.o.spec.block_network) {
@@ -158,7 +161,8 @@ export class LocalShellSandbox implements ShellSandbox {
       ? ['/bin/sh', '-c', 'echo ready; exec sleep infinity']
       : ['python3', '/.grove/forward.py', '/.grove/net/egress.sock', String(PROXY_PORT)];
     const args = bwrapArgs({
-      rootfs: rootfs.path,
+      rootfs: root,
+      writableRoot: rootfs.copyOnWrite === true,
       hostWorkspace: this.disk.workspace,
       workspace: WORKSPACE,
       hostTmp: this.disk.tmp,

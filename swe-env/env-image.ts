@@ -18,6 +18,8 @@ export const ENV_VENV = '/opt/grove-venv';
 
 /** Python version → the base image that has it (scripts/swe-images.sh makes them). */
 export const DEBIAN_PYTHON: Record<string, { release: string; image: string }> = {
+  // buster is archived: deb.debian.org no longer serves it (DEBIAN_MIRROR=http://archive.debian.org/debian).
+  '3.7': { release: 'buster', image: 'localhost/grove-swe-base:buster' },
   '3.9': { release: 'bullseye', image: 'localhost/grove-swe-base:bullseye' },
   '3.11': { release: 'bookworm', image: 'localhost/grove-swe-base:bookworm' },
   '3.13': { release: 'trixie', image: 'localhost/grove-swe-base:trixie' },
@@ -40,7 +42,7 @@ export function parsePackageIndex(text: string): PackageIndex {
 
 export class EnvBuildError extends Error {
   constructor(
-    readonly code: 'no_podman' | 'no_base_image' | 'no_python' | 'unsupported_row' | 'build_failed',
+    readonly code: 'no_podman' | 'no_base_image' | 'no_python' | 'needs_conda' | 'no_requirements' | 'build_failed',
     message: string,
   ) {
     super(message);
@@ -76,6 +78,11 @@ async function hostPipConfig(): Promise<{ conf: string; mounts: string[] }> {
 /** A shell word, single-quoted. */
 const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
+/** What a row's environment takes from the instance: the requirements text of a requirements.txt row (requirements.ts). */
+export interface EnvInputs {
+  requirements?: string;
+}
+
 export interface EnvImagePlan {
   image: string;
   base: string;
@@ -86,14 +93,17 @@ export interface EnvImagePlan {
 }
 
 /** What would be built for a row: the base, the Containerfile, the mounts, and the tag (a hash of all of them). */
-export async function planEnvImage(repo: string, version: string, row: SweSpecRow, index: PackageIndex): Promise<EnvImagePlan> {
+export async function planEnvImage(repo: string, version: string, row: SweSpecRow, index: PackageIndex, inputs: EnvInputs = {}): Promise<EnvImagePlan> {
+  if (row.packages === 'environment.yml') {
+    throw new EnvBuildError('needs_conda', `${repo} ${version}: packages "environment.yml" is a conda environment and the Debian base images have no conda: use --images swebench, or a --specs row with pip pins`);
+  }
   const python = row.python ?? '3.11';
   const base = DEBIAN_PYTHON[python];
   if (!base) {
-    throw new EnvBuildError('no_python', `${repo} ${version} needs Python ${python}; the Debian base images give ${Object.keys(DEBIAN_PYTHON).join(', ')} (add a row with one of those in a --specs file)`);
+    throw new EnvBuildError('no_python', `${repo} ${version} needs Python ${python}, which no Debian release Grove builds from ships (${Object.entries(DEBIAN_PYTHON).map(([v, b]) => `${v}: ${b.release}`).join(', ')}): use --images swebench, or give the row one of those Pythons in a --specs file`);
   }
-  if (row.packages === 'environment.yml' || row.packages === 'requirements.txt') {
-    throw new EnvBuildError('unsupported_row', `${repo} ${version}: packages "${row.packages}" is read from the repository per instance; Grove builds environments per version only (not done yet)`);
+  if (row.packages === 'requirements.txt' && inputs.requirements === undefined) {
+    throw new EnvBuildError('no_requirements', `${repo} ${version}: packages "requirements.txt" needs the file read from the repository (its requirements_paths at the instance's environment_setup_commit)`);
   }
   const lines = [`FROM ${base.image}`, 'ENV DEBIAN_FRONTEND=noninteractive'];
   for (const cmd of row.pre_install ?? []) lines.push(`RUN ${cmd.replace(/\n/g, ' ')}`);
@@ -101,7 +111,8 @@ export async function planEnvImage(repo: string, version: string, row: SweSpecRo
   const pins = [...(row.packages && !row.packages.includes('.') ? row.packages.split(/\s+/).filter(Boolean) : []), ...(row.pip_packages ?? [])];
   let mounts: string[] = [];
   const files: Record<string, string> = {};
-  if (pins.length && index.kind !== 'none') {
+  const reqs = inputs.requirements;
+  if ((pins.length || reqs !== undefined) && index.kind !== 'none') {
     const flags =
       index.kind === 'url' ? ['--index-url', index.url]
       : index.kind === 'wheels' ? ['--no-index', '--find-links', '/grove-wheels']
@@ -113,7 +124,14 @@ export async function planEnvImage(repo: string, version: string, row: SweSpecRo
       mounts = host.mounts.map((m) => `${m}:${m}:ro`);
       lines.push('COPY pip.conf /etc/pip.conf');
     }
-    lines.push(`RUN ${ENV_VENV}/bin/pip install --disable-pip-version-check --no-cache-dir --retries 1 --timeout 30 ${[...flags, ...pins].map(q).join(' ')}`);
+    const pip = `${ENV_VENV}/bin/pip install --disable-pip-version-check --no-cache-dir --retries 1 --timeout 30`;
+    // As SWE-bench: the requirements file first, then the row's pins.
+    if (reqs !== undefined) {
+      files['requirements.txt'] = reqs;
+      lines.push('COPY requirements.txt /tmp/grove-requirements.txt');
+      lines.push(`RUN ${pip} ${[...flags, '-r', '/tmp/grove-requirements.txt'].map(q).join(' ')} && rm /tmp/grove-requirements.txt`);
+    }
+    if (pins.length) lines.push(`RUN ${pip} ${[...flags, ...pins].map(q).join(' ')}`);
   }
   lines.push(`ENV PATH=${ENV_VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`);
   const containerfile = `${lines.join('\n')}\n`;
@@ -134,10 +152,10 @@ export interface EnvImageResult {
 const building = new Map<string, Promise<void>>();
 
 /** Builds (or finds) the environment image of a row, once per image in this process however many ask. Needs root and podman. */
-export async function ensureEnvImage(repo: string, version: string, row: SweSpecRow, index: PackageIndex, o: { noCache?: boolean } = {}): Promise<EnvImageResult> {
+export async function ensureEnvImage(repo: string, version: string, row: SweSpecRow, index: PackageIndex, o: { noCache?: boolean; inputs?: EnvInputs } = {}): Promise<EnvImageResult> {
   const t0 = performance.now();
   if (!existsSync(PODMAN)) throw new EnvBuildError('no_podman', `environment images need podman (${PODMAN}): apt-get install podman runc, then scripts/swe-images.sh`);
-  const plan = await planEnvImage(repo, version, row, index);
+  const plan = await planEnvImage(repo, version, row, index, o.inputs);
   const pending = building.get(plan.image);
   if (pending) {
     await pending;

@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { EnvBuildError, planEnvImage, type PackageIndex } from './env-image.ts';
+import { instanceEnvInputs, RequirementsError } from './requirements.ts';
 import { specFor, type loadSpecs } from './specs.ts';
 import type { RepoSources, SweInstance } from './types.ts';
 
@@ -13,6 +14,8 @@ export interface PreflightInput {
   specs: ReturnType<typeof loadSpecs>;
   /** null: sandboxes run on the server's default root (no environment images). */
   index: PackageIndex | null;
+  /** `--images swebench`: the repository is in each instance's image (no local source); podman pulls and unpacks. */
+  official?: boolean;
 }
 
 /** Problems, one line each (empty: good to go). */
@@ -20,7 +23,8 @@ export async function preflight(o: PreflightInput): Promise<string[]> {
   const problems: string[] = [];
   const byRepo = new Map<string, SweInstance[]>();
   for (const i of o.instances) byRepo.set(i.repo, [...(byRepo.get(i.repo) ?? []), i]);
-  for (const [repo, list] of byRepo) {
+  if (o.official && !existsSync('/usr/bin/podman')) problems.push('--images swebench needs podman to pull and unpack the instance images: apt-get install podman runc');
+  for (const [repo, list] of o.official ? [] : byRepo) {
     const src = o.sources[repo];
     if (!src) {
       problems.push(`no local source for ${repo}: add --repo ${repo}=PATH (a clone or mirror; no internet is used)`);
@@ -43,18 +47,25 @@ export async function preflight(o: PreflightInput): Promise<string[]> {
       if (missing.length) problems.push(`${repo}: ${missing.length} base commit(s) not in ${src} (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', ...' : ''}): fetch them into the mirror`);
     }
   }
-  const rows = new Map<string, { repo: string; version: string }>();
+  const rows = new Map<string, { repo: string; version: string; inst: SweInstance }>();
   for (const i of o.instances) {
     const spec = specFor(i.repo, i.version, o.specs);
     if (!spec) problems.push(`${i.instance_id}: no spec row for ${i.repo} version ${i.version ?? '(none)'}; add one in a --specs file (SWE-bench's spec shape)`);
-    else rows.set(`${i.repo}\0${i.version}`, { repo: i.repo, version: String(i.version) });
+    else if (!rows.has(`${i.repo}\0${i.version}`)) rows.set(`${i.repo}\0${i.version}`, { repo: i.repo, version: String(i.version), inst: i });
   }
   if (o.index) {
     const podman = existsSync('/usr/bin/podman');
     if (!podman) problems.push('environment images need podman: apt-get install podman runc, run scripts/swe-images.sh (or --images host)');
-    for (const { repo, version } of rows.values()) {
+    for (const { repo, version, inst } of rows.values()) {
+      const spec = specFor(repo, version, o.specs)!;
+      // A requirements file that cannot be read is named; the rest of the row is still checked.
+      const inputs = await instanceEnvInputs(inst, spec, o.sources).catch((err: unknown) => {
+        if (!(err instanceof RequirementsError)) throw err;
+        problems.push(`${repo} ${version}: ${err.message}`);
+        return { requirements: '' };
+      });
       try {
-        await planEnvImage(repo, version, specFor(repo, version, o.specs)!.row, o.index);
+        await planEnvImage(repo, version, spec.row, o.index, inputs);
       } catch (err) {
         if (!(err instanceof EnvBuildError)) throw err;
         // Without podman every base image is "missing": the line above says it once.

@@ -25,7 +25,14 @@ const SweSpecRow = z.looseObject({
 });
 export type SweSpecRow = z.infer<typeof SweSpecRow>;
 
-const RepoEntry = z.object({ log_parser: z.enum(LOG_PARSER_NAMES), versions: z.record(z.string(), SweSpecRow) });
+const RepoEntry = z.object({
+  log_parser: z.enum(LOG_PARSER_NAMES),
+  /** Where a `packages: "requirements.txt"` row's file is in the repository, first found wins (SWE-bench's MAP_REPO_TO_REQS_PATHS). */
+  requirements_paths: z.array(z.string().regex(/^[\w./-]+$/).refine((p) => !p.split('/').includes('..'))).optional(),
+  /** Same for `packages: "environment.yml"` (MAP_REPO_TO_ENV_YML_PATHS). */
+  environment_yml_paths: z.array(z.string().regex(/^[\w./-]+$/).refine((p) => !p.split('/').includes('..'))).optional(),
+  versions: z.record(z.string(), SweSpecRow),
+});
 const SpecFile = z.object({ source: z.string().optional(), repos: z.record(z.string().regex(/^[\w.-]+\/[\w.-]+$/, 'repository names are owner/name'), RepoEntry) });
 type SpecTable = Record<string, z.infer<typeof RepoEntry>>;
 
@@ -40,6 +47,8 @@ export interface RepoSpec {
   directives: 'paths' | 'modules';
   /** Commands run once after checkout (the row's `install`). */
   install: string[];
+  /** The repository's requirements file paths (rows whose packages is "requirements.txt"). */
+  requirements_paths: string[];
   test_timeout_s: number;
 }
 
@@ -73,7 +82,7 @@ export function loadSpecs(userFiles: string[] = []): SpecTable {
     }
     for (const [repo, entry] of Object.entries(parseSpecFile(text, file))) {
       const had = table[repo];
-      table[repo] = { log_parser: entry.log_parser, versions: { ...(had?.versions ?? {}), ...entry.versions } };
+      table[repo] = { ...had, ...entry, versions: { ...(had?.versions ?? {}), ...entry.versions } };
     }
   }
   return table;
@@ -94,6 +103,7 @@ export function specFor(repo: string, version: string | number | undefined, tabl
     log_parser: row.log_parser ?? entry.log_parser,
     directives: repo === 'django/django' ? 'modules' : 'paths',
     install: row.install ? [row.install] : [],
+    requirements_paths: entry.requirements_paths ?? [],
     test_timeout_s: row.test_timeout_s ?? 1800,
   };
 }

@@ -21,9 +21,13 @@ Patches (one of):
   --predictions-path FILE     SWE-bench predictions (preds.json: list, keyed object or JSONL; also --preds)
   --gold                      the instances' own gold patches (checks the harness on a dataset)
 Environments:
-  --images env|host           env: an environment image per (repository, version), built once with podman from
+  --images env|host|swebench  env: an environment image per (repository, version), built once with podman from
                               scripts/swe-images.sh's Debian bases (default for --instances); host: the server's
-                              root file system (default for --fixture)
+                              root file system (default for --fixture); swebench: SWE-bench's own image of each
+                              instance, unchanged (pulled from your registry if not stored), graded by its eval
+                              script as their harness does (patches only; no --repo needed)
+  --namespace NS|none         swebench: the images' registry namespace (swebench)
+  --instance-image-tag TAG    swebench: the images' tag (latest)
   --index URL|DIR|host|none   where pip pins come from when building: an index URL, a folder of wheels, this
                               machine's pip configuration (default), or none
 Run:
@@ -35,15 +39,21 @@ Writes SWE-bench's files: DIR/report.json, DIR/<model>.<run_id>.json and DIR/log
 (report.json, test_output.txt, patch.diff); Grove's DIR/grove-report.json (FULL/PARTIAL/NO, per-test statuses) and
 DIR/summary.json; for agent runs DIR/preds.json and DIR/episodes/<id>/ (grove view; process signals in each verdict).
 Everything the run needs (sources with the base commits, spec rows, podman and base images) is checked first.
-Exit codes: 0 ok, 1 failure, 2 bad options.`;
+Exit codes: 0 ok, 1 failure, 2 bad options.
+
+grove swe images [--prune [--all]] [--image-cache DIR]
+  Lists the SWE images in podman's storage (environment and official) and the unpacked roots shell sandboxes run
+  on (DIR, default /var/cache/grove/images). --prune removes superseded environment images (all but the newest
+  per repository and version) and every unpacked root whose image is gone, never one a sandbox uses now; --all
+  also removes the newest environment images and the official images (built or pulled again when needed).`;
 
 const OPTS = options(
-  ['instances', 'repo', 'ids', 'limit', 'policy', 'model', 'api-key', 'max-steps', 'command-timeout', 'temperature', 'preds', 'concurrency', 'out', 'server', 'server-key', 'images', 'index', 'run-id', 'max-workers', 'predictions-path'],
+  ['instances', 'repo', 'ids', 'limit', 'policy', 'model', 'api-key', 'max-steps', 'command-timeout', 'temperature', 'preds', 'concurrency', 'out', 'server', 'server-key', 'images', 'index', 'run-id', 'max-workers', 'predictions-path', 'namespace', 'instance-image-tag'],
   ['fixture', 'gold'],
 );
 
 /** SWE-bench's own spellings (run_evaluation's underscores) → Grove's. */
-const ALIASES: Record<string, string> = { '--run_id': '--run-id', '--max_workers': '--max-workers', '--instance_ids': '--instance-ids', '--predictions_path': '--predictions-path' };
+const ALIASES: Record<string, string> = { '--run_id': '--run-id', '--max_workers': '--max-workers', '--instance_ids': '--instance-ids', '--predictions_path': '--predictions-path', '--instance_image_tag': '--instance-image-tag' };
 
 /** `--instance-ids a b c` (SWE-bench takes several values after the flag) → repeated flags. */
 function normalizeArgs(argv: string[]): string[] {
@@ -68,7 +78,13 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
   v.concurrency ??= v['max-workers'];
   const ids = [...(list(v.ids) ?? []), ...((v['instance-ids'] as string[] | undefined) ?? []).flatMap((x) => list(x) ?? [])];
   const images = v.images ?? (v.fixture ? 'host' : 'env');
-  if (images !== 'env' && images !== 'host') return valueError(u, `--images must be env or host, got "${images}"`);
+  if (images !== 'env' && images !== 'host' && images !== 'swebench') return valueError(u, `--images must be env, host or swebench, got "${images}"`);
+  if (images === 'swebench' && v.policy) return usageError(u, '--images swebench grades patches (--predictions-path or --gold); agents work in --images env');
+  if (images !== 'swebench' && (v.namespace !== undefined || v['instance-image-tag'] !== undefined)) return usageError(u, '--namespace and --instance-image-tag go with --images swebench');
+  const namespace = v.namespace === undefined ? 'swebench' : v.namespace === 'none' ? null : v.namespace;
+  if (namespace !== null && !/^[a-z0-9][a-z0-9._/-]{0,200}$/.test(namespace)) return valueError(u, `--namespace must be a registry namespace (lower case, e.g. swebench or registry.example.com/team) or none, got "${namespace}"`);
+  const imageTag = v['instance-image-tag'] ?? 'latest';
+  if (!/^[\w][\w.-]{0,127}$/.test(imageTag)) return valueError(u, `--instance-image-tag must be an image tag, got "${imageTag}"`);
   if (v['run-id'] !== undefined && !/^[\w.-]{1,100}$/.test(v['run-id'])) return valueError(u, `--run-id must be letters, digits, _, . and - (at most 100), got "${v['run-id']}"`);
   if (!v.fixture === !v.instances) return usageError(u, 'give exactly one of --fixture or --instances FILE');
   const sources = [v.policy ? 'policy' : null, v.preds ? 'preds' : null, v.gold ? 'gold' : null].filter(Boolean);
@@ -105,6 +121,7 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
     const { loadSpecs } = await import('../../swe-env/specs.ts');
     const { parsePackageIndex, ensureEnvImage } = await import('../../swe-env/env-image.ts');
     const { preflight } = await import('../../swe-env/preflight.ts');
+    const { instanceEnvInputs } = await import('../../swe-env/requirements.ts');
     let specs;
     let index = null;
     try {
@@ -113,17 +130,19 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
     } catch (err) {
       return valueError(u, (err as Error).message);
     }
-    const problems = await preflight({ instances, sources: repos, specs, index });
+    const problems = await preflight({ instances, sources: repos, specs, index, official: images === 'swebench' });
     if (problems.length) return valueError(u, `cannot run:\n  ${problems.join('\n  ')}`);
     const pkgIndex = index;
     const environment = pkgIndex
-      ? async (inst: { repo: string; version?: string | number }, spec: { row: Parameters<typeof ensureEnvImage>[2] }) => {
-          const r = await ensureEnvImage(inst.repo, String(inst.version), spec.row, pkgIndex);
+      ? async (inst: Parameters<typeof instanceEnvInputs>[0] & { version?: string | number }, spec: Parameters<typeof instanceEnvInputs>[1] & { row: Parameters<typeof ensureEnvImage>[2] }) => {
+          const r = await ensureEnvImage(inst.repo, String(inst.version), spec.row, pkgIndex, { inputs: await instanceEnvInputs(inst, spec, repos) });
           if (r.built) io.err(`environment ${inst.repo} ${inst.version}: built ${r.image} in ${(r.ms / 1000).toFixed(1)} s\n`);
           return r.image;
         }
       : undefined;
 
+    const { ensureOfficialImage } = await import('../../swe-env/images.ts');
+    const official = images === 'swebench' ? { namespace, tag: imageTag, ensure: ensureOfficialImage } : undefined;
     const { runSwe } = await import('../../runner/swe/run.ts');
     const { clientShellProvider } = await import('../../runner/swe/shell-session.ts');
     let mode;
@@ -149,7 +168,7 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
     const out = path.resolve(v.out ?? 'runs/swe');
     try {
       const { summary } = await runSwe({
-        instances, sources: repos, provider: clientShellProvider(client), mode, concurrency: (ints.concurrency as number | undefined) ?? 4, outDir: out, runId: v['run-id'] ?? path.basename(out), specs, environment,
+        instances, sources: repos, provider: clientShellProvider(client), mode, concurrency: (ints.concurrency as number | undefined) ?? 4, outDir: out, runId: v['run-id'] ?? path.basename(out), specs, environment, official,
         onDone: (r) => io.err(`${r.instance_id}: ${r.evaluation?.resolution ?? 'error'}${r.error ? ` (${r.error})` : r.evaluation?.error ? ` (${r.evaluation.error})` : ''}${r.termination ? ` [${r.termination.reason}]` : ''}\n`),
       });
       io.out(`${summary.resolved_instances} FULL, ${summary.partial_instances} PARTIAL, ${summary.unresolved_instances} NO, ${summary.empty_patch_instances} empty, ${summary.error_instances} errors of ${summary.total_instances}; report in ${out}\n`);
@@ -162,9 +181,32 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
   }
 }
 
+async function sweImages(argv: string[], io: CommandIO): Promise<number> {
+  const u = { usage, io, name: 'swe' };
+  const parsed = parseCommandArgs({ args: argv, options: options(['image-cache'], ['prune', 'all']), strict: true }, u);
+  if (typeof parsed === 'number') return parsed;
+  const v = parsed.values;
+  if (v.all && !v.prune) return usageError(u, '--all goes with --prune');
+  const cacheDir = path.resolve(v['image-cache'] ?? '/var/cache/grove/images');
+  const { listSweImages, pruneSweImages } = await import('../../swe-env/images.ts');
+  const { unpackedImageIds } = await import('../../shell-env/image-root.ts');
+  if (v.prune) {
+    const r = await pruneSweImages(cacheDir, { all: !!v.all });
+    for (const name of r.removedImages) io.out(`removed image ${name}\n`);
+    for (const id of r.removedRoots) io.out(`removed unpacked root ${id.slice(0, 12)}\n`);
+    for (const id of r.busyRoots) io.out(`kept unpacked root ${id.slice(0, 12)} (a sandbox uses it)\n`);
+  }
+  const images = await listSweImages();
+  const roots = new Set(await unpackedImageIds(cacheDir));
+  for (const img of images) io.out(`${img.kind.padEnd(8)} ${img.id.slice(0, 12)} ${(img.size / 1e6).toFixed(0).padStart(6)} MB ${roots.has(img.id) ? 'unpacked' : '        '} ${img.name}\n`);
+  const orphans = [...roots].filter((id) => !images.some((i) => i.id === id));
+  io.out(`${images.length} SWE images; ${roots.size} unpacked roots in ${cacheDir}${orphans.length ? ` (${orphans.length} of other images)` : ''}\n`);
+  return 0;
+}
+
 export const sweCommand: Command = {
   name: 'swe',
   summary: 'SWE-bench instances in shell sandboxes: an agent or given patches, graded as SWE-bench grades',
   usage,
-  run: subcommands('swe', usage, { run: swe }),
+  run: subcommands('swe', usage, { run: swe, images: sweImages }),
 };

@@ -20,6 +20,9 @@ export async function loadSweInstances(o: { fixture: boolean; file?: string; ids
         FAIL_TO_PASS: x.FAIL_TO_PASS as string[],
         PASS_TO_PASS: (x.PASS_TO_PASS as string[] | undefined) ?? [],
         version: x.version as string | undefined,
+        ...(typeof x.environment_setup_commit === 'string' ? { environment_setup_commit: x.environment_setup_commit } : {}),
+        ...(typeof x.image === 'string' ? { image: x.image } : {}),
+        ...(typeof x.eval_script === 'string' ? { eval_script: x.eval_script } : {}),
       };
     });
   }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { EpisodeRecorder } from '../../recording/recorder.ts';
 import type { Termination } from '../../protocol/task.ts';
 import { evaluatePatch, type Evaluation } from '../../swe-env/evaluate.ts';
+import { evaluateInOfficialImage, officialImageName, type OfficialImageOptions } from '../../swe-env/official-image.ts';
 import { BundleCache } from '../../swe-env/bundle.ts';
 import { instanceReport, officialReport, officialRunReport, summarize, type RunSummary } from '../../swe-env/preds.ts';
 import { instanceShell, prepareRepo } from '../../swe-env/repo.ts';
@@ -32,6 +33,9 @@ export interface SweRunOptions {
   specs?: ReturnType<typeof loadSpecs>;
   /** The image an instance's sandboxes run on (its environment image), built or found before they open. */
   environment?: (inst: SweInstance, spec: RepoSpec) => Promise<string | undefined>;
+  /** `--images swebench`: each instance runs on SWE-bench's own image of it (repository at /testbed), evaluated as
+   * their harness does; `ensure` makes the image present (pulled from the user's registry) before its sandbox. */
+  official?: OfficialImageOptions & { ensure?: (image: string) => Promise<void> };
   onDone?: (r: SweInstanceResult) => void;
 }
 
@@ -51,8 +55,9 @@ interface SweInstanceResult {
 async function runInstance(o: SweRunOptions, st: RunState, inst: SweInstance): Promise<SweInstanceResult> {
   const spec = specFor(inst.repo, inst.version, o.specs);
   if (!spec) return { instance_id: inst.instance_id, evaluation: null, patch: null, error: `no spec row for ${inst.repo} version ${inst.version ?? '(none)'}: add one in a --specs file` };
-  const image = o.environment ? await o.environment(inst, spec) : undefined;
   const labels = { 'grove.swe/instance': inst.instance_id.slice(0, 60), ...(o.runId ? { 'grove.run': o.runId } : {}) };
+  if (o.official) return runOfficial(o, o.official, inst, spec, labels);
+  const image = o.environment ? await o.environment(inst, spec) : undefined;
   let patch: string | null;
   let termination: Termination | undefined;
   let steps: Parameters<typeof processSignals>[0] = [];
@@ -99,6 +104,17 @@ async function runInstance(o: SweRunOptions, st: RunState, inst: SweInstance): P
     });
   }
   return { instance_id: inst.instance_id, evaluation, termination, signals, patch };
+}
+
+/** An instance on its official image: the patch graded by the image's own eval script (agents work in env images). */
+async function runOfficial(o: SweRunOptions, official: NonNullable<SweRunOptions['official']>, inst: SweInstance, spec: RepoSpec, labels: Record<string, string>): Promise<SweInstanceResult> {
+  if (o.mode.kind !== 'patches') return { instance_id: inst.instance_id, evaluation: null, patch: null, error: 'images_swebench_grades_patches_only' };
+  const patch = o.mode.patches.get(inst.instance_id) ?? null;
+  if (!patch?.trim()) return { instance_id: inst.instance_id, evaluation: null, patch, error: 'empty_patch' };
+  const image = officialImageName(inst, official);
+  await official.ensure?.(image);
+  const evaluation = await withSession(o.provider, { ...labels, 'grove.swe/role': 'eval' }, (s) => evaluateInOfficialImage(s.shell, inst, spec, patch), image);
+  return { instance_id: inst.instance_id, evaluation, patch };
 }
 
 export interface SweRunResult {

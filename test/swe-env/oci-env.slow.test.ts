@@ -110,7 +110,8 @@ describe.runIf(HAVE_PODMAN)('OCI images as shell sandbox roots', () => {
   it('says what a row needs before building', async () => {
     const specs = loadSpecs();
     await expect(planEnvImage('x/y', '1', { python: '3.6', test_cmd: 'pytest' }, { kind: 'none' })).rejects.toMatchObject({ code: 'no_python' });
-    await expect(planEnvImage('x/y', '1', { python: '3.9', packages: 'requirements.txt', test_cmd: 'pytest' }, { kind: 'none' })).rejects.toMatchObject({ code: 'unsupported_row' });
+    await expect(planEnvImage('x/y', '1', { python: '3.9', packages: 'requirements.txt', test_cmd: 'pytest' }, { kind: 'none' })).rejects.toMatchObject({ code: 'no_requirements' });
+    await expect(planEnvImage('x/y', '1', { python: '3.9', packages: 'environment.yml', test_cmd: 'pytest' }, { kind: 'none' })).rejects.toMatchObject({ code: 'needs_conda' });
     const plan = await planEnvImage('pytest-dev/pytest', '5.4', specFor('pytest-dev/pytest', '5.4', specs)!.row, { kind: 'wheels', dir: tmp });
     expect(plan.base).toBe('localhost/grove-swe-base:bullseye');
     expect(plan.containerfile).toContain("'pluggy==0.13.1'");

@@ -1,0 +1,114 @@
+// `--images swebench`: SWE-bench's per-instance images used unchanged. No registry here, so the images are built
+// locally with their layout (the repository at /testbed, chmod 777 as their setup script leaves it; a `testbed`
+// environment under /opt/miniconda3 entered by `source /opt/miniconda3/bin/activate; conda activate testbed` — a
+// venv and a small activate script stand in for conda) and named as their harness names them
+// (`<namespace>/sweb.eval.x86_64.<id>:<tag>`, `__` → `_1776_`). The fixture's instances are graded by the eval
+// script their harness writes, run by bash inside the image: FULL, FULL, NO as in every other environment.
+// Needs root, podman and the bookworm base image (scripts/swe-images.sh).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GroveClient } from '../../client/index.ts';
+import { runSwe } from '../../runner/swe/run.ts';
+import { clientShellProvider } from '../../runner/swe/shell-session.ts';
+import { buildFixtureRepo, fixtureInstances, type FixtureInstance } from '../../swe-env/fixture.ts';
+import { ensureOfficialImage, listSweImages } from '../../swe-env/images.ts';
+import { officialEvalScript, officialImageName } from '../../swe-env/official-image.ts';
+import { loadSpecs, specFor } from '../../swe-env/specs.ts';
+import { KEY, startShellServer, type ShellServer } from '../shell-env/support.ts';
+
+const HAVE_PODMAN = existsSync('/usr/bin/podman');
+const NAMESPACE = 'localhost/grove-test';
+let tmp: string;
+let srv: ShellServer;
+let client: GroveClient;
+let instances: FixtureInstance[];
+
+const ACTIVATE = [
+  '# Stands in for conda in this test image: `conda activate NAME` enters /opt/miniconda3/envs/NAME.',
+  'conda() { if [ "$1" = activate ]; then . "/opt/miniconda3/envs/$2/bin/activate"; fi; }',
+  '',
+].join('\n');
+
+/** An image with SWE-bench's layout for each instance (one build context; podman's layer cache makes reruns cheap). */
+function buildImages(names: string[]): void {
+  const ctx = path.join(tmp, 'ctx');
+  mkdirSync(path.join(ctx, 'conda'), { recursive: true });
+  writeFileSync(path.join(ctx, 'conda', 'activate'), ACTIVATE);
+  writeFileSync(path.join(ctx, 'Containerfile'), [
+    'FROM localhost/grove-swe-base:bookworm',
+    'COPY testbed /testbed',
+    'COPY conda/activate /opt/miniconda3/bin/activate',
+    'RUN python3 -m venv --system-site-packages /opt/miniconda3/envs/testbed && chmod -R 777 /testbed',
+    'WORKDIR /testbed',
+    '',
+  ].join('\n'));
+  for (const name of names) execFileSync('podman', ['build', '--pull=never', '--layers', '-q', '-t', name, ctx], { stdio: 'pipe', timeout: 600_000 });
+}
+
+beforeAll(async () => {
+  if (!HAVE_PODMAN) return;
+  execFileSync('podman', ['image', 'exists', 'localhost/grove-swe-base:bookworm']);
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'grove-swe-official-'));
+  await buildFixtureRepo(path.join(tmp, 'ctx', 'testbed'));
+  instances = await fixtureInstances();
+  buildImages(instances.map((i) => officialImageName(i, { namespace: NAMESPACE, tag: 'latest' })));
+  srv = await startShellServer();
+  client = new GroveClient({ baseUrl: srv.url, apiKey: KEY, timeoutMs: 600_000 });
+}, 900_000);
+
+afterAll(async () => {
+  client?.close();
+  await srv?.close();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('SWE-bench image names and eval scripts', () => {
+  it('names images as their harness does, or takes the dataset\'s', () => {
+    expect(officialImageName({ instance_id: 'django__django-11099' }, { namespace: 'swebench', tag: 'latest' })).toBe('swebench/sweb.eval.x86_64.django_1776_django-11099:latest');
+    expect(officialImageName({ instance_id: 'Foo__Bar-1' }, { namespace: null, tag: 'v2' })).toBe('sweb.eval.x86_64.foo__bar-1:v2');
+    expect(officialImageName({ instance_id: 'x__y-1', image: 'registry.example/own:1' }, { namespace: 'swebench', tag: 'latest' })).toBe('registry.example/own:1');
+  });
+
+  it('writes the eval script of SWE-bench 4 for a row, or runs the dataset\'s own', async () => {
+    const inst = (await fixtureInstances())[0];
+    const spec = specFor(inst.repo, inst.version, loadSpecs())!;
+    const script = officialEvalScript(inst, spec);
+    expect(script.split('\n').slice(0, 5)).toEqual(['#!/bin/bash', 'set -uxo pipefail', 'source /opt/miniconda3/bin/activate', 'conda activate testbed', 'cd /testbed']);
+    expect(script).toContain(`git checkout ${inst.base_commit} tests/test_slug.py\n`);
+    expect(script).toContain(": '>>>>> Start Test Output'\npython3 -m unittest -v tests/test_slug.py\n: '>>>>> End Test Output'");
+    expect(officialEvalScript({ ...inst, eval_script: '#!/bin/bash\necho own\n' }, spec)).toBe('#!/bin/bash\necho own\n');
+  });
+});
+
+describe.runIf(HAVE_PODMAN)('--images swebench on locally built images of their layout', () => {
+  it('grades the fixture by their eval script inside each image: FULL, FULL, NO; the sandbox writes only its own layer', async () => {
+    const out = path.join(tmp, 'run');
+    const { results, summary } = await runSwe({
+      instances, sources: {}, provider: clientShellProvider(client), concurrency: 2, outDir: out, runId: 'official',
+      mode: { kind: 'patches', patches: new Map(instances.map((i) => [i.instance_id, i.patch ?? null])), model: 'gold' },
+      official: { namespace: NAMESPACE, tag: 'latest', ensure: ensureOfficialImage },
+    });
+    const by = Object.fromEntries(results.map((r) => [r.instance_id, r.evaluation?.resolution ?? r.error]));
+    expect(by).toEqual({ 'grove__textkit-1': 'FULL', 'grove__textkit-2': 'FULL', 'grove__textkit-3': 'NO' });
+    expect(summary.resolved_instances).toBe(2);
+    const log = readFileSync(path.join(out, 'logs', 'run_evaluation', 'official', 'gold', 'grove__textkit-1', 'test_output.txt'), 'utf8');
+    // Their script's trace (set -x), the conda activation and the markers, as in a container of theirs.
+    expect(log).toContain("+ conda activate testbed");
+    expect(log).toContain("+ : '>>>>> Start Test Output'");
+    // The image is untouched: a new sandbox on it sees the base commit, and writes of one sandbox stay in its layer.
+    const image = officialImageName(instances[0], { namespace: NAMESPACE, tag: 'latest' });
+    const id = (await srv.call('POST', '/sandboxes', { type: 'shell', image, block_network: true })).json.sandbox_id as string;
+    expect((await srv.call('GET', `/sandboxes/${id}/wait?timeout=300`)).json.status).toBe('ready');
+    const r = await client.exec(id, { command: 'cd /testbed && git -c safe.directory=/testbed -c core.fileMode=false status --porcelain | wc -l && echo x > /testbed/new && cat /testbed/new && touch /usr/x 2>&1 | grep -c denied' });
+    expect(r.stdout).toBe('0\nx\n1\n');
+    await client.deleteSandbox(id);
+    expect((await listSweImages()).some((i) => i.name === image && i.kind === 'official')).toBe(true);
+  }, 900_000);
+
+  it('an instance whose image is neither stored nor pullable fails with image_unavailable, not a host fallback', async () => {
+    await expect(ensureOfficialImage('localhost/grove-test/sweb.eval.x86_64.none_1776_such-1:latest')).rejects.toMatchObject({ code: 'image_unavailable' });
+  }, 120_000);
+});
