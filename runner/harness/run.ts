@@ -3,6 +3,11 @@
 // runner's. The sandbox's network rules open exactly the proxy's origin (and, for Claw tasks, that Claw sandbox's
 // app origin): nothing else on loopback, no private ranges, no metadata address.
 //
+// MCP: with `groveUrl`, a Claw or browser task's sandbox is also offered as an MCP server (Grove's
+// /sandboxes/{id}/mcp behind the sandbox's own token) through a one-run gateway on its own origin (mcp-gateway.ts):
+// GROVE_MCP_URL / GROVE_MCP_TOKEN, and the Codex CLI's config ($HOME/.codex/config.toml) and Claude Code's
+// .mcp.json in the workspace name it, so an unmodified harness finds the tools without flags.
+//
 // Flow: the task prepares the sandbox (a SWE checkout, a Claw sandbox beside it, or nothing), the harness command
 // runs with OPENAI_BASE_URL / OPENAI_API_KEY for its rollout and a time limit, its output and the recorded calls
 // are collected, the task's grader gives the reward, and the episode is written (one step per model call).
@@ -19,6 +24,7 @@ import { specFor } from '../../swe-env/specs.ts';
 import { REPO_DIR, type RepoSources, type SweInstance } from '../../swe-env/types.ts';
 import { callSteps } from './calls.ts';
 import { startBrowserGateway, type BrowserGateway } from './gateway.ts';
+import { startMcpGateway, type McpGateway } from './mcp-gateway.ts';
 import { clientShellProvider, clientShellTarget, withSession } from '../swe/shell-session.ts';
 
 type HarnessTask =
@@ -47,6 +53,8 @@ export interface HarnessRunOptions {
   episodeId: string;
   env?: Record<string, string>;
   runId?: string;
+  /** Grove's base URL as this process reaches it: Claw and browser tasks then get their sandbox as an MCP server. */
+  groveUrl?: string;
 }
 
 export interface HarnessRunResult {
@@ -66,6 +74,23 @@ function taskId(t: HarnessTask): string {
   return t.kind === 'swe' ? t.instance.instance_id : t.kind === 'browser' ? t.task.id : t.id;
 }
 
+/** The task sandbox's MCP token (Grove's key asks for it) and a gateway serving it as `/<name>/mcp`. */
+async function mcpFor(client: GroveClient, groveUrl: string, name: string, id: string): Promise<{ gateway: McpGateway; url: string; token: string }> {
+  const t = JSON.parse(await (await client.request('GET', `/sandboxes/${encodeURIComponent(id)}/mcp/token`)).text()) as { token: string };
+  const gateway = await startMcpGateway(groveUrl, { [name]: id });
+  return { gateway, url: gateway.url(name), token: t.token };
+}
+
+/** The harnesses' own MCP configuration naming the server "grove" (the token stays in the environment). */
+function mcpConfigFiles(url: string): { path: string; content: Buffer; mode?: string }[] {
+  const codex = `[mcp_servers.grove]\nurl = ${JSON.stringify(url)}\nbearer_token_env_var = "GROVE_MCP_TOKEN"\ntool_timeout_sec = 300\n`;
+  const claude = { mcpServers: { grove: { type: 'http', url, headers: { Authorization: 'Bearer ${GROVE_MCP_TOKEN}' } } } };
+  return [
+    { path: '.home/.codex/config.toml', content: Buffer.from(codex) },
+    { path: '.mcp.json', content: Buffer.from(`${JSON.stringify(claude, null, 2)}\n`) },
+  ];
+}
+
 export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult> {
   const rollout = o.episodeId;
   const episodeDir = path.join(o.outDir, o.episodeId);
@@ -73,6 +98,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   const labels = { 'grove.harness/episode': rollout.slice(0, 60), ...(o.runId ? { 'grove.run': o.runId } : {}) };
   let claw: { id: string; origin: string; token: string } | undefined;
   let browser: { id: string; gateway: BrowserGateway } | undefined;
+  let mcp: { gateway: McpGateway; url: string; token: string } | undefined;
   let sb: { sandbox_id: string } | undefined;
   let allow = [proxyOrigin];
   const key = o.proxy.issueKey(rollout);
@@ -91,11 +117,13 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       const info = await o.client.createAndWait({ type: 'browser', task: o.task.task, labels } as never, 120);
       browser = { id: info.sandbox_id, gateway: await startBrowserGateway(o.client, info.sandbox_id) };
     }
-    allow = [proxyOrigin, ...(claw ? [new URL(claw.origin).host] : []), ...(browser ? [new URL(browser.gateway.origin).host] : [])];
+    const toolBox = claw?.id ?? browser?.id;
+    if (o.groveUrl && toolBox) mcp = await mcpFor(o.client, o.groveUrl, claw ? 'claw' : 'browser', toolBox);
+    allow = [proxyOrigin, ...(claw ? [new URL(claw.origin).host] : []), ...(browser ? [new URL(browser.gateway.origin).host] : []), ...(mcp ? [new URL(mcp.gateway.origin).host] : [])];
     sb = await o.client.createAndWait({ type: 'shell', block_network: false, allow, labels } as never, 120);
     const target = clientShellTarget(o.client, sb.sandbox_id);
     if (o.task.kind === 'swe') await prepareRepo(target, o.task.instance, o.task.sources, specFor(o.task.instance.repo, o.task.instance.version));
-    for (const f of o.files ?? []) await o.client.uploadFile(sb.sandbox_id, f.path, f.content, f.mode);
+    for (const f of [...(mcp ? mcpConfigFiles(mcp.url) : []), ...(o.files ?? [])]) await o.client.uploadFile(sb.sandbox_id, f.path, f.content, f.mode);
     const env: Record<string, string> = {
       OPENAI_BASE_URL: o.proxy.baseUrlFor(rollout),
       OPENAI_API_KEY: key,
@@ -104,6 +132,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       HOME: '/workspace/.home',
       ...(claw ? { CLAW_URL: claw.origin, CLAW_TOKEN: claw.token } : {}),
       ...(browser ? { GROVE_BROWSER_URL: browser.gateway.origin, GROVE_BROWSER_TOKEN: browser.gateway.token } : {}),
+      ...(mcp ? { GROVE_MCP_URL: mcp.url, GROVE_MCP_TOKEN: mcp.token } : {}),
       ...o.env,
     };
     await o.client.exec(sb.sandbox_id, { command: 'mkdir -p /workspace/.home', timeout_s: 30 });
@@ -144,6 +173,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   } finally {
     if (sb) await o.client.deleteSandbox(sb.sandbox_id).catch(() => undefined);
     if (claw) await o.client.deleteSandbox(claw.id).catch(() => undefined);
+    await mcp?.gateway.close();
     if (browser) {
       await browser.gateway.close();
       await o.client.deleteSandbox(browser.id).catch(() => undefined);

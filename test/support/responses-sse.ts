@@ -6,7 +6,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 type Json = Record<string, any>;
-export type ResponsesTurn = { text: string } | { function_call: { name: string; arguments: Json } };
+/** A function call names its tool; a tool inside a namespace (the Codex CLI's MCP servers: `mcp__<server>`) names it too. */
+export type ResponsesTurn = { text: string } | { function_call: { name: string; namespace?: string; arguments: Json } };
 
 export interface ResponsesServer {
   url: string;
@@ -36,7 +37,7 @@ export async function startResponsesServer(script: (body: Json, turn: number) =>
       const item: Json =
         'text' in t
           ? { type: 'message', id: `msg_${n}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: t.text, annotations: [] }] }
-          : { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: t.function_call.name, arguments: JSON.stringify(t.function_call.arguments), status: 'completed' };
+          : { type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: t.function_call.name, ...(t.function_call.namespace ? { namespace: t.function_call.namespace } : {}), arguments: JSON.stringify(t.function_call.arguments), status: 'completed' };
       const usage = { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 110 };
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       let seq = 0;
