@@ -1,5 +1,6 @@
 // The browser environment: creates sandboxes on pooled contexts behind the network gate, and keeps a few
-// warm contexts (default look: 1280x1000, no UA/locale/timezone override) so a default create is instant.
+// warm contexts (default look: 1280x1000, no UA/locale/timezone override) so a default create is instant: at least
+// `warmPool`, and as many as the largest wave of creates seen, within a memory budget (warm-demand.ts).
 import type { NetworkRules } from '../protocol/sandbox.ts';
 import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
 import { GroveError } from '../protocol/errors.ts';
@@ -9,6 +10,7 @@ import type { SandboxLimits } from './limits.ts';
 import { ChromiumSandbox, type GateSinks, type WarmClaim } from './sandbox.ts';
 import type { BrowserEnvironment, BrowserSandbox, ContextExtras } from './types.ts';
 import { errMessage, quietly } from './util.ts';
+import { WarmDemand } from './warm-demand.ts';
 
 /** A warm context may not reach anything until it is claimed and given the sandbox's rules. */
 const WARM_RULES: NetworkRules = { block_network: true, allow: [], allow_domains: [], deny_domains: [] };
@@ -28,7 +30,10 @@ export interface EnvironmentParts {
   source: ContextSource & { stats?(): Record<string, number>; shutdown?(): Promise<void> };
   gate?: ProxyGate & { close?(): Promise<void> };
   dataDir: string;
+  /** Warm contexts kept at least. */
   warmPool: number;
+  /** Memory budget of the warm contexts the pool learns from waves of creates, MiB (0: only `warmPool`). */
+  warmPoolMaxMb?: number;
   limits?: SandboxLimits;
   log: Logger;
 }
@@ -42,8 +47,11 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
   private counters = { warm_hits_total: 0, warm_misses_total: 0, sandboxes_created_total: 0 };
   private stopping = false;
   private fills = new Set<Promise<void>>();
+  private readonly demand: WarmDemand;
 
-  constructor(private readonly parts: EnvironmentParts) {}
+  constructor(private readonly parts: EnvironmentParts) {
+    this.demand = new WarmDemand(parts.warmPool, parts.warmPoolMaxMb ?? 0);
+  }
 
   /** Starts filling the warm pool (in the background). */
   startWarm(): void {
@@ -78,6 +86,8 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
     // Extras change how the context is made (HAR recording is a creation-time option): always a fresh one.
     const plain = !extras?.contextOptions && !extras?.prepare;
     if (this.stopping || !plain || !isDefaultLook(options) || !this.parts.gate) return undefined;
+    // Demand a warm context could serve: the pool learns the size of the waves it comes in.
+    this.demand.note();
     let warm = this.warm.shift();
     // A warm context whose browser died while waiting is useless: drop it (its close handler may not have run yet).
     while (warm && warm.prepared.page.isClosed()) {
@@ -111,7 +121,9 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
   }
 
   private refill(): void {
-    const target = this.parts.warmPool;
+    const target = this.demand.target();
+    // A learned size that decayed gives its memory back.
+    while (this.warm.length > target) void this.discard(this.warm.pop()!);
     if (!this.parts.gate || target <= 0) return;
     // After repeated failures stop trying until a claim makes room again (no hot loop on a broken browser).
     // A few at a time: sixteen contexts opened at once on a small machine starve the sandboxes that are running.
@@ -179,6 +191,7 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
       ...(this.parts.source.stats?.() ?? {}),
       ...this.counters,
       warm_ready: this.warm.length,
+      warm_target: this.demand.target(),
       sandboxes_live: this.live.size,
     };
   }

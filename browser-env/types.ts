@@ -85,6 +85,8 @@ export interface BrowserEnvironmentConfig {
   recycleAfter: number;
   /** Ready contexts kept warm (default options only). */
   warmPool: number;
+  /** Memory budget of the warm contexts learned from waves of creates, MiB (0: only warmPool; browser-env/warm-demand.ts). */
+  warmPoolMaxMb?: number;
   /** Directory for downloads and per-process state; created if missing. */
   dataDir: string;
   headless: boolean;

@@ -49,6 +49,7 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
         processes: config.browserProcesses,
         recycleAfter: config.recycleAfter,
         warmPool: config.warmPool,
+        warmPoolMaxMb: config.warmPoolMaxMb,
         dataDir: path.resolve(config.dataDir, 'browser'),
         headless: true,
         extraArgs: [],

@@ -16,6 +16,7 @@ const FLAGS: Record<string, { key: keyof GroveConfigInput; kind: 'string' | 'num
   'browser-processes': { key: 'browserProcesses', kind: 'number' },
   'recycle-after': { key: 'recycleAfter', kind: 'number' },
   'warm-pool': { key: 'warmPool', kind: 'number' },
+  'warm-pool-max-mb': { key: 'warmPoolMaxMb', kind: 'number' },
   'data-dir': { key: 'dataDir', kind: 'string' },
   'body-limit': { key: 'bodyLimit', kind: 'number' },
   'log-level': { key: 'logLevel', kind: 'string' },

@@ -17,7 +17,8 @@ Options (precedence: flags > GROVE_* environment > --config file > defaults):
   --no-auth                  disable authentication (explicit only; loopback host only, loopback Host headers only)
   --unsafe-no-auth-remote    allow --no-auth with a non-loopback --host (an open server; logged loudly)
   --max-sandboxes N          live sandbox limit (503 capacity_exhausted beyond it)
-  --warm-pool N              ready browser contexts kept warm
+  --warm-pool N              ready browser contexts kept warm at least
+  --warm-pool-max-mb MB      memory for the warm contexts learned from waves of creates (default 1024; 0: off)
   --default-ttl S            sandbox lifetime in seconds      --idle-timeout S   idle expiry in seconds
   --browser-processes N      Chromium processes               --recycle-after N  contexts per process
   --chromium-path PATH       --data-dir DIR    --recordings-dir DIR    --log-level LEVEL

@@ -73,13 +73,14 @@ export interface TestEnv {
 let seq = 0;
 
 /** One environment (one Chromium process) per test file; sandboxes are closed with it. */
-export async function openEnv(opts: { warmPool?: number; limits?: Partial<SandboxLimits> } = {}): Promise<TestEnv> {
+export async function openEnv(opts: { warmPool?: number; warmPoolMaxMb?: number; limits?: Partial<SandboxLimits> } = {}): Promise<TestEnv> {
   const dataDir = await mkdtemp(join(tmpdir(), 'grove-be-'));
   const env = await createBrowserEnvironment({
     executablePath: '/usr/bin/chromium',
     processes: 1,
     recycleAfter: 0,
     warmPool: opts.warmPool ?? 0,
+    warmPoolMaxMb: opts.warmPoolMaxMb,
     dataDir,
     headless: true,
     extraArgs: [],
