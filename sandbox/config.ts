@@ -90,6 +90,10 @@ const GroveConfigSchema = z
     judgeUrl: z.string().url().optional(),
     judgeModel: z.string().min(1).optional(),
     judgeApiKey: z.string().min(1).optional(),
+    /** OpenEnv protocol (openenv/): sessions open at once at most (default: maxSandboxes; beyond: CAPACITY_REACHED). */
+    openenvMaxSessions: z.number().int().min(1).max(10_000).optional(),
+    /** OpenEnv sessions idle this long are closed with their sandbox, seconds. */
+    openenvIdleTimeoutS: z.number().int().min(1).max(86_400).default(600),
   })
   .strict();
 
