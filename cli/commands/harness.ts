@@ -15,7 +15,9 @@ const usage = `grove harness run --cmd "COMMAND" --upstream URL --model M (task)
 
 Runs COMMAND (bash -c) in a shell sandbox whose only way out is the recording proxy (and, for Claw tasks, that
 Claw sandbox's apps). The harness finds its model through OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL (per
-rollout), its task in GROVE_TASK, Claw apps at CLAW_URL with CLAW_TOKEN.
+rollout), its task in GROVE_TASK, Claw apps at CLAW_URL with CLAW_TOKEN. A Claw or browser task's sandbox is also an
+MCP server at GROVE_MCP_URL (bearer GROVE_MCP_TOKEN), named "grove" in the Codex CLI's config ($HOME/.codex) and in
+Claude Code's .mcp.json (docs/harness.md).
 
 Task (one of):
   --prompt TEXT [--check CMD]     a prompt; CMD run in the sandbox afterwards decides success by its exit code
@@ -123,7 +125,7 @@ async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
   const proxy = await startProxy({ upstream: v.upstream, upstreamKey: v['upstream-key'], dir: path.join(out, 'proxy'), callTimeoutMs: 600_000 });
   try {
     const episodeId = v.episode ?? `${task.kind === 'swe' ? task.instance.instance_id : task.id}--${Date.now().toString(36)}`;
-    const r = await runHarness({ client, proxy, cmd: v.cmd, files, task, model: v.model, env, timeoutS: (timeout as number | undefined) ?? 600, outDir: path.join(out, 'episodes'), episodeId, runId: path.basename(out) });
+    const r = await runHarness({ client, proxy, cmd: v.cmd, files, task, model: v.model, env, timeoutS: (timeout as number | undefined) ?? 600, outDir: path.join(out, 'episodes'), episodeId, runId: path.basename(out), groveUrl: grove.url });
     io.out(`${episodeId}: ${r.termination.reason}${r.termination.detail ? ` (${r.termination.detail})` : ''}, reward ${r.reward ?? '—'}, ${r.calls} model calls recorded; episode in ${r.episodeDir}\n`);
     // The harness's own failure is the run's: a harness that exited non-zero (or was killed at --timeout) did not finish.
     if (r.termination.reason === 'env_error') return 1;

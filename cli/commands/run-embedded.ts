@@ -52,12 +52,13 @@ export async function startEmbeddedGrove(opts: EmbeddedOptions = {}): Promise<Em
 }
 
 /** A Grove client: of the server at `server` (with its key), or of one embedded in this process. */
-export async function connectGrove(o: { server?: string; serverKey?: string; maxSandboxes?: number; timeoutMs?: number }): Promise<{ client: import('../../client/index.ts').GroveClient; close(): Promise<void> }> {
+export async function connectGrove(o: { server?: string; serverKey?: string; maxSandboxes?: number; timeoutMs?: number }): Promise<{ client: import('../../client/index.ts').GroveClient; url: string; close(): Promise<void> }> {
   const { GroveClient } = await import('../../client/index.ts');
   const embedded = o.server ? undefined : await startEmbeddedGrove(o.maxSandboxes ? { maxSandboxes: o.maxSandboxes } : {});
   const client = new GroveClient({ baseUrl: o.server ?? embedded!.url, apiKey: o.server ? o.serverKey : embedded!.apiKey, timeoutMs: o.timeoutMs ?? 600_000 });
   return {
     client,
+    url: o.server ?? embedded!.url,
     close: async () => {
       client.close();
       await embedded?.close();
