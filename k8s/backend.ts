@@ -19,6 +19,8 @@ import { Reconciler } from './reconciler.ts';
 import { RemoteSandbox, type Attach, type Placement, type PlacementDriver, type RemoteHar } from './remote-sandbox.ts';
 import { RemoteShellSandbox } from './remote-shell.ts';
 import { placementOf, SharedState } from './shared.ts';
+import { ClaimWrites } from './claim-writes.ts';
+import { WarmShare } from './warm-share.ts';
 
 export interface KubernetesBackendOptions {
   config: K8sConfig;
@@ -41,6 +43,8 @@ export class KubernetesBackend implements Backend, PlacementDriver {
   readonly cache: PodCache;
   readonly reconciler: Reconciler;
   readonly placer: Placer;
+  readonly share: WarmShare;
+  private readonly writes: ClaimWrites;
   private readonly state: SharedState;
   private readonly cfg: K8sConfig;
   private readonly log: Logger;
@@ -62,7 +66,15 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     this.api = new KubeApi(opts.kubeConfig, this.cfg.namespace, this.cfg.api);
     this.cache = new PodCache(this.api, workerSelector(this.cfg.instance), this.log);
     const common = { cfg: this.cfg, api: this.api, cache: this.cache, replicaId: opts.replicaId, tokenSecret: opts.tokenSecret, clock: this.clock, log: this.log };
-    this.placer = new Placer({ ...common, claimed: () => this.reconciler.poke() });
+    this.writes = new ClaimWrites(this.api, this.cache);
+    this.share = new WarmShare({ ...common, liveReplicas: () => this.reconciler.liveReplicas });
+    this.placer = new Placer({
+      ...common,
+      claimed: () => this.reconciler.poke(),
+      share: this.share,
+      writes: this.writes,
+      claimFailed: (id, pod, why) => this.claimFailed(id, pod, why),
+    });
     this.state = new SharedState({
       ...common,
       held: this.sandboxes,
@@ -80,7 +92,18 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     return (this.startup ??= (async () => {
       await this.cache.start();
       await this.reconciler.start();
+      await this.share.start();
     })());
+  }
+
+  /** The claim of a pod taken from this replica's share could not be written: its sandbox is lost, the pod deleted
+   * (a sandbox may have started on it). */
+  private claimFailed(id: string, pod: string, why: string): void {
+    if (this.abandoned) return;
+    this.log.warn({ sandbox_id: id, pod, why }, 'a claim from the warm pool could not be recorded');
+    const sb = this.sandboxes.get(id);
+    if (sb?.markLost(why)) this.counters.lost++;
+    this.api.deletePod(pod, true).catch((err: unknown) => this.log.warn({ err: String(err), pod }, 'deleting an unrecorded claimed pod failed'));
   }
 
   /** The backend's settings (read-only). */
@@ -171,6 +194,17 @@ export class KubernetesBackend implements Backend, PlacementDriver {
   async started(sb: RemoteSandbox, workerId: string): Promise<void> {
     const name = this.podOf.get(sb.id);
     if (!name) throw new GroveError('sandbox_closed', `Sandbox ${sb.id} was closed while starting.`);
+    if (this.placer.claimedLocally.has(sb.id)) {
+      // Claimed from memory: the record turns ready in the write after the claim (merged with it when that one is
+      // still queued); other replicas wait for it (SharedSandboxes.appear), this one answers now.
+      void this.writes
+        .write(name, (p) => {
+          const r = podRecords(p).get(sb.id);
+          return r && r.state === 'creating' ? { annotations: { [recordKey(sb.id)]: encodeRecord({ ...r, state: 'ready', worker: workerId }) } } : null;
+        })
+        .catch(() => undefined);
+      return;
+    }
     let closed = false;
     const pod = await updatePod(this.api, this.cache, name, (p) => {
       const r = podRecords(p).get(sb.id);
@@ -191,7 +225,10 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     const elsewhere = this.state.closedElsewhere.delete(id);
     const name = placement?.pod ?? this.podOf.get(id) ?? this.state.record(id)?.pod;
     this.podOf.delete(id);
+    this.placer.claimedLocally.delete(id);
     if (!name || elsewhere) return;
+    // The claim and ready writes of a claim from memory land before the record is closed.
+    await this.writes.flushed(name);
     try {
       const t = this.cfg.templates[sb.templateName];
       if (t?.placement === 'pod') {
@@ -220,6 +257,8 @@ export class KubernetesBackend implements Backend, PlacementDriver {
   async shutdown(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.share.stop();
+    await this.share.giveBack();
     await this.reconciler.stop(true);
     this.state.stop();
     this.cache.stop();
@@ -231,6 +270,8 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     this.stopped = true;
     this.abandoned = true;
     this.state.abandoned = true;
+    this.writes.stop();
+    this.share.stop();
     await this.reconciler.stop(false);
     this.state.stop();
     this.cache.stop();
@@ -241,6 +282,9 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     return {
       k8s_warm_hits: this.placer.counters.warmHits,
       k8s_warm_misses: this.placer.counters.warmMisses,
+      k8s_warm_local_claims: this.share.counters.localClaims,
+      k8s_warm_reserved: this.share.counters.reserved,
+      k8s_warm_reserve_conflicts: this.share.counters.reserveConflicts,
       k8s_pods_created: this.placer.counters.podsCreated,
       k8s_pods_deleted: this.counters.podsDeleted,
       k8s_pods_starting: this.placer.starting,

@@ -114,9 +114,13 @@ export class KubeApi {
    * JSON merge patch of a pod's labels/annotations. With `resourceVersion`, the server refuses (409) when the pod
    * changed since it was read: that is how two replicas never claim the same warm pod.
    */
-  patchPodMeta(name: string, meta: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; resourceVersion?: string }): Promise<V1Pod> {
+  patchPodMeta(
+    name: string,
+    meta: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; resourceVersion?: string },
+    background = false,
+  ): Promise<V1Pod> {
     const body = { metadata: meta };
-    return this.call(() => this.core.patchNamespacedPod({ name, namespace: this.namespace, body }, MERGE));
+    return this.call(() => this.core.patchNamespacedPod({ name, namespace: this.namespace, body }, MERGE), background);
   }
 
   async listPods(labelSelector: string): Promise<{ items: V1Pod[]; resourceVersion: string }> {

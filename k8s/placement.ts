@@ -3,6 +3,8 @@
 // that adds the sandbox's record (409: someone else wrote first, re-read and choose again; a worker never takes
 // more than maxPerWorker). Otherwise, or with one pod per sandbox: a warm pod claimed by a guarded label patch
 // (hit), or a new pod created already claimed, record included (miss). Then readiness through the pod watch.
+// A hit from this replica's own share of the pool (warm-share.ts) waits on no API call at all: the claim is written
+// after (claim-writes.ts), while the sandbox starts on the worker.
 import type { V1Pod } from '@kubernetes/client-node';
 import { GroveError } from '../protocol/errors.ts';
 import type { Logger } from '../sandbox/log.ts';
@@ -15,6 +17,8 @@ import { fresh } from './pod-writer.ts';
 import { podCondition, workerPod } from './pods.ts';
 import { encodeRecord, liveCount, recordKey, safeName, type SandboxRecord } from './records.ts';
 import { newPodName, workerToken } from './token.ts';
+import type { ClaimWrites } from './claim-writes.ts';
+import { reservedBy, type WarmShare } from './warm-share.ts';
 
 export interface PlacerDeps {
   cfg: K8sConfig;
@@ -26,10 +30,17 @@ export interface PlacerDeps {
   log: Logger;
   /** A warm pod was claimed: the leader refills the pool. */
   claimed(): void;
+  /** This replica's share of the warm pool, claimed from memory. */
+  share: WarmShare;
+  writes: ClaimWrites;
+  /** The claim written after a claim from memory failed (the pod is gone, or the API refused): the sandbox is lost. */
+  claimFailed(sandboxId: string, pod: string, why: string): void;
 }
 
 export class Placer {
   readonly counters = { warmHits: 0, warmMisses: 0, podsCreated: 0 };
+  /** Sandboxes whose pod was claimed from memory (their writes go through ClaimWrites), by id → pod. */
+  readonly claimedLocally = new Map<string, string>();
   /** Warm pods being claimed right now (not to be offered twice). */
   private readonly claiming = new Set<string>();
   /** Pods this replica created and still waits for (count toward maxStartingPods). */
@@ -47,7 +58,7 @@ export class Placer {
   hasRoom(template: string): boolean {
     const t = this.d.cfg.templates[template]!;
     if (t.placement === 'shared' && this.sharedCandidates(template).length > 0) return true;
-    return this.warmCandidates(template).length > 0;
+    return this.warmCandidates(template).length > 0 || this.d.share.mine(template).some((p) => podCondition(p).state === 'ready');
   }
 
   /** Reserves a place for the record; resolves with the pod's name (the pod may still be starting). */
@@ -98,7 +109,8 @@ export class Placer {
   private warmCandidates(template: string): V1Pod[] {
     return this.d.cache.all().filter((p) => {
       const l = p.metadata?.labels ?? {};
-      return l[L.template] === template && l[L.state] === 'warm' && !this.claiming.has(p.metadata!.name!) && podCondition(p).state === 'ready';
+      // A pod another replica reserved is its own (warm-share.ts); this replica's own are claimed from memory.
+      return l[L.template] === template && l[L.state] === 'warm' && !reservedBy(p) && !this.claiming.has(p.metadata!.name!) && podCondition(p).state === 'ready';
     });
   }
 
@@ -106,6 +118,8 @@ export class Placer {
     const now = new Date(this.d.clock.now()).toISOString();
     const annotations = { [A.claimedAt]: now, [recordKey(rec.id)]: encodeRecord(rec), ...(expiresAt ? { [A.expiresAt]: expiresAt } : {}) };
     const labels = { [L.state]: 'claimed', [L.owner]: this.d.replicaId, ...(perPod ? { [L.sandbox]: safeName(rec.id) } : {}) };
+    const own = this.d.share.take(rec.template);
+    if (own) return this.claimFromMemory(own, rec, labels, annotations);
     for (const pod of this.warmCandidates(rec.template)) {
       const name = pod.metadata!.name!;
       this.claiming.add(name);
@@ -134,6 +148,27 @@ export class Placer {
       this.cold.delete(name);
       throw new GroveError('internal_error', `Creating worker pod ${name} failed: ${(err as Error).message}`, { cause: err });
     }
+    return name;
+  }
+
+  /** A pod of this replica's share: nobody else claims it, so the sandbox starts now and the claim is written after. */
+  private claimFromMemory(name: string, rec: SandboxRecord, labels: Record<string, string>, annotations: Record<string, string>): string {
+    this.counters.warmHits++;
+    this.claimedLocally.set(rec.id, name);
+    const fail = (why: string) => {
+      this.d.share.settled(name);
+      this.d.claimFailed(rec.id, name, why);
+    };
+    this.d.writes
+      .write(name, (p) => (reservedBy(p) === this.d.replicaId ? { labels, annotations } : null))
+      .then(
+        (pod) => {
+          if (!pod || pod.metadata?.labels?.[L.state] !== 'claimed') return fail(`worker pod ${name} went away before its claim was written`);
+          this.d.share.settled(name);
+          this.d.claimed();
+        },
+        (err: unknown) => fail(`writing the claim of worker pod ${name} failed: ${String(err)}`),
+      );
     return name;
   }
 

@@ -35,6 +35,10 @@ export class Reconciler {
   expiredDeleted = 0;
   sandboxesExpired = 0;
   passes = 0;
+  /** Replicas whose owner Lease is current (this one included), as of the last tick: each reserves its share of the
+   * warm pool (warm-share.ts). */
+  liveReplicas = 1;
+  private unsubscribe: (() => void) | null = null;
 
   constructor(
     private readonly cfg: K8sConfig,
@@ -56,6 +60,10 @@ export class Reconciler {
 
   /** Takes the owner Lease, runs a first tick, then ticks every leaseDuration / 3. */
   async start(): Promise<void> {
+    // A claim or a deleted pod (by any replica): the leader refills at once.
+    this.unsubscribe = this.cache.subscribe((pod, type) => {
+      if (type === 'DELETED' || pod.metadata?.labels?.[L.state] === 'claimed') this.poke();
+    });
     await this.tick();
     const every = Math.max(200, Math.min(this.cfg.leaseDurationSeconds * 1000 / 3, this.cfg.reconcileIntervalSeconds * 1000));
     this.timer = setInterval(() => void this.tick(), every);
@@ -86,6 +94,11 @@ export class Reconciler {
     return (this.running ??= (async () => {
       await this.guard(async () => void (await this.ownerLease.tryAcquire()));
       await this.guard(async () => void (await this.leaderLease.tryAcquire()));
+      await this.guard(async () => {
+        const now = this.clock.now();
+        const leases = await this.api.listLeases(`${LEASE_KIND_LABEL}=owner,${L.instance}=${this.cfg.instance}`);
+        this.liveReplicas = Math.max(1, new Set(leases.filter((l) => !leaseExpired(l, now)).map((l) => l.spec?.holderIdentity)).size);
+      });
       if (this.isLeader && this.clock.now() - this.lastReconcile >= this.cfg.reconcileIntervalSeconds * 1000) {
         this.lastReconcile = this.clock.now();
         await this.guard(() => this.reconcile());
@@ -120,6 +133,9 @@ export class Reconciler {
       const ann = pod.metadata?.annotations ?? {};
       const cond = podCondition(pod);
       if (cond.state === 'failed' && cond.code !== 'pod_unschedulable') doomed.push({ pod, why: 'failed' });
+      // A warm pod reserved by a replica that is gone: it may have died mid-claim, a sandbox started on the worker
+      // but its claim never written. Deleted, never handed to anyone else (the pool refills).
+      else if (labels[L.state] === 'warm' && labels[L.owner] && !recent.has(labels[L.owner])) doomed.push({ pod, why: 'orphan' });
       else if (labels[L.state] !== 'claimed') continue;
       else if (ann[A.expiresAt] && Date.parse(ann[A.expiresAt]) <= now) doomed.push({ pod, why: 'expired' });
       else if (liveCount(pod) === 0 && (!live.has(labels[L.owner] ?? '') || now - lastChange(pod) > grace)) doomed.push({ pod, why: 'orphan' });
@@ -168,6 +184,7 @@ export class Reconciler {
   /** Stops ticking; with `release`, gives both Leases up so others need not wait for them to expire. */
   async stop(release: boolean): Promise<void> {
     this.stopped = true;
+    this.unsubscribe?.();
     if (this.timer) clearInterval(this.timer);
     if (this.pokeTimer) clearTimeout(this.pokeTimer);
     await this.running?.catch(() => undefined);

@@ -188,6 +188,7 @@ export class RemoteSandbox implements Sandbox {
       throw workerError(err, placement.pod);
     }
     if (this.closing) throw new GroveError('sandbox_closed', `Sandbox ${this.id} was closed while starting.`);
+    if (this.lostReason) throw new GroveError('worker_lost', `Sandbox ${this.id} was lost while starting: ${this.lostReason}`);
     this.state = 'ready';
   }
 

@@ -92,7 +92,7 @@ describe('placement', () => {
 });
 
 describe('warm pool', () => {
-  test('kept full in the background; a claim is a label patch (hit), reported in /metrics', async () => {
+  test('kept full in the background; a claim from the replica share (hit, no API call), reported in /metrics', async () => {
     const o = await orchestrator({ templates: { b: { type: 'browser', placement: 'pod', warmPool: 2 } } });
     const warmReady = () => pods((p) => p.metadata.labels[L.state] === 'warm' && p.status.phase === 'Running').length;
     await until(() => warmReady() === 2, 'two warm pods');
@@ -102,6 +102,8 @@ describe('warm pool', () => {
     const claimed = pods((p) => p.metadata.labels[L.sandbox] === c.body.sandbox_id);
     expect(claimed).toHaveLength(1);
     expect(o.backend.stats()).toMatchObject({ k8s_warm_hits: 1, k8s_warm_misses: 0 });
+    // Claimed from the replica's share only once it reserved the pod; else by a guarded label patch.
+    expect(o.backend.stats().k8s_warm_local_claims).toBeLessThanOrEqual(1);
     // Replenished: one new pod, two warm again.
     await until(() => warmReady() === 2, 'pool refilled');
     expect(sim.count('CREATE pods')).toBe(createsBefore + 1);
