@@ -6,6 +6,10 @@
 // - pressure: recent step latency against the step's deadline, screenshot capture time against its budget and the
 //   event loop's lateness, each over a sliding window. While any of them is past its limit, creates are refused:
 //   the running episodes keep the capacity they need to meet their deadlines.
+// - capacity learned from misses: when a screenshot misses its deadline while the server holds N browser
+//   sandboxes, it carries at most max(maxStarting, 3/4 N) until a window passes without a miss; and a create that
+//   waited in the queue while a capture missed is refused when its turn comes (it fails with `overloaded`)
+//   instead of joining a machine that already cannot serve its episodes.
 // Knows nothing of HTTP; the registry calls admit() and startSlot(), the step route reports steps.
 import { GroveError } from '../protocol/errors.ts';
 
@@ -86,6 +90,9 @@ export class Admission {
   /** Recent start durations (ms), for the Retry-After of a full queue. */
   private readonly starts: Window;
   private timer: NodeJS.Timeout | null = null;
+  /** The learned bound on live browser sandboxes (Infinity: none), and when a capture last missed. */
+  private liveCap = Infinity;
+  private lastMiss = -Infinity;
 
   constructor(opts: Partial<AdmissionOptions> = {}) {
     this.opts = { ...DEFAULT_ADMISSION, ...opts };
@@ -127,6 +134,21 @@ export class Admission {
     if (captureMs !== undefined && captureMs > 0) this.captures.add(t, captureMs);
   }
 
+  /**
+   * A screenshot that missed its deadline (503 capture_timeout) while the server held `live` sandboxes: it carries
+   * at most 3/4 of them (never fewer than maxStarting) until a window passes without a miss.
+   */
+  observeCaptureMiss(live: number): void {
+    this.lastMiss = this.now();
+    this.liveCap = Math.max(this.opts.maxStarting, Math.min(this.liveCap, Math.floor((live * 3) / 4)));
+  }
+
+  /** The learned bound on live browser sandboxes now (Infinity when no capture missed within the window). */
+  capacity(): number {
+    if (this.now() - this.lastMiss >= this.opts.windowMs) this.liveCap = Infinity;
+    return this.liveCap;
+  }
+
   pressure(): Pressure {
     const t = this.now();
     const captureP90 = this.captures.p(t, 0.9);
@@ -155,6 +177,10 @@ export class Admission {
    * that slows it is then someone else's, and a runner that bounds its own concurrency must not starve).
    */
   admit(live: number): void {
+    const cap = this.capacity();
+    if (live >= cap) {
+      throw new GroveError('overloaded', `The server is at capacity: a screenshot missed its deadline recently, so it carries ${cap} sandboxes (holds ${live}) until ${Math.round(this.opts.windowMs / 1000)} s pass without a miss; retry later.`, { retryAfter: this.retryAfter(false) });
+    }
     const p = live >= this.opts.maxStarting ? this.pressure() : null;
     if (p?.overloaded) {
       throw new GroveError('overloaded', `The server is at capacity: ${p.overloaded}; retry later.`, { retryAfter: this.retryAfter(false) });
@@ -175,6 +201,7 @@ export class Admission {
   async startSlot(signal?: AbortSignal): Promise<() => void> {
     if (this.starting < this.opts.maxStarting && this.queue.length === 0) this.starting++;
     else {
+      const queuedAt = this.now();
       await new Promise<void>((resolve, reject) => {
         const go = () => {
           signal?.removeEventListener('abort', onAbort);
@@ -190,6 +217,12 @@ export class Admission {
         signal?.addEventListener('abort', onAbort, { once: true });
         this.queue.push(go);
       });
+      // A screenshot missed its deadline while this create waited: the machine cannot serve one more episode.
+      if (this.lastMiss >= queuedAt) {
+        this.starting--;
+        this.queue.shift()?.();
+        throw new GroveError('overloaded', 'The server is at capacity: a screenshot missed its deadline while this sandbox waited to start; retry later.', { retryAfter: this.retryAfter(false) });
+      }
     }
     const t0 = this.now();
     let released = false;

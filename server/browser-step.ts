@@ -74,7 +74,9 @@ export async function runBrowserStep(ctx: RouteContext, id: string, body: StepRe
     return finish(parse ? { ...result, parse } : result);
   } catch (err) {
     // A missing capture is not the episode's failure: the step ran and was counted; the client observes again.
-    if (!(err instanceof GroveError && err.code === 'capture_timeout')) ctx.episodes.stepFailed(id, err);
+    // It is the server's: admission carries fewer sandboxes for a while (sandbox/admission.ts).
+    if (err instanceof GroveError && err.code === 'capture_timeout') ctx.registry.admission?.observeCaptureMiss(ctx.registry.liveCount());
+    else ctx.episodes.stepFailed(id, err);
     throw err;
   } finally {
     ctx.registry.touch(id);

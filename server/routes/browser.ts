@@ -91,7 +91,10 @@ const observation = defineRoute({
     const answer = screenshotAnswer(query.screenshot);
     const obs = await sb.observe({ screenshot: answer.capture, som: query.som, accessibility: query.accessibility, som_overlay: query.som_overlay });
     const missing = missingCapture(answer.capture !== 'none', obs);
-    if (missing) throw missing;
+    if (missing) {
+      ctx.registry.admission?.observeCaptureMiss(ctx.registry.liveCount());
+      throw missing;
+    }
     return answer.send(reply, obs, obs);
   },
 });

@@ -63,3 +63,44 @@ describe('Admission', () => {
     expect(a.pressure()).toMatchObject({ starting: 0, queued: 0 });
   });
 });
+
+describe('Admission: capacity learned from capture misses', () => {
+  it('after a miss at N sandboxes carries at most 3/4 N (never fewer than maxStarting) until a window passes without one', () => {
+    let now = 0;
+    const a = new Admission({ maxStarting: 2, windowMs: 10_000, now: () => now });
+    expect(a.capacity()).toBe(Infinity);
+    a.observeCaptureMiss(16);
+    expect(a.capacity()).toBe(12);
+    expect(refusal(() => a.admit(11))).toBeNull();
+    const e = refusal(() => a.admit(12));
+    expect(e).toMatchObject({ code: 'overloaded', status: 503 });
+    expect(e?.message).toMatch(/a screenshot missed its deadline recently, so it carries 12 sandboxes/);
+    // Another miss lowers it further, never below maxStarting.
+    a.observeCaptureMiss(12);
+    expect(a.capacity()).toBe(9);
+    a.observeCaptureMiss(1);
+    expect(a.capacity()).toBe(2);
+    now += 9_999;
+    expect(a.capacity()).toBe(2);
+    now += 1;
+    expect(a.capacity()).toBe(Infinity);
+    expect(refusal(() => a.admit(40))).toBeNull();
+  });
+
+  it('refuses a queued start whose turn comes after a capture missed while it waited; earlier ones start', async () => {
+    let now = 0;
+    const a = new Admission({ maxStarting: 1, startQueue: 4, windowMs: 10_000, now: () => now });
+    const first = await a.startSlot();
+    const queued = a.startSlot();
+    now += 5;
+    a.observeCaptureMiss(3);
+    now += 1;
+    const next = a.startSlot();
+    first();
+    await expect(queued).rejects.toMatchObject({ code: 'overloaded', status: 503 });
+    // The slot went on: a start queued after the miss (the miss is older than it) is served.
+    const release = await next;
+    release();
+    expect(a.pressure()).toMatchObject({ starting: 0, queued: 0 });
+  });
+});
