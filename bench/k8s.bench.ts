@@ -2,12 +2,16 @@
 // (buildApp + the kubernetes backend, bounded API concurrency) against the simulated Kubernetes API server, whose
 // kubelet starts a lightweight stub worker per pod on its own loopback address (1,000 real workers cannot run on
 // 2 cores; the end-to-end tests use real ones). Two runs in the same process: without a warm pool (the baseline:
-// every sandbox waits for a pod start) and with one (claims are a label patch). Reports success rate, claim
-// latency (POST /sandboxes → ready) p50/p99, Kubernetes API calls per sandbox, warm hits/misses, and prints
-// Orchard Env's published figures beside them. Results: bench/results/k8s.json.
+// every sandbox waits for a pod start) and with one (a claim from the replica's share of the pool answers from
+// memory, its writes follow: k8s/warm-share.ts). Each client holds its sandbox --hold-ms before deleting it (an
+// episode lasts at least one model call; a pool of W pods that take S s to start serves at most W / S claims a
+// second, printed beside the rate offered). Reports success rate, claim latency (POST /sandboxes → ready) p50/p99
+// against the targets (p50 <= 100 ms, p99 <= 1 s, 100 %), Kubernetes API calls per sandbox, warm hits/misses, the
+// load average, and prints Orchard Env's published figures beside them. Results: bench/results/k8s.json.
 //
-//   npm run bench:k8s   [--sandboxes 1000] [--clients 10] [--pod-start-ms 1000] [--warm 64] [--api-concurrency 16]
+//   npm run bench:k8s   [--sandboxes 1000] [--clients 10] [--pod-start-ms 1000] [--warm 64] [--api-concurrency 16] [--hold-ms 250]
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubernetesBackend } from '../k8s/backend.ts';
@@ -27,6 +31,7 @@ const { values } = parseArgs({
     'api-concurrency': { type: 'string' },
     'no-validate': { type: 'boolean' },
     'api-latency-ms': { type: 'string' },
+    'hold-ms': { type: 'string' },
   },
 });
 const N = Number(values.sandboxes ?? 1000);
@@ -35,8 +40,12 @@ const POD_START_MS = Number(values['pod-start-ms'] ?? 1000);
 const WARM = Number(values.warm ?? 64);
 const API_CONCURRENCY = Number(values['api-concurrency'] ?? 16);
 const API_LATENCY_MS = Number(values['api-latency-ms'] ?? 5);
+const HOLD_MS = Number(values['hold-ms'] ?? 250);
 
-const ORCHARD = { sandboxes: 1000, success_rate: 1, avg_create_s: 11.75, where: 'a real cluster (Orchard Env, published)' };
+// Orchard Env (microsoft/Orchard): 1,000 sandboxes, 100 % success, 11.75 s average create on a real AKS cluster
+// (its paper); 0.28 s average command latency across 1,000 concurrent sandboxes (orchard_env/README.md at 2cf7f912).
+const ORCHARD = { sandboxes: 1000, success_rate: 1, avg_create_s: 11.75, avg_command_s: 0.28, where: 'a real cluster (Orchard Env, published)' };
+const TARGET = { p50_ms: 100, p99_ms: 1000, success_rate: 1 };
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -56,6 +65,8 @@ interface RunResult {
   api_retries: number;
   max_api_in_flight: number;
   answered_503: number;
+  local_claims: number;
+  offered_per_s: number;
   wall_s: number;
   schema_violations: number;
 }
@@ -84,7 +95,8 @@ async function run(warm: number): Promise<RunResult> {
   await app.ready();
   if (warm > 0) {
     const t0 = Date.now();
-    while (sim.listPodObjects().filter((p) => p.status?.phase === 'Running').length < warm) {
+    // Full: every warm pod running and reserved by this (only) replica.
+    while (backend.share.mine('b').filter((p) => p.status?.phase === 'Running').length < warm) {
       if (Date.now() - t0 > 120_000) throw new Error('warm pool did not fill');
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -118,6 +130,7 @@ async function run(warm: number): Promise<RunResult> {
           ok++;
           latencies.push(performance.now() - t0);
         }
+        if (HOLD_MS > 0) await new Promise((r) => setTimeout(r, HOLD_MS));
         await app.inject({ method: 'DELETE', url: `/sandboxes/${id}` });
       }
     }),
@@ -145,15 +158,19 @@ async function run(warm: number): Promise<RunResult> {
     api_retries: stats.k8s_api_retries!,
     max_api_in_flight: sim.maxInFlight,
     answered_503: answered503,
+    local_claims: stats.k8s_warm_local_claims ?? 0,
+    offered_per_s: Number((N / wall).toFixed(1)),
     wall_s: Number(wall.toFixed(1)),
     schema_violations: sim.invalid.length,
   };
 }
 
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const loadBefore = load();
 process.stdout.write(
-  `Grove kubernetes backend: ${N} sandboxes created, claimed and deleted; ${CLIENTS} concurrent clients; API concurrency ${API_CONCURRENCY};\n` +
+  `Grove kubernetes backend: ${N} sandboxes created, claimed, held ${HOLD_MS} ms and deleted; ${CLIENTS} concurrent clients; API concurrency ${API_CONCURRENCY};\n` +
     `simulated API server answering after ${API_LATENCY_MS} ms, stub workers on per-pod loopback IPs; the simulated kubelet takes ${POD_START_MS} ms to start a pod\n` +
-    `(latency and start time are assumptions, not measurements)\n`,
+    `(latency and start time are assumptions, not measurements); load average before: ${loadBefore}\n`,
 );
 const cold = await run(0);
 const warm = await run(WARM);
@@ -163,8 +180,19 @@ process.stdout.write(line('no warm pool (baseline)', cold) + '\n');
 process.stdout.write(line(`warm pool ${WARM}`, warm) + '\n');
 process.stdout.write(`  ratio warm/no-warm      claim p50 ${(warm.claim_ms.p50 / cold.claim_ms.p50).toFixed(2)}   p99 ${(warm.claim_ms.p99 / cold.claim_ms.p99).toFixed(2)}\n`);
 process.stdout.write(
-  `  Orchard Env (published) ${ORCHARD.sandboxes} sandboxes, success ${ORCHARD.success_rate * 100} %, average create ${ORCHARD.avg_create_s} s on a real cluster` +
+  `  Orchard Env (published) ${ORCHARD.sandboxes} sandboxes, success ${ORCHARD.success_rate * 100} %, average create ${ORCHARD.avg_create_s} s, average command ${ORCHARD.avg_command_s} s on a real cluster` +
     ` — not comparable as a race: ours is a simulated cluster on one 2-core machine\n`,
+);
+const capacity = POD_START_MS > 0 ? WARM / (POD_START_MS / 1000) : Infinity;
+const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+process.stdout.write(
+  `\n  WARM CLAIM   p50 ${warm.claim_ms.p50} ms (target <= ${TARGET.p50_ms}: ${verdict(warm.claim_ms.p50 <= TARGET.p50_ms)})   ` +
+    `p99 ${warm.claim_ms.p99} ms (target <= ${TARGET.p99_ms}: ${verdict(warm.claim_ms.p99 <= TARGET.p99_ms)})   ` +
+    `success ${(warm.success_rate * 100).toFixed(1)} % (target 100: ${verdict(warm.success_rate >= TARGET.success_rate)})   ` +
+    `claims from memory ${warm.local_claims}/${N}\n` +
+    `  NO-POOL      p50 ${cold.claim_ms.p50} ms   p99 ${cold.claim_ms.p99} ms   success ${(cold.success_rate * 100).toFixed(1)} %\n` +
+    `  pool capacity ${capacity.toFixed(0)} claims/s (warm ${WARM} / pod start ${POD_START_MS / 1000} s), offered ${warm.offered_per_s}/s; load average after: ${load()}\n` +
+    `  (figures under load are not a measurement: run on a quiet machine)\n`,
 );
 process.stdout.write(`  schema violations in simulated API answers: ${cold.schema_violations + warm.schema_violations}\n`);
 
@@ -177,7 +205,9 @@ writeFileSync(
       bench: 'k8s',
       date: new Date().toISOString(),
       machine: '2 cores shared with other work (noisy)',
-      setup: { sandboxes: N, clients: CLIENTS, api_concurrency: API_CONCURRENCY, simulated_api_latency_ms: API_LATENCY_MS, simulated_pod_start_ms: POD_START_MS, placement: 'pod (one pod per sandbox)' },
+      load_average: { before: loadBefore, after: load() },
+      targets: TARGET,
+      setup: { sandboxes: N, clients: CLIENTS, hold_ms: HOLD_MS, api_concurrency: API_CONCURRENCY, simulated_api_latency_ms: API_LATENCY_MS, simulated_pod_start_ms: POD_START_MS, placement: 'pod (one pod per sandbox)' },
       runs: { no_warm_pool: cold, warm_pool: warm },
       orchard_env_published: ORCHARD,
     },
