@@ -40,7 +40,7 @@ async function settledMemory(s: Server): Promise<{ rssKb: number; heapMb: number
 
 export async function churnBlock(fixture: Fixture, { results, say }: Report): Promise<void> {
   // As the step blocks' server; the inspector only answers the collections asked for here, on loopback.
-  const s = await startServer(['--warm-pool', '0', '--browser-processes', '1'], ['--inspect=127.0.0.1:0']);
+  const s = await startServer(['--warm-pool', '0', '--warm-pool-max-mb', '0', '--browser-processes', '1'], ['--inspect=127.0.0.1:0']);
   try {
     let churnErrors = 0;
     const churn = async (cycles: number, countErrors: boolean) => {

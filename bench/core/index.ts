@@ -27,9 +27,9 @@ import { wavesBlock } from './waves.ts';
 const SAVED = [
   'step_p50_ratio', 'step_p99_ratio', 'create_warm_p50_ms', 'create_cold_p50_ms', 'throughput_ratio_16', 'mem_per_session_mb',
   'churn_leaked_processes', 'churn_rss_growth_pct', 'mem_tree_per_session_mb', 'churn_step_errors', 'churn_heap_growth_pct',
-  'step_p50_ratio_binary', 'step_p99_ratio_binary', 'throughput_ratio_16_binary', 'wave_create_start_url_ratio', 'wave_reset_ratio',
+  'step_p50_ratio_binary', 'step_p99_ratio_binary', 'throughput_ratio_16_binary', 'throughput_ratio_16_ws', 'wave_create_start_url_ratio', 'wave_reset_ratio',
   'failed_starts', 'step_block_errors', 'step_p50_ratio_back_to_back', 'step_p50_ratio_binary_back_to_back',
-  ...[32, 64].flatMap((n) => ['accepted', 'refused_503', 'completed', 'screenshots_missing', 'worst_step_past_deadline_ms'].map((k) => `overload_${n}_${k}`)),
+  ...[32, 64].flatMap((n) => ['accepted', 'refused_503', 'refused_after_queue', 'completed', 'screenshots_missing', 'worst_step_past_deadline_ms'].map((k) => `overload_${n}_${k}`)),
 ] as const;
 
 export interface CoreRun {
@@ -69,7 +69,7 @@ export async function runCore(): Promise<CoreRun> {
     let s: Server;
     try {
       // One Chromium process, as the raw baseline has (the default pool of 2 trades a little CPU for isolation).
-      s = await startServer(['--warm-pool', '0', '--browser-processes', '1']);
+      s = await startServer(['--warm-pool', '0', '--warm-pool-max-mb', '0', '--browser-processes', '1']);
     } catch (e) {
       await raw.close();
       throw e;

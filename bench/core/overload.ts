@@ -18,6 +18,8 @@ const WAVES = QUICK ? [8, 16] : [32, 64];
 interface Tally {
   accepted: number;
   refused: number;
+  /** Accepted, then refused when its start slot came (a capture missed while it waited: sandbox/admission.ts). */
+  refusedQueued: number;
   failedStart: number;
   completed: number;
   stepErrors: number;
@@ -38,8 +40,9 @@ async function episode(s: Server, fixture: Fixture, deadlineMs: number, t: Tally
   try {
     try {
       await s.client.waitSandbox(id, 120);
-    } catch {
-      t.failedStart++;
+    } catch (e) {
+      if (e instanceof GroveApiError && e.code === 'overloaded') t.refusedQueued++;
+      else t.failedStart++;
       return;
     }
     for (let i = 0; i < STEPS; i++) {
@@ -73,7 +76,7 @@ export async function overloadBlock(fixture: Fixture, { results, say }: Report):
   for (const n of WAVES) {
     const s = await startServer(['--max-sandboxes', '64']);
     try {
-      const t: Tally = { accepted: 0, refused: 0, failedStart: 0, completed: 0, stepErrors: 0, missingShots: 0, worstPastDeadlineMs: -Infinity };
+      const t: Tally = { accepted: 0, refused: 0, refusedQueued: 0, failedStart: 0, completed: 0, stepErrors: 0, missingShots: 0, worstPastDeadlineMs: -Infinity };
       const t0 = now();
       await Promise.all(Array.from({ length: n }, () => episode(s, fixture, deadlineMs, t)));
       const worst = t.worstPastDeadlineMs === -Infinity ? 0 : Math.max(0, Math.round(t.worstPastDeadlineMs));
@@ -81,12 +84,13 @@ export async function overloadBlock(fixture: Fixture, { results, say }: Report):
       Object.assign(results, {
         [`overload_${n}_accepted`]: t.accepted,
         [`overload_${n}_refused_503`]: t.refused,
+        [`overload_${n}_refused_after_queue`]: t.refusedQueued,
         [`overload_${n}_completed`]: t.completed,
         [`overload_${n}_screenshots_missing`]: t.missingShots,
         [`overload_${n}_worst_step_past_deadline_ms`]: worst,
       });
       say(
-        `overload ${n} episodes at once: accepted ${t.accepted}, refused 503 ${t.refused}, failed starts ${t.failedStart}, ` +
+        `overload ${n} episodes at once: accepted ${t.accepted}, refused 503 ${t.refused}, refused after queueing ${t.refusedQueued}, failed starts ${t.failedStart}, ` +
           `completed ${t.completed}, screenshots missing ${t.missingShots} (target 0), step errors ${t.stepErrors}, ` +
           `worst step past deadline ${worst} ms (target 0), server loop max ${loop ?? 'n/a'} ms, ${Math.round((now() - t0) / 1000)} s`,
       );

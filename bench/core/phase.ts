@@ -29,7 +29,7 @@ const spin = (ms: number) => {
 async function main(): Promise<void> {
   const fixture = await startFixture();
   const raw = await startRaw(fixture.url);
-  const s = await startServer(['--warm-pool', '0', '--browser-processes', '1']);
+  const s = await startServer(['--warm-pool', '0', '--warm-pool-max-mb', '0', '--browser-processes', '1']);
   try {
     const id = await createReady(s, createBody(fixture), { retryFailedStart: true });
     let i = 0;

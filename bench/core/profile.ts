@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   const fixture = await startFixture();
   const profDir = mkdtempSync(path.join(os.tmpdir(), 'grove-prof-'));
   const nodeArgs = [...(PROF ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), ...(GC ? ['--trace-gc'] : []), ...argv.filter((a, i) => argv[i - 1] === '--node-arg')];
-  const s = await startServer(['--warm-pool', '0', '--browser-processes', '1'], nodeArgs, GC ? path.join(profDir, 'server-gc.txt') : undefined);
+  const s = await startServer(['--warm-pool', '0', '--warm-pool-max-mb', '0', '--browser-processes', '1'], nodeArgs, GC ? path.join(profDir, 'server-gc.txt') : undefined);
   const client = new GroveClient({ baseUrl: s.url, apiKey: s.key });
   try {
     const ids = await Promise.all(Array.from({ length: N }, () => createReady(s, createBody(fixture), { retryFailedStart: true })));

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GroveClient } from '../../client/index.ts';
+import type { StepChannel } from '../../client/step-channel.ts';
 import type { Action } from '../../protocol/action.ts';
 import type { Fixture } from './fixture.ts';
 import { now, VIEWPORT } from './stats.ts';
@@ -38,7 +39,7 @@ export async function startServer(extra: string[], nodeArgs: string[] = [], stdo
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     try { if ((await fetch(`${url}/health`)).ok) break; } catch { /* not up yet */ }
-    if (i > 200 || proc.exitCode !== null) throw new Error(`grove serve did not start: ${stderr.slice(-2000)}`);
+    if (i > 600 || proc.exitCode !== null) throw new Error(`grove serve did not start: ${stderr.slice(-2000)}`);
     await new Promise((ok) => setTimeout(ok, 100));
   }
   const client = new GroveClient({ baseUrl: url, apiKey: key });
@@ -156,4 +157,20 @@ export async function timeCreates(s: Server, fixture: Fixture, n: number, pauseM
     await api(s, 'DELETE', `/sandboxes/${sid}`);
   }
   return out;
+}
+
+/**
+ * n steps of sandbox `id` over the step channel (each waits for its answer, as a policy does); an answer without an
+ * image, or with an action error, is noted in `stepErrors` like groveSteps' tolerated ones.
+ */
+export async function wsSteps(channel: StepChannel, id: string, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    try {
+      const { result, image } = await channel.step(id, { action: clickAction(i) as Action });
+      if (!image || image.bytes.length < 1000) stepErrors.push(`ws: no image (${result.observation.last_action_error?.code ?? 'no error reported'})`);
+      else if (result.observation.last_action_error) stepErrors.push(`ws: ${JSON.stringify(result.observation.last_action_error).slice(0, 190)}`);
+    } catch (e) {
+      stepErrors.push(`ws: ${e instanceof Error ? e.message.slice(0, 190) : String(e)}`);
+    }
+  }
 }
