@@ -48,7 +48,8 @@ async function measure(concurrency: number, n: number, tag: string, image?: stri
   return { concurrency, image: image ?? null, instances: n, seconds: s, per_minute: (n / s) * 60, resolved: summary.resolved_instances, expected_resolved: expected, errors: summary.error_instances };
 }
 
-process.stdout.write(`Grove SWE grading benchmark: fixture instances (gold patches), fresh shell sandbox per grading\n`);
+const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
+process.stdout.write(`Grove SWE grading benchmark: fixture instances (gold patches), fresh shell sandbox per grading; load average ${load()} on ${os.cpus().length} cores\n`);
 await measure(2, 3, 'warm'); // warm-up: first bwrap start, page cache
 const serial = await measure(1, Math.max(3, Math.round(N / 4)), 'c1');
 const parallel = await measure(8, N, 'c8');
@@ -72,9 +73,9 @@ if (existsSync('/usr/bin/podman')) {
 for (const r of rows) {
   process.stdout.write(`  ${r.image ? 'env image' : 'host root'}, concurrency ${String(r.concurrency).padStart(2)}: ${r.instances} gradings in ${r.seconds.toFixed(1)} s = ${r.per_minute.toFixed(1)} instances/min  (FULL ${r.resolved}/${r.expected_resolved} expected, errors ${r.errors})\n`);
 }
-process.stdout.write(`  speed-up at concurrency 8: ${(parallel.per_minute / serial.per_minute).toFixed(2)}× (2 cores)\n`);
+process.stdout.write(`  speed-up at concurrency 8: ${(parallel.per_minute / serial.per_minute).toFixed(2)}× (${os.cpus().length} cores); load average at the end ${load()}\n`);
 client.close();
 await grove.close();
 rmSync(tmp, { recursive: true, force: true });
 mkdirSync(path.join(import.meta.dirname, 'results'), { recursive: true });
-writeFileSync(path.join(import.meta.dirname, 'results', 'swe.json'), `${JSON.stringify({ date: new Date().toISOString(), serial, parallel, speedup: parallel.per_minute / serial.per_minute, env }, null, 2)}\n`);
+writeFileSync(path.join(import.meta.dirname, 'results', 'swe.json'), `${JSON.stringify({ date: new Date().toISOString(), load: os.loadavg(), serial, parallel, speedup: parallel.per_minute / serial.per_minute, env }, null, 2)}\n`);

@@ -14,8 +14,9 @@ export interface PreflightInput {
   specs: ReturnType<typeof loadSpecs>;
   /** null: sandboxes run on the server's default root (no environment images). */
   index: PackageIndex | null;
-  /** `--images swebench`: the repository is in each instance's image (no local source); podman pulls and unpacks. */
-  official?: boolean;
+  /** `--images swebench`: the repository is in each instance's image (no local source); `local`: this host's podman
+   * pulls and unpacks them; `remote`: the server does (a Kubernetes pod runs the image). */
+  official?: 'local' | 'remote';
 }
 
 /** Problems, one line each (empty: good to go). */
@@ -23,7 +24,7 @@ export async function preflight(o: PreflightInput): Promise<string[]> {
   const problems: string[] = [];
   const byRepo = new Map<string, SweInstance[]>();
   for (const i of o.instances) byRepo.set(i.repo, [...(byRepo.get(i.repo) ?? []), i]);
-  if (o.official && !existsSync('/usr/bin/podman')) problems.push('--images swebench needs podman to pull and unpack the instance images: apt-get install podman runc');
+  if (o.official === 'local' && !existsSync('/usr/bin/podman')) problems.push('--images swebench needs podman to pull and unpack the instance images: apt-get install podman runc');
   for (const [repo, list] of o.official ? [] : byRepo) {
     const src = o.sources[repo];
     if (!src) {

@@ -130,7 +130,7 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
     } catch (err) {
       return valueError(u, (err as Error).message);
     }
-    const problems = await preflight({ instances, sources: repos, specs, index, official: images === 'swebench' });
+    const problems = await preflight({ instances, sources: repos, specs, index, official: images === 'swebench' ? (v.server ? 'remote' : 'local') : undefined });
     if (problems.length) return valueError(u, `cannot run:\n  ${problems.join('\n  ')}`);
     const pkgIndex = index;
     const environment = pkgIndex
@@ -142,7 +142,9 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
       : undefined;
 
     const { ensureOfficialImage } = await import('../../swe-env/images.ts');
-    const official = images === 'swebench' ? { namespace, tag: imageTag, ensure: ensureOfficialImage } : undefined;
+    // Embedded: this host's podman pulls and stores the images. A --server (a Kubernetes orchestrator: the pod runs
+    // the image, its kubelet pulls it) resolves them itself.
+    const official = images === 'swebench' ? { namespace, tag: imageTag, ...(v.server ? {} : { ensure: ensureOfficialImage }) } : undefined;
     const { runSwe } = await import('../../runner/swe/run.ts');
     const { clientShellProvider } = await import('../../runner/swe/shell-session.ts');
     let mode;
