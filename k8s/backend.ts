@@ -181,6 +181,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
       idle: sb.spec.idle_timeout_seconds ?? this.opts.defaultIdleSeconds ?? ttl,
       seen: now,
       labels: sb.spec.labels ?? {},
+      ...(sb.spec.type === 'shell' && sb.spec.image ? { image: sb.spec.image } : {}),
     };
     const name = await this.placer.place(rec, new Date(this.clock.now() + ttl * 1000).toISOString());
     this.podOf.set(sb.id, name);

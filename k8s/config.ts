@@ -56,6 +56,9 @@ export const K8sConfigSchema = z
     network: z.enum(['deny', 'internet']).default('deny'),
     /** Extra CIDRs sandbox pods may never reach in `internet` mode (e.g. the cluster's pod and service CIDRs). */
     blockedCidrs: z.array(z.string().min(1)).default([]),
+    /** Images a shell sandbox's `image` may name, run as its pod's image (k8s/pod-image.ts): exact references, or
+     * prefixes ending in `*` (e.g. "docker.io/swebench/sweb.eval.x86_64.*"). Empty: `image` is refused. */
+    shellImages: z.array(z.string().min(1).max(256)).max(256).default([]),
     /** gVisor / Kata: the RuntimeClass sandbox pods run under. */
     runtimeClassName: z.string().min(1).optional(),
     /** A PodDisruptionBudget for the orchestrator (only rendered with more than one replica). */

@@ -13,6 +13,7 @@ import { KubernetesBackend } from './backend.ts';
 import type { RemoteHar } from './remote-sandbox.ts';
 import type { K8sConfig } from './config.ts';
 import { loadKubeConfig } from './kube.ts';
+import { shellImageRefusal } from './pod-image.ts';
 
 /**
  * Create options that cannot work when the sandbox runs on a worker pod, refused up front with a stable 400:
@@ -20,10 +21,15 @@ import { loadKubeConfig } from './kube.ts';
  * worker pod can neither resolve nor reach (its NetworkPolicy allows ingress from the orchestrator only and no
  * egress into the cluster). Everything else is relayed (docs/kubernetes.md, "What is relayed").
  */
-export function refuseUnrelayable(spec: CreateSandboxBody, network: PodNetwork): void {
+export function refuseUnrelayable(spec: CreateSandboxBody, config: Pick<K8sConfig, 'network' | 'shellImages'>): void {
+  const network: PodNetwork = config.network;
   // Shell pods are pod-isolated (the restricted defaults forbid bubblewrap): their network is the install's.
   const why = spec.type === 'shell' ? podShellRefusal(spec, network) : null;
   if (why) throw new GroveError('not_supported_on_backend', why);
+  if (spec.type === 'shell' && spec.image !== undefined) {
+    const refused = shellImageRefusal(config, spec.image);
+    if (refused) throw new GroveError('not_supported_on_backend', refused);
+  }
   if ((spec.type === 'browser' || spec.type === 'shell') && spec.claw_sandbox !== undefined) {
     throw new GroveError('not_supported_on_backend', 'claw_sandbox pairing is not available on the kubernetes backend: the Claw apps run inside the orchestrator, which sandbox pods cannot reach.');
   }
@@ -43,7 +49,7 @@ export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnviron
       return backend.create(id, spec, extras?.har ? { har: extras.har } : {});
     },
     admit: (spec) => {
-      refuseUnrelayable(spec, backend.config.network);
+      refuseUnrelayable(spec, backend.config);
       backend.admit(spec);
     },
     shutdown: () => backend.shutdown(),
@@ -52,7 +58,7 @@ export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnviron
   const shell: NonNullable<LocalEnvironments['shell']> = {
     create: (id, spec) => backend.create(id, spec),
     admit: (spec) => {
-      refuseUnrelayable(spec, backend.config.network);
+      refuseUnrelayable(spec, backend.config);
       backend.admit(spec);
     },
     shutdown: () => backend.shutdown(),

@@ -118,9 +118,10 @@ export class Placer {
     const now = new Date(this.d.clock.now()).toISOString();
     const annotations = { [A.claimedAt]: now, [recordKey(rec.id)]: encodeRecord(rec), ...(expiresAt ? { [A.expiresAt]: expiresAt } : {}) };
     const labels = { [L.state]: 'claimed', [L.owner]: this.d.replicaId, ...(perPod ? { [L.sandbox]: safeName(rec.id) } : {}) };
-    const own = this.d.share.take(rec.template);
+    // A sandbox with its own image never takes a warm pod of the template: its pod runs that image.
+    const own = rec.image ? null : this.d.share.take(rec.template);
     if (own) return this.claimFromMemory(own, rec, labels, annotations);
-    for (const pod of this.warmCandidates(rec.template)) {
+    for (const pod of rec.image ? [] : this.warmCandidates(rec.template)) {
       const name = pod.metadata!.name!;
       this.claiming.add(name);
       try {
@@ -137,7 +138,7 @@ export class Placer {
     }
     this.counters.warmMisses++;
     const name = newPodName(rec.template);
-    const pod = workerPod(this.d.cfg, rec.template, name, workerToken(this.d.tokenSecret, name));
+    const pod = workerPod(this.d.cfg, rec.template, name, workerToken(this.d.tokenSecret, name), undefined, rec.image);
     Object.assign(pod.metadata!.labels!, labels);
     Object.assign(pod.metadata!.annotations!, annotations);
     this.cold.add(name);

@@ -4,6 +4,7 @@
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import type { K8sConfig, Template } from './config.ts';
 import { A, baseLabels, L } from './labels.ts';
+import { withSandboxImage } from './pod-image.ts';
 
 export const WORKER_SERVICE_ACCOUNT = 'grove-sandbox';
 export const WORKER_UID = 10001;
@@ -97,6 +98,8 @@ export function workerPod(
   name: string,
   token: string,
   claim?: { owner: string; sandboxId?: string; expiresAt?: string; sandboxes?: string[] },
+  /** A shell sandbox's own image (k8s/pod-image.ts). */
+  image?: string,
 ): V1Pod {
   const labels: Record<string, string> = { ...workerLabels(cfg, templateName), [L.state]: claim ? 'claimed' : 'warm' };
   const annotations: Record<string, string> = {};
@@ -111,7 +114,7 @@ export function workerPod(
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: cfg.namespace, labels, annotations },
-    spec: workerPodSpec(cfg, templateName, token),
+    spec: image ? withSandboxImage(workerPodSpec(cfg, templateName, token), image) : workerPodSpec(cfg, templateName, token),
   };
 }
 

@@ -32,6 +32,8 @@ export const SandboxRecordSchema = z.object({
   /** Last heartbeat/activity any replica recorded. */
   seen: Iso,
   labels: z.record(z.string(), z.string()),
+  /** A shell sandbox's own image: its pod runs it (never a warm pod of the template). */
+  image: z.string().min(1).max(256).optional(),
   /** Closed records (tombstones, pruned after a while): why and when. */
   reason: z.enum(CLOSE_REASONS).optional(),
   closed: Iso.optional(),

@@ -166,6 +166,9 @@ export class RemoteSandbox implements Sandbox {
       body.record_har = this.har.recordPath !== undefined;
       delete body.replay_har;
     }
+    // A shell sandbox's image is its pod's image (k8s/pod-image.ts): the worker runs on it, it has nothing to look up.
+    const podImage = body.type === 'shell' && typeof body.image === 'string' ? body.image : null;
+    if (podImage) delete body.image;
     try {
       if (this.har.replayPath) body.replay_har = await this.uploadReplay(placement, this.har.replayPath);
       const info = await this.client.createSandbox(body as Parameters<GroveClient['createSandbox']>[0]);
@@ -177,7 +180,13 @@ export class RemoteSandbox implements Sandbox {
         if (w.status === 'creating') continue;
         if (w.status === 'ready' || w.status === 'busy') {
           this.startError = w.error;
-          if (w.shell) this.detailsOf = { shell: w.shell };
+          if (w.shell) {
+            this.detailsOf = {
+              shell: podImage
+                ? { ...w.shell, image: podImage, rootfs: 'image', notes: [...w.shell.notes, `image "${podImage}" is the pod's image: commands run on its file system`] }
+                : w.shell,
+            };
+          }
           break;
         }
         const code = w.error && w.error.code in ERROR_CATALOG ? (w.error.code as ErrorCode) : 'internal_error';
