@@ -3,8 +3,8 @@
 // the connection. Client frames are JSON text: {type:"reset",data}, {type:"step",data}, {type:"state"},
 // {type:"close"}, {type:"mcp",data:<JSON-RPC>}; answers {type:"observation",data:{observation,reward,done}},
 // {type:"state",data}, {type:"mcp",data}, or {type:"error",data:{message,code,...}}. Over capacity the connection
-// is accepted, told CAPACITY_REACHED and closed, as OpenEnv's server does. Frames larger than the server's body
-// limit close the connection (1009).
+// is accepted, told CAPACITY_REACHED and closed, as OpenEnv's server does; an idle session is told SESSION_ERROR and
+// closed. Frames larger than the server's body limit close the connection (1009).
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
@@ -16,6 +16,22 @@ import { handleRpc } from './mcp.ts';
 import { runStep } from './actions.ts';
 import { CapacityError, type Session, type Sessions } from './sessions.ts';
 import { ResetArgs, WS_TYPES, wsError, WsMessage, type StepOut } from './wire.ts';
+
+/** How long a refused or expired connection stays open for the client's next message (closeAfterNext). */
+const CLOSE_GRACE_MS = 2000;
+
+/**
+ * Closes after the client's next frame (or a moment): its pending call (a reset, a step) then reads the error
+ * already sent as its answer, instead of failing to send on a socket that closed under it.
+ */
+function closeAfterNext(ws: WebSocket, graceMs = CLOSE_GRACE_MS): void {
+  const timer = setTimeout(() => ws.close(1000), graceMs);
+  ws.once('message', () => {
+    clearTimeout(timer);
+    ws.close(1000);
+  });
+  ws.once('close', () => clearTimeout(timer));
+}
 
 const PATH = /^\/openenv\/(?:([^/]+)\/)?([^/]+)\/ws$/;
 
@@ -97,12 +113,12 @@ export class OpenEnvSockets {
     } catch (err) {
       if (err instanceof CapacityError) send(wsError('CAPACITY_REACHED', err.message, { active_sessions: err.active, max_sessions: err.max }));
       else send(wsError('SESSION_ERROR', 'The session could not be opened.'));
-      ws.close(1000);
+      closeAfterNext(ws);
       return;
     }
     session.onClosed = (reason) => {
       send(wsError('SESSION_ERROR', `Session closed: ${reason}.`));
-      ws.close(1000);
+      closeAfterNext(ws, 30_000);
     };
     const end = () => void this.d.sessions.close(session);
     ws.on('close', end);

@@ -162,7 +162,9 @@ async function idleCase(s: Served): Promise<void> {
     const note = await ws.next();
     expect(note).toMatchObject({ type: 'error', data: { code: 'SESSION_ERROR' } });
     expect(note.data.message).toMatch(/idle/);
-    await ws.whenClosed();
+    // The socket stays open for the client's next frame (which then reads the error above), then closes.
+    ws.ws.send(JSON.stringify({ type: 'state' }));
+    expect(await ws.whenClosed()).toEqual({ code: 1000 });
     await expect.poll(() => s.app.grove.registry.list().length).toBe(0);
   }
 }
