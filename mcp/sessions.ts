@@ -45,6 +45,9 @@ export class McpSessions {
   async open(sandboxId: string, server: Server): Promise<StreamableHTTPServerTransport> {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // A POST is answered with its JSON-RPC response, not a one-event SSE stream: these tools send no progress
+      // notifications, and plain JSON passes any relay (the harness gateway) as is. GET still opens the server's stream.
+      enableJsonResponse: true,
       onsessioninitialized: (sid) => this.hold(sandboxId, sid, { transport, server, lastUsed: this.now() }),
       onsessionclosed: (sid) => void this.drop(sandboxId, sid),
     });
