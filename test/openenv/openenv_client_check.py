@@ -146,7 +146,6 @@ async def capacity():
 async def idle():
     async with GenericEnvClient(base_url=url("claw")) as env:
         await env.reset()
-        time.sleep(0)
         await asyncio.sleep(5)
         try:
             # The server told the idle session it closed; the client reads that error frame as the answer.
@@ -155,8 +154,6 @@ async def idle():
         except RuntimeError as e:
             assert "SESSION_ERROR" in str(e) and "idle" in str(e), e
             return str(e)[:90]
-        except Exception as e:  # the socket closed before the frame was read
-            return f"closed: {type(e).__name__}"
 
 
 async def wrongkey():

@@ -49,6 +49,8 @@ describe.skipIf(reason !== null)(`OpenEnv's Python clients against grove serve${
       run.stdout.on('data', (d: Buffer) => (out += d.toString()));
       run.stderr.on('data', (d: Buffer) => (out += d.toString()));
       const code = await new Promise<number | null>((ok) => run.once('exit', ok));
+      // One line per check (what it saw), for the run's log.
+      console.log(out);
       expect(out).toMatch(/^9 passed, 0 failed$/m);
       expect(code).toBe(0);
     } finally {
