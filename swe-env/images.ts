@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { removeImageRoot, unpackedImageIds } from '../shell-env/image-root.ts';
+import { isImageRef, removeImageRoot, unpackedImageIds } from '../shell-env/image-root.ts';
 
 const run = promisify(execFile);
 const PODMAN = '/usr/bin/podman';
@@ -49,6 +49,8 @@ export async function listSweImages(): Promise<SweImage[]> {
 
 /** The official image of an instance in podman's storage, pulled from the user's registries when missing. */
 export async function ensureOfficialImage(name: string): Promise<void> {
+  // A dataset's `image` field reaches podman's argv: only a plain image reference does (never an option).
+  if (!isImageRef(name)) throw new ImageUnavailableError(`"${name.slice(0, 100)}" is not an image reference ([registry/]name[:tag])`);
   if (!existsSync(PODMAN)) throw new ImageUnavailableError(`--images swebench needs podman (${PODMAN}) to pull and unpack ${name}`);
   const here = await podman(['image', 'exists', name]).then(() => true, () => false);
   if (here) return;

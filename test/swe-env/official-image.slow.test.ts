@@ -83,6 +83,17 @@ describe('SWE-bench image names and eval scripts', () => {
   });
 });
 
+describe('grove swe run --images swebench options', () => {
+  it('refuses a namespace or tag that is not one (exit 2), and an agent run on SWE-bench images', async () => {
+    const { main } = await import('../../cli/main.ts');
+    const base = ['swe', 'run', '--fixture', '--gold', '--images', 'swebench'];
+    expect(await main([...base, '--namespace', 'Bad Namespace'])).toBe(2);
+    expect(await main([...base, '--instance_image_tag', 'x:y'])).toBe(2);
+    expect(await main(['swe', 'run', '--fixture', '--gold', '--namespace', 'swebench'])).toBe(2);
+    expect(await main(['swe', 'run', '--fixture', '--images', 'swebench', '--policy', 'http://127.0.0.1:9/v1', '--model', 'm'])).toBe(2);
+  });
+});
+
 describe.runIf(HAVE_PODMAN)('--images swebench on locally built images of their layout', () => {
   it('grades the fixture by their eval script inside each image: FULL, FULL, NO; the sandbox writes only its own layer', async () => {
     const out = path.join(tmp, 'run');
@@ -110,5 +121,9 @@ describe.runIf(HAVE_PODMAN)('--images swebench on locally built images of their 
 
   it('an instance whose image is neither stored nor pullable fails with image_unavailable, not a host fallback', async () => {
     await expect(ensureOfficialImage('localhost/grove-test/sweb.eval.x86_64.none_1776_such-1:latest')).rejects.toMatchObject({ code: 'image_unavailable' });
+    // A dataset's image field never becomes a podman option or a path.
+    for (const bad of ['--root=/tmp/x', 'a b', '../../etc', 'x;touch /tmp/p']) {
+      await expect(ensureOfficialImage(bad)).rejects.toMatchObject({ code: 'image_unavailable', message: expect.stringContaining('is not an image reference') });
+    }
   }, 120_000);
 });
