@@ -7,6 +7,8 @@ Prints one line per check and `N passed, N failed` at the end; exits non-zero on
 """
 
 import asyncio
+import json
+import os
 import sys
 import time
 import traceback
@@ -73,7 +75,16 @@ async def swe():
         assert r.observation["exit_code"] == 0, r.observation
         r = await env.step({"submit": True})
         assert r.done is True and r.reward == 0, r
-        return f"repo at base commit, empty submission graded: reward {r.reward} ({r.observation['evaluation'].get('error')})"
+        empty = r.observation["evaluation"].get("error")
+        # The instance's gold patch, written into the repository by commands, submitted as the repository's diff.
+        insts = json.load(open(os.path.join(os.path.dirname(__file__), "../../swe-env/fixtures/textkit/instances.json")))
+        gold = next(i for i in insts if i["instance_id"] == "grove__textkit-2")["patch"]
+        await env.reset(task="grove__textkit-2")
+        r = await env.step({"command": ["git", "apply", "-"], "stdin": gold})
+        assert r.observation["exit_code"] == 0, r.observation
+        r = await env.step({"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"})
+        assert r.done is True and r.reward == 1, r.observation.get("evaluation")
+        return f"empty submission reward 0 ({empty}); gold patch applied and submitted: reward {r.reward} ({r.observation['evaluation']['resolution']})"
 
 
 async def mcp():
