@@ -1,6 +1,6 @@
 // Compact accessibility text: Playwright's ARIA snapshot of the page's <body> (role "name" tree), bounded in size.
+import { Progress } from '../sandbox/progress.ts';
 import type { Page } from 'playwright-core';
-import { withTimeout } from './util.ts';
 
 const A11Y_MAX_CHARS = 8000;
 
@@ -8,7 +8,7 @@ export async function accessibilityText(page: Page, timeoutMs: number, maxChars 
   // The page's snapshot, not a locator's: a locator first waits for any navigation Playwright believes pending, and
   // one the renderer refused (a form submitted to a file:// URL, a CSP form-action) never ends, so the tree would be
   // unavailable on every observation until the page navigates again. Same tree, same format (body or frameset).
-  const snap = await withTimeout(page.ariaSnapshot({ timeout: timeoutMs }), timeoutMs + 200, 'accessibility snapshot');
+  const snap = await Progress.after(timeoutMs + 200, 'accessibility snapshot').race(page.ariaSnapshot({ timeout: timeoutMs }));
   return truncate(snap, maxChars);
 }
 

@@ -7,7 +7,7 @@ import type { ActionErrorCode } from '../protocol/errors.ts';
 import type { SomElement } from '../protocol/observation.ts';
 import type { PointInput } from './coords.ts';
 import { normalizeKeys } from './keys.ts';
-import type { Deadline } from '../sandbox/deadline.ts';
+import type { Progress } from '../sandbox/progress.ts';
 import { fieldValue, focusedEditable, typeText } from './typing.ts';
 import { nextFrames, scrollProbe } from './scrolling.ts';
 
@@ -41,8 +41,8 @@ interface ActionResult {
 export interface ActionHost {
   readonly page: Page;
   readonly viewport: { width: number; height: number };
-  /** This action's slice of the step's deadline: every wait of the action is bounded by it. */
-  readonly deadline: Deadline;
+  /** This action's slice of the step's progress: every wait of the action is bounded by it, and ends when it is aborted. */
+  readonly progress: Progress;
   /** Resolves to CSS px or throws ActionFailure('invalid_coordinates'). */
   resolve(p: PointInput): { space: CoordinateSpace; raw: XY; css: XY };
   /** Element of the last SoM list, or undefined. `null` when no SoM list was produced yet. */
@@ -81,8 +81,8 @@ async function withModifiers<T>(page: Page, mods: readonly string[] | undefined,
 
 /** Types a type / type_label action's text and records the field's value afterwards. */
 async function typeAndRead(h: ActionHost, a: { text: string; clear?: boolean; submit?: boolean }, rec: ActionRecord): Promise<void> {
-  await typeText(h.page, a.text, a.clear, a.submit, h.deadline);
-  const value = await fieldValue(h.page, h.deadline);
+  await typeText(h.page, a.text, a.clear, a.submit, h.progress);
+  const value = await fieldValue(h.page, h.progress);
   if (value !== undefined) rec.field_value = value;
 }
 
@@ -160,7 +160,7 @@ const ACTIONS: Defs = {
       if (a.x !== undefined && a.y !== undefined) {
         const p = at(h, { x: a.x, y: a.y, space: a.space, rel_divisor: a.rel_divisor }, rec);
         await h.page.mouse.click(p.x, p.y);
-        if (!(await focusedEditable(h.page, h.deadline))) {
+        if (!(await focusedEditable(h.page, h.progress))) {
           throw new ActionFailure('element_not_editable', `The element at (${a.x}, ${a.y}) does not take text input.`);
         }
       } else if (a.x !== undefined || a.y !== undefined) {
@@ -205,9 +205,9 @@ const ACTIONS: Defs = {
         rec.css = p;
       }
       await h.page.mouse.move(p.x, p.y);
-      const probe = await scrollProbe(h.page, h.deadline, p);
+      const probe = await scrollProbe(h.page, h.progress, p);
       await h.page.mouse.wheel(dx, dy);
-      await nextFrames(h.page, h.deadline);
+      await nextFrames(h.page, h.progress);
       const moved = await probe?.moved();
       if (moved) rec.scrolled = moved;
     },
@@ -238,7 +238,7 @@ const ACTIONS: Defs = {
     description: 'Wait (default 1 s, at most 60 s).',
     async run(h, a) {
       // The step's deadline counts the wait in full (step-budget.ts): it never ends as a timeout.
-      await h.deadline.sleep(a.ms ?? 1000);
+      await h.progress.sleep(a.ms ?? 1000);
     },
   },
   click_label: {
@@ -255,7 +255,7 @@ const ACTIONS: Defs = {
     async run(h, a, rec) {
       const c = labelCenter(h, a.label, rec);
       await h.page.mouse.click(c.x, c.y);
-      if (!(await focusedEditable(h.page, h.deadline))) {
+      if (!(await focusedEditable(h.page, h.progress))) {
         throw new ActionFailure('element_not_editable', `Label ${a.label} does not take text input.`);
       }
       await typeAndRead(h, a, rec);

@@ -1,11 +1,12 @@
 // Context creation shared by the warm pool and fresh sandboxes: the same options, init script and first page,
 // so a warm context is indistinguishable from a fresh one.
+import { Progress } from '../sandbox/progress.ts';
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import type { NetworkRules } from '../protocol/sandbox.ts';
 import { newPageWithin } from './new-page.ts';
 import { SETTLE_INIT_SCRIPT } from './settle.ts';
 import { TITLE_WATCH_SCRIPT } from './title-watch.ts';
-import { TimeoutError, withTimeout } from './util.ts';
+import { TimeoutError } from './util.ts';
 
 /** The proxy settings the network gate hands out per sandbox (Playwright's `proxy` option). */
 export interface ProxySettings {
@@ -93,17 +94,18 @@ export interface Prepared {
  * time, and the context is then replaced once, in the time that is left.
  */
 export async function prepareContext(source: ContextSource, options: BrowserContextOptions, timeoutMs: number): Promise<Prepared> {
-  const until = Date.now() + timeoutMs;
-  const left = () => Math.max(1, until - Date.now());
+  const p = Progress.after(timeoutMs, 'browser context');
+  const left = () => Math.max(1, p.remaining());
   for (let attempt = 1; ; attempt++) {
-    const pooled = await withTimeout(source.newContext(options), left(), 'new browser context');
+    // A context the pool hands over after we gave up goes back to it, not into a leak.
+    const pooled = await p.race(source.newContext(options), 'new browser context', { dispose: (late) => late.release() });
     try {
-      await withTimeout(pooled.context.addInitScript(`${SETTLE_INIT_SCRIPT}\n${TITLE_WATCH_SCRIPT}`), left(), 'init script');
+      await p.race(pooled.context.addInitScript(`${SETTLE_INIT_SCRIPT}\n${TITLE_WATCH_SCRIPT}`), 'init script');
       const page = await newPageWithin(pooled.context, attempt === 1 ? Math.max(1, left() / 2) : left());
       return { pooled, page };
     } catch (e) {
-      await withTimeout(pooled.release(), left(), 'release').catch(() => {});
-      if (attempt > 1 || !(isCrash(e) || e instanceof TimeoutError) || until - Date.now() < 1000) throw e;
+      await Progress.after(left(), 'release').race(pooled.release()).catch(() => {});
+      if (attempt > 1 || !(isCrash(e) || e instanceof TimeoutError) || p.remaining() < 1000) throw e;
     }
   }
 }

@@ -1,5 +1,6 @@
 // Screenshot capture through CDP `Page.captureScreenshot` (never page.screenshot: it waits for web fonts
 // and can hang while the main resource loads), then an optional sharp resize / SoM overlay.
+import { Progress } from '../sandbox/progress.ts';
 import sharp from 'sharp';
 import type { CDPSession } from 'playwright-core';
 import type { ImageFormat, SomElement } from '../protocol/observation.ts';
@@ -7,7 +8,6 @@ import type { ResizeOptions } from '../protocol/sandbox.ts';
 import type { Size } from './coords.ts';
 import { encode, imageSize, MIME } from './resize.ts';
 import { somOverlaySvg } from './som.ts';
-import { withTimeout } from './util.ts';
 
 export interface RawCapture {
   /** Decoded from `base64` on first use. */
@@ -27,7 +27,7 @@ export async function cdpCapture(cdp: CDPSession, format: ImageFormat, quality: 
     optimizeForSpeed: true,
   };
   if (format !== 'png') params.quality = quality;
-  const res = await withTimeout(cdp.send('Page.captureScreenshot', params), timeoutMs, 'screenshot capture');
+  const res = await Progress.after(timeoutMs, 'screenshot capture').race(cdp.send('Page.captureScreenshot', params));
   return withLazyBytes({ base64: res.data, format, ms: Date.now() - t0 });
 }
 

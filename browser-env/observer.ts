@@ -1,10 +1,10 @@
 // The observer: capture (CDP, observe.ts), resize and SoM overlay, accessibility text and the tab list, put
 // together into an Observation; a renderer that hangs or died while being observed is replaced and observed once
-// more. Every wait is a slice of the step's Deadline.
+// more. Every wait is a slice of the step's Progress.
 import type { Page } from 'playwright-core';
 import type { ActionError, Observation, SomElement } from '../protocol/observation.ts';
 import { GroveError } from '../protocol/errors.ts';
-import { Deadline } from '../sandbox/deadline.ts';
+import { Progress } from '../sandbox/progress.ts';
 import { accessibilityText } from './a11y.ts';
 import { captureFormat, cdpCapture, finishShot, type EncodedShot, type ShotSettings } from './observe.ts';
 import type { Recovery } from './recovery.ts';
@@ -38,10 +38,10 @@ export class Observer {
 
   private settings(): ShotSettings {
     const o = this.s.options;
-    return { viewport: o.viewport, format: o.screenshot_format, quality: o.screenshot_quality, resize: o.resize };
+    return { viewport: o.viewport, scale: o.device_scale_factor ?? 1, format: o.screenshot_format, quality: o.screenshot_quality, resize: o.resize };
   }
 
-  async shoot(pg: Page, som: SomElement[] | undefined, d: Deadline): Promise<Shot> {
+  async shoot(pg: Page, som: SomElement[] | undefined, d: Progress): Promise<Shot> {
     const s = this.s;
     const settings = this.settings();
     const f = captureFormat(settings, som !== undefined);
@@ -67,7 +67,7 @@ export class Observer {
     return Object.assign(shot, { captureMs: raw.ms }); // not a spread: that would decode the lazy bytes
   }
 
-  async observe(opts: StepOptions, error: ActionError | null, actionMs: number, settleMs: number, t0: number, deadline: Deadline): Promise<Observation> {
+  async observe(opts: StepOptions, error: ActionError | null, actionMs: number, settleMs: number, t0: number, deadline: Progress): Promise<Observation> {
     const s = this.s;
     // Capture, SoM and accessibility leave one recovery its time; the recovery itself may use the rest.
     const d = deadline.reserve(recoveryMs(s.options));
@@ -171,7 +171,7 @@ export class Observer {
 
   /** The current screenshot alone (GET .../screenshot, recording frame 0). */
   async screenshot(): Promise<{ mime: string; bytes: Buffer; width: number; height: number }> {
-    const shot = await this.shoot(this.s.page, undefined, Deadline.after(Math.min(this.s.T, 5000) * CAPTURE_TRIES, 'screenshot')).catch((e: unknown) => {
+    const shot = await this.shoot(this.s.page, undefined, Progress.after(Math.min(this.s.T, 5000) * CAPTURE_TRIES, 'screenshot')).catch((e: unknown) => {
       throw e instanceof TimeoutError ? new GroveError('capture_timeout', `The screenshot could not be captured in time (${firstLine(errMessage(e))}); retry later.`, { retryAfter: 2 }) : e;
     });
     return { mime: shot.mime, bytes: shot.bytes, width: shot.width, height: shot.height };

@@ -1,6 +1,7 @@
 // What pages report between and during steps (watchdogs.ts wires them): dialogs answered, downloads saved under
 // the sandbox's own directory, crashes, closed tabs, navigations, forbidden commits, and the network gate's
 // blocked requests. Each becomes an event of the next observation or state the step reads.
+import { Progress } from '../sandbox/progress.ts';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Dialog, Download, Frame, Page } from 'playwright-core';
@@ -8,7 +9,7 @@ import type { EnvEvent } from '../protocol/observation.ts';
 import type { UpstreamErrorEvent } from './context.ts';
 import type { InternalDownload } from './episode-state.ts';
 import { PROBE_MS, type SandboxState } from './sandbox-state.ts';
-import { errMessage, quietly, withTimeout } from './util.ts';
+import { errMessage, quietly } from './util.ts';
 import { schemeOf } from './url-policy.ts';
 import { isBlankUrl, type WatchdogHost } from './watchdogs.ts';
 
@@ -74,7 +75,7 @@ export class PageEvents implements WatchdogHost {
     s.emit({ type: 'network_blocked', url: url.slice(0, 2000), reason: `scheme ${schemeOf(url)} is not allowed` });
     s.log.warn({ sandbox: s.id, url: url.slice(0, 200) }, 'a frame committed a forbidden URL; sending it to about:blank');
     // Whatever opened it, the document must not stay: replace it by a blank one (bounded, tracked).
-    s.track(quietly(withTimeout(frame.goto('about:blank'), PROBE_MS, 'leave forbidden URL')).then(() => undefined));
+    s.track(quietly(Progress.after(PROBE_MS, 'leave forbidden URL').race(frame.goto('about:blank'))).then(() => undefined));
     if (pg === s.page && frame === pg.mainFrame()) s.episode.lastBlocked = { url, at: Date.now() };
   }
 
@@ -88,7 +89,7 @@ export class PageEvents implements WatchdogHost {
     const s = this.s;
     const cdp = await s.session(pg);
     // Browser.cancelDownload looks the guid up in one browser context: the default one unless named.
-    const { targetInfo } = await withTimeout(cdp.send('Target.getTargetInfo'), PROBE_MS, 'target info');
+    const { targetInfo } = await Progress.after(PROBE_MS, 'target info').race(cdp.send('Target.getTargetInfo'));
     const browserContextId = targetInfo.browserContextId;
     cdp.on('Page.downloadWillBegin', (e: DownloadBegin) => this.dlUrls.set(e.guid, e.url));
     cdp.on('Page.downloadProgress', (e: DownloadProgress) => {
@@ -101,9 +102,9 @@ export class PageEvents implements WatchdogHost {
       this.dlUrls.delete(e.guid);
       this.capped.set(url, (this.capped.get(url) ?? 0) + 1);
       s.reportLimit('download_bytes', s.limits.maxDownloadBytes, `A download passed the limit of ${s.limits.maxDownloadBytes} bytes and was cancelled.`);
-      s.track(quietly(withTimeout(cdp.send('Browser.cancelDownload', { guid: e.guid, browserContextId }), PROBE_MS, 'cancel download over the byte limit')));
+      s.track(quietly(Progress.after(PROBE_MS, 'cancel download over the byte limit').race(cdp.send('Browser.cancelDownload', { guid: e.guid, browserContextId }))));
     });
-    await withTimeout(cdp.send('Page.enable'), PROBE_MS, 'Page.enable for download progress');
+    await Progress.after(PROBE_MS, 'Page.enable for download progress').race(cdp.send('Page.enable'));
   }
 
   /** Whether a download of `url` was cancelled for its size (consumes one). */
@@ -120,7 +121,7 @@ export class PageEvents implements WatchdogHost {
     // A download counts, lands and is reported in the episode it started in, even when a reset ends that one first.
     const ep = s.episode;
     if (++ep.downloadsStarted > s.limits.maxDownloads) {
-      await quietly(withTimeout(d.cancel(), PROBE_MS, 'cancel download'));
+      await quietly(Progress.after(PROBE_MS, 'cancel download').race(d.cancel()));
       s.reportLimit('downloads', s.limits.maxDownloads, `More than ${s.limits.maxDownloads} downloads in this episode; the new one was cancelled.`);
       return;
     }
@@ -131,7 +132,7 @@ export class PageEvents implements WatchdogHost {
     const path = join(dir, `${id}-${filename}`);
     const info: InternalDownload = { id, filename, size: 0, url: d.url(), created_at: new Date().toISOString(), path };
     try {
-      await withTimeout(d.saveAs(path), 120_000, 'download');
+      await Progress.after(120_000, 'download').race(d.saveAs(path));
       info.size = (await stat(path)).size;
       if (info.size > s.limits.maxDownloadBytes) {
         await rm(path, { force: true });
@@ -139,9 +140,9 @@ export class PageEvents implements WatchdogHost {
         s.reportLimit('download_bytes', s.limits.maxDownloadBytes, `A download of ${info.size} bytes exceeded the limit of ${s.limits.maxDownloadBytes} bytes and was deleted.`);
       }
       // The staged copy (Playwright's artifacts folder) is not needed once saved.
-      await quietly(withTimeout(d.delete(), PROBE_MS, 'delete staged download'));
+      await quietly(Progress.after(PROBE_MS, 'delete staged download').race(d.delete()));
     } catch (e) {
-      const failure = (await quietly(withTimeout(d.failure(), PROBE_MS, 'download failure'))) ?? errMessage(e);
+      const failure = (await quietly(Progress.after(PROBE_MS, 'download failure').race(d.failure()))) ?? errMessage(e);
       info.failure = this.takeCapped(info.url)
         ? `larger than the sandbox's download limit (over ${s.limits.maxDownloadBytes} bytes); cancelled while downloading`
         : failure;
@@ -156,7 +157,7 @@ export class PageEvents implements WatchdogHost {
     const type = dlg.type() as 'alert' | 'confirm' | 'prompt' | 'beforeunload';
     const ev: EnvEvent = { type: 'dialog', dialog_type: type, message: dlg.message(), handled: 'accepted' };
     if (type === 'prompt') ev.prompt_value = dlg.defaultValue();
-    await withTimeout(type === 'prompt' ? dlg.accept(dlg.defaultValue()) : dlg.accept(), PROBE_MS * 5, 'dialog answer');
+    await Progress.after(PROBE_MS * 5, 'dialog answer').race(type === 'prompt' ? dlg.accept(dlg.defaultValue()) : dlg.accept());
     this.s.emit(ev);
   }
 

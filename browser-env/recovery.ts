@@ -1,9 +1,9 @@
 // Recovery: a crashed or hung renderer is replaced by a fresh page on the last good URL, a dead browser process
 // or a broken context by a fresh context from the pool; action failures become ActionErrors, recovering first
-// when the page crashed or stopped answering. Every wait is a slice of the step's Deadline.
+// when the page crashed or stopped answering. Every wait is a slice of the step's Progress.
 import type { Page } from 'playwright-core';
 import type { ActionError } from '../protocol/observation.ts';
-import type { Deadline } from '../sandbox/deadline.ts';
+import type { Progress } from '../sandbox/progress.ts';
 import { ActionFailure } from './actions.ts';
 import { contextOptions, prepareContext } from './context.ts';
 import { newPageWithin } from './new-page.ts';
@@ -23,7 +23,7 @@ export class Recovery {
   }
 
   /** Replaces the active page by a fresh one on the last good URL (after a crash or a hang). */
-  async replacePage(reason: 'crash' | 'unresponsive', deadline: Deadline): Promise<boolean> {
+  async replacePage(reason: 'crash' | 'unresponsive', deadline: Progress): Promise<boolean> {
     const s = this.s;
     const d = deadline.within(recoveryMs(s.options), 'recovery');
     const old = s.page;
@@ -60,7 +60,7 @@ export class Recovery {
   }
 
   /** After the browser process died (or the context broke): a fresh context from the pool. */
-  async replaceContext(why: string, deadline: Deadline): Promise<boolean> {
+  async replaceContext(why: string, deadline: Progress): Promise<boolean> {
     const s = this.s;
     const d = deadline.within(recoveryMs(s.options), 'recovery');
     s.replacingContext = true;
@@ -84,7 +84,7 @@ export class Recovery {
 
   /** Loads the last good URL in a reopened page. A failure leaves the page as it is (the observation shows it) and
    * is logged: the policy sees a blank or error page, the log says why. */
-  private async reload(pg: Page, url: string, d: Deadline): Promise<void> {
+  private async reload(pg: Page, url: string, d: Progress): Promise<void> {
     try {
       await d.race(pg.goto(url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, d.remaining()) }), 'reload last URL');
     } catch (e) {
@@ -93,7 +93,7 @@ export class Recovery {
   }
 
   /** Repairs crash damage noticed between steps; returns the error to report, if any. */
-  async ensureHealthy(d: Deadline): Promise<ActionError | null> {
+  async ensureHealthy(d: Progress): Promise<ActionError | null> {
     const s = this.s;
     if (s.contextLost) {
       const ok = await this.replaceContext('browser process exited', d);
@@ -121,7 +121,7 @@ export class Recovery {
   }
 
   /** Turns any action failure into an ActionError, recovering the page when it crashed or hung. */
-  async classifyFailure(e: unknown, d: Deadline): Promise<ActionError> {
+  async classifyFailure(e: unknown, d: Progress): Promise<ActionError> {
     const s = this.s;
     if (e instanceof ActionFailure) return { code: e.code, message: e.message };
     const msg = firstLine(errMessage(e));
@@ -144,7 +144,7 @@ export class Recovery {
     return { code: 'action_failed', message: msg };
   }
 
-  async responsive(pg: Page, d: Deadline): Promise<boolean> {
+  async responsive(pg: Page, d: Progress): Promise<boolean> {
     try {
       await d.within(Math.min(PROBE_MS, this.s.T / 4)).race(pg.evaluate('1'), 'responsiveness probe');
       return true;

@@ -1,6 +1,7 @@
 // What one browser sandbox knows, shared by its parts (tabs.ts, page-events.ts, recovery.ts, observer.ts,
 // step.ts, sandbox.ts): the current episode (episode-state.ts, replaced whole on reset), the context and its tabs,
 // and the sandbox's own settings. Each part owns the behaviour; this holds the state and the few helpers all need.
+import { Progress } from '../sandbox/progress.ts';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import type { EnvEvent } from '../protocol/observation.ts';
 import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
@@ -11,7 +12,7 @@ import { NetworkTracker } from './settle.ts';
 import { TitleWatch } from './title-watch.ts';
 import { EpisodeState } from './episode-state.ts';
 import type { ContextExtras } from './types.ts';
-import { errMessage, withTimeout } from './util.ts';
+import { errMessage } from './util.ts';
 
 /** Upper bound for small page queries (title, focus checks, probes). */
 // Generous: on a loaded 2-core machine a healthy renderer can take over a second to answer; a
@@ -109,18 +110,22 @@ export class SandboxState {
     for (const w of [...this.pageWaiters]) w();
   }
 
-  /** Resolves true once the active page is no longer `from`; false at `deadline` (epoch ms). */
-  waitPageChange(from: Page, deadline: number): Promise<boolean> {
+  /** Resolves true once the active page is no longer `from`; false when `p` ends (its time is up or it was aborted). */
+  waitPageChange(from: Page, p: Progress): Promise<boolean> {
+    if (this._page !== from) return Promise.resolve(true);
+    if (p.expired) return Promise.resolve(false);
+    const signal = p.signal;
     return new Promise<boolean>((resolve) => {
-      const check = () => {
-        if (this._page === from && Date.now() < deadline) return;
-        clearTimeout(timer);
+      const finish = () => {
         this.pageWaiters.delete(check);
+        signal.removeEventListener('abort', finish);
         resolve(this._page !== from);
       };
-      const timer = setTimeout(check, Math.max(0, deadline - Date.now()));
+      const check = () => {
+        if (this._page !== from) finish();
+      };
+      signal.addEventListener('abort', finish, { once: true });
       this.pageWaiters.add(check);
-      check();
     });
   }
 
@@ -139,7 +144,8 @@ export class SandboxState {
   session(pg: Page): Promise<CDPSession> {
     let s = this.cdp.get(pg);
     if (!s) {
-      s = withTimeout(this.context.newCDPSession(pg), Math.min(this.T, 5000), 'CDP session');
+      // A session attached after we gave up is detached again (each holds a target attachment in the browser).
+      s = Progress.after(Math.min(this.T, 5000), 'CDP session').race(this.context.newCDPSession(pg), 'CDP session', { dispose: (late) => late.detach() });
       s.catch(() => this.cdp.delete(pg));
       // In the background: a busy renderer must not hold the session's first use. Until the page has told its
       // title, titles are asked for (tab-title.ts).

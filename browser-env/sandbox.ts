@@ -2,14 +2,14 @@
 // close) and the BrowserSandbox surface. The work is done by its parts, which share a SandboxState:
 // tabs.ts (tabs, popups, navigation), page-events.ts (dialogs, downloads, crashes, closes), recovery.ts
 // (crashed or hung renderer, lost context), observer.ts (capture, resize, observation) and step.ts (the
-// step pipeline: action → settle → observe, under one Deadline).
+// step pipeline: action → settle → observe, under one Progress).
 import { rm } from 'node:fs/promises';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { Action } from '../protocol/action.ts';
 import { GroveError } from '../protocol/errors.ts';
 import type { ActionError, Observation, StepResult, Tab } from '../protocol/observation.ts';
 import type { BrowserCreateOptions, SandboxStatus } from '../protocol/sandbox.ts';
-import { Deadline } from '../sandbox/deadline.ts';
+import { Progress } from '../sandbox/progress.ts';
 import { ActionFailure } from './actions.ts';
 import { isRetryable, type ClassifiedError } from './classify.ts';
 import { contextOptions, prepareContext } from './context.ts';
@@ -22,7 +22,7 @@ import { SandboxState, type SandboxDeps, type WarmClaim } from './sandbox-state.
 import { StepPipeline } from './step.ts';
 import { Tabs } from './tabs.ts';
 import type { BrowserResetInput, BrowserSandbox, DownloadInfo, ParseContext, StepOptions } from './types.ts';
-import { delay, errMessage, quietly, TimeoutError, withTimeout } from './util.ts';
+import { delay, errMessage, quietly, TimeoutError } from './util.ts';
 
 export type { GateSinks, SandboxDeps, WarmClaim } from './sandbox-state.ts';
 
@@ -97,11 +97,7 @@ export class ChromiumSandbox implements BrowserSandbox {
       else {
         if (this.deps.gate) {
           s.gateKey = this.id;
-          s.proxy = await withTimeout(
-            this.deps.gate.register(this.id, s.options.network, (e) => this.events.onBlocked(e), (e) => this.events.onUpstream(e)),
-            s.T,
-            'network gate registration',
-          );
+          s.proxy = await Progress.after(s.T, 'network gate registration').race(this.deps.gate.register(this.id, s.options.network, (e) => this.events.onBlocked(e), (e) => this.events.onUpstream(e)));
         }
         await this.freshContext(s.options);
       }
@@ -131,7 +127,7 @@ export class ChromiumSandbox implements BrowserSandbox {
     const ctxOptions = { ...contextOptions(options, this.s.proxy), ...extra?.contextOptions };
     this.tabsPart.adopt(await prepareContext(this.deps.source, ctxOptions, Math.max(this.s.T, 30_000)));
     // After adopt(): a failing hook leaves a context that releaseResources() frees.
-    if (extra?.prepare) await withTimeout(extra.prepare(this.s.context), this.s.T, 'context preparation');
+    if (extra?.prepare) await Progress.after(this.s.T, 'context preparation').race(extra.prepare(this.s.context));
   }
 
   private async openStartUrl(url: string): Promise<void> {
@@ -140,7 +136,7 @@ export class ChromiumSandbox implements BrowserSandbox {
     let last: ClassifiedError | null = null;
     for (let i = 0; i < START_TRIES; i++) {
       try {
-        await this.tabsPart.navigate('goto', url, Deadline.after(s.T, 'start URL'));
+        await this.tabsPart.navigate('goto', url, Progress.after(s.T, 'start URL'));
         last = null;
         break;
       } catch (e) {
@@ -192,7 +188,7 @@ export class ChromiumSandbox implements BrowserSandbox {
       // The ended episode's downloads go with it: the next one starts with none, on disk as in downloads().
       const removed = Promise.all([...ended.dl.values()].map((d) => quietly(rm(d.path, { force: true }))));
       // The old context goes while the new one opens its start URL.
-      const released = quietly(withTimeout(oldPooled.release(), 10_000, 'context release'));
+      const released = quietly(Progress.after(10_000, 'context release').race(oldPooled.release()));
       if (options.start_url) await this.openStartUrl(options.start_url);
       await Promise.all([released, removed]);
     } catch (e) {
@@ -215,7 +211,7 @@ export class ChromiumSandbox implements BrowserSandbox {
 
   private async releaseResources(): Promise<void> {
     const s = this.s;
-    if (s.pooled) await quietly(withTimeout(s.pooled.release(), 10_000, 'context release'));
+    if (s.pooled) await quietly(Progress.after(10_000, 'context release').race(s.pooled.release()));
     if (s.gateKey && this.deps.gate) {
       const key = s.gateKey;
       s.gateKey = null;

@@ -1,7 +1,7 @@
 // Measuring a scroll: how far the window and the scrollers under the pointer moved over a wheel, and the two
 // animation frames after which input-driven scrolling and paint have been applied.
 import type { Page } from 'playwright-core';
-import type { Deadline } from '../sandbox/deadline.ts';
+import type { Progress } from '../sandbox/progress.ts';
 import { inPage } from './util.ts';
 
 type XY = { x: number; y: number };
@@ -10,7 +10,7 @@ type XY = { x: number; y: number };
  * The scroll offsets of the window and of every ancestor of the element at `p` (the scrollers a wheel there may move),
  * held in the page; `moved()` then says how far they moved together. undefined when the page cannot be read.
  */
-export async function scrollProbe(page: Page, deadline: Deadline, p: XY): Promise<{ moved(): Promise<{ dx: number; dy: number } | undefined> } | undefined> {
+export async function scrollProbe(page: Page, deadline: Progress, p: XY): Promise<{ moved(): Promise<{ dx: number; dy: number } | undefined> } | undefined> {
   const before = await deadline
     .race(
       page.evaluateHandle(
@@ -50,7 +50,7 @@ export async function scrollProbe(page: Page, deadline: Deadline, p: XY): Promis
 }
 
 /** Two animation frames: the scroll/paint triggered by input has been applied when this resolves. */
-export async function nextFrames(page: Page, deadline: Deadline): Promise<void> {
+export async function nextFrames(page: Page, deadline: Progress): Promise<void> {
   await deadline.race(
     page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())))'),
     'animation frame',

@@ -5,9 +5,10 @@
 // key is acknowledged, so the page is asked whether it started a navigation and the settle holds for its
 // request and commit), and subresource loads (images, scripts, styles, frames) started since the action.
 // Fetch/XHR are left to the page's attribution, so an ambient poll does not hold the step.
+import { Progress } from '../sandbox/progress.ts';
 import type { BrowserContext, Frame, Page, Request } from 'playwright-core';
 import type { SettleReport } from '../protocol/observation.ts';
-import { delay, TimeoutError, withTimeout } from './util.ts';
+import { TimeoutError } from './util.ts';
 
 export { SETTLE_INIT_SCRIPT } from './settle-script.ts';
 
@@ -100,36 +101,38 @@ export class NetworkTracker {
     return this.total - this.documents;
   }
 
-  /** Resolves true once a navigation request has been seen since `begin()`; false at `deadline`. */
-  waitDocument(deadline: number): Promise<boolean> {
-    return this.waitUntil(deadline, () => this.documents > 0);
+  /** Resolves true once a navigation request has been seen since `begin()`; false when `p` ends. */
+  waitDocument(p: Progress): Promise<boolean> {
+    return this.waitUntil(p, () => this.documents > 0);
   }
 
-  /** Resolves true once no navigation request is in flight; false at `deadline`. */
-  waitDocumentsDone(deadline: number): Promise<boolean> {
-    return this.waitUntil(deadline, () => this.docsInflight.size === 0);
+  /** Resolves true once no navigation request is in flight; false when `p` ends. */
+  waitDocumentsDone(p: Progress): Promise<boolean> {
+    return this.waitUntil(p, () => this.docsInflight.size === 0);
   }
 
-  /** Resolves true once no waited-for request is in flight; false at `deadline`. */
-  waitIdle(deadline: number): Promise<boolean> {
-    return this.waitUntil(deadline, () => !this.busy());
+  /** Resolves true once no waited-for request is in flight; false when `p` ends. */
+  waitIdle(p: Progress): Promise<boolean> {
+    return this.waitUntil(p, () => !this.busy());
   }
 
-  /** Resolves true when `test` does (checked now and on every request event); false at `deadline`. */
-  private waitUntil(deadline: number, test: () => boolean): Promise<boolean> {
+  /** Resolves true when `test` does (checked now and on every request event); false when `p` ends (time up or aborted). */
+  private waitUntil(p: Progress, test: () => boolean): Promise<boolean> {
+    if (test()) return Promise.resolve(true);
+    if (p.expired) return Promise.resolve(false);
+    const signal = p.signal;
     return new Promise((resolve) => {
       const finish = (v: boolean) => {
-        clearTimeout(timer);
+        signal.removeEventListener('abort', onEnd);
         this.listeners.delete(check);
         resolve(v);
       };
       const check = () => {
         if (test()) finish(true);
-        else if (Date.now() >= deadline) finish(false);
       };
-      const timer = setTimeout(() => finish(test()), Math.max(0, deadline - Date.now()));
+      const onEnd = () => finish(test());
+      signal.addEventListener('abort', onEnd, { once: true });
       this.listeners.add(check);
-      check();
     });
   }
 }
@@ -145,10 +148,10 @@ function isMainDocument(r: Request): boolean {
 /** What the settle needs from the sandbox. */
 export interface SettleHost {
   readonly page: Page;
-  /** Evaluates `expression` in the active page's main frame (main world), awaiting a returned promise. */
-  evaluate(expression: string, timeoutMs: number): Promise<unknown>;
-  /** Resolves true once the active page is no longer `from` (a popup was followed); false at `deadline`. */
-  waitPageChange(from: Page, deadline: number): Promise<boolean>;
+  /** Evaluates `expression` in the active page's main frame (main world), awaiting a returned promise, within `p`. */
+  evaluate(expression: string, p: Progress): Promise<unknown>;
+  /** Resolves true once the active page is no longer `from` (a popup was followed); false when `p` ends. */
+  waitPageChange(from: Page, p: Progress): Promise<boolean>;
 }
 
 interface PageAnswer {
@@ -172,10 +175,10 @@ const probe = (since: number, ms: number, navSeen: number) =>
   `window.__grove && window.__grove.settle ? window.__grove.settle(${since}, ${Math.max(0, Math.round(ms))}, ${navSeen}) : null`;
 
 /**
- * Waits for the work the action (started at `since`, epoch ms) caused, until `deadline` (epoch ms). Call
- * `net.begin()` before the action. `extraQuietMs` is added once the caused work is done.
+ * Waits for the work the action (started at `since`, epoch ms) caused, within `p` (its end is the settle's cap).
+ * Call `net.begin()` before the action. `extraQuietMs` is added once the caused work is done.
  */
-export async function settle(host: SettleHost, net: NetworkTracker, since: number, deadline: number, extraQuietMs = 0): Promise<SettleOutcome> {
+export async function settle(host: SettleHost, net: NetworkTracker, since: number, p: Progress, extraQuietMs = 0): Promise<SettleOutcome> {
   const t0 = Date.now();
   const waited: Record<string, number> = {};
   const add = (k: string, n: number) => {
@@ -189,22 +192,23 @@ export async function settle(host: SettleHost, net: NetworkTracker, since: numbe
   let title: SettleOutcome['title'] = null;
   try {
     for (;;) {
-      const left = deadline - Date.now();
+      const left = p.remaining();
       if (left <= 0) break;
       let answer: PageAnswer | null;
       try {
-        answer = (await host.evaluate(probe(since, left, navSeen), left + 200)) as PageAnswer | null;
+        // The page's own probe ends at `left`; the race gives it 200 ms to answer that it did.
+        answer = (await host.evaluate(probe(since, left, navSeen), Progress.after(left + 200, 'settle probe'))) as PageAnswer | null;
       } catch (e) {
         if (e instanceof TimeoutError) break; // a busy page: the sandbox checks whether it still answers
         // The document went away under the probe (a navigation is committing) or has no context yet.
         navigated = true;
-        await delay(Math.min(20, deadline - Date.now()));
+        await p.sleep(20);
         continue;
       }
       if (answer === null) {
         // No init script in this document (about:blank, a chrome-error page): wait for the network only.
         net.countEverything();
-        if (await net.waitIdle(deadline)) stopped = navigated || net.documentRequests > 0 ? 'navigation' : 'caused_done';
+        if (await net.waitIdle(p)) stopped = navigated || net.documentRequests > 0 ? 'navigation' : 'caused_done';
         break;
       }
       for (const [k, n] of Object.entries(answer.waited)) add(k, n);
@@ -214,13 +218,13 @@ export async function settle(host: SettleHost, net: NetworkTracker, since: numbe
         navSeen = answer.navAt;
         add('navigation', 1);
         // A navigation to a scheme that loads nothing (mailto:) must not hold the step: bounded.
-        if (await net.waitDocument(Math.min(deadline, Date.now() + NAV_REQUEST_WAIT_MS))) await waitCommit(host.page, net, deadline);
+        if (await net.waitDocument(p.within(NAV_REQUEST_WAIT_MS))) await waitCommit(host.page, net, p);
         continue;
       }
       // A tab the action opened: the sandbox follows it; settle on the new page (its load is caused work).
       if (answer.popupAt >= since && !popupFollowed) {
         popupFollowed = true;
-        if (host.page !== startPage || (await host.waitPageChange(startPage, Math.min(deadline, Date.now() + POPUP_WAIT_MS)))) {
+        if (host.page !== startPage || (await host.waitPageChange(startPage, p.within(POPUP_WAIT_MS)))) {
           add('new tab', 1);
           navSeen = 0;
           continue;
@@ -231,17 +235,17 @@ export async function settle(host: SettleHost, net: NetworkTracker, since: numbe
       const loadsBefore = net.requests;
       const titledPage = host.page;
       const idleAtAnswer = net.idle();
-      if (!(await net.waitIdle(deadline))) break;
-      const frames = await settleFrames(host.page, since, deadline);
+      if (!(await net.waitIdle(p))) break;
+      const frames = await settleFrames(host.page, since, p);
       for (const [k, n] of Object.entries(frames.waited)) add(k, n);
       if (!frames.done) break;
       if (net.documentRequests > docsBefore) {
         // The page navigated after all (a late redirect, a meta refresh): follow it.
         navigated = true;
-        await waitCommit(host.page, net, deadline);
+        await waitCommit(host.page, net, p);
         continue;
       }
-      if (extraQuietMs > 0) await delay(Math.min(extraQuietMs, deadline - Date.now()));
+      if (extraQuietMs > 0) await p.sleep(extraQuietMs);
       stopped = navigated || net.documentRequests > 0 ? 'navigation' : 'caused_done';
       // Nothing ran on Node's side after the page's answer (no load, no frame, no extra quiet): its title stands.
       const nothingAfter = idleAtAnswer && extraQuietMs === 0 && frames.children === 0 && net.requests === loadsBefore && net.documentRequests === docsBefore;
@@ -257,7 +261,7 @@ export async function settle(host: SettleHost, net: NetworkTracker, since: numbe
 }
 
 /** Resolves when the active page's main frame commits a new document, or the navigation request ended without one. */
-async function waitCommit(page: Page, net: NetworkTracker, deadline: number): Promise<void> {
+async function waitCommit(page: Page, net: NetworkTracker, p: Progress): Promise<void> {
   let onNav: ((f: Frame) => void) | undefined;
   const committed = new Promise<void>((resolve) => {
     onNav = (f: Frame) => {
@@ -266,14 +270,14 @@ async function waitCommit(page: Page, net: NetworkTracker, deadline: number): Pr
     page.on('framenavigated', onNav);
   });
   try {
-    await Promise.race([committed, net.waitDocumentsDone(deadline)]);
+    await Promise.race([committed, net.waitDocumentsDone(p)]);
   } finally {
     if (onNav) page.off('framenavigated', onNav);
   }
 }
 
 /** Child frames (out-of-process ones included) run the same script: wait for what the action caused there. */
-async function settleFrames(page: Page, since: number, deadline: number): Promise<{ done: boolean; waited: Record<string, number>; children: number }> {
+async function settleFrames(page: Page, since: number, p: Progress): Promise<{ done: boolean; waited: Record<string, number>; children: number }> {
   const waited: Record<string, number> = {};
   let done = true;
   // A frame without a URL never committed a document (its load was refused: a local-scheme src): Playwright would
@@ -282,10 +286,10 @@ async function settleFrames(page: Page, since: number, deadline: number): Promis
   if (!children.length) return { done, waited, children: 0 };
   await Promise.all(
     children.map(async (f) => {
-      const left = deadline - Date.now();
+      const left = p.remaining();
       if (left <= 0) return;
       try {
-        const a = (await withTimeout(f.evaluate(probe(since, left, Number.MAX_SAFE_INTEGER)), left + 200, 'frame settle')) as PageAnswer | null;
+        const a = (await Progress.after(left + 200, 'frame settle').race(f.evaluate(probe(since, left, Number.MAX_SAFE_INTEGER)))) as PageAnswer | null;
         if (!a) return;
         if (a.state === 'cap') done = false;
         for (const [k, n] of Object.entries(a.waited)) waited[`frame ${k}`] = (waited[`frame ${k}`] ?? 0) + n;

@@ -1,8 +1,9 @@
 // Set-of-Mark: find visible, uncovered interactive elements in the viewport, number them, and draw the
 // numbered boxes onto a screenshot (an SVG composited by sharp, so the page itself is never touched).
+import { Progress } from '../sandbox/progress.ts';
 import type { Page } from 'playwright-core';
 import type { FocusedElement, ScrollState, SomElement } from '../protocol/observation.ts';
-import { inPage, withTimeout } from './util.ts';
+import { inPage } from './util.ts';
 
 /** Runs in the page. Kept self-contained: Playwright serialises it. */
 function collectInteractive(max: number) {
@@ -129,7 +130,7 @@ export interface SomCollection {
 /** SoM elements of the page's main frame, in document order, labelled from 0; with the scroll position and the
  * focused element read in the same pass. */
 export async function collectSom(page: Page, timeoutMs: number, max = 300): Promise<SomCollection> {
-  return (await withTimeout(page.evaluate(inPage(collectInteractive, max)), timeoutMs, 'SoM collection')) as SomCollection;
+  return (await Progress.after(timeoutMs, 'SoM collection').race(page.evaluate(inPage(collectInteractive, max)))) as SomCollection;
 }
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -1,20 +1,20 @@
 // The step pipeline: health check → each action (actions.ts) → settle by causality (settle.ts) → observation
-// (observer.ts). One Deadline is made per step (step-budget.ts) and handed down; each stage takes its slice, and
+// (observer.ts). One Progress is made per step (step-budget.ts) and handed down; each stage takes its slice, and
 // recovery keeps its own reserve so a step that needed one still ends in time.
 import type { Action } from '../protocol/action.ts';
 import type { ActionError, Observation, ResolvedAction, SettleReport, StepResult } from '../protocol/observation.ts';
-import { Deadline } from '../sandbox/deadline.ts';
+import { Progress } from '../sandbox/progress.ts';
 import { ActionFailure, type ActionHost, type ActionRecord, actionDef, NO_SETTLE } from './actions.ts';
 import { resolvePoint, type PointInput } from './coords.ts';
 import type { Observer } from './observer.ts';
 import type { Recovery } from './recovery.ts';
-import { targetSize } from './resize.ts';
+import { imageSize } from './resize.ts';
 import { PROBE_MS, type SandboxState } from './sandbox-state.ts';
 import { settle, type SettleHost } from './settle.ts';
 import { actionMs as actionBudgetMs, OBSERVE_MS, observeBudgetMs, recoveryMs, stepBudgetMs } from './step-budget.ts';
 import type { Tabs } from './tabs.ts';
 import type { StepOptions } from './types.ts';
-import { TimeoutError, withTimeout } from './util.ts';
+import { TimeoutError } from './util.ts';
 
 export class StepPipeline {
   constructor(
@@ -30,7 +30,7 @@ export class StepPipeline {
     s.episode.steps++;
     const useSettle = opts.settle ?? s.options.settle;
     // The one deadline of this step: every wait below is bounded by a slice of it (step-budget.ts).
-    const deadline = Deadline.after(stepBudgetMs(s.options, actions, useSettle), 'step');
+    const deadline = Progress.after(stepBudgetMs(s.options, actions, useSettle), 'step');
     // Actions and settles leave the observation and two recoveries their time.
     const work = deadline.reserve(OBSERVE_MS + 2 * recoveryMs(s.options));
     const recovery = deadline.reserve(OBSERVE_MS);
@@ -54,6 +54,8 @@ export class StepPipeline {
       const budget = actionBudgetMs(s.options, a);
       const ad = work.within(a.action === 'wait' ? budget : Math.max(budget - Math.min(PROBE_MS, budget / 4), budget * 0.75), `action ${a.action}`);
       try {
+        // Out of time, the action is cancelled (ad's signal aborts: its cleanups stop a navigation, typing stops
+        // between keys), not left running into the settle and the next step.
         const r = await ad.race(actionDef(a.action).run(this.host(ad), a, rec), `action ${a.action}`);
         if (r?.done) {
           done = true;
@@ -61,13 +63,14 @@ export class StepPipeline {
         }
       } catch (e) {
         err = await this.recovery.classifyFailure(e, recovery);
+      } finally {
+        ad.done();
       }
       const ms = Date.now() - ta;
       actionMs += ms;
       if (wantSettle && !err) {
-        // Settle's own cap (settle_max_ms after the action), never past the step's work deadline.
-        const settleDeadline = Math.min(Math.max(ta, Date.now()) + s.options.settle_max_ms, work.at);
-        const { report: st, title } = await settle(this.settleHost(), s.net, ta, settleDeadline, s.options.settle_quiet_ms);
+        // Settle's own cap (settle_max_ms from the action's end), never past the step's work.
+        const { report: st, title } = await settle(this.settleHost(), s.net, ta, work.within(s.options.settle_max_ms, `settle after ${a.action}`), s.options.settle_quiet_ms);
         s.episode.settledTitle = title;
         settleMs += st.ms;
         settled = mergeSettle(settled, st);
@@ -93,22 +96,22 @@ export class StepPipeline {
 
   async observe(opts: StepOptions): Promise<Observation> {
     const t0 = Date.now();
-    const deadline = Deadline.after(observeBudgetMs(this.s.options), 'observation');
+    const deadline = Progress.after(observeBudgetMs(this.s.options), 'observation');
     const recovery = deadline.reserve(OBSERVE_MS);
     const error = await this.recovery.ensureHealthy(recovery).catch((e: unknown) => this.recovery.classifyFailure(e, recovery));
     return this.observer.observe(opts, error, 0, 0, t0, deadline);
   }
 
-  private host(deadline: Deadline): ActionHost {
+  private host(deadline: Progress): ActionHost {
     const s = this.s;
     const o = s.options;
-    const coords = { viewport: o.viewport, image: targetSize(o.viewport, o.resize), defaultSpace: o.coordinate_space, defaultDivisor: o.rel_divisor };
+    const coords = { viewport: o.viewport, image: imageSize(o.viewport, o.device_scale_factor ?? 1, o.resize), defaultSpace: o.coordinate_space, defaultDivisor: o.rel_divisor };
     return {
       get page() {
         return s.page;
       },
       viewport: o.viewport,
-      deadline,
+      progress: deadline,
       resolve: (p: PointInput) => {
         const r = resolvePoint(p, coords);
         if (!r.ok) throw new ActionFailure('invalid_coordinates', r.message);
@@ -136,7 +139,7 @@ export class StepPipeline {
       get page() {
         return s.page;
       },
-      evaluate: async (expression, timeoutMs) => {
+      evaluate: async (expression, p) => {
         const run = async () => {
           const session = await s.session(s.page);
           const r = (await session.send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true })) as {
@@ -145,9 +148,9 @@ export class StepPipeline {
           };
           return r.exceptionDetails ? null : (r.result?.value ?? null);
         };
-        return withTimeout(run(), timeoutMs, 'settle probe');
+        return p.race(run(), 'settle probe');
       },
-      waitPageChange: (from, deadline) => s.waitPageChange(from, deadline),
+      waitPageChange: (from, p) => s.waitPageChange(from, p),
     };
   }
 }

@@ -10,7 +10,7 @@
 // a title, and every read without a capture to order it after, asks the page for document.title instead.
 import type { CDPSession } from 'playwright-core';
 import { domainToUnicode } from 'node:url';
-import type { Deadline } from '../sandbox/deadline.ts';
+import type { Progress } from '../sandbox/progress.ts';
 
 /** Chromium hands the browser at most this many UTF-16 units of a title (content's kMaxTitleChars): a title this
  * long may be cut, so the page is asked for all of it. */
@@ -26,7 +26,7 @@ const TITLE_RETRY_MS = 50;
  * ('' then, as for a page without a title). `closed` ends the retries when the page is gone. `told`: the title the
  * page told (title-watch.ts), used once `after` is back; without one the browser is asked.
  */
-export async function pageTitle(session: () => Promise<CDPSession>, closed: () => boolean, d: Deadline, after?: Promise<unknown>, told?: () => string | undefined): Promise<string> {
+export async function pageTitle(session: () => Promise<CDPSession>, closed: () => boolean, d: Progress, after?: Promise<unknown>, told?: () => string | undefined): Promise<string> {
   if (after) {
     await after;
     // What the page told since its document started (title-watch.ts): on the pipe before the capture's answer.

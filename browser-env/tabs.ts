@@ -2,7 +2,7 @@
 // closing tabs, navigating the active one, and the tab list (with titles) of an observation.
 import type { Page } from 'playwright-core';
 import type { Tab } from '../protocol/observation.ts';
-import { Deadline } from '../sandbox/deadline.ts';
+import { Progress } from '../sandbox/progress.ts';
 import { ActionFailure } from './actions.ts';
 import { classifyNavError, classifyResponse, normalizeUrl } from './classify.ts';
 import type { Prepared } from './context.ts';
@@ -11,7 +11,7 @@ import { pageTitle } from './tab-title.ts';
 import { firstLine, PROBE_MS, type SandboxState } from './sandbox-state.ts';
 import { newPageWithin } from './new-page.ts';
 import { NetworkTracker } from './settle.ts';
-import { errMessage, quietly, withTimeout } from './util.ts';
+import { errMessage, quietly } from './util.ts';
 import { navigationAllowed, schemeOf } from './url-policy.ts';
 import { isBlankUrl, watchPage } from './watchdogs.ts';
 
@@ -19,7 +19,7 @@ export type NavKind = 'goto' | 'back' | 'forward' | 'reload';
 
 export class Tabs {
   /** Set by the recovery part: a probe whether a page still answers (a navigation error may be a crash). */
-  probe: (pg: Page, d: Deadline) => Promise<boolean> = async () => true;
+  probe: (pg: Page, d: Progress) => Promise<boolean> = async () => true;
 
   constructor(
     private readonly s: SandboxState,
@@ -69,7 +69,7 @@ export class Tabs {
     if (!known && s.ownPageOps === 0 && s.tabs.length >= s.limits.maxTabs) {
       // A popup storm: the page gets no more tabs than the limit; the new one is closed before it is followed.
       s.selfClosing.add(pg);
-      s.track(quietly(withTimeout(pg.close({ runBeforeUnload: false }), PROBE_MS, 'close popup over the tab limit')));
+      s.track(quietly(Progress.after(PROBE_MS, 'close popup over the tab limit').race(pg.close({ runBeforeUnload: false }))));
       s.reportLimit('tabs', s.limits.maxTabs, `The page opened more than ${s.limits.maxTabs} tabs; the extra popup was closed.`);
       return;
     }
@@ -87,7 +87,7 @@ export class Tabs {
     );
   }
 
-  async navigate(kind: NavKind, url: string | undefined, d: Deadline): Promise<void> {
+  async navigate(kind: NavKind, url: string | undefined, d: Progress): Promise<void> {
     const s = this.s;
     const pg = s.page;
     const started = Date.now();
@@ -97,13 +97,19 @@ export class Tabs {
     }
     // Leave a little of the action budget so Playwright's own (classifiable) error wins the race.
     const opts = { waitUntil: 'domcontentloaded' as const, timeout: Math.max(100, d.remaining() - 300) };
+    // A navigation given up on is stopped, not left loading: Playwright's timeout only ends the wait, and a page
+    // that commits later would change under the next step (and keep its request open).
+    const off = d.cleanupWhenAborted(() => this.stopLoading(pg));
     let resp;
     try {
       if (kind === 'goto') resp = await pg.goto(target ?? 'about:blank', opts);
       else if (kind === 'back') resp = await pg.goBack(opts);
       else if (kind === 'forward') resp = await pg.goForward(opts);
       else resp = await pg.reload(opts);
+      off();
     } catch (e) {
+      off();
+      if (e instanceof Error && e.name === 'TimeoutError') await this.stopLoading(pg);
       const msg = firstLine(errMessage(e));
       // The URL is a file: Chromium downloads it instead of navigating. Not a failure — the page stays, and the
       // download watchdog reports the file as a `download` event.
@@ -128,7 +134,7 @@ export class Tabs {
     }
   }
 
-  async newTab(url: string | undefined, d: Deadline): Promise<void> {
+  async newTab(url: string | undefined, d: Progress): Promise<void> {
     const s = this.s;
     // Checked before the tab exists: a refused URL leaves no empty tab behind.
     if (url && !navigationAllowed(normalizeUrl(url))) {
@@ -141,7 +147,7 @@ export class Tabs {
     s.ownPageOps++;
     let pg: Page;
     try {
-      pg = await d.race(newPageWithin(s.context, d.remaining(), 'new tab'), 'new tab');
+      pg = await d.race(newPageWithin(s.context, d.remaining(), 'new tab'), 'new tab', { dispose: (late) => late.close({ runBeforeUnload: false }) });
     } finally {
       s.ownPageOps--;
     }
@@ -151,14 +157,14 @@ export class Tabs {
     if (url) await this.navigate('goto', url, d);
   }
 
-  async switchTab(index: number, d: Deadline): Promise<void> {
+  async switchTab(index: number, d: Progress): Promise<void> {
     const pg = this.s.tabs[index];
     if (!pg) throw new ActionFailure('no_such_tab', `No tab ${index}; there are ${this.s.tabs.length} tab(s).`);
     this.s.page = pg;
     await quietly(d.within(PROBE_MS).race(pg.bringToFront(), 'bring to front'));
   }
 
-  async closeTab(index: number | undefined, d: Deadline): Promise<void> {
+  async closeTab(index: number | undefined, d: Progress): Promise<void> {
     const s = this.s;
     const i = index ?? s.tabs.indexOf(s.page);
     const pg = s.tabs[i];
@@ -174,7 +180,13 @@ export class Tabs {
    * at 16 sessions on this 2-core machine (its utility world and API wrappers), has no timeout, and never settles on
    * a page whose browser died (the soak's heap snapshots found such calls still running, each keeping the dead
    * browser alive with all its contexts). */
-  private titleWithin(pg: Page, d: Deadline, after?: Promise<unknown>): Promise<string> {
+  /** Stops the page's pending navigation (CDP Page.stopLoading, the browser's Stop button), within PROBE_MS. */
+  private async stopLoading(pg: Page): Promise<void> {
+    if (pg.isClosed()) return;
+    await quietly(Progress.after(PROBE_MS, 'stop loading').race(this.s.session(pg).then((c) => c.send('Page.stopLoading'))));
+  }
+
+  private titleWithin(pg: Page, d: Progress, after?: Promise<unknown>): Promise<string> {
     // One call can hang with its renderer (it then ends with the page): the race bounds the wait for it.
     return d.race(pageTitle(() => this.s.session(pg), () => pg.isClosed(), d, after, () => this.s.titles.get(pg)), 'title');
   }
@@ -183,7 +195,7 @@ export class Tabs {
    * Every tab with its URL and title. The active page has been probed by now: its title gets `activeMs` (time on a
    * loaded machine); background tabs get less. `after`: the observation's capture (see tab-title.ts).
    */
-  list(d?: Deadline, activeMs = Math.min(this.s.T, 5000), after?: Promise<unknown>): Promise<Tab[]> {
+  list(d?: Progress, activeMs = Math.min(this.s.T, 5000), after?: Promise<unknown>): Promise<Tab[]> {
     const s = this.s;
     const settled = s.episode.settledTitle;
     s.episode.settledTitle = null;
@@ -191,7 +203,7 @@ export class Tabs {
       s.tabs.map(async (pg, index) => ({
         index,
         url: pg.url(),
-        title: settled?.page === pg ? settled.text : ((await quietly(this.titleWithin(pg, (d ?? Deadline.after(5000, 'titles')).within(pg === s.page ? activeMs : 1500), after))) ?? ''),
+        title: settled?.page === pg ? settled.text : ((await quietly(this.titleWithin(pg, (d ?? Progress.after(5000, 'titles')).within(pg === s.page ? activeMs : 1500), after))) ?? ''),
         active: pg === s.page,
       })),
     );

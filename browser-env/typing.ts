@@ -1,7 +1,7 @@
 // Typing into the focused element: text in (per key, or one insert for long texts), the check that the focus takes
 // text, and the field's value afterwards (what the page made of the typed text).
 import type { Page } from 'playwright-core';
-import { TimeoutError, type Deadline } from '../sandbox/deadline.ts';
+import type { Progress } from '../sandbox/progress.ts';
 import { inPage } from './util.ts';
 
 /** Long texts go in as one insertText (per-key typing of 20k chars would outlast any timeout). */
@@ -12,10 +12,9 @@ const PER_KEY_LIMIT = 300;
  * slow type must not leave it typing on in the background (on a loaded machine it went on after the step's answer
  * and interleaved its keys with the next type's).
  */
-export async function typeText(page: Page, text: string, clear?: boolean, submit?: boolean, deadline?: Deadline): Promise<void> {
-  const check = () => {
-    if (deadline?.expired) throw new TimeoutError(`typing (${deadline.what})`, 0);
-  };
+export async function typeText(page: Page, text: string, clear?: boolean, submit?: boolean, deadline?: Progress): Promise<void> {
+  // Between keys: a step that gave up (its time is up, or it was aborted) stops typing here.
+  const check = () => deadline?.throwIfAborted();
   if (clear) {
     await page.keyboard.press('ControlOrMeta+a');
     await page.keyboard.press('Delete');
@@ -33,7 +32,7 @@ export async function typeText(page: Page, text: string, clear?: boolean, submit
 }
 
 /** Whether the focused element takes text (iframes count: the focus may be inside them). */
-export async function focusedEditable(page: Page, deadline: Deadline): Promise<boolean> {
+export async function focusedEditable(page: Page, deadline: Progress): Promise<boolean> {
   return deadline.race(
     page.evaluate(inPage(() => {
       let el: Element | null = document.activeElement;
@@ -52,7 +51,7 @@ export async function focusedEditable(page: Page, deadline: Deadline): Promise<b
 }
 
 /** The focused field's value (an input's value, else the element's text), as web_env.py reads it after `write`. */
-export async function fieldValue(page: Page, deadline: Deadline): Promise<string | undefined> {
+export async function fieldValue(page: Page, deadline: Progress): Promise<string | undefined> {
   const v = await deadline
     .race(
       page.evaluate(

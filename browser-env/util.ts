@@ -1,21 +1,8 @@
-// Small async helpers: every CDP/Playwright call in the sandbox is bounded by one of these (or by the step's
-// Deadline, sandbox/deadline.ts, which shares the TimeoutError).
-import { TimeoutError } from '../sandbox/deadline.ts';
+// Small async helpers. Every CDP/Playwright call in the sandbox is bounded by a Progress (sandbox/progress.ts):
+// the step's, handed down, or one of its own for work outside a step.
+import { TimeoutError } from '../sandbox/progress.ts';
 
 export { TimeoutError };
-
-/**
- * Races `p` against a timer. The loser is never left floating: a late rejection of `p` is swallowed
- * (the page may answer long after we gave up on it, or its close may reject the pending call).
- */
-export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  p.catch(() => {});
-  let timer: NodeJS.Timeout | undefined;
-  const t = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError(what, ms)), Math.max(1, ms));
-  });
-  return Promise.race([p, t]).finally(() => clearTimeout(timer));
-}
 
 /** Resolves after `ms` (for retry backoff and explicit `wait` actions only, never for settling). */
 export function delay(ms: number): Promise<void> {

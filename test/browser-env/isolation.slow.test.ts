@@ -9,7 +9,7 @@ import type { Action } from '../../protocol/action.ts';
 import type { StepResult } from '../../protocol/observation.ts';
 import { html, openEnv, phased, startFixture, type Fixture, type TestEnv } from './support.ts';
 import type { ChromiumSandbox } from '../../browser-env/sandbox.ts';
-import { withTimeout } from '../../browser-env/util.ts';
+import { Progress } from '../../sandbox/progress.ts';
 
 const TOKEN = `CANARY-${process.pid}-${Date.now().toString(36)}-7f3a`;
 const BTN = 'position:absolute;left:10px;top:10px;width:200px;height:40px';
@@ -67,7 +67,7 @@ async function exposed(sb: ChromiumSandbox, r: StepResult): Promise<string> {
     for (const f of pg.frames()) {
       parts.push(f.url());
       // A frame whose load Chromium refused never gets a context: Playwright would wait ~50 s for one.
-      const text = withTimeout(f.evaluate('document.documentElement ? document.documentElement.innerText : ""'), 2000, 'frame text');
+      const text = Progress.after(2000, 'frame text').race(f.evaluate('document.documentElement ? document.documentElement.innerText : ""'));
       parts.push(String(await text.catch(() => '')));
     }
   }

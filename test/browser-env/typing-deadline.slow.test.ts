@@ -4,7 +4,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_FLAGS } from '../../browser-env/chromium-launch.ts';
 import { typeText } from '../../browser-env/typing.ts';
-import { Deadline, TimeoutError } from '../../sandbox/deadline.ts';
+import { Progress, TimeoutError } from '../../sandbox/progress.ts';
 import { loadConfig } from '../../sandbox/config.ts';
 
 let browser: Browser;
@@ -22,7 +22,7 @@ describe('typeText with a deadline', () => {
     await page.setContent('<input id="f" onkeydown="const t = Date.now(); while (Date.now() - t < 30) {}">');
     await page.focus('#f');
     const text = 'x'.repeat(200);
-    const err = await typeText(page, text, false, true, Deadline.after(300, 'action type')).catch((e: unknown) => e);
+    const err = await typeText(page, text, false, true, Progress.after(300, 'action type')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TimeoutError);
     const atEnd = await page.inputValue('#f');
     expect(atEnd.length).toBeLessThan(text.length);
@@ -35,7 +35,7 @@ describe('typeText with a deadline', () => {
     const page = await browser.newPage();
     await page.setContent('<input id="f">');
     await page.focus('#f');
-    await typeText(page, 'Chickpea Coconut Curry', true, false, Deadline.after(30_000, 'action type'));
+    await typeText(page, 'Chickpea Coconut Curry', true, false, Progress.after(30_000, 'action type'));
     expect(await page.inputValue('#f')).toBe('Chickpea Coconut Curry');
     await page.close();
   });

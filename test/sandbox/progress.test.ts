@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Deadline, TimeoutError } from '../../sandbox/deadline.ts';
+import { Progress, TimeoutError } from '../../sandbox/progress.ts';
 import { actionMs, recoveryMs, stepBudgetMs, OBSERVE_MS } from '../../browser-env/step-budget.ts';
 
-describe('Deadline', () => {
+describe('Progress', () => {
   it('a sub-deadline never ends after its parent', () => {
-    const d = Deadline.after(1000);
+    const d = Progress.after(1000);
     expect(d.within(60_000).at).toBe(d.at);
     expect(d.within(10).at).toBeLessThan(d.at);
     expect(d.reserve(400).at).toBe(d.at - 400);
@@ -15,7 +15,7 @@ describe('Deadline', () => {
   });
 
   it('race rejects with a TimeoutError naming the stage when the time is up', async () => {
-    const d = Deadline.after(20, 'step');
+    const d = Progress.after(20, 'step');
     const never = new Promise<never>(() => {});
     const err = await d.race(never, 'settle').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TimeoutError);
@@ -23,20 +23,20 @@ describe('Deadline', () => {
   });
 
   it('race passes a result through and swallows a late rejection of the loser', async () => {
-    const d = Deadline.after(5000);
+    const d = Progress.after(5000);
     expect(await d.race(Promise.resolve(7), 'x')).toBe(7);
     const late = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('late')), 30));
-    await expect(Deadline.after(1).race(late, 'y')).rejects.toBeInstanceOf(TimeoutError);
+    await expect(Progress.after(1).race(late, 'y')).rejects.toBeInstanceOf(TimeoutError);
     await new Promise((r) => setTimeout(r, 50)); // an unhandled rejection would fail the run
   });
 
   it('an expired deadline races to an immediate timeout and sleeps not at all', async () => {
-    const d = Deadline.after(0);
+    const d = Progress.after(0);
     await expect(d.race(new Promise(() => {}), 'z')).rejects.toBeInstanceOf(TimeoutError);
     // On a fake clock: the 10 s sleep must be over without the clock moving (a real sleep would pass the test
     // timeout's check only by luck, and reading remaining() before it proved nothing about the sleep).
     vi.useFakeTimers();
-    const late = Deadline.after(0);
+    const late = Progress.after(0);
     let slept = false;
     void late.sleep(10_000).then(() => (slept = true));
     await vi.advanceTimersByTimeAsync(0);
@@ -45,17 +45,110 @@ describe('Deadline', () => {
 
   it('a sleep ends with its deadline when that comes first, and after its own length otherwise', async () => {
     vi.useFakeTimers();
-    const d = Deadline.after(50);
+    const d = Progress.after(50);
     let capped = false;
     void d.sleep(10_000).then(() => (capped = true));
     let own = false;
-    void Deadline.after(60_000).sleep(30).then(() => (own = true));
+    void Progress.after(60_000).sleep(30).then(() => (own = true));
     await vi.advanceTimersByTimeAsync(29);
     expect([own, capped]).toEqual([false, false]);
     await vi.advanceTimersByTimeAsync(1);
     expect([own, capped]).toEqual([true, false]);
     await vi.advanceTimersByTimeAsync(20);
     expect(capped).toBe(true);
+  });
+});
+
+describe('Progress: cancellation, not abandonment', () => {
+  it('a lost race cancels the work and disposes of a result that comes late', async () => {
+    const p = Progress.after(20, 'step');
+    const events: string[] = [];
+    let deliver!: (v: string) => void;
+    const work = new Promise<string>((r) => (deliver = r));
+    const err = await p.race(work, 'new page', { cancel: () => events.push('cancel'), dispose: (v) => events.push(`dispose ${v}`) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect((err as Error).message).toMatch(/^new page did not finish within \d+ ms$/);
+    expect(events).toEqual(['cancel']);
+    deliver('page-1');
+    await Promise.resolve();
+    expect(events).toEqual(['cancel', 'dispose page-1']);
+  });
+
+  it('a won race neither cancels nor disposes', async () => {
+    const events: string[] = [];
+    const v = await Progress.after(5000).race(Promise.resolve(3), 'x', { cancel: () => events.push('cancel'), dispose: () => events.push('dispose') });
+    expect(v).toBe(3);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(events).toEqual([]);
+  });
+
+  it('work that takes the signal is stopped at the deadline: a ticking loop ticks no more', async () => {
+    vi.useFakeTimers();
+    const p = Progress.after(100, 'poll');
+    let ticks = 0;
+    const loop = (async () => {
+      for (;;) {
+        p.throwIfAborted();
+        ticks++;
+        await p.sleep(10);
+      }
+    })();
+    const ended = loop.catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await ended).toBeInstanceOf(TimeoutError);
+    const atEnd = ticks;
+    expect(atEnd).toBeGreaterThanOrEqual(9);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(ticks).toBe(atEnd);
+  });
+
+  it('cleanups run once when the time is up, never after off() or done()', async () => {
+    vi.useFakeTimers();
+    const p = Progress.after(50, 'navigation');
+    const ran: string[] = [];
+    p.cleanupWhenAborted(() => ran.push('stop loading'));
+    const off = p.cleanupWhenAborted(() => ran.push('finished already'));
+    off();
+    await vi.advanceTimersByTimeAsync(49);
+    expect(ran).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(ran).toEqual(['stop loading']);
+    expect(p.signal.aborted).toBe(true);
+    // Registered after the abort: run at once.
+    p.cleanupWhenAborted(() => ran.push('late'));
+    expect(ran).toEqual(['stop loading', 'late']);
+    const q = Progress.after(50);
+    q.cleanupWhenAborted(() => ran.push('q'));
+    q.done();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(ran).toEqual(['stop loading', 'late']);
+  });
+
+  it('a child is aborted with its parent, with the parent\'s reason; abort() stops every race at once', async () => {
+    const step = Progress.after(60_000, 'step');
+    const action = step.within(30_000, 'action');
+    const cleaned: string[] = [];
+    action.cleanupWhenAborted(() => cleaned.push('action'));
+    const racing = action.race(new Promise(() => {}), 'goto').catch((e: unknown) => e);
+    const closed = new Error('sandbox closed');
+    step.abort(closed);
+    expect(await racing).toBe(closed);
+    expect(cleaned).toEqual(['action']);
+    expect(action.expired).toBe(true);
+    expect(() => action.throwIfAborted()).toThrow('sandbox closed');
+    // A child made after the abort starts aborted.
+    expect(step.within(1000).signal.aborted).toBe(true);
+  });
+
+  it('a sleep ends early when its progress is aborted', async () => {
+    vi.useFakeTimers();
+    const p = Progress.after(60_000);
+    let slept = false;
+    void p.sleep(10_000).then(() => (slept = true));
+    await vi.advanceTimersByTimeAsync(100);
+    p.abort();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(slept).toBe(true);
   });
 });
 afterEach(() => void vi.useRealTimers());
