@@ -208,6 +208,10 @@ class StubWorker {
         return this.reply(res, 200, { observation: { ...OBSERVATION, step: sb.steps }, actions: [], done: false });
       }
       if (op === 'observation') return this.reply(res, 200, { ...OBSERVATION, step: sb.steps });
+      if (op === 'screenshot') {
+        res.writeHead(200, { 'content-type': OBSERVATION.screenshot.mime, 'x-image-width': '1', 'x-image-height': '1' });
+        return void res.end(Buffer.from(OBSERVATION.screenshot.base64, 'base64'));
+      }
       return this.reply(res, 404, { error: { code: 'not_found', message: url.pathname } });
     });
   }
