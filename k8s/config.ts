@@ -59,6 +59,17 @@ export const K8sConfigSchema = z
     /** Images a shell sandbox's `image` may name, run as its pod's image (k8s/pod-image.ts): exact references, or
      * prefixes ending in `*` (e.g. "docker.io/swebench/sweb.eval.x86_64.*"). Empty: `image` is refused. */
     shellImages: z.array(z.string().min(1).max(256)).max(256).default([]),
+    /** Recordings (episodes, frames, HARs, verdicts) on a volume every orchestrator replica mounts, so `grove view`,
+     * exports and reads work whichever replica recorded: a ReadWriteMany PersistentVolumeClaim, named (made by the
+     * operator) or rendered here with `size` (and `storageClassName`). Absent: each replica's own /tmp. */
+    recordings: z
+      .object({
+        claimName: z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/),
+        size: Quantity.optional(),
+        storageClassName: z.string().min(1).max(253).optional(),
+      })
+      .strict()
+      .optional(),
     /** gVisor / Kata: the RuntimeClass sandbox pods run under. */
     runtimeClassName: z.string().min(1).optional(),
     /** A PodDisruptionBudget for the orchestrator (only rendered with more than one replica). */

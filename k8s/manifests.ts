@@ -20,6 +20,8 @@ function meta(cfg: K8sConfig, name: string, component: 'orchestrator' | 'worker'
   return { name, ...(namespaced ? { namespace: cfg.namespace } : {}), labels: baseLabels(cfg.instance, component) };
 }
 
+/** Where the orchestrators mount the shared recordings volume (config `recordings`). */
+export const RECORDINGS_DIR = '/var/lib/grove/recordings';
 const orchestratorSelector = (cfg: K8sConfig) => ({ [L.instance]: cfg.instance, [L.component]: 'orchestrator' });
 const workerSelector = (cfg: K8sConfig) => ({ [L.instance]: cfg.instance, [L.component]: 'worker' });
 
@@ -51,6 +53,19 @@ export function renderManifests(cfg: K8sConfig): Manifest[] {
     metadata: meta(cfg, CONFIG_MAP, 'orchestrator'),
     data: { 'k8s.json': JSON.stringify({ ...cfg, kubeconfig: undefined }, null, 2) + '\n' },
   });
+  if (cfg.recordings?.size) {
+    out.push({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: meta(cfg, cfg.recordings.claimName, 'orchestrator'),
+      spec: {
+        // Every replica writes and reads it at once.
+        accessModes: ['ReadWriteMany'],
+        resources: { requests: { storage: cfg.recordings.size } },
+        ...(cfg.recordings.storageClassName ? { storageClassName: cfg.recordings.storageClassName } : {}),
+      },
+    });
+  }
   out.push(orchestratorDeployment(cfg));
   out.push({
     apiVersion: 'v1',
@@ -98,7 +113,14 @@ function orchestratorDeployment(cfg: K8sConfig): Manifest {
           serviceAccountName: ORCHESTRATOR,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: 30,
-          securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 10001,
+            runAsGroup: 10001,
+            // The shared recordings volume is writable by the replicas' group.
+            ...(cfg.recordings ? { fsGroup: 10001 } : {}),
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           containers: [
             {
               name: 'orchestrator',
@@ -111,6 +133,7 @@ function orchestratorDeployment(cfg: K8sConfig): Manifest {
                 // The replica's identity: owner label of the pods it claims, holder of its liveness Lease.
                 { name: 'GROVE_K8S_REPLICA_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                 { name: 'GROVE_DATA_DIR', value: '/tmp/grove' },
+                ...(cfg.recordings ? [{ name: 'GROVE_RECORDINGS_DIR', value: RECORDINGS_DIR }] : []),
               ],
               ports: [{ name: 'http', containerPort: cfg.orchestratorPort, protocol: 'TCP' }],
               readinessProbe: { httpGet: { path: '/health', port: 'http' }, periodSeconds: 5 },
@@ -120,12 +143,14 @@ function orchestratorDeployment(cfg: K8sConfig): Manifest {
               volumeMounts: [
                 { name: 'config', mountPath: '/etc/grove', readOnly: true },
                 { name: 'tmp', mountPath: '/tmp' },
+                ...(cfg.recordings ? [{ name: 'recordings', mountPath: RECORDINGS_DIR }] : []),
               ],
             },
           ],
           volumes: [
             { name: 'config', configMap: { name: CONFIG_MAP } },
             { name: 'tmp', emptyDir: { sizeLimit: '1Gi' } },
+            ...(cfg.recordings ? [{ name: 'recordings', persistentVolumeClaim: { claimName: cfg.recordings.claimName } }] : []),
           ],
         },
       },
