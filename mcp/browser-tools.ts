@@ -125,14 +125,13 @@ export const BROWSER_TOOL_NAMES = BROWSER_TOOLS.map((t) => t.name);
 export class BrowserTools implements ToolSource {
   readonly kind = 'grove-browser';
   private readonly ctx: Ctx;
-  constructor(
-    sandbox: BrowserSandbox,
-    opts: { step?: BrowserStepper; log?: Logger } = {},
-  ) {
-    this.ctx = { step: opts.step ?? ((actions) => (actions.length ? sandbox.step(actions, { screenshot: 'base64' }) : sandbox.observe({ screenshot: 'base64' }).then((observation) => ({ observation, actions: [], done: false })))) };
+  private readonly log?: Logger;
+  constructor(sandbox: BrowserSandbox, opts: { step?: BrowserStepper; log?: Logger } = {}) {
+    // Without the server's step path (a library user): the sandbox's own step, or a look for no action.
+    const own: BrowserStepper = (actions) => (actions.length ? sandbox.step(actions, { screenshot: 'base64' }) : sandbox.observe({ screenshot: 'base64' }).then((observation) => ({ observation, actions: [], done: false })));
+    this.ctx = { step: opts.step ?? own };
     this.log = opts.log;
   }
-  private readonly log?: Logger;
 
   tools(): McpTool[] {
     return BROWSER_TOOLS.map(listing);
