@@ -53,6 +53,19 @@ export interface ClawEvalTask {
   user_agent?: { persona: string; max_rounds: number };
   /** The grader (or the peer grader it loads) calls the judge: runs need a judge endpoint. */
   needs_judge: boolean;
+  /** Runs with Claw-Eval's sandbox tools in a Grove shell sandbox: the task has no service, or puts files in the
+   * sandbox / reads an env snapshot from it / names a sandbox tool (Claw-Eval's --sandbox runs). */
+  sandbox: boolean;
+  sandbox_files: string[];
+  /** environment.fixtures: what Claw-Eval injects when sandbox_files is empty. */
+  fixtures: string[];
+  sandbox_grader_files: string[];
+  local_grader_files: string[];
+  env_snapshot_files: string[];
+  env_snapshot_commands: string[];
+  env_snapshot_timeout: number;
+  /** prompt.attachments: loaded from DIR into the first message by the checkout's own media loader. */
+  attachments: string[];
   status: 'ready' | 'skipped';
   reason?: string;
 }
@@ -61,6 +74,9 @@ export interface ClawEvalCheckout {
   root: string;
   tasks: ClawEvalTask[];
 }
+
+/** Claw-Eval's sandbox tool names (runner/sandbox_tools.py): a task naming one in `tools` runs with the sandbox. */
+export const SANDBOX_TOOL_NAMES = new Set(['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'BrowserScreenshot', 'ReadMedia', 'Download']);
 
 export class ClawEvalCheckoutError extends Error {
   readonly code = 'invalid_claw_eval_checkout';
@@ -99,20 +115,25 @@ function service(raw: unknown): ClawEvalService | string {
 
 /** The first thing the task needs that DIR lacks, or undefined. */
 function missingFile(root: string, dir: string, d: Record<string, unknown>, services: ClawEvalService[]): string | undefined {
-  const need: { base: string; rel: string }[] = [];
+  // bases: where the file is looked for, in order (the task folder, then DIR for cross-task references, as
+  // Claw-Eval's inject_files and media loader resolve them)
+  const need: { base: string; rel: string; alt?: string }[] = [];
   need.push({ base: dir, rel: 'grader.py' });
   for (const s of services) {
     need.push({ base: root, rel: s.script });
     // Fixture env vars name files under DIR (GMAIL_FIXTURES: tasks/T002/fixtures/gmail/inbox.json).
     for (const [k, v] of Object.entries(s.env)) if (/(_FIXTURES|_DIR|_PAYLOADS)$/.test(k) && v.includes('/')) need.push({ base: root, rel: v });
   }
-  for (const key of ['sandbox_files', 'local_grader_files', 'sandbox_grader_files']) for (const f of arr(d[key])) need.push({ base: dir, rel: str(f) });
-  for (const f of arr(obj(d.prompt).attachments)) need.push({ base: dir, rel: str(f) });
-  for (const { base, rel } of need) {
+  for (const key of ['sandbox_files', 'sandbox_grader_files']) for (const f of arr(d[key])) need.push({ base: dir, rel: str(f), alt: root });
+  for (const f of arr(d.local_grader_files)) need.push({ base: dir, rel: str(f) });
+  for (const f of arr(obj(d.prompt).attachments)) need.push({ base: root, rel: str(f), alt: dir });
+  for (const { base, rel, alt } of need) {
     if (!rel) continue;
     const p = inside(root, base, rel);
-    if (!p) return `outside_checkout:${rel}`;
-    if (!existsSync(p)) return `missing_file:${path.relative(root, p)}`;
+    const q = alt ? inside(root, alt, rel) : undefined;
+    if (!p && !q) return `outside_checkout:${rel}`;
+    if ((p && existsSync(p)) || (q && existsSync(q))) continue;
+    return `missing_file:${path.relative(root, (base === dir ? p : q) ?? p ?? q!)}`;
   }
   return undefined;
 }
@@ -128,7 +149,7 @@ function graderNeedsJudge(file: string, depth = 0): boolean {
 
 export function loadClawEvalTask(root: string, yamlPath: string): ClawEvalTask {
   const dir = path.dirname(yamlPath);
-  const base = { id: path.basename(dir), name: path.basename(dir), dir, yaml_path: yamlPath, category: '', prompt: '', tools: [], endpoints: [], services: [], max_turns: 20, timeout_s: 300, needs_judge: false };
+  const base = { id: path.basename(dir), name: path.basename(dir), dir, yaml_path: yamlPath, category: '', prompt: '', tools: [], endpoints: [], services: [], max_turns: 20, timeout_s: 300, needs_judge: false, sandbox: false, sandbox_files: [], fixtures: [], sandbox_grader_files: [], local_grader_files: [], env_snapshot_files: [], env_snapshot_commands: [], env_snapshot_timeout: 10, attachments: [] };
   let d: Record<string, unknown>;
   try {
     d = obj(parseYaml(readFileSync(yamlPath, 'utf8')));
@@ -143,13 +164,28 @@ export function loadClawEvalTask(root: string, yamlPath: string): ClawEvalTask {
     else services.push(s);
   }
   const env = obj(d.environment);
+  const strs = (v: unknown) => arr(v).map((x) => str(x)).filter(Boolean);
+  const files = {
+    sandbox_files: strs(d.sandbox_files),
+    fixtures: strs(env.fixtures),
+    sandbox_grader_files: strs(d.sandbox_grader_files),
+    local_grader_files: strs(d.local_grader_files),
+    env_snapshot_files: strs(d.env_snapshot_files),
+    env_snapshot_commands: strs(d.env_snapshot_commands),
+    env_snapshot_timeout: num(env.env_snapshot_timeout, 10),
+    attachments: strs(obj(d.prompt).attachments),
+  };
+  const tools = arr(d.tools).map((t) => ({ name: str(obj(t).name), description: str(obj(t).description), input_schema: obj(obj(t).input_schema) }));
+  const sandbox = services.length === 0 || files.sandbox_files.length + files.sandbox_grader_files.length + files.env_snapshot_files.length + files.env_snapshot_commands.length > 0 || tools.some((t) => SANDBOX_TOOL_NAMES.has(t.name));
   const task: ClawEvalTask = {
     ...base,
+    ...files,
+    sandbox,
     id: str(d.task_id, base.id),
     name: str(d.task_name, base.id),
     category: str(d.category),
     prompt: str(obj(d.prompt).text),
-    tools: arr(d.tools).map((t) => ({ name: str(obj(t).name), description: str(obj(t).description), input_schema: obj(obj(t).input_schema) })),
+    tools,
     endpoints: arr(d.tool_endpoints).map((e) => ({ tool_name: str(obj(e).tool_name), url: str(obj(e).url), method: str(obj(e).method, 'POST').toUpperCase() })),
     services,
     max_turns: num(env.max_turns, 20),
@@ -162,10 +198,8 @@ export function loadClawEvalTask(root: string, yamlPath: string): ClawEvalTask {
   const net = services.find((s) => INTERNET_SERVICES.has(s.name));
   if (net) reason ??= `needs_internet:${net.name}`;
   reason ??= missingFile(root, dir, d, services);
-  if (services.length === 0) reason ??= 'not_yet:sandbox_tools';
-  if (arr(obj(d.prompt).attachments).length) reason ??= 'not_yet:multimodal';
   const endpointTools = new Set(task.endpoints.map((e) => e.tool_name));
-  const orphan = task.tools.find((t) => !endpointTools.has(t.name));
+  const orphan = task.tools.find((t) => !endpointTools.has(t.name) && !(sandbox && SANDBOX_TOOL_NAMES.has(t.name)));
   if (orphan) reason ??= `not_yet:tool_without_endpoint:${orphan.name}`;
   return reason ? { ...task, status: 'skipped', reason } : task;
 }

@@ -5,6 +5,10 @@
 //   serve DIR SCRIPT UDS loads SCRIPT's FastAPI `app` (without its __main__ block) and serves it on a Unix socket
 //   grade DIR YAML IN OUT  the task's own grader over the trace in IN; scores from the checkout's compute_task_score
 //   user_turn DIR IN OUT   the checkout's simulated user (runner/user_agent.py UserAgent): its reply, or null when done
+//   sandbox_tools DIR      the checkout's sandbox tool specs (runner/sandbox_tools.py SANDBOX_TOOLS) as JSON on stdout
+//   prompt DIR YAML OUT    the first user message as the checkout's loop builds it (runner/loop.py
+//                          _build_initial_user_content: attachments and media named in the prompt, loaded from DIR by
+//                          its media_loader under its default model/media config) and the media_load events it wrote
 // Everything the graders print goes to stderr; answers are JSON files or stdout only.
 export const DRIVER_PY = String.raw`
 import ast, importlib.util, inspect, json, os, subprocess, sys, time, traceback
@@ -153,7 +157,8 @@ def grade(root, yaml_path, in_path, out_path):
         params = inspect.signature(grader.grade).parameters
         kwargs = {"audit_data": req.get("audit_data") or {}, "judge": judge}
         if "media_events" in params:
-            kwargs["media_events"] = []
+            from claw_eval.models.trace import MediaLoad
+            kwargs["media_events"] = [MediaLoad(trace_id=tid, **e) for e in req.get("media_events") or []]
         if "env_snapshot" in params and req.get("env_snapshot") is not None:
             kwargs["env_snapshot"] = req["env_snapshot"]
         scores = grader.grade(messages, dispatches, task, **kwargs)
@@ -183,7 +188,31 @@ def user_turn(root, in_path, out_path):
     json.dump(out, open(out_path, "w"))
     real_stdout.flush()
 
+def sandbox_tools(root):
+    setup(root)
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr
+    from claw_eval.runner.sandbox_tools import SANDBOX_TOOLS
+    json.dump([{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in SANDBOX_TOOLS], real_stdout)
+
+class _Collect:
+    def __init__(self):
+        self.events = []
+    def write_event(self, ev):
+        self.events.append(ev)
+
+def prompt(root, yaml_path, out_path):
+    setup(root)
+    sys.stdout = sys.stderr
+    from claw_eval.models.task import TaskDefinition
+    from claw_eval.runner.loop import _build_initial_user_content
+    task = TaskDefinition.from_yaml(yaml_path)
+    w = _Collect()
+    blocks = _build_initial_user_content(task, trace_id="grove", writer=w, model_cfg=None, media_cfg=None)
+    events = [{k: v for k, v in e.model_dump().items() if k not in ("type", "trace_id", "timestamp")} for e in w.events]
+    json.dump({"content": [b.model_dump() for b in blocks], "media_events": events}, open(out_path, "w"))
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"probe": probe, "serve": serve, "supervise": supervise, "grade": grade, "user_turn": user_turn}[cmd](*args)
+    {"probe": probe, "serve": serve, "supervise": supervise, "grade": grade, "user_turn": user_turn, "sandbox_tools": sandbox_tools, "prompt": prompt}[cmd](*args)
 `;

@@ -15,7 +15,8 @@ import type { DispatchRecord } from './services.ts';
 export type ClawEvalBlock =
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; content: { type: 'text'; text: string }[]; is_error: boolean };
+  | { type: 'tool_result'; tool_use_id: string; content: { type: 'text'; text: string }[]; is_error: boolean }
+  | { type: 'image'; data: string; mime_type: string; source_path?: string | null };
 export interface ClawEvalMessage {
   role: 'user' | 'assistant';
   content: ClawEvalBlock[];
@@ -26,6 +27,8 @@ export interface ClawEvalTrace {
   dispatches: DispatchRecord[];
   audit_data: Record<string, unknown>;
   env_snapshot?: Record<string, unknown> | null;
+  /** media_load events of the first message (Claw-Eval's MediaLoad fields, without type/trace_id/timestamp). */
+  media_events?: Record<string, unknown>[];
 }
 
 /** The judge: the checkout's LLMJudge either calls base_url itself, or relays every chat call to `relay` (Grove's judge client). */

@@ -31,10 +31,14 @@ export interface PythonEnvOptions {
   /** Passed to pip as --index-url (default: pip's own configuration). */
   indexUrl?: string;
   log?: (line: string) => void;
+  /** The requirements file under DIR (default requirements.txt). */
+  requirements?: string;
+  /** The cached folder's name prefix (default claw-eval-). */
+  prefix?: string;
 }
 
-export function requirementNames(root: string): string[] {
-  const f = path.join(root, 'requirements.txt');
+export function requirementNames(root: string, file = 'requirements.txt'): string[] {
+  const f = path.join(root, file);
   const names = existsSync(f)
     ? readFileSync(f, 'utf8')
         .split('\n')
@@ -56,10 +60,10 @@ async function pip(python: string, args: string[], indexUrl: string | undefined)
 /** The checkout's venv, built on first use (minutes) and reused after (one stat). */
 export async function ensureClawEvalPython(root: string, opts: PythonEnvOptions): Promise<ClawEvalPython> {
   const python = opts.python ?? 'python3';
-  const reqs = requirementNames(root);
+  const reqs = requirementNames(root, opts.requirements);
   const { stdout: version } = await run(python, ['-c', 'import sys; print(sys.version)']);
   const key = createHash('sha256').update(`${realpathSync(root)}\n${reqs.join('\n')}\n${version}\n${opts.indexUrl ?? ''}`).digest('hex').slice(0, 16);
-  const venv = path.join(opts.cacheDir, `claw-eval-${key}`);
+  const venv = path.join(opts.cacheDir, `${opts.prefix ?? 'claw-eval-'}${key}`);
   const meta = path.join(venv, 'grove-env.json');
   if (existsSync(meta)) return JSON.parse(readFileSync(meta, 'utf8')) as ClawEvalPython;
   mkdirSync(opts.cacheDir, { recursive: true });
@@ -89,6 +93,21 @@ export async function ensureClawEvalPython(root: string, opts: PythonEnvOptions)
     rmSync(tmp, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** Where the sandbox tools' environment is cached by default: a folder a sandbox's uid can read (the host's /var is
+ * bound read-only into shell sandboxes; a home folder is not). */
+export const SANDBOX_PYTHON_CACHE = '/var/cache/grove';
+
+/**
+ * The Python that runs the checkout's sandbox server (src/claw_eval/sandbox/server.py) inside a Grove shell sandbox:
+ * a venv from DIR's requirements-sandbox-server.txt (what Claw-Eval's Dockerfile.agent installs), made from the
+ * system interpreter so that the sandbox, which sees the host's /usr and /var read-only, can run it.
+ */
+export async function ensureClawEvalSandboxPython(root: string, opts: { cacheDir?: string; python?: string; indexUrl?: string; log?: (line: string) => void }): Promise<ClawEvalPython> {
+  const cacheDir = opts.cacheDir ?? SANDBOX_PYTHON_CACHE;
+  mkdirSync(cacheDir, { recursive: true, mode: 0o755 });
+  return ensureClawEvalPython(root, { cacheDir, python: opts.python ?? '/usr/bin/python3', indexUrl: opts.indexUrl, log: opts.log, requirements: 'requirements-sandbox-server.txt', prefix: 'claw-eval-sandbox-' });
 }
 
 /** Writes the driver into `dir` (a per-run temp folder) and returns its path. */

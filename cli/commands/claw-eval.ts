@@ -11,15 +11,20 @@ export const CLAW_EVAL_USAGE = `grove claw tasks --claw-eval DIR [--ids ID[,ID]]
 grove claw run --claw-eval DIR --policy URL --model M [--policy-key K] [--ids ID[,ID]] [--limit N]
     [--trials K] [--concurrency N] [--out DIR] [--error-rate R]
     [--judge-url URL --judge-model M [--judge-key K]] [--user-url URL --user-model M [--user-key K]]
-    [--cache DIR] [--index-url URL] [--python PY]
+    [--cache DIR] [--index-url URL] [--python PY] [--sandbox-cache DIR] [--server URL [--server-key K]]
 
 --claw-eval DIR: a checkout of Claw-Eval (tasks/<id>/task.yaml, grader.py, mock_services/, src/claw_eval). Grove runs
 its code from DIR: each trial starts the task's mock services (their FastAPI apps) in a bubblewrap sandbox without
 network, reached only through Grove's tool bridge; the task's own grader.py scores the trace (the checkout's LLMJudge,
 its chat calls relayed to Grove's judge client on --judge-url) and compute_task_score combines it. The checkout's Python environment is built once from
 the package index (pip's configuration, or --index-url) and cached under --cache (default ~/.cache/grove).
+Tasks with no service, or that put files in the sandbox or read an env snapshot from it, run with the checkout's
+sandbox tools (Bash, Read, Write, Edit, Glob, Grep, …) in a Grove shell sandbox per trial (embedded, or --server):
+its sandbox_files in /workspace, its own sandbox server (src/claw_eval/sandbox/server.py) answering each call with the
+Python built from its requirements-sandbox-server.txt under --sandbox-cache (default /var/cache/grove), and its env
+snapshot read after the loop. Attachments and media the prompt names are loaded from DIR by its media loader.
 Tasks Grove cannot run are listed by reason: needs_internet:<service>, missing_file:<path>,
-missing_python_dep:<module>, not_yet:<kind> (sandbox_tools, multimodal). Multi-turn tasks (user_agent) answer the
+missing_python_dep:<module>. Multi-turn tasks (user_agent) answer the
 agent with the checkout's simulated user on --user-url/--user-model. --error-rate sets the mock services'
 ERROR_RATE where the task sets none (Claw-Eval's default is 0).`;
 
@@ -119,7 +124,17 @@ export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Pr
     const multi = tasks.filter((t) => t.user_agent);
     if (multi.length && !v['user-url']) return usageError(u, `${multi.length} selected task(s) talk with a simulated user (${someIds(multi)}): give --user-url and --user-model, or select others with --ids`);
     const [{ runClawEval, clawEvalReportText }, { ChatClawEvalPolicy }] = await Promise.all([import('../../runner/claw-eval/run.ts'), import('../../runner/claw-eval/trial.ts')]);
+    let sandbox: Awaited<ReturnType<typeof openSandboxes>> | undefined;
+    if (tasks.some((t) => t.sandbox)) {
+      try {
+        sandbox = await openSandboxes(v, p, io, Math.max(16, 2 * concurrency));
+      } catch (err) {
+        return failure(u, `the sandbox tools need Grove shell sandboxes: ${(err as Error).message}`);
+      }
+    }
+    try {
     const { report } = await runClawEval({
+      sandbox: sandbox?.sandbox,
       root: p.root,
       python: p.python,
       driver: p.driver,
@@ -136,5 +151,34 @@ export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Pr
     io.out(`${clawEvalReportText(report)}\n`);
     if (v.out) io.err(`traces: ${path.join(v.out as string, 'traces')} (Claw-Eval's JSONL trace format)\n`);
     return report.graded_tasks === 0 ? 1 : 0;
+    } finally {
+      await sandbox?.close();
+    }
   });
+}
+
+/** Shell sandboxes for the sandbox tools: a Grove server (embedded, or --server), the Python that runs the checkout's
+ * sandbox server inside them (built once from DIR's requirements-sandbox-server.txt), the checkout's tool specs. */
+async function openSandboxes(v: Values, p: Prepared, io: CommandIO, maxSandboxes: number) {
+  const [{ ensureClawEvalSandboxPython }, { clawEvalSandboxTools }, { connectGrove }, { clientShellProvider }] = await Promise.all([
+    import('../../claw-env/claw-eval/pyenv.ts'),
+    import('../../claw-env/claw-eval/prompt.ts'),
+    import('./run-embedded.ts'),
+    import('../../runner/swe/shell-session.ts'),
+  ]);
+  const py = await ensureClawEvalSandboxPython(p.root, { cacheDir: typeof v['sandbox-cache'] === 'string' ? path.resolve(v['sandbox-cache']) : undefined, indexUrl: v['index-url'] as string | undefined, log: (l) => io.err(l) });
+  const tools = await clawEvalSandboxTools(p);
+  const grove = await connectGrove({ server: v.server as string | undefined, serverKey: v['server-key'] as string | undefined, maxSandboxes });
+  const provider = clientShellProvider(grove.client, { block_network: true });
+  return {
+    sandbox: {
+      python: py.python,
+      tools,
+      open: async (labels: Record<string, string>) => {
+        const s = await provider.open(labels);
+        return { shell: s.shell, close: s.close };
+      },
+    },
+    close: () => grove.close(),
+  };
 }

@@ -91,7 +91,7 @@ export async function runClawCommand(argv: string[], io: CommandIO = STDIO): Pro
   const parsed = parseCommandArgs(
     {
       args: rest,
-      options: options(['policy', 'model', 'policy-key', 'ids', 'source', 'template', 'limit', 'yaml', 'trials', 'concurrency', 'out', 'faults', 'judge-url', 'judge-model', 'judge-key', 'api', 'api-key', 'format', 'max-steps', 'claw-eval', 'cache', 'index-url', 'python', 'error-rate', 'user-url', 'user-model', 'user-key'], ['scripted', 'browser']),
+      options: options(['policy', 'model', 'policy-key', 'ids', 'source', 'template', 'limit', 'yaml', 'trials', 'concurrency', 'out', 'faults', 'judge-url', 'judge-model', 'judge-key', 'api', 'api-key', 'format', 'max-steps', 'claw-eval', 'cache', 'index-url', 'python', 'error-rate', 'user-url', 'user-model', 'user-key', 'sandbox-cache', 'server', 'server-key'], ['scripted', 'browser']),
     },
     u,
   );

@@ -90,6 +90,7 @@ export function traceJsonl(task: ClawEvalTask, trial: ClawEvalTrialResult, model
   const id = `${task.id}-t${trial.trial}`;
   const ev: unknown[] = [{ type: 'trace_start', trace_id: id, task_id: task.id, model }];
   const t: ClawEvalTrace = trial.trace ?? { messages: [], dispatches: [], audit_data: {} };
+  for (const m of t.media_events ?? []) ev.push({ type: 'media_load', trace_id: id, ...m });
   let d = 0;
   for (const m of t.messages) {
     ev.push({ type: 'message', trace_id: id, message: m });
@@ -114,6 +115,7 @@ export interface ClawEvalRunOptions extends Omit<ClawEvalTrialOptions, 'signal'>
 export async function runClawEval(o: ClawEvalRunOptions): Promise<{ report: ClawEvalReport; results: ClawEvalTrialResult[] }> {
   const jobs = o.tasks.flatMap((task) => Array.from({ length: o.trials }, (_, trial) => ({ task, trial })));
   const results: ClawEvalTrialResult[] = [];
+  o = { ...o, prompts: o.prompts ?? new Map() };
   if (o.out) mkdirSync(path.join(o.out, 'traces'), { recursive: true });
   const started = performance.now();
   let next = 0;
@@ -122,7 +124,11 @@ export async function runClawEval(o: ClawEvalRunOptions): Promise<{ report: Claw
       const { task, trial } = jobs[next++]!;
       const r = await runClawEvalTrial(task, trial, o);
       results.push(r);
-      if (o.out) writeFileSync(path.join(o.out, 'traces', `${task.id}.t${trial}.jsonl`), traceJsonl(task, r, o.policy.name));
+      if (o.out) {
+        writeFileSync(path.join(o.out, 'traces', `${task.id}.t${trial}.jsonl`), traceJsonl(task, r, o.policy.name));
+        // the env snapshot the grader saw, beside the trace (Claw-Eval saves its own next to its trace too)
+        if (r.trace?.env_snapshot) writeFileSync(path.join(o.out, 'traces', `${task.id}.t${trial}.env_snapshot.json`), JSON.stringify(r.trace.env_snapshot));
+      }
       o.onTrial?.(r, results.length, jobs.length);
     }
   };
