@@ -38,25 +38,53 @@ export async function listSweImages(): Promise<SweImage[]> {
   if (!existsSync(PODMAN)) return [];
   const rows = JSON.parse(await podman(['images', '--format', 'json'])) as Array<{ Id: string; Names?: string[]; Created: number; Size: number }>;
   const out: SweImage[] = [];
+  const seen = new Set<string>();
+  // podman lists an image once per tag, each row with all its names: one entry per (image, name).
   for (const r of rows) {
     for (const name of r.Names ?? []) {
       const kind = name.startsWith(ENV_IMAGE_REPO) ? 'env' : OFFICIAL.test(name) ? 'official' : null;
-      if (kind) out.push({ id: r.Id, name, kind, created: r.Created, size: r.Size });
+      if (!kind || seen.has(`${r.Id} ${name}`)) continue;
+      seen.add(`${r.Id} ${name}`);
+      out.push({ id: r.Id, name, kind, created: r.Created, size: r.Size });
     }
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The official image of an instance in podman's storage, pulled from the user's registries when missing. */
-export async function ensureOfficialImage(name: string): Promise<void> {
+/** The official image of an instance in podman's storage, pulled from the user's registries when missing (true: pulled now). */
+export async function ensureOfficialImage(name: string): Promise<boolean> {
   // A dataset's `image` field reaches podman's argv: only a plain image reference does (never an option).
   if (!isImageRef(name)) throw new ImageUnavailableError(`"${name.slice(0, 100)}" is not an image reference ([registry/]name[:tag])`);
   if (!existsSync(PODMAN)) throw new ImageUnavailableError(`--images swebench needs podman (${PODMAN}) to pull and unpack ${name}`);
   const here = await podman(['image', 'exists', name]).then(() => true, () => false);
-  if (here) return;
+  if (here) return false;
   await podman(['pull', '--quiet', name], 3_600_000).catch((err: Error & { stderr?: string }) => {
     throw new ImageUnavailableError(`image ${name} is not in this host's podman storage and could not be pulled: ${(err.stderr ?? err.message).trim().split('\n').pop()}`);
   });
+  return true;
+}
+
+/**
+ * A run's official images, as SWE-bench's `--cache_level` treats instance images: unless the level is `instance`,
+ * an image this run pulled is removed (with its unpacked root) once its instance is graded, so a run over hundreds
+ * of instances holds only the images of the instances in flight. Images that were already stored are kept.
+ */
+export function officialImageCache(o: { keep: boolean; cacheDir: string }) {
+  const pulled = new Map<string, number>();
+  return {
+    async ensure(name: string): Promise<void> {
+      if ((await ensureOfficialImage(name)) || pulled.has(name)) pulled.set(name, (pulled.get(name) ?? 0) + 1);
+    },
+    async release(name: string): Promise<void> {
+      const users = pulled.get(name);
+      if (o.keep || !users) return;
+      if (users > 1) return void pulled.set(name, users - 1);
+      pulled.delete(name);
+      const id = (await podman(['image', 'inspect', '-f', '{{.Id}}', name]).catch(() => '')).trim();
+      await podman(['rmi', name]).catch(() => undefined);
+      if (/^[0-9a-f]{64}$/.test(id) && !(await podman(['image', 'exists', id]).then(() => true, () => false))) await removeImageRoot(o.cacheDir, id);
+    },
+  };
 }
 
 export interface PruneResult {

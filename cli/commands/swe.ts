@@ -28,6 +28,8 @@ Environments:
                               script as their harness does (patches only; no --repo needed)
   --namespace NS|none         swebench: the images' registry namespace (swebench)
   --instance-image-tag TAG    swebench: the images' tag (latest)
+  --cache-level none|base|env|instance  swebench: instance keeps the images this run pulled; below it (default
+                              env, as SWE-bench) each is removed with its unpacked root once its instance is graded
   --index URL|DIR|host|none   where pip pins come from when building: an index URL, a folder of wheels, this
                               machine's pip configuration (default), or none
 Run:
@@ -48,12 +50,12 @@ grove swe images [--prune [--all]] [--image-cache DIR]
   also removes the newest environment images and the official images (built or pulled again when needed).`;
 
 const OPTS = options(
-  ['instances', 'repo', 'ids', 'limit', 'policy', 'model', 'api-key', 'max-steps', 'command-timeout', 'temperature', 'preds', 'concurrency', 'out', 'server', 'server-key', 'images', 'index', 'run-id', 'max-workers', 'predictions-path', 'namespace', 'instance-image-tag'],
+  ['instances', 'repo', 'ids', 'limit', 'policy', 'model', 'api-key', 'max-steps', 'command-timeout', 'temperature', 'preds', 'concurrency', 'out', 'server', 'server-key', 'images', 'index', 'run-id', 'max-workers', 'predictions-path', 'namespace', 'instance-image-tag', 'cache-level'],
   ['fixture', 'gold'],
 );
 
 /** SWE-bench's own spellings (run_evaluation's underscores) → Grove's. */
-const ALIASES: Record<string, string> = { '--run_id': '--run-id', '--max_workers': '--max-workers', '--instance_ids': '--instance-ids', '--predictions_path': '--predictions-path', '--instance_image_tag': '--instance-image-tag' };
+const ALIASES: Record<string, string> = { '--run_id': '--run-id', '--max_workers': '--max-workers', '--instance_ids': '--instance-ids', '--predictions_path': '--predictions-path', '--instance_image_tag': '--instance-image-tag', '--cache_level': '--cache-level' };
 
 /** `--instance-ids a b c` (SWE-bench takes several values after the flag) → repeated flags. */
 function normalizeArgs(argv: string[]): string[] {
@@ -80,9 +82,11 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
   const images = v.images ?? (v.fixture ? 'host' : 'env');
   if (images !== 'env' && images !== 'host' && images !== 'swebench') return valueError(u, `--images must be env, host or swebench, got "${images}"`);
   if (images === 'swebench' && v.policy) return usageError(u, '--images swebench grades patches (--predictions-path or --gold); agents work in --images env');
-  if (images !== 'swebench' && (v.namespace !== undefined || v['instance-image-tag'] !== undefined)) return usageError(u, '--namespace and --instance-image-tag go with --images swebench');
+  if (images !== 'swebench' && (v.namespace !== undefined || v['instance-image-tag'] !== undefined || v['cache-level'] !== undefined)) return usageError(u, '--namespace, --instance-image-tag and --cache-level go with --images swebench');
   const namespace = v.namespace === undefined ? 'swebench' : v.namespace === 'none' ? null : v.namespace;
   if (namespace !== null && !/^[a-z0-9][a-z0-9._/-]{0,200}$/.test(namespace)) return valueError(u, `--namespace must be a registry namespace (lower case, e.g. swebench or registry.example.com/team) or none, got "${namespace}"`);
+  const cacheLevel = v['cache-level'] ?? 'env';
+  if (!['none', 'base', 'env', 'instance'].includes(cacheLevel)) return valueError(u, `--cache-level must be none, base, env or instance, got "${cacheLevel}"`);
   const imageTag = v['instance-image-tag'] ?? 'latest';
   if (!/^[\w][\w.-]{0,127}$/.test(imageTag)) return valueError(u, `--instance-image-tag must be an image tag, got "${imageTag}"`);
   if (v['run-id'] !== undefined && !/^[\w.-]{1,100}$/.test(v['run-id'])) return valueError(u, `--run-id must be letters, digits, _, . and - (at most 100), got "${v['run-id']}"`);
@@ -141,10 +145,11 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
         }
       : undefined;
 
-    const { ensureOfficialImage } = await import('../../swe-env/images.ts');
+    const { officialImageCache } = await import('../../swe-env/images.ts');
     // Embedded: this host's podman pulls and stores the images. A --server (a Kubernetes orchestrator: the pod runs
     // the image, its kubelet pulls it) resolves them itself.
-    const official = images === 'swebench' ? { namespace, tag: imageTag, ...(v.server ? {} : { ensure: ensureOfficialImage }) } : undefined;
+    const cache = officialImageCache({ keep: cacheLevel === 'instance', cacheDir: '/var/cache/grove/images' });
+    const official = images === 'swebench' ? { namespace, tag: imageTag, ...(v.server ? {} : { ensure: cache.ensure, release: cache.release }) } : undefined;
     const { runSwe } = await import('../../runner/swe/run.ts');
     const { clientShellProvider } = await import('../../runner/swe/shell-session.ts');
     let mode;

@@ -35,7 +35,7 @@ export interface SweRunOptions {
   environment?: (inst: SweInstance, spec: RepoSpec) => Promise<string | undefined>;
   /** `--images swebench`: each instance runs on SWE-bench's own image of it (repository at /testbed), evaluated as
    * their harness does; `ensure` makes the image present (pulled from the user's registry) before its sandbox. */
-  official?: OfficialImageOptions & { ensure?: (image: string) => Promise<void> };
+  official?: OfficialImageOptions & { ensure?: (image: string) => Promise<void>; release?: (image: string) => Promise<void> };
   onDone?: (r: SweInstanceResult) => void;
 }
 
@@ -113,8 +113,12 @@ async function runOfficial(o: SweRunOptions, official: NonNullable<SweRunOptions
   if (!patch?.trim()) return { instance_id: inst.instance_id, evaluation: null, patch, error: 'empty_patch' };
   const image = officialImageName(inst, official);
   await official.ensure?.(image);
-  const evaluation = await withSession(o.provider, { ...labels, 'grove.swe/role': 'eval' }, (s) => evaluateInOfficialImage(s.shell, inst, spec, patch), image);
-  return { instance_id: inst.instance_id, evaluation, patch };
+  try {
+    const evaluation = await withSession(o.provider, { ...labels, 'grove.swe/role': 'eval' }, (s) => evaluateInOfficialImage(s.shell, inst, spec, patch), image);
+    return { instance_id: inst.instance_id, evaluation, patch };
+  } finally {
+    await official.release?.(image);
+  }
 }
 
 export interface SweRunResult {

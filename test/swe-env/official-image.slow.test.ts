@@ -14,7 +14,7 @@ import { GroveClient } from '../../client/index.ts';
 import { runSwe } from '../../runner/swe/run.ts';
 import { clientShellProvider } from '../../runner/swe/shell-session.ts';
 import { buildFixtureRepo, fixtureInstances, type FixtureInstance } from '../../swe-env/fixture.ts';
-import { ensureOfficialImage, listSweImages } from '../../swe-env/images.ts';
+import { ensureOfficialImage, listSweImages, officialImageCache } from '../../swe-env/images.ts';
 import { officialEvalScript, officialImageName } from '../../swe-env/official-image.ts';
 import { loadSpecs, specFor } from '../../swe-env/specs.ts';
 import { KEY, startShellServer, type ShellServer } from '../shell-env/support.ts';
@@ -100,7 +100,8 @@ describe.runIf(HAVE_PODMAN)('--images swebench on locally built images of their 
     const { results, summary } = await runSwe({
       instances, sources: {}, provider: clientShellProvider(client), concurrency: 2, outDir: out, runId: 'official',
       mode: { kind: 'patches', patches: new Map(instances.map((i) => [i.instance_id, i.patch ?? null])), model: 'gold' },
-      official: { namespace: NAMESPACE, tag: 'latest', ensure: ensureOfficialImage },
+      // As SWE-bench's default cache level: images this run pulled would go; these were stored before and stay.
+      official: { namespace: NAMESPACE, tag: 'latest', ...officialImageCache({ keep: false, cacheDir: '/var/cache/grove/images' }) },
     });
     const by = Object.fromEntries(results.map((r) => [r.instance_id, r.evaluation?.resolution ?? r.error]));
     expect(by).toEqual({ 'grove__textkit-1': 'FULL', 'grove__textkit-2': 'FULL', 'grove__textkit-3': 'NO' });
