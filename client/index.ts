@@ -9,8 +9,9 @@ import type { ShellCreateOptions } from '../protocol/sandbox.ts';
 import type { ApplyPatchResult, ExecInput, ExecResult, FileList, JobInfo } from '../protocol/shell.ts';
 import type { TaskList, TaskSummary } from '../protocol/episode.ts';
 import { SCREENSHOT_SPAN_HEADER } from '../protocol/headers.ts';
-import { ERROR_CATALOG } from '../protocol/errors.ts';
 import { parseAnswer } from './answer.ts';
+import { creationErrorStatus, GroveApiError, withScreenshot } from './errors.ts';
+import { parseMultipart, type BinaryAnswer } from './multipart.ts';
 import { nodeFetch, type FetchLike, type HttpAnswer } from './http.ts';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -26,82 +27,8 @@ export interface ObservationOptions {
   /** Draw the SoM labels onto the screenshot. */
   som_overlay?: boolean;
 }
+export { GroveApiError, parseMultipart, type BinaryAnswer };
 export type { DownloadInfo, Health, Observation, SandboxInfo, StepResult, CreateSandboxBody, ExecInput, ExecResult, JobInfo, FileList, ApplyPatchResult };
-
-/** A step or observation answered with `screenshot: "binary"`. */
-export interface BinaryAnswer<T> {
-  result: T;
-  image: { mime: string; bytes: Uint8Array } | null;
-}
-
-/**
- * Splits a multipart/mixed body (RFC 2046) into its parts. Uses each part's Content-Length when given
- * (Grove always sends it, so image bytes are never scanned), else the next delimiter.
- */
-export function parseMultipart(body: Uint8Array, contentType: string): { type: string; body: Uint8Array }[] {
-  const m = /boundary="?([^";]+)"?/i.exec(contentType);
-  if (!m) throw new Error('multipart answer without a boundary');
-  const enc = new TextEncoder();
-  const delim = enc.encode(`--${m[1]}`);
-  const find = (needle: Uint8Array, from: number): number => {
-    outer: for (let i = from; i <= body.length - needle.length; i++) {
-      for (let j = 0; j < needle.length; j++) if (body[i + j] !== needle[j]) continue outer;
-      return i;
-    }
-    return -1;
-  };
-  const crlfcrlf = enc.encode('\r\n\r\n');
-  const parts: { type: string; body: Uint8Array }[] = [];
-  let at = find(delim, 0);
-  if (at < 0) throw new Error('no multipart delimiter in the answer');
-  for (;;) {
-    at += delim.length;
-    if (body[at] === 0x2d && body[at + 1] === 0x2d) return parts; // "--": the closing delimiter
-    const headEnd = find(crlfcrlf, at);
-    if (headEnd < 0) throw new Error('a multipart part has no header end');
-    const headers = new TextDecoder().decode(body.subarray(at, headEnd));
-    const start = headEnd + 4;
-    const len = /^content-length:\s*(\d+)\s*$/im.exec(headers);
-    let end: number;
-    if (len) {
-      end = start + Number(len[1]);
-      at = find(delim, end);
-    } else {
-      at = find(delim, start);
-      end = at - 2; // the CRLF before the delimiter belongs to it
-    }
-    if (at < 0 || end > body.length) throw new Error('a multipart part is cut short');
-    parts.push({ type: /^content-type:\s*(.+?)\s*$/im.exec(headers)?.[1] ?? 'text/plain', body: body.subarray(start, end) });
-  }
-}
-
-export class GroveApiError extends Error {
-  /** HTTP status (0 when the request never got an answer). */
-  readonly status: number;
-  /** Server error code (protocol/errors.ts), or `network_error` / `bad_response` / creation error codes. */
-  readonly code: string;
-  /** Seconds, from a 503's Retry-After header. */
-  readonly retryAfter?: number;
-  /**
-   * The server's `error.details`. For 503 capture_timeout of a step: `executed` (its actions ran), `actions` (what
-   * they did, as a step result's), `done`, `answer`, `step`, `url`. Observe again after retryAfter; never resend.
-   */
-  readonly details?: Record<string, unknown>;
-  constructor(status: number, code: string, message: string, opts: { retryAfter?: number; cause?: unknown; details?: Record<string, unknown> } = {}) {
-    super(message, { cause: opts.cause });
-    this.name = 'GroveApiError';
-    this.status = status;
-    this.code = code;
-    this.retryAfter = opts.retryAfter;
-    this.details = opts.details;
-  }
-}
-
-/** The answer of a step or observation that asked for a screenshot carries one: else it raises capture_timeout. */
-function withScreenshot<T extends { screenshot?: unknown }>(o: T, wanted: boolean, what: string): T {
-  if (wanted && !o.screenshot) throw new GroveApiError(503, 'capture_timeout', `${what}: the answer has no screenshot`, { details: { executed: what.includes('/step') } });
-  return o;
-}
 
 export interface GroveClientOptions {
   /** e.g. http://127.0.0.1:8321 */
@@ -401,9 +328,4 @@ export class GroveClient {
   openapi(): Promise<Record<string, unknown>> {
     return this.json('GET', '/openapi.json');
   }
-}
-
-/** The HTTP status of a creation error's code as the server's catalog has it (500 for a code it does not know). */
-function creationErrorStatus(code: string): number {
-  return (ERROR_CATALOG as Record<string, { status: number } | undefined>)[code]?.status ?? 500;
 }

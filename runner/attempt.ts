@@ -3,25 +3,14 @@
 // (sandbox/step-hook.ts) — the recording among them (recording/step-hook.ts), the same hook a `record: true`
 // sandbox gets on the server — so the step record is built in one place.
 import type { Observation, StepResult } from '../protocol/observation.ts';
-import { agentTermination, type Termination, type TerminationReason } from '../protocol/task.ts';
+import { agentTermination, type Termination } from '../protocol/task.ts';
 import { frameName } from '../recording/recorder.ts';
 import { frameOf, RecordingHook } from '../recording/step-hook.ts';
-import type { Logger } from '../sandbox/log.ts';
 import { StepHooks } from '../sandbox/step-hook.ts';
 import type { PolicyDecision } from './policy.ts';
+import { abortableDelay, EpisodeEnd, raceAbort, reobserve } from './attempt-env.ts';
 import { clientErrorInfo, describeClientError, type EnvStepBody } from './env-client.ts';
-import type { EpisodeOptions, EpisodeOutcome, EpisodeResult, RetryPolicy, StepTiming, TrajectoryStep } from './types.ts';
-
-/** Raised inside an attempt to end it with a given termination. */
-export class EpisodeEnd extends Error {
-  constructor(
-    readonly reason: TerminationReason,
-    readonly detail: string,
-    readonly retryable = false,
-  ) {
-    super(`${reason}: ${detail}`);
-  }
-}
+import type { AttemptContext, AttemptOutcome, EpisodeOutcome, StepTiming, TrajectoryStep } from './types.ts';
 
 /** Action error codes on the start URL that mean the website itself failed (not Grove). */
 const WEBSITE_CODES = new Set([
@@ -34,85 +23,6 @@ const WEBSITE_CODES = new Set([
   'timeout',
   'page_unresponsive',
 ]);
-
-/** Rejects with the abort reason as soon as `signal` aborts; the raced promise keeps running. */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}
-
-export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
-  return raceAbort(
-    new Promise<void>((ok) => {
-      const t = setTimeout(ok, ms);
-      t.unref();
-    }),
-    signal,
-  );
-}
-
-/** Observations tried after a step's capture_timeout before the attempt counts as an environment failure. */
-const REOBSERVE_TRIES = 4;
-
-/**
- * A step whose screenshot could not be captured (503 capture_timeout): its actions ran, as the error's details
- * say; the observation after them is asked for again (Retry-After apart, a bounded number of times).
- */
-async function reobserve(env: EpisodeOptions['env'], id: string, first: unknown, opts: { som?: boolean }, signal: AbortSignal): Promise<StepResult> {
-  const d = (first as { details?: { actions?: StepResult['actions']; done?: boolean; answer?: string } }).details ?? {};
-  let last = first;
-  for (let i = 0; i < REOBSERVE_TRIES; i++) {
-    const ra = (last as { retryAfter?: unknown }).retryAfter;
-    await abortableDelay(typeof ra === 'number' && ra > 0 ? Math.min(ra * 1000, 5000) : 1000, signal);
-    try {
-      const observation = await raceAbort(env.observation(id, opts), signal);
-      return { observation, actions: d.actions ?? [], done: d.done ?? false, ...(d.answer === undefined ? {} : { answer: d.answer }) };
-    } catch (err) {
-      if (clientErrorInfo(err).code !== 'capture_timeout') throw new EpisodeEnd('env_error', `observing after a capture timeout failed: ${describeClientError(err)}`, true);
-      last = err;
-    }
-  }
-  throw new EpisodeEnd('env_error', `no screenshot after ${REOBSERVE_TRIES + 1} tries: ${describeClientError(last)}`, true);
-}
-
-export interface AttemptOutcome {
-  result: Omit<EpisodeResult, 'episode_id' | 'attempts' | 'attempt_failures' | 'started_at' | 'duration_ms'>;
-  retryable: boolean;
-  trajectory: TrajectoryStep[];
-  finalObservation?: Observation;
-  initial?: EpisodeOutcome['initial'];
-  /** The attempt's recording (its end is written by runEpisode, after judging). */
-  recording?: RecordingHook;
-  /** Waits for the step records still being written; the first write error, if any. */
-  flush(): Promise<string | undefined>;
-}
-
-/** What one attempt is given by the episode loop. */
-export interface AttemptContext {
-  opts: EpisodeOptions;
-  /** 1 for the first attempt; restarts count up. */
-  attempt: number;
-  episodeId: string;
-  /** Aborts with an EpisodeEnd (episode timeout) or the caller's abort. */
-  signal: AbortSignal;
-  /** Parse failures in a row that end the attempt. */
-  maxParse: number;
-  retry: RetryPolicy;
-  log: Logger;
-}
 
 /** What a step the env executed (or refused) came to. */
 interface Acted {

@@ -3,7 +3,8 @@
 // retry policy) and never count as the model failing. The sandbox is always deleted. One attempt is attempt.ts.
 import type { Task, Verdict } from '../protocol/task.ts';
 import { silentLogger } from '../sandbox/log.ts';
-import { abortableDelay, Attempt, EpisodeEnd } from './attempt.ts';
+import { Attempt } from './attempt.ts';
+import { abortableDelay, EpisodeEnd } from './attempt-env.ts';
 import type { AttemptFailure, EpisodeOptions, EpisodeOutcome, EpisodeResult, RetryPolicy } from './types.ts';
 
 // The loop's interfaces live in types.ts (attempt.ts needs them too, and no longer imports this file).

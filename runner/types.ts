@@ -5,7 +5,7 @@ import type { Action } from '../protocol/action.ts';
 import type { Observation } from '../protocol/observation.ts';
 import type { BrowserCreateInput } from '../protocol/sandbox.ts';
 import { Termination, TerminationReason, Verdict, type Task } from '../protocol/task.ts';
-import type { EpisodeRecorderLike } from '../recording/step-hook.ts';
+import type { EpisodeRecorderLike, RecordingHook } from '../recording/step-hook.ts';
 import type { Logger } from '../sandbox/log.ts';
 import type { EnvClient } from './env-client.ts';
 import type { Policy } from './policy.ts';
@@ -197,4 +197,31 @@ export interface EpisodeOptions {
   logger?: Logger;
   /** Called after each env step (progress). */
   onStep?: () => void;
+}
+
+/** What one attempt of an episode came to (runner/attempt.ts; runner/episode.ts restarts attempts). */
+export interface AttemptOutcome {
+  result: Omit<EpisodeResult, 'episode_id' | 'attempts' | 'attempt_failures' | 'started_at' | 'duration_ms'>;
+  retryable: boolean;
+  trajectory: TrajectoryStep[];
+  finalObservation?: Observation;
+  initial?: EpisodeOutcome['initial'];
+  /** The attempt's recording (its end is written by runEpisode, after judging). */
+  recording?: RecordingHook;
+  /** Waits for the step records still being written; the first write error, if any. */
+  flush(): Promise<string | undefined>;
+}
+
+/** What one attempt is given by the episode loop. */
+export interface AttemptContext {
+  opts: EpisodeOptions;
+  /** 1 for the first attempt; restarts count up. */
+  attempt: number;
+  episodeId: string;
+  /** Aborts with an EpisodeEnd (episode timeout) or the caller's abort. */
+  signal: AbortSignal;
+  /** Parse failures in a row that end the attempt. */
+  maxParse: number;
+  retry: RetryPolicy;
+  log: Logger;
 }
