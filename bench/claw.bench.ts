@@ -95,18 +95,27 @@ for (const t of all) byTemplate.set(t.template!, [...(byTemplate.get(t.template!
 const tasks: typeof all = [];
 for (let i = 0; tasks.length < TASKS && i < 100; i++) for (const ts of byTemplate.values()) if (ts[i] && tasks.length < TASKS) tasks.push(ts[i]);
 const policy = new ScriptedToolPolicy();
-const tpm: Record<string, number[]> = { api: [], in_process: [] };
+const tpm: Record<string, number[]> = { api: [], api_reuse: [], in_process: [] };
 let passed = 0;
-for (let b = 0; b < 2; b++) {
-  for (const side of b % 2 ? (['in_process', 'api'] as const) : (['api', 'in_process'] as const)) {
+let passedReuse = 0;
+// Three sides in a rotating order: a sandbox per task, sandboxes reused with POST .../claw/reset {task_id}, in process.
+const SIDES = ['api', 'api_reuse', 'in_process'] as const;
+for (let b = 0; b < 3; b++) {
+  for (const side of [...SIDES.slice(b), ...SIDES.slice(0, b)]) {
+    const remote = side === 'in_process' ? null : remoteEnv(grove, KEY, { reuse: side === 'api_reuse' });
     const t0 = performance.now();
-    const { report } = await runClaw({ tasks, policy, env: side === 'api' ? remoteEnv(grove, KEY) : embeddedEnv, trials: 1, concurrency: CONC });
+    const { report } = await runClaw({ tasks, policy, env: remote ?? embeddedEnv, trials: 1, concurrency: CONC });
     const min = (performance.now() - t0) / 60_000;
+    await remote?.dispose();
     tpm[side].push(tasks.length / min);
     if (side === 'api') passed = report.rows.filter((r) => r.passes === r.trials).length;
+    if (side === 'api_reuse') passedReuse = report.rows.filter((r) => r.passes === r.trials).length;
   }
 }
-const tasksPerMin = { api: Math.min(...tpm.api), in_process: Math.min(...tpm.in_process), api_best: Math.max(...tpm.api), in_process_best: Math.max(...tpm.in_process) };
+const tasksPerMin = {
+  api: Math.min(...tpm.api), api_reuse: Math.min(...tpm.api_reuse), in_process: Math.min(...tpm.in_process),
+  api_best: Math.max(...tpm.api), api_reuse_best: Math.max(...tpm.api_reuse), in_process_best: Math.max(...tpm.in_process),
+};
 
 const f = (x: number) => x.toFixed(3);
 const lines = [
@@ -115,15 +124,17 @@ const lines = [
   ...Object.entries(rt).map(([k, v]) => `  ${k.padEnd(12)} p50 ${f(v.p50)} ms   p99 ${f(v.p99)} ms   mean ${f(v.mean)} ms`),
   `  Grove API p50 / bare HTTP p50 = ${(rt.grove_api.p50 / rt.bare_http.p50).toFixed(2)}   (API overhead over a bare loopback round trip: ${f(rt.grove_api.p50 - rt.bare_http.p50)} ms)`,
   `  Claw origin p50 / bare HTTP p50 = ${(rt.claw_origin.p50 / rt.bare_http.p50).toFixed(2)}`,
-  `tasks/minute, scripted policy, ${tasks.length} generated tasks (all ${byTemplate.size} templates), concurrency ${CONC}, 1 trial, 2 rounds (worst shown; via the API each task creates, waits for, calls and deletes its own Claw sandbox):`,
-  `  through the API ${tasksPerMin.api.toFixed(0)} tasks/min (best ${tasksPerMin.api_best.toFixed(0)})   in process ${tasksPerMin.in_process.toFixed(0)} tasks/min (best ${tasksPerMin.in_process_best.toFixed(0)})   ratio ${(tasksPerMin.api / tasksPerMin.in_process).toFixed(2)}   (${passed}/${tasks.length} passed)`,
+  `tasks/minute, scripted policy, ${tasks.length} generated tasks (all ${byTemplate.size} templates), concurrency ${CONC}, 1 trial, 3 rotating rounds (worst shown):`,
+  `  through the API, a sandbox per task (create, wait, calls, delete) ${tasksPerMin.api.toFixed(0)} tasks/min (best ${tasksPerMin.api_best.toFixed(0)})   ratio to in process ${(tasksPerMin.api / tasksPerMin.in_process).toFixed(2)}   (${passed}/${tasks.length} passed)`,
+  `  through the API, sandboxes reused (POST /sandboxes/{id}/claw/reset {task_id}) ${tasksPerMin.api_reuse.toFixed(0)} tasks/min (best ${tasksPerMin.api_reuse_best.toFixed(0)})   ratio to in process ${(tasksPerMin.api_reuse / tasksPerMin.in_process).toFixed(2)}   (${passedReuse}/${tasks.length} passed)`,
+  `  in process ${tasksPerMin.in_process.toFixed(0)} tasks/min (best ${tasksPerMin.in_process_best.toFixed(0)})`,
 ];
 process.stdout.write(`${lines.join('\n')}\n`);
 const dir = path.join(import.meta.dirname, 'results');
 mkdirSync(dir, { recursive: true });
 writeFileSync(
   path.join(dir, 'claw.json'),
-  JSON.stringify({ date: new Date().toISOString(), cores: os.cpus().length, config: { calls: CALLS, blocks: BLOCKS, tasks: tasks.length, concurrency: CONC }, round_trip_ms: rt, ratio_api_vs_bare_p50: rt.grove_api.p50 / rt.bare_http.p50, ratio_origin_vs_bare_p50: rt.claw_origin.p50 / rt.bare_http.p50, tasks_per_minute: tasksPerMin, ratio_tasks_per_minute_api_vs_in_process: tasksPerMin.api / tasksPerMin.in_process, passed, printed: lines }, null, 2),
+  JSON.stringify({ date: new Date().toISOString(), cores: os.cpus().length, config: { calls: CALLS, blocks: BLOCKS, tasks: tasks.length, concurrency: CONC }, round_trip_ms: rt, ratio_api_vs_bare_p50: rt.grove_api.p50 / rt.bare_http.p50, ratio_origin_vs_bare_p50: rt.claw_origin.p50 / rt.bare_http.p50, tasks_per_minute: tasksPerMin, ratio_tasks_per_minute_api_vs_in_process: tasksPerMin.api / tasksPerMin.in_process, ratio_tasks_per_minute_api_reuse_vs_in_process: tasksPerMin.api_reuse / tasksPerMin.in_process, passed, passed_reuse: passedReuse, printed: lines }, null, 2),
 );
 await app.close();
 await new Promise<void>((ok) => bare.close(() => ok()));

@@ -25,6 +25,8 @@ const hash = (s: string) => createHash('sha256').update(s).digest();
 
 export interface ClawServer {
   origin: string;
+  /** Serves another app on the same origin and token (a sandbox reset to another task). */
+  setApp(app: ClawApp): void;
   close(): Promise<void>;
 }
 
@@ -181,9 +183,13 @@ export async function startClawServer(app: ClawApp, token: string): Promise<Claw
   });
   const { port } = server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
-  SITES.set(port, { app, origin, expected: hash(token) });
+  const site: ClawSite = { app, origin, expected: hash(token) };
+  SITES.set(port, site);
   return {
     origin,
+    setApp: (next) => {
+      site.app = next;
+    },
     close: () =>
       new Promise<void>((done) => {
         SITES.delete(port);

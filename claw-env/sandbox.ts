@@ -43,12 +43,23 @@ export function resolveClawSpec(spec: ClawCreateOptions, tasks: (id: string) => 
   return { seed, apps: spec.apps ?? APPS, tools: spec.tools, task: null, faults: spec.faults };
 }
 
+function appFor(spec: ResolvedClawSpec): ClawApp {
+  return new ClawApp({
+    seed: spec.seed,
+    apps: spec.apps,
+    tools: spec.tools,
+    faults: spec.faults,
+    aliases: spec.task?.aliases,
+    extraTools: spec.task && Object.keys(spec.task.aliases).length ? COMPAT_TOOLS : undefined,
+  });
+}
+
 export class ClawSandbox implements Sandbox {
   readonly type = 'claw' as const;
   status: SandboxStatus = 'creating';
-  readonly app: ClawApp;
+  private current: ClawApp;
   readonly token = newToken();
-  readonly task: ClawTask | null;
+  private currentTask: ClawTask | null;
   private server: ClawServer | null = null;
   private readonly starting: Promise<void>;
 
@@ -56,16 +67,9 @@ export class ClawSandbox implements Sandbox {
     readonly id: string,
     spec: ResolvedClawSpec,
   ) {
-    this.task = spec.task;
-    this.app = new ClawApp({
-      seed: spec.seed,
-      apps: spec.apps,
-      tools: spec.tools,
-      faults: spec.faults,
-      aliases: spec.task?.aliases,
-      extraTools: spec.task && Object.keys(spec.task.aliases).length ? COMPAT_TOOLS : undefined,
-    });
-    this.starting = startClawServer(this.app, this.token).then(
+    this.currentTask = spec.task;
+    this.current = appFor(spec);
+    this.starting = startClawServer(this.current, this.token).then(
       (s) => {
         this.server = s;
         if (this.status === 'creating') this.status = 'ready';
@@ -80,6 +84,27 @@ export class ClawSandbox implements Sandbox {
 
   ready(): Promise<void> {
     return this.starting;
+  }
+
+  /** The apps of the current episode (replaced by switchTask). */
+  get app(): ClawApp {
+    return this.current;
+  }
+
+  /** The task the current episode runs, if any. */
+  get task(): ClawTask | null {
+    return this.currentTask;
+  }
+
+  /**
+   * A new episode of another task in this sandbox: fresh apps from the task's seed, tools and faults, served on the
+   * same origin and token. What a runner does between tasks instead of deleting the sandbox and creating another.
+   */
+  switchTask(spec: ResolvedClawSpec): void {
+    if (!this.server) throw new GroveError('sandbox_not_ready');
+    this.current = appFor(spec);
+    this.currentTask = spec.task;
+    this.server.setApp(this.current);
   }
 
   get origin(): string {

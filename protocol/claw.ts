@@ -98,6 +98,10 @@ export const ClawAuditQuery = z.object({ since: z.coerce.number().int().min(0).d
 export const ClawAuditResponse = z.object({ entries: z.array(AuditEntry) });
 export const ClawStateResponse = z.object({ state: z.record(z.string(), z.unknown()) });
 export const ClawResetResponse = z.object({ ok: z.literal(true) });
+/** POST /sandboxes/{id}/claw/reset: back to the seed, or (task_id) a new episode of another built-in task. */
+export const ClawResetRequest = z
+  .object({ task_id: z.string().min(1).max(200).optional().describe('a built-in Claw task: fresh apps from its seed, tools and faults') })
+  .strict();
 
 export const ClawGradeRequest = z.object({
   /** The agent's final answer (keyword checks and the judge read it). */

@@ -88,7 +88,7 @@ ROUTES: tuple[Route, ...] = (
           response=("status", "result", "error", "changes", "seq", "retry_after")),
     Route("clawState", "GET", "/sandboxes/{id}/claw/state", response=("state",)),
     Route("clawAudit", "GET", "/sandboxes/{id}/claw/audit", query=("since",), response=("entries",)),
-    Route("clawReset", "POST", "/sandboxes/{id}/claw/reset", response=("ok",)),
+    Route("clawReset", "POST", "/sandboxes/{id}/claw/reset", body=("task_id",), response=("ok",)),
     Route("clawGrade", "POST", "/sandboxes/{id}/claw/grade", body=("answer",)),
     Route("health", "GET", "/health", response=("status", "version", "uptime_s", "sandboxes")),
     Route("metrics", "GET", "/metrics"),

@@ -174,8 +174,9 @@ class AsyncClient:
     async def claw_audit(self, id: str, *, since: int | None = None) -> list:
         return (await self._json("clawAudit", {"id": id}, {"since": since}))["entries"]
 
-    async def claw_reset(self, id: str) -> dict:
-        return await self._json("clawReset", {"id": id})
+    async def claw_reset(self, id: str, *, task_id: str | None = None) -> dict:
+        """Back to the seed; with ``task_id``, a new episode of that built-in task in this sandbox."""
+        return await self._json("clawReset", {"id": id}, body=drop_none({"task_id": task_id}))
 
     async def claw_grade(self, id: str, *, answer: str | None = None) -> dict:
         return await self._json("clawGrade", {"id": id}, body=drop_none({"answer": answer}))

@@ -231,8 +231,9 @@ class Client:
     def claw_audit(self, id: str, *, since: int | None = None) -> list:
         return self._json("clawAudit", {"id": id}, {"since": since})["entries"]
 
-    def claw_reset(self, id: str) -> dict:
-        return self._json("clawReset", {"id": id})
+    def claw_reset(self, id: str, *, task_id: str | None = None) -> dict:
+        """Back to the seed; with ``task_id``, a new episode of that built-in task in this sandbox."""
+        return self._json("clawReset", {"id": id}, body=drop_none({"task_id": task_id}))
 
     def claw_grade(self, id: str, *, answer: str | None = None) -> dict:
         return self._json("clawGrade", {"id": id}, body=drop_none({"answer": answer}))

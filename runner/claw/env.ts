@@ -53,8 +53,13 @@ export const embeddedEnv: ClawEnvFactory = async (task) => {
   };
 };
 
-/** A Claw sandbox per trial on a Grove server (built-in tasks only: the server resolves task_id). */
-export function remoteEnv(baseUrl: string, apiKey: string | undefined, opts: { faults?: ClawTask['faults'] } = {}): ClawEnvFactory {
+/**
+ * Claw sandboxes on a Grove server (built-in tasks only: the server resolves task_id). By default one sandbox per
+ * trial, deleted after it. With `reuse`, a finished trial's sandbox goes back to an idle list and the next trial
+ * starts there with POST /sandboxes/{id}/claw/reset {task_id} (fresh apps from the task's seed) instead of a
+ * create, wait and delete; `dispose()` deletes the idle ones. (`faults` overrides need a create: no reuse then.)
+ */
+export function remoteEnv(baseUrl: string, apiKey: string | undefined, opts: { faults?: ClawTask['faults']; reuse?: boolean } = {}): ClawEnvFactory & { dispose(): Promise<void> } {
   const auth: Record<string, string> = apiKey ? { 'x-api-key': apiKey } : {};
   const req = async (method: string, path: string, body?: unknown): Promise<any> => {
     const headers = body === undefined ? auth : { ...auth, 'content-type': 'application/json' };
@@ -63,11 +68,27 @@ export function remoteEnv(baseUrl: string, apiKey: string | undefined, opts: { f
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
     return text ? JSON.parse(text) : undefined;
   };
-  return async (task) => {
+  const reuse = opts.reuse === true && !opts.faults;
+  const idle: string[] = [];
+  const open = async (task: ClawTask): Promise<string> => {
+    const again = reuse ? idle.pop() : undefined;
+    if (again !== undefined) {
+      try {
+        await req('POST', `/sandboxes/${again}/claw/reset`, { task_id: task.id });
+        return again;
+      } catch {
+        // Expired or deleted meanwhile: a new one below.
+        await req('DELETE', `/sandboxes/${again}`).catch(() => undefined);
+      }
+    }
     const created = await req('POST', '/sandboxes', { type: 'claw', task_id: task.id, ...(opts.faults ? { faults: opts.faults } : {}), labels: { task: task.id } });
     const id: string = created.sandbox_id;
     const ready = await req('GET', `/sandboxes/${id}/wait?timeout=30`);
     if (ready.status !== 'ready') throw new Error(`claw sandbox ${id}: ${ready.status} ${ready.error?.message ?? ''}`);
+    return id;
+  };
+  const factory: ClawEnvFactory = async (task) => {
+    const id = await open(task);
     const tools = (await req('GET', `/sandboxes/${id}/claw/tools`)).tools as OpenAIToolDef[];
     return {
       tools: () => tools,
@@ -75,8 +96,14 @@ export function remoteEnv(baseUrl: string, apiKey: string | undefined, opts: { f
       audit: async () => (await req('GET', `/sandboxes/${id}/claw/audit`)).entries,
       state: async () => (await req('GET', `/sandboxes/${id}/claw/state`)).state,
       close: async () => {
-        await req('DELETE', `/sandboxes/${id}`);
+        if (reuse) idle.push(id);
+        else await req('DELETE', `/sandboxes/${id}`);
       },
     };
   };
+  return Object.assign(factory, {
+    dispose: async () => {
+      await Promise.all(idle.splice(0).map((id) => req('DELETE', `/sandboxes/${id}`).catch(() => undefined)));
+    },
+  });
 }

@@ -8,13 +8,14 @@ import {
   ClawCallRequest,
   ClawCallResponse,
   ClawGradeRequest,
+  ClawResetRequest,
   ClawResetResponse,
   ClawStateResponse,
   ClawToolsResponse,
 } from '../../protocol/claw.ts';
 import { GroveError } from '../../protocol/errors.ts';
 import type { BrowserCreateOptions, ShellCreateOptions } from '../../protocol/sandbox.ts';
-import type { ClawSandbox } from '../../claw-env/sandbox.ts';
+import { resolveClawSpec, type ClawSandbox } from '../../claw-env/sandbox.ts';
 import { grade } from '../../claw-env/graders/grade.ts';
 import type { RouteContext } from '../route.ts';
 import { defineRoute } from '../route.ts';
@@ -139,11 +140,17 @@ const clawReset = defineRoute({
   method: 'POST',
   url: '/sandboxes/:id/claw/reset',
   summary: 'Reset a Claw sandbox to its seed (state, clock, fault sequence; the audit log is cleared)',
+  description:
+    'With `task_id`, a new episode of that built-in task instead: fresh apps from its seed, tools and faults, on the ' +
+    'same origin and token (what a runner does between tasks instead of deleting the sandbox and creating another).',
   tags: ['claw'],
   params: SandboxIdParams,
+  body: ClawResetRequest,
   responses: { 200: { description: 'Reset', schema: ClawResetResponse }, ...ERR },
-  async handler({ params, ctx }) {
-    clawSandbox(ctx, params.id).app.reset();
+  async handler({ params, body, ctx }) {
+    const sb = clawSandbox(ctx, params.id);
+    if (body.task_id === undefined) sb.app.reset();
+    else sb.switchTask(resolveClawSpec({ type: 'claw', task_id: body.task_id, labels: {} }));
     return { ok: true as const };
   },
 });
