@@ -53,6 +53,9 @@ export interface BrowserSandbox extends Sandbox {
   /** What a policy-output parser needs to know about the last observation: its SoM list (if one was
    * collected), the screenshot size (image px) the model saw, the rel1000 divisor and the pointer position. */
   parseContext(): ParseContext;
+  /** Where the browser runs elsewhere (a kubernetes worker, stepped through any replica): brings parseContext() up to
+   * date with the browser's own (its last SoM list and pointer). Absent: it always is. */
+  syncParseContext?(): Promise<void>;
   /** Episode reset: a fresh context with the new start URL and network rules (see ChromiumSandbox.reset). */
   reset(input?: BrowserResetInput): Promise<void>;
   /** URL, title and tabs of the current state, without taking an observation (queued events stay queued). */

@@ -19,6 +19,15 @@ import { silentLogger, type Logger } from '../sandbox/log.ts';
 import type { Sandbox, SandboxDetails } from '../sandbox/types.ts';
 import { workerRequest, type WorkerEndpoint } from './worker-http.ts';
 
+/** The shape of browser-env's ParseContext (which k8s/ may not import). */
+export interface ParseContextCopy {
+  som?: SomElement[];
+  width?: number;
+  height?: number;
+  rel_divisor?: 1000 | 999;
+  pointer?: { x: number; y: number; space: 'css_px' };
+}
+
 export interface RemoteStepOptions {
   screenshot?: 'base64' | 'none';
   som?: boolean;
@@ -94,7 +103,7 @@ export class RemoteSandbox implements Sandbox {
   private readonly starting: Promise<void>;
   private closing: Promise<void> | null = null;
   protected inFlight = 0;
-  private last: { som?: SomElement[]; width?: number; height?: number } = {};
+  private last: ParseContextCopy = {};
   private downloadList: DownloadInfo[] = [];
   private detailsOf: SandboxDetails = {};
   /** The replay HAR's name on the worker, once uploaded (removed again on close). */
@@ -319,8 +328,22 @@ export class RemoteSandbox implements Sandbox {
     }
   }
 
-  parseContext(): { som?: SomElement[]; width?: number; height?: number } {
+  parseContext(): ParseContextCopy {
     return this.last;
+  }
+
+  /** The browser's own parse context (server/worker-routes.ts): whichever replica served the last observation, the
+   * SoM list and pointer the model saw are the worker's. One request over the pod IP, before a model output is parsed. */
+  async syncParseContext(): Promise<void> {
+    const w = this.endpoint();
+    try {
+      const res = await workerRequest(w, { method: 'GET', path: `/worker/sandboxes/${encodeURIComponent(w.wid)}/parse-context` });
+      this.last = JSON.parse(await readAll(res.body)) as ParseContextCopy;
+    } catch (err) {
+      // A worker that cannot answer (an older image, gone): the copy this replica saw is parsed against; the step
+      // that follows reports a worker that is gone.
+      this.log.warn({ err: String(err), sandbox_id: this.id }, 'reading the parse context from the worker failed');
+    }
   }
 
   async pageState(): Promise<{ url: string; title: string; tabs: Tab[] }> {

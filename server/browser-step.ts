@@ -44,6 +44,7 @@ export async function runBrowserStep(ctx: RouteContext, id: string, body: StepRe
     const format = fmt.name;
     // The parser sees what the model saw: the last SoM list (WebVoyager "Scroll [n]"), the screenshot size
     // (range checks of image_px formats) and the sandbox's rel1000 grid divisor.
+    await sb.syncParseContext?.();
     const parsed = parseModelOutput(format, body.model_output, sb.parseContext());
     source = { model_output: body.model_output, format, ...(parsed.thought === undefined ? {} : { thought: parsed.thought }) };
     if (!parsed.ok) {

@@ -5,6 +5,9 @@
 //   DELETE /worker/har/{name}                 forget it (the sandbox that replayed it closed)
 //   GET    /worker/recordings/{sandbox}/har   the HAR a closed record_har sandbox wrote; its episode directory
 //                                             (the worker's own frames) is removed once it was sent
+//   GET    /worker/sandboxes/{sandbox}/parse-context   what a model's output is parsed against (the last SoM list,
+//                                             screenshot size, grid divisor, pointer): the browser's own, so any
+//                                             orchestrator replica parses as the one that served the observation
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,6 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import { GroveError } from '../protocol/errors.ts';
 import { harPathFor } from '../recording/har.ts';
 import { episodeDirFor } from './recording.ts';
+import { browserSandbox } from './routes/common.ts';
 
 /** Largest HAR accepted (the same bound a replay HAR has on the orchestrator). */
 const MAX_HAR_BYTES = 512 * 1024 * 1024;
@@ -58,6 +62,10 @@ export function registerWorkerRoutes(app: FastifyInstance, recordingsDir: string
       }
       return { replay_har: `${REPLAY_DIR}/${name}.har`, size };
     });
+
+    scope.get<{ Params: { sandbox: string } }>('/worker/sandboxes/:sandbox/parse-context', async (request) =>
+      browserSandbox(app.grove, request.params.sandbox).parseContext(),
+    );
 
     scope.delete<{ Params: { name: string } }>('/worker/har/:name', async (request, reply) => {
       await rm(path.join(root, REPLAY_DIR, `${checkName(request.params.name)}.har`), { force: true });

@@ -149,6 +149,8 @@ const OBSERVATION = {
   },
 };
 
+export const STUB_PARSE_CONTEXT = { som: [{ label: 3, tag: 'div', text: 'list', x: 100, y: 200, width: 40, height: 20 }], width: 1280, height: 1000, rel_divisor: 1000 };
+
 /** One in-process stub worker: the subset of the worker API the orchestrator calls, with the token checked. */
 class StubWorker {
   readonly server: http.Server;
@@ -181,6 +183,9 @@ class StubWorker {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      // The browser's parse context (server/worker-routes.ts): one fixed SoM element, label 3.
+      const pc = url.pathname.match(/^\/worker\/sandboxes\/([^/]+)\/parse-context$/);
+      if (pc) return this.sandboxes.has(pc[1]!) ? this.reply(res, 200, STUB_PARSE_CONTEXT) : this.reply(res, 404, { error: { code: 'sandbox_not_found', message: pc[1] } });
       const m = url.pathname.match(/^\/sandboxes(?:\/([^/]+))?(?:\/(\w+))?$/);
       if (!m) return this.reply(res, 404, { error: { code: 'not_found', message: url.pathname } });
       const [, id, op] = m;

@@ -139,6 +139,7 @@ export function orchardGuiPlugin(ctx: RouteContext) {
         respond(refused);
         continue;
       }
+      await sb.syncParseContext?.();
       const parsed = parseModelOutput('orchard', callText(onGrid(call, e.config)), sb.parseContext());
       if (!parsed.ok) {
         respond(invalidCall(call.name, parsed.error.replace(/^\S+ \(call \d+\): /, '')));
