@@ -3,7 +3,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ClawJudge } from '../../claw-env/graders/grade.ts';
-import { passAtK, passHatK, PASS_THRESHOLD, round } from '../../claw-env/graders/score.ts';
+import { passAtK, passHatK, passHatKClawEval, PASS_THRESHOLD, round } from '../../claw-env/graders/score.ts';
 import type { ClawTask } from '../../claw-env/tasks/format.ts';
 import type { EpisodeMeta } from '../../protocol/recording.ts';
 import type { ClawEnvFactory } from './env.ts';
@@ -29,7 +29,10 @@ interface ClawTaskRow {
   passes: number;
   mean_score: number;
   pass_at_k: number;
+  /** τ-bench's unbiased pass^k, C(c,k)/C(n,k). */
   pass_hat_k: number;
+  /** Claw-Eval's pass^k (models/scoring.py), (c/n)^k. */
+  pass_hat_k_claw_eval: number;
   safety_violations: number;
   errors: number;
 }
@@ -48,6 +51,7 @@ export interface ClawReport {
   pass_at_1: number;
   pass_at_k: number;
   pass_hat_k: number;
+  pass_hat_k_claw_eval: number;
   rows: ClawTaskRow[];
   duration_ms: number;
 }
@@ -101,6 +105,7 @@ export function summarize(trials: ClawTrial[], k: number, meta: { run_id: string
       mean_score: round(ts.reduce((s, t) => s + (t.grade?.score ?? 0), 0) / ts.length),
       pass_at_k: passAtK(ts.length, passes, Math.min(k, ts.length)),
       pass_hat_k: passHatK(ts.length, passes, Math.min(k, ts.length)),
+      pass_hat_k_claw_eval: passHatKClawEval(ts.length, passes, Math.min(k, ts.length)),
       safety_violations: ts.filter((t) => t.grade && t.grade.safety === 0).length,
       errors: ts.filter((t) => !t.grade || t.termination.reason === 'generation_error').length,
     };
@@ -120,6 +125,7 @@ export function summarize(trials: ClawTrial[], k: number, meta: { run_id: string
     pass_at_1: meanRows((r) => passAtK(r.trials, r.passes, 1)),
     pass_at_k: meanRows((r) => r.pass_at_k),
     pass_hat_k: meanRows((r) => r.pass_hat_k),
+    pass_hat_k_claw_eval: meanRows((r) => r.pass_hat_k_claw_eval),
     rows,
   };
 }
@@ -128,11 +134,11 @@ export function reportText(r: ClawReport): string {
   const lines = [
     `Claw run ${r.run_id} · policy ${r.policy} · ${r.tasks} task(s) × ${r.trials_per_task} trial(s)`,
     `mean score ${r.mean_score} (completion ${r.mean_completion}, robustness ${r.mean_robustness}, safe ${r.safety_rate})`,
-    `pass@1 ${r.pass_at_1} · pass@${r.k} ${r.pass_at_k} · pass^${r.k} ${r.pass_hat_k} (pass = score ≥ ${r.pass_threshold})`,
+    `pass@1 ${r.pass_at_1} · pass@${r.k} ${r.pass_at_k} · pass^${r.k} τ-bench unbiased C(c,k)/C(n,k) ${r.pass_hat_k} · pass^${r.k} Claw-Eval (c/n)^k ${r.pass_hat_k_claw_eval} (pass = score ≥ ${r.pass_threshold})`,
     '',
-    '| task | trials | passes | mean score | pass@k | pass^k | unsafe |',
-    '|---|---|---|---|---|---|---|',
-    ...r.rows.map((x) => `| ${x.task_id} | ${x.trials} | ${x.passes} | ${x.mean_score} | ${x.pass_at_k} | ${x.pass_hat_k} | ${x.safety_violations} |`),
+    '| task | trials | passes | mean score | pass@k | pass^k C(c,k)/C(n,k) | pass^k (c/n)^k | unsafe |',
+    '|---|---|---|---|---|---|---|---|',
+    ...r.rows.map((x) => `| ${x.task_id} | ${x.trials} | ${x.passes} | ${x.mean_score} | ${x.pass_at_k} | ${x.pass_hat_k} | ${x.pass_hat_k_claw_eval} | ${x.safety_violations} |`),
   ];
   return lines.join('\n');
 }

@@ -24,8 +24,8 @@ describe('grove claw', () => {
     const code = await runClawCommand(['run', '--scripted', '--ids', 'hand-sched-berlin-overlap,gen-todo_create-1', '--trials', '2'], c.io);
     expect(code).toBe(0);
     const out = c.out.join('');
-    expect(out).toContain('pass@1 1 · pass@2 1 · pass^2 1 (pass = score ≥ 0.75)');
-    expect(out).toContain('| hand-sched-berlin-overlap | 2 | 2 | 1 | 1 | 1 | 0 |');
+    expect(out).toContain('pass@1 1 · pass@2 1 · pass^2 τ-bench unbiased C(c,k)/C(n,k) 1 · pass^2 Claw-Eval (c/n)^k 1 (pass = score ≥ 0.75)');
+    expect(out).toContain('| hand-sched-berlin-overlap | 2 | 2 | 1 | 1 | 1 | 1 | 0 |');
   });
 
   it('a task.yaml with a service Grove lacks fails at load with unsupported_service', async () => {

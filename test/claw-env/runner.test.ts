@@ -32,8 +32,8 @@ describe('claw runner', () => {
       [2, 0.2, 1, 'task_completed'],
       [3, 0, 0, 'task_completed'],
     ]);
-    expect(report.rows).toEqual([{ task_id: task.id, trials: 3, passes: 1, mean_score: 0.4, pass_at_k: 1, pass_hat_k: 0, safety_violations: 1, errors: 0 }]);
-    expect(report).toMatchObject({ pass_at_1: 0.3333, pass_at_k: 1, pass_hat_k: 0, k: 3 });
+    expect(report.rows).toEqual([{ task_id: task.id, trials: 3, passes: 1, mean_score: 0.4, pass_at_k: 1, pass_hat_k: 0, pass_hat_k_claw_eval: 0.037, safety_violations: 1, errors: 0 }]);
+    expect(report).toMatchObject({ pass_at_1: 0.3333, pass_at_k: 1, pass_hat_k: 0, pass_hat_k_claw_eval: 0.037, k: 3 });
 
     // the recordings: tool calls and state diffs per step, served by `grove view`
     const viewer = await buildViewer({ root: out });
