@@ -6,10 +6,11 @@ import { z } from 'zod';
 import { StepRequest } from '../../protocol/api.ts';
 import { Action } from '../../protocol/action.ts';
 import { TaskSpec } from '../../protocol/episode.ts';
-import { Observation, ResolvedAction, type StepResult } from '../../protocol/observation.ts';
+import { Observation, ResolvedAction, Screenshot, type StepResult } from '../../protocol/observation.ts';
 import { BrowserCreateOptions } from '../../protocol/sandbox.ts';
 import type { BrowserSandbox, StepOptions } from '../../browser-env/types.ts';
 import { checkStartUrl } from '../../browser-env/url-policy.ts';
+import { stepBudgetMs } from '../../browser-env/step-budget.ts';
 import { getFormat, parseModelOutput, FORMAT_NAMES } from '../../vlm-client/formats/index.ts';
 import type { OpenEnvHost } from '../host.ts';
 import { OpenEnvError, type ResetArgs, type StepOut } from '../wire.ts';
@@ -24,6 +25,7 @@ const RESET_KEYS = ['start_url', 'viewport', 'coordinate_space', 'rel_divisor', 
 const TaskArg = z.union([z.string().regex(/^[^/]+\/.+$/, 'a task is "suite/id"'), TaskSpec]);
 
 export const BrowserObservation = Observation.omit({ timings: true, settle: true }).extend({
+  screenshot: Screenshot.nullable().describe('null when the step asked for screenshot "none"'),
   goal: z.string().describe("the task's question (empty without a task)"),
   actions: z.array(ResolvedAction).describe('what the step executed, resolved'),
   parse: z.object({ ok: z.boolean(), format: z.string(), error: z.string().optional() }).optional(),
@@ -32,6 +34,12 @@ export const BrowserObservation = Observation.omit({ timings: true, settle: true
   truncated: z.boolean(),
   evaluation: z.record(z.string(), z.unknown()).optional().describe("the terminal step's evaluation (reward, verdict)"),
 });
+
+function captureMissing(o: StepResult['observation'], executed: boolean): OpenEnvError {
+  const why = o.last_action_error?.code === 'capture_timeout' ? o.last_action_error.message : 'no screenshot was captured';
+  const next = executed ? 'its actions ran: observe again with the step {"actions": []}, do not resend it' : 'reset again';
+  return new OpenEnvError('EXECUTION_ERROR', `The screenshot could not be captured within the deadline (${why}); ${next}.`, undefined, { grove_code: 'capture_timeout', executed, retry_after: 2 });
+}
 
 function obsOut(o: StepResult['observation']): Record<string, unknown> {
   const { timings: _t, settle: _s, ...rest } = o;
@@ -57,8 +65,11 @@ class BrowserSession extends SandboxSession {
     this.hasTask = prepared.state.resolved !== undefined;
     this.som = spec.som;
     const sb = this.sandbox<BrowserSandbox>();
-    const obs = await sb.observe({ screenshot: 'base64' });
+    // A capture that missed its deadline (a loaded machine) gets a second look before the reset fails.
+    let obs = await sb.observe({ screenshot: 'base64' });
+    if (!obs.screenshot) obs = await sb.observe({ screenshot: 'base64' });
     this.touch();
+    if (!obs.screenshot) throw captureMissing(obs, false);
     return { observation: { ...obsOut(obs), goal: this.goal, actions: [], terminated: false, truncated: false }, reward: null, done: false };
   }
 
@@ -80,8 +91,11 @@ class BrowserSession extends SandboxSession {
       actions = parsed.ok ? parsed.actions : [];
     } else actions = body.actions ?? [body.action as Action];
     let result: StepResult;
+    const started = performance.now();
     try {
       result = actions.length ? await sb.step(actions, opts) : { observation: await sb.observe(opts), actions: [], done: false };
+      // Admission control measures these steps as it measures REST ones (step time against its budget, captures).
+      if (actions.length) this.host.registry.admission?.observeStep(performance.now() - started, stepBudgetMs(sb.options, actions, sb.options.settle), result.observation.timings.capture);
     } catch (err) {
       this.host.episodes.stepFailed(id, err);
       throw err;
@@ -101,6 +115,9 @@ class BrowserSession extends SandboxSession {
       ...obsOut(result.observation), goal: this.goal, actions: result.actions, terminated, truncated,
       ...(parse ? { parse } : {}), ...(result.answer !== undefined ? { answer: result.answer } : {}),
     };
+    // Grove's capture contract (server/capture-contract.ts): never an observation without the screenshot it asked
+    // for. The step counted; the client observes again with {"actions": []} instead of resending it.
+    if (opts.screenshot === 'base64' && !result.observation.screenshot) throw captureMissing(result.observation, true);
     let reward: number | null = null;
     if (done && !this.ended && this.hasTask) {
       const evaluation = await this.host.episodes.evaluate(id, {});
