@@ -1,8 +1,8 @@
-// A shell sandbox on the local machine: a bubblewrap holder process owns the namespaces (see bwrap.ts), every
+// A shell sandbox on the local machine: a bubblewrap holder process owns the namespaces (holder.ts, bwrap.ts), every
 // exec enters them as the sandbox's own non-root uid (exec.ts), cgroups bound processes, memory and CPU
 // (cgroups.ts), /workspace and /tmp sit on a size-capped disk of its own (disk.ts), and files move through the
 // sandbox itself so they carry its permissions (files.ts).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,15 +12,16 @@ import type { ShellCreateOptions, SandboxStatus } from '../protocol/sandbox.ts';
 import type { ApplyPatchResult, ExecRequest, ExecResult, JobInfo, ShellDetails } from '../protocol/shell.ts';
 import type { Logger } from '../sandbox/log.ts';
 import type { SandboxDetails } from '../sandbox/types.ts';
-import { bwrapArgs, holderCommand, holderPayload, IDENTITY_MAP } from './bwrap.ts';
+import { bwrapArgs } from './bwrap.ts';
 import type { CgroupRoot, SandboxCgroups } from './cgroups.ts';
 import { createDisk, unmountUnder, type SandboxDisk } from './disk.ts';
 import { mountRootOverlay } from './overlay.ts';
 import { startEgressProxy, type EgressProxy } from './egress.ts';
-import { checkEnv, HOST_ENV, requestRunOptions, startExec, wrapperArgs, WRAPPER_SHELL, type ExecTarget, type RunOptions } from './exec.ts';
+import { checkEnv, requestRunOptions, startExec, type ExecTarget, type RunOptions } from './exec.ts';
 import { writeSandboxFileStream } from './file-stream.ts';
 import { listFiles, readSandboxFile, writeSandboxFile } from './files.ts';
 import { JobTable } from './jobs.ts';
+import { spawnHolder, waitHolder } from './holder.ts';
 import { openPty } from './pty.ts';
 import type { PtyInit, PtySession, ShellSandbox } from './types.ts';
 
@@ -179,76 +180,22 @@ export class LocalShellSandbox implements ShellSandbox {
     });
     const holderGroup = this.cgroups ? await this.cgroups.newGroup('h') : null;
     const files = this.cgroups && holderGroup ? this.cgroups.procsFiles(holderGroup) : [];
-    // fd 3: bwrap's info fd; fd 4: its arguments (--args), so its command line names no host path.
-    const holder = spawn(WRAPPER_SHELL, wrapperArgs(files, holderCommand(args, 4), { keepFd: 4 }), {
-      env: HOST_ENV,
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
-    });
+    const holder = spawnHolder(args, files);
     this.holder = holder;
-    holder.stdin?.on('error', () => {});
-    const argsPipe = holder.stdio[4] as NodeJS.WritableStream;
-    argsPipe.on('error', () => {});
-    argsPipe.end(holderPayload(args));
-    const pid1 = await this.waitHolder(holder);
+    const pid1 = await waitHolder(holder, this.o.id, this.o.startTimeoutMs, {
+      ready: () => this.phase === 'ready',
+      exited: (code, signal) => {
+        if (this.closing) return;
+        this.o.log.warn({ sandbox_id: this.o.id, code, signal }, 'shell sandbox holder exited');
+        this.phase = 'error';
+      },
+    });
     // bwrap's PID 1 stays at /; its child (the holder command) runs in the workspace: nsenter targets that one.
     const children = (await readFile(`/proc/${pid1}/task/${pid1}/children`, 'utf8').catch(() => '')).trim().split(/\s+/).filter(Boolean);
     const pid = children.length ? Number(children[0]) : pid1;
     this.target = { holderPid: pid, cwd: WORKSPACE, uid, gid: uid, cgroups: this.cgroups, maxProcesses: l.maxProcesses };
     if (this.closing) throw new GroveError('sandbox_closed', `Sandbox ${this.o.id} was closed while starting.`);
     this.phase = 'ready';
-  }
-
-  /** Resolves with the holder's pid in the host namespace once it printed "ready". */
-  private waitHolder(holder: ChildProcess): Promise<number> {
-    return new Promise((resolve, reject) => {
-      let info = '';
-      let out = '';
-      let err = '';
-      let pid = 0;
-      let mapped = false;
-      const timer = setTimeout(() => fail(`did not start within ${this.o.startTimeoutMs} ms`), this.o.startTimeoutMs);
-      const fail = (why: string) => {
-        clearTimeout(timer);
-        holder.kill('SIGKILL');
-        reject(new GroveError('internal_error', `Shell sandbox ${this.o.id} failed to start: ${why}${err ? ` (${err.trim().slice(0, 500)})` : ''}`));
-      };
-      const check = () => {
-        if (!mapped && out.includes('userns')) {
-          mapped = true;
-          // The holder's user namespace exists: map every id to itself, then let it go on (holderCommand).
-          mapUserNamespace(holder).then(
-            () => holder.stdin?.end('go\n'),
-            (e: unknown) => fail(`could not map its user namespace: ${(e as Error).message}`),
-          );
-        }
-        const m = /"child-pid"\s*:\s*(\d+)/.exec(info);
-        if (m) pid = Number(m[1]);
-        if (pid && /\bready\b/.test(out)) {
-          clearTimeout(timer);
-          resolve(pid);
-        }
-      };
-      (holder.stdio[3] as NodeJS.ReadableStream).on('data', (b: Buffer) => {
-        info += b.toString();
-        check();
-      });
-      holder.stdout?.on('data', (b: Buffer) => {
-        out += b.toString();
-        check();
-      });
-      holder.stderr?.on('data', (b: Buffer) => {
-        err += b.toString();
-        if (err.length > 4000) err = err.slice(-4000);
-      });
-      holder.once('error', (e) => fail(e.message));
-      holder.once('exit', (code, signal) => {
-        if (this.phase !== 'ready') fail(`the holder exited (${signal ?? code})`);
-        else if (!this.closing) {
-          this.o.log.warn({ sandbox_id: this.o.id, code, signal }, 'shell sandbox holder exited');
-          this.phase = 'error';
-        }
-      });
-    });
   }
 
   private use(): ExecTarget {
@@ -377,10 +324,4 @@ export class LocalShellSandbox implements ShellSandbox {
       this.o.release();
     })());
   }
-}
-
-async function mapUserNamespace(holder: ChildProcess): Promise<void> {
-  if (!holder.pid) throw new Error('the holder has no pid');
-  await writeFile(`/proc/${holder.pid}/uid_map`, IDENTITY_MAP);
-  await writeFile(`/proc/${holder.pid}/gid_map`, IDENTITY_MAP);
 }
