@@ -1,5 +1,6 @@
 // Server-sent events as model servers stream them: split into events, and assemble a stream into the one response
 // object it stands for (a chat completion, the Responses API object of `response.completed`, or an Anthropic message).
+import { createParser } from 'eventsource-parser';
 
 export interface SseParse {
   /** The `data:` payloads in order (the `[DONE]` sentinel excluded). */
@@ -9,31 +10,40 @@ export interface SseParse {
   done: boolean;
 }
 
-/** Splits an SSE body into event data payloads (multi-line data joined with \n, as the spec says). */
+/**
+ * Splits an SSE body into event data payloads. The fields are read by eventsource-parser (the WHATWG rules: multi-line
+ * data joined with \n, one leading space dropped, CR/LF/CRLF, comments); the body is fed block by block so that a
+ * block with no data and a field no event stream has counts as one malformed event, as does data that is not JSON.
+ */
 export function parseSse(text: string): SseParse {
   const data: string[] = [];
   let malformed = 0;
   let done = false;
+  let events = 0;
+  let errors = 0;
+  const parser = createParser({
+    onEvent: (e) => {
+      events++;
+      if (e.data === '[DONE]') {
+        done = true;
+        return;
+      }
+      try {
+        JSON.parse(e.data);
+        data.push(e.data);
+      } catch {
+        malformed++;
+      }
+    },
+    onError: () => void errors++,
+  });
   for (const block of text.split(/\r?\n\r?\n/)) {
     if (!block.trim()) continue;
-    const lines = block.split(/\r?\n/);
-    const payload = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, ''));
-    const onlyMeta = lines.every((l) => l.startsWith(':') || l.startsWith('event:') || l.startsWith('id:') || l.startsWith('retry:'));
-    if (payload.length === 0) {
-      if (!onlyMeta) malformed++;
-      continue;
-    }
-    const joined = payload.join('\n');
-    if (joined === '[DONE]') {
-      done = true;
-      continue;
-    }
-    try {
-      JSON.parse(joined);
-      data.push(joined);
-    } catch {
-      malformed++;
-    }
+    events = 0;
+    errors = 0;
+    // A last block without its blank line still ends there (the recorded body is complete).
+    parser.feed(`${block}\n\n`);
+    if (events === 0 && errors > 0) malformed++;
   }
   return { data, malformed, done };
 }

@@ -1,5 +1,6 @@
 // Reading a successful chat-completions answer into a ChatResult: one JSON body, or an SSE stream whose content,
 // reasoning and tool-call argument deltas are accumulated by index.
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { ChatResult, ToolCall, Usage } from './chat-types.ts';
 import { APIError, truncate } from './errors.ts';
 
@@ -78,20 +79,9 @@ export async function readStream(res: Response, headers: Record<string, string>)
   let usage: Usage | null = null;
   let done = false;
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
-  let buf = '';
 
-  const handleEvent = (event: string) => {
-    let data = '';
-    let eventName = '';
-    for (const line of event.split(/\r?\n/)) {
-      if (line.startsWith(':')) continue; // comment / keep-alive
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      let value = colon < 0 ? '' : line.slice(colon + 1);
-      if (value.startsWith(' ')) value = value.slice(1);
-      if (field === 'data') data += (data ? '\n' : '') + value;
-      else if (field === 'event') eventName = value;
-    }
+  // Fields and events are read by eventsource-parser (the WHATWG rules); each event is handled here.
+  const handleEvent = ({ event: eventName, data }: EventSourceMessage) => {
     if (!data) return;
     if (data === '[DONE]') {
       done = true;
@@ -124,24 +114,16 @@ export async function readStream(res: Response, headers: Record<string, string>)
     }
   };
 
+  const parser = createParser({ onEvent: (e) => !done && handleEvent(e) });
   const reader = res.body.getReader();
   try {
     while (!done) {
       const { value, done: eof } = await reader.read();
       if (eof) break;
-      buf += decoder.decode(value, { stream: true });
-      let m: RegExpExecArray | null;
-      const sep = /\r?\n\r?\n/g;
-      let last = 0;
-      while ((m = sep.exec(buf))) {
-        handleEvent(buf.slice(last, m.index));
-        last = m.index + m[0].length;
-        if (done) break;
-      }
-      buf = buf.slice(last);
+      parser.feed(decoder.decode(value, { stream: true }));
     }
-    buf += decoder.decode();
-    if (!done && buf.trim()) handleEvent(buf);
+    // A last event without its blank line still counts once the stream ended.
+    if (!done) parser.feed(`${decoder.decode()}\n\n`);
   } finally {
     await reader.cancel().catch(() => {});
   }
