@@ -1,0 +1,144 @@
+// The Kubernetes backend with real containers: the images scripts/images.sh builds, worker pods run by the podman
+// kubelet (`podman run` of the pod's image on the pod's address; read-only, non-root, no capabilities, as the pod
+// spec says), orchestrators as containers of the orchestrator image against the simulated API server. Browser and
+// shell flows through the unchanged REST API and client, a worker container killed, an orchestrator container
+// killed and its half-made sandbox reconciled by the other. Skipped, with the reason, only when podman or the
+// images are missing (CI builds them: scripts/images.sh). test/k8s/e2e.slow.test.ts is the same with host
+// processes (the quick local loop).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { GroveApiError } from '../../client/index.ts';
+import { L } from '../../k8s/labels.ts';
+import { API_KEY, ContainerCluster, containersMissing, type OrchestratorContainer } from './containers.ts';
+import { until } from './harness.ts';
+
+const missing = containersMissing();
+const PAGE = `<!doctype html><title>start</title>
+<button style="position:absolute;left:0;top:0;width:400px;height:300px" onclick="document.title='clicked'">go</button>`;
+
+describe.skipIf(missing !== null)(`kubernetes backend with real containers${missing ? ` (skipped: ${missing})` : ''}`, { timeout: 600_000 }, () => {
+  let cluster: ContainerCluster;
+  let site: http.Server;
+  let siteUrl = '';
+  let allow: string[] = [];
+  let a: OrchestratorContainer;
+  const pods = () => cluster.sim.listPodObjects();
+  const podOf = (sandbox: string) => pods().find((p) => p.metadata.labels[L.sandbox] === sandbox);
+
+  beforeAll(async () => {
+    site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
+    allow = [siteUrl.slice(7, -1)];
+    cluster = new ContainerCluster();
+    await cluster.start({
+      workerPort: 18000 + Math.floor(Math.random() * 1000),
+      leaseDurationSeconds: 6,
+      reconcileIntervalSeconds: 1,
+      // Container starts on a loaded 2-core machine: a worker's Node and Chromium start in 20-60 s here.
+      readyTimeoutSeconds: 240,
+      templates: {
+        browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 1 },
+        shell: { type: 'shell', placement: 'pod', warmPool: 0 },
+      },
+    });
+    a = await cluster.orchestrator('orch-a');
+  }, 300_000);
+
+  afterAll(async () => {
+    await cluster?.cleanup();
+    if (site) await new Promise((r) => site.close(r));
+    // Nothing of this run is left in podman.
+    if (cluster) expect(await cluster.leftovers()).toEqual([]);
+  }, 120_000);
+
+  test('browser flow: a warm worker container claimed, stepped, screenshotted, deleted; the observation carries its mime type', async () => {
+    await until(() => pods().some((p) => p.metadata.labels[L.state] === 'warm' && p.status.phase === 'Running'), 'a warm browser worker', 300_000);
+    const sb = await a.client.createAndWait({ type: 'browser', start_url: siteUrl, network: { allow }, record: true }, 240);
+    expect(sb.status).toBe('ready');
+    const pod = pods().find((p) => p.metadata.labels[L.state] === 'claimed')!;
+    expect(pod.metadata.labels[L.owner]).toBe('orch-a');
+    // The pod's container runs as the pod spec says: uid 10001, no capabilities, no_new_privs, read-only root.
+    const ctr = cluster.kubelet.container(pod.metadata.name)!;
+    const inside = await cluster.exec(ctr, 'id -u; grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/1/status; touch /opt/grove/x 2>&1; touch /tmp/ok && echo tmp-ok');
+    expect(inside.stdout).toMatch(/^10001\nCapEff:\s+0{16}\nCapBnd:\s+0{16}\nNoNewPrivs:\s+1\n.*Read-only file system\ntmp-ok\n$/);
+
+    const step = await a.client.step(sb.sandbox_id, { action: { action: 'click', x: 100, y: 100, space: 'css_px' } });
+    expect(step.observation.title).toBe('clicked');
+    expect(step.observation.screenshot).toMatchObject({ mime: 'image/jpeg', width: 1280 });
+    // The same through plain HTTP (no client in between), and the worker's own answer beside it.
+    const raw = await fetch(`${a.url}/sandboxes/${sb.sandbox_id}/step`, {
+      method: 'POST',
+      headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ action: { action: 'wait', ms: 10 } }),
+    }).then((r) => r.json());
+    expect(raw.observation.screenshot.mime).toBe('image/jpeg');
+    expect(Buffer.from(raw.observation.screenshot.base64, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    const obs = await a.client.observation(sb.sandbox_id);
+    expect(obs.screenshot?.mime).toBe('image/jpeg');
+    const binary = await a.client.stepBinary(sb.sandbox_id, { action: { action: 'wait', ms: 10 } });
+    expect(binary.result.observation.screenshot?.mime).toBe('image/jpeg');
+    expect(binary.image?.mime).toBe('image/jpeg');
+    expect([...binary.image!.bytes.subarray(0, 2)]).toEqual([0xff, 0xd8]);
+    const shot = await a.client.screenshot(sb.sandbox_id);
+    expect(shot.mime).toBe('image/jpeg');
+    expect([...shot.bytes.slice(0, 2)]).toEqual([0xff, 0xd8]);
+
+    await a.client.deleteSandbox(sb.sandbox_id);
+    // Recorded by the orchestrator container into its data folder (a volume here, a PVC on a cluster).
+    const rec = path.join(a.dataDir, 'recordings', sb.sandbox_id);
+    expect(readFileSync(path.join(rec, 'steps.jsonl'), 'utf8').trim().split('\n')).toHaveLength(3);
+    expect(existsSync(path.join(rec, 'episode.json'))).toBe(true);
+    // The empty shared worker's container is removed; the pool refills with a new one.
+    await until(() => !cluster.kubelet.container(pod.metadata.name) && !pods().some((p) => p.metadata.name === pod.metadata.name), 'the used worker gone', 120_000);
+    expect(cluster.sim.invalid).toEqual([]);
+  });
+
+  test('shell flow: one container per sandbox, exec and files in its /workspace', async () => {
+    const sb = await a.client.createAndWait({ type: 'shell' }, 240);
+    const pod = podOf(sb.sandbox_id)!;
+    expect(pod.metadata.labels[L.template]).toBe('shell');
+    const r = await a.client.exec(sb.sandbox_id, { command: 'echo hello from $(pwd) as $(id -u); touch /etc/x 2>/dev/null || echo read-only' });
+    expect(r.exit_code).toBe(0);
+    expect(r.stdout).toBe('hello from /workspace as 10001\nread-only\n');
+    await a.client.uploadFile(sb.sandbox_id, '/workspace/a.txt', 'payload');
+    expect(new TextDecoder().decode(await a.client.downloadFile(sb.sandbox_id, '/workspace/a.txt'))).toBe('payload');
+    await a.client.deleteSandbox(sb.sandbox_id);
+    await until(() => !pods().some((p) => p.metadata.name === pod.metadata.name), 'shell pod deleted', 60_000);
+    expect(cluster.kubelet.container(pod.metadata.name)).toBeUndefined();
+  });
+
+  test('a worker container killed: the sandbox answers 410 sandbox_closed, the failed pod is reconciled away', async () => {
+    const sb = await a.client.createAndWait({ type: 'shell' }, 240);
+    const pod = podOf(sb.sandbox_id)!;
+    await cluster.kubelet.kill(pod.metadata.name);
+    const err = await until(
+      async () => a.client.exec(sb.sandbox_id, { command: 'true' }).then(() => null, (e: unknown) => (e instanceof GroveApiError && e.status === 410 ? e : null)),
+      'the sandbox to be reported lost',
+      60_000,
+    );
+    expect(err.code).toBe('sandbox_closed');
+    await a.client.deleteSandbox(sb.sandbox_id);
+    await until(() => !pods().some((p) => p.metadata.name === pod.metadata.name), 'failed pod deleted', 60_000);
+  });
+
+  test('an orchestrator container killed: the other serves its sandboxes and reconciles the one it was still creating', async () => {
+    const b = await cluster.orchestrator('orch-b');
+    const kept = await a.client.createAndWait({ type: 'shell' }, 240);
+    const half = await a.client.createSandbox({ type: 'shell' });
+    const orphan = await until(() => podOf(half.sandbox_id), 'the half-made pod', 60_000);
+    await cluster.killOrchestrator(a);
+    // B takes the leader Lease once A's lapses; the record A never finished names a replica that is gone.
+    await until(() => !pods().some((p) => p.metadata.name === orphan.metadata.name), 'orphan deleted', 240_000);
+    expect(cluster.kubelet.container(orphan.metadata.name)).toBeUndefined();
+    const r = await b.client.exec(kept.sandbox_id, { command: 'echo still here' });
+    expect(r.stdout).toBe('still here\n');
+    // The last replica's graceful stop closes what is left: the claimed pods go, the warm one stays.
+    expect(await cluster.stopOrchestrator(b)).toBe(0);
+    await until(() => pods().every((p) => p.metadata.labels[L.state] === 'warm'), 'claimed pods deleted', 60_000);
+    expect(cluster.sim.invalid).toEqual([]);
+  });
+});
