@@ -17,6 +17,7 @@ import { buildFixtureRepo, fixtureInstances, type FixtureInstance } from '../../
 import { ensureOfficialImage, listSweImages, officialImageCache } from '../../swe-env/images.ts';
 import { officialEvalScript, officialImageName } from '../../swe-env/official-image.ts';
 import { loadSpecs, specFor } from '../../swe-env/specs.ts';
+import { removeImageRoot } from '../../shell-env/image-root.ts';
 import { KEY, startShellServer, type ShellServer } from '../shell-env/support.ts';
 
 const HAVE_PODMAN = existsSync('/usr/bin/podman');
@@ -63,6 +64,13 @@ afterAll(async () => {
   client?.close();
   await srv?.close();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
+  // The test's images and their unpacked roots go (each run builds anew: the fixture's .git differs per build).
+  if (HAVE_PODMAN && instances) {
+    const names = instances.map((i) => officialImageName(i, { namespace: NAMESPACE, tag: 'latest' }));
+    const ids = new Set(names.map((n) => { try { return execFileSync('podman', ['image', 'inspect', '-f', '{{.Id}}', n], { encoding: 'utf8' }).trim(); } catch { return ''; } }));
+    for (const n of names) execFileSync('podman', ['rmi', '-f', n], { stdio: 'ignore' });
+    for (const id of ids) if (/^[0-9a-f]{64}$/.test(id)) await removeImageRoot('/var/cache/grove/images', id);
+  }
 });
 
 describe('SWE-bench image names and eval scripts', () => {
