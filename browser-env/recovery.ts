@@ -37,7 +37,7 @@ export class Recovery {
       s.ownPageOps++;
       let fresh: Page;
       try {
-        fresh = await d.race(newPageWithin(s.context, d.remaining()), 'new page');
+        fresh = await d.race(newPageWithin(s.context, d.remaining()), 'new page', { dispose: (late) => late.close({ runBeforeUnload: false }) });
       } finally {
         s.ownPageOps--;
       }
@@ -86,6 +86,8 @@ export class Recovery {
    * is logged: the policy sees a blank or error page, the log says why. */
   private async reload(pg: Page, url: string, d: Progress): Promise<void> {
     try {
+      // Not stopped when out of time (unlike an action's goto): the page reopened on its last good URL is what the
+      // next step expects, and a reload that finishes late still gives it (liveness.slow.test.ts at load ~80).
       await d.race(pg.goto(url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, d.remaining()) }), 'reload last URL');
     } catch (e) {
       this.s.log.warn({ sandbox: this.s.id, url, err: firstLine(errMessage(e)) }, 'a reopened page could not load its last URL');
