@@ -126,6 +126,24 @@ async function groveBlock(): Promise<number> {
   return done / ((performance.now() - t) / 1000);
 }
 
+let cleaned: Promise<void> | undefined;
+function cleanup(): Promise<void> {
+  cleaned ??= (async () => {
+    for (const s of sessions) s.close();
+    await Promise.all(ids.map((id) => call('DELETE', `/sandboxes/${id}`).catch(() => undefined)));
+    agent.destroy();
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  })();
+  return cleaned;
+}
+// Stopped early (a timeout, Ctrl-C): the browsers and the temp folder go first, then the signal takes its course.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    void cleanup().finally(() => process.kill(process.pid, sig));
+  });
+}
+
 try {
   // --- setup: SESSIONS OpenEnv sessions and SESSIONS Grove sandboxes, the same start page
   for (let i = 0; i < SESSIONS; i++) sessions.push(await Session.open());
@@ -160,9 +178,5 @@ try {
   console.error(err);
   process.exitCode = 1;
 } finally {
-  for (const s of sessions) s.close();
-  await Promise.all(ids.map((id) => call('DELETE', `/sandboxes/${id}`).catch(() => undefined)));
-  agent.destroy();
-  await app.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  await cleanup();
 }
