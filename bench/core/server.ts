@@ -1,7 +1,7 @@
 // The Grove side of the core bench: `grove serve` as a child process (so its RSS and CPU are its own), and the
 // requests the blocks time against it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync } from 'node:fs';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -39,7 +39,11 @@ export async function startServer(extra: string[], nodeArgs: string[] = [], stdo
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     try { if ((await fetch(`${url}/health`)).ok) break; } catch { /* not up yet */ }
-    if (i > 600 || proc.exitCode !== null) throw new Error(`grove serve did not start: ${stderr.slice(-2000)}`);
+    if (i > 600 || proc.exitCode !== null) {
+      proc.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+      throw new Error(`grove serve did not start: ${stderr.slice(-2000)}`);
+    }
     await new Promise((ok) => setTimeout(ok, 100));
   }
   const client = new GroveClient({ baseUrl: url, apiKey: key });
@@ -48,11 +52,13 @@ export async function startServer(extra: string[], nodeArgs: string[] = [], stdo
     stderr: () => stderr,
     stop: async () => {
       client.close();
-      if (proc.exitCode !== null) return;
+      if (proc.exitCode !== null) return rmSync(dataDir, { recursive: true, force: true });
       const exited = new Promise((ok) => proc.once('exit', ok));
       proc.kill('SIGTERM');
       await Promise.race([exited, new Promise((ok) => setTimeout(ok, 15_000))]);
       if (proc.exitCode === null) proc.kill('SIGKILL');
+      // Its data folder (downloads, recordings) goes with it.
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
