@@ -6,7 +6,9 @@
 # Cached: the inputs (Dockerfiles, versions, base image, package-lock, the app's files) hash to the image tag, so a
 # rerun with nothing changed takes seconds; a change to the app's files rebuilds only the last layers.
 # Tags: localhost/grove-worker:<hash> and :dev, localhost/grove-orchestrator:<hash> and :dev. Needs root.
-# Usage: scripts/images.sh [worker] [orchestrator]     (both by default; sizes and build times are printed)
+# Usage: scripts/images.sh [worker] [orchestrator] [--push REGISTRY]
+#   both images by default; sizes and build times are printed. --push REGISTRY (e.g. registry.example.com/grove,
+#   after `podman login`) pushes REGISTRY/grove-<image>:<hash> and prints the kustomize `images:` entries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NODE_VERSION=${GROVE_IMAGE_NODE:-20.20.2}
@@ -14,7 +16,15 @@ NPM_VERSION=${GROVE_IMAGE_NPM:-10.9.9}
 BASE=localhost/grove-swe-base:bookworm
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 CACHE=${GROVE_IMAGE_CACHE:-/var/cache/grove}/images
-WHICH=("$@")
+WHICH=()
+PUSH=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --push) [ $# -ge 2 ] || { echo "images: --push needs a registry (e.g. registry.example.com/grove)" >&2; exit 2; }; PUSH=${2%/}; shift 2 ;;
+    worker|orchestrator) WHICH+=("$1"); shift ;;
+    *) echo "images: unknown argument '$1' (worker, orchestrator, --push REGISTRY)" >&2; exit 2 ;;
+  esac
+done
 [ ${#WHICH[@]} -gt 0 ] || WHICH=(worker orchestrator)
 log() { echo "images: $*"; }
 t_all=$(date +%s)
@@ -64,8 +74,8 @@ stage() {
 }
 
 status=0
+pushed=()
 for what in "${WHICH[@]}"; do
-  case "$what" in worker|orchestrator) ;; *) echo "images: unknown image '$what' (worker, orchestrator)" >&2; exit 2 ;; esac
   dockerfile="k8s/Dockerfile.$what"
   tag=$(printf '%s\n%s\n' "$common" "$(sha256sum "$dockerfile")" | sha256sum | cut -c1-16)
   name="localhost/grove-$what"
@@ -93,7 +103,18 @@ for what in "${WHICH[@]}"; do
   podman tag "$name:$tag" "$name:dev"
   size=$(podman image inspect -f '{{.Size}}' "$name:$tag")
   log "$name:$tag (also :dev) $(( size / 1000000 )) MB"
+  if [ -n "$PUSH" ]; then
+    if podman push -q "$name:$tag" "docker://$PUSH/grove-$what:$tag"; then
+      pushed+=("  - { name: grove-$what, newName: $PUSH/grove-$what, newTag: \"$tag\" }")
+    else
+      echo "images: pushing $name:$tag to $PUSH failed" >&2; status=1
+    fi
+  fi
 done
+if [ ${#pushed[@]} -gt 0 ]; then
+  log "pushed; kustomize images (and workerImage $PUSH/grove-worker:<its tag> in the backend's config):"
+  echo "images:"; printf '%s\n' "${pushed[@]}"
+fi
 [ -z "$ctx" ] || rm -rf "$ctx"
 log "done in $(( $(date +%s) - t_all )) s"
 exit $status

@@ -1,14 +1,18 @@
 // A kubelet that runs each pod as a real container of the pod's image (podman, --pull=never): the end-to-end tests
 // with the images scripts/images.sh builds. Start = `podman run` of the pod's image with the pod's address,
-// environment, user, read-only root, dropped capabilities, no_new_privs, emptyDirs as tmpfs mounts and resource
-// limits; the pod is Ready once GET /health answers on its address. Stop = `podman rm -f` with the pod's grace
-// period; kill = `podman kill` (the pod stays, its status turns Failed as when a node's container dies).
+// environment, user, read-only root, dropped capabilities, no_new_privs, emptyDirs as per-pod folders and resource
+// limits, init containers first; the pod is Ready once GET /health answers on its address. Stop = `podman rm -f`
+// with the pod's grace period; kill = `podman kill` (the pod stays, its status turns Failed as when a node's
+// container dies).
 // Pods share the host's network namespace, each on a loopback address of its own (127.x.y.z, the pod IP): the
 // pod spec's GROVE_HOST (0.0.0.0 in a pod's own namespace) becomes that address, as it would be on a cluster.
 // Every container carries the label grove.sim=<run> and grove.sim.pid=<this process>; containers of a process
 // that is gone are removed when the next kubelet starts, so a crashed test run leaks nothing for long.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { KubeSim } from './api-server.ts';
 import { PodIps, type PodFate } from './kubelets.ts';
 import type { Kubelet, KubeletResult } from './pod-status.ts';
@@ -62,36 +66,43 @@ export function cpuCores(q: string): number {
 }
 
 /**
- * The `podman run` arguments for a pod (everything from the pod spec, checked: a pod this kubelet cannot run
- * faithfully is refused rather than run differently). `name` is the container's name, `ip` the pod's address.
+ * The `podman run` arguments for one of a pod's containers (everything from the pod spec, checked: a pod this kubelet
+ * cannot run faithfully is refused rather than run differently). `name` is the container's name, `ip` the pod's
+ * address, `podDir` the host folder holding the pod's emptyDirs (shared by its init and main containers, created
+ * world-writable as a kubelet does; a sizeLimit is not enforced here, a kubelet evicts for it).
  */
-export function podmanRunArgs(pod: Obj, opts: { name: string; ip: string; run: string }): string[] {
+export function podmanRunArgs(pod: Obj, c: Obj, opts: { name: string; ip: string; run: string; podDir: string }): string[] {
   const spec = pod.spec;
-  const c = spec.containers[0];
   if (!IMAGE_REF.test(c.image ?? '')) throw new Error(`image reference refused: ${JSON.stringify(c.image)}`);
   const args = ['run', '--rm', '--pull=never', '--network=host', `--name=${opts.name}`, `--label=${LABEL}=${opts.run}`, `--label=${LABEL}.pid=${process.pid}`, `--label=${LABEL}.pod=${pod.metadata.name}`];
-  args.push(`--stop-timeout=${spec.terminationGracePeriodSeconds ?? 30}`);
+  args.push(`--stop-timeout=${Number(spec.terminationGracePeriodSeconds ?? 30)}`);
   const psc = spec.securityContext ?? {};
   const sc = c.securityContext ?? {};
   const uid = sc.runAsUser ?? psc.runAsUser;
   const gid = sc.runAsGroup ?? psc.runAsGroup ?? uid;
   if ((sc.runAsNonRoot ?? psc.runAsNonRoot) && !uid) throw new Error('runAsNonRoot without a non-zero runAsUser');
+  if (sc.privileged) throw new Error('privileged pods are refused');
   if (uid !== undefined) args.push(`--user=${Number(uid)}:${Number(gid)}`);
   if (psc.fsGroup !== undefined) args.push(`--group-add=${Number(psc.fsGroup)}`);
   if (sc.readOnlyRootFilesystem) args.push('--read-only', '--read-only-tmpfs=false');
   if ((sc.capabilities?.drop ?? []).includes('ALL')) args.push('--cap-drop=all');
   for (const cap of sc.capabilities?.add ?? []) args.push(`--cap-add=${String(cap).replace(/[^A-Z_]/g, '')}`);
   if (sc.allowPrivilegeEscalation === false) args.push('--security-opt=no-new-privileges');
-  if (sc.privileged) throw new Error('privileged pods are refused');
-  // emptyDirs: a tmpfs at each mount (size from sizeLimit); /dev/shm of medium Memory is the container's shm.
   const vols = new Map<string, Obj>((spec.volumes ?? []).map((v: Obj) => [v.name, v]));
   for (const m of c.volumeMounts ?? []) {
     const v = vols.get(m.name);
     if (!v?.emptyDir) throw new Error(`volume ${m.name}: only emptyDir volumes are simulated`);
-    const size = v.emptyDir.sizeLimit ? memoryBytes(v.emptyDir.sizeLimit) : undefined;
     if (!/^\/[A-Za-z0-9._/-]*$/.test(m.mountPath) || m.mountPath.split('/').includes('..')) throw new Error(`mount path refused: ${m.mountPath}`);
-    if (m.mountPath === '/dev/shm') args.push(`--shm-size=${size ?? 64 * 2 ** 20}`);
-    else args.push(`--tmpfs=${m.mountPath}:rw,exec,nosuid,nodev,mode=1777${size ? `,size=${size}` : ''}`);
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(m.name)) throw new Error(`volume name refused: ${m.name}`);
+    // /dev/shm of medium Memory is the container's shared memory, sized by its limit.
+    if (m.mountPath === '/dev/shm' && v.emptyDir.medium === 'Memory') {
+      args.push(`--shm-size=${v.emptyDir.sizeLimit ? memoryBytes(v.emptyDir.sizeLimit) : 64 * 2 ** 20}`);
+      continue;
+    }
+    const src = path.join(opts.podDir, `vol-${m.name}`);
+    mkdirSync(src, { recursive: true });
+    chmodSync(src, 0o777);
+    args.push(`--volume=${src}:${m.mountPath}:${m.readOnly ? 'ro' : 'rw'}`);
   }
   const limits = c.resources?.limits ?? {};
   if (limits.memory) args.push(`--memory=${memoryBytes(limits.memory)}`);
@@ -102,24 +113,29 @@ export function podmanRunArgs(pod: Obj, opts: { name: string; ip: string; run: s
     if (e.value.includes('\0')) throw new Error(`environment variable ${e.name}: NUL in its value`);
     args.push('--env', `${e.name}=${e.name === 'GROVE_HOST' ? opts.ip : e.value}`);
   }
-  if (c.command) args.push(`--entrypoint=${JSON.stringify(c.command)}`);
+  if (c.command) args.push(`--entrypoint=${JSON.stringify(c.command.map(String))}`);
   args.push(c.image, ...(c.args ?? []).map(String));
   return args;
 }
 
-interface Container {
+/** A pod this kubelet runs: its emptyDir folder and the container running now (an init container, then the main one). */
+interface Running {
+  podDir: string;
   name: string;
-  proc: ChildProcess;
+  proc: ChildProcess | null;
   exited: Promise<void>;
+  /** The main container's stderr tail (why it exited). */
+  stderr: string;
+  stopped: boolean;
 }
 
 export class PodmanKubelet implements Kubelet {
   readonly ips = new PodIps();
-  private readonly containers = new Map<string, Container>();
-  /** Every container this kubelet ran (by pod name), for the tests to inspect. */
-  readonly started: string[] = [];
+  private readonly pods = new Map<string, Running>();
   /** The label value of this kubelet's containers. */
   readonly run = `run-${process.pid}-${randomBytes(4).toString('hex')}`;
+  /** Containers that ended on their own (killed, crashed, podman failed), with the tail of their stderr. */
+  readonly exits: Array<{ pod: string; container: string; code: number | null; stderr: string }> = [];
   sim: KubeSim | null = null;
   fate: (pod: Obj) => PodFate = () => 'ok';
 
@@ -127,65 +143,87 @@ export class PodmanKubelet implements Kubelet {
     sweepStaleContainers();
   }
 
-  /** The container running a pod now (undefined once stopped or exited). */
+  /** The main container running a pod now (undefined before it starts and once it stopped or exited). */
   container(pod: string): string | undefined {
-    return this.containers.get(pod)?.name;
+    const r = this.pods.get(pod);
+    return r?.proc && r.name.endsWith('-main') ? r.name : undefined;
   }
 
   async start(pod: Obj): Promise<KubeletResult> {
     const fate = this.fate(pod);
     if (fate !== 'ok') return { fail: fate };
-    const image = pod.spec.containers[0].image as string;
-    if (!IMAGE_REF.test(image) || (await podman(['image', 'exists', image])) !== 0) return { fail: 'image_pull' };
+    const spec = pod.spec;
+    const all: Obj[] = [...(spec.initContainers ?? []), spec.containers[0]];
+    for (const c of all) if (!IMAGE_REF.test(c.image ?? '') || (await podman(['image', 'exists', c.image])) !== 0) return { fail: 'image_pull' };
     const podName = pod.metadata.name as string;
     const ip = this.ips.next();
-    const name = `grove-sim-${podName}-${randomBytes(3).toString('hex')}`.slice(0, 120);
-    const args = podmanRunArgs(pod, { name, ip, run: this.run });
-    const proc = spawn(PODMAN, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    proc.stderr!.on('data', (d) => (stderr = (stderr + String(d)).slice(-4000)));
-    const exited = new Promise<void>((r) => proc.once('close', () => r()));
-    const c: Container = { name, proc, exited };
-    this.containers.set(podName, c);
-    this.started.push(podName);
-    proc.once('close', (code, signal) => {
-      if (this.containers.get(podName) !== c) return;
-      this.containers.delete(podName);
-      this.sim?.workerExited(pod.metadata.namespace, podName, code ?? 137, signal);
+    const r: Running = { podDir: mkdtempSync(path.join(os.tmpdir(), `grove-pod-${podName}-`)), name: '', proc: null, exited: Promise.resolve(), stderr: '', stopped: false };
+    this.pods.set(podName, r);
+    const prefix = `grove-sim-${podName}-${randomBytes(3).toString('hex')}`;
+    // Init containers, one after the other, each to a clean exit; then the main container.
+    for (const [i, c] of (spec.initContainers ?? []).entries()) {
+      const code = await this.runContainer(r, podmanRunArgs(pod, c, { name: `${prefix}-init${i}`, ip, run: this.run, podDir: r.podDir }), `${prefix}-init${i}`);
+      if (r.stopped) return { fail: 'never_ready' };
+      if (code !== 0) throw new Error(`init container ${c.name} exited ${code}: ${r.stderr}`);
+    }
+    const main = `${prefix}-main`;
+    void this.runContainer(r, podmanRunArgs(pod, spec.containers[0], { name: main, ip, run: this.run, podDir: r.podDir }), main).then((code) => {
+      // A main container that ends on its own (killed, crashed): the pod's status turns Failed.
+      if (this.pods.get(podName) !== r || r.stopped) return;
+      this.exits.push({ pod: podName, container: main, code, stderr: r.stderr });
+      this.sim?.workerExited(pod.metadata.namespace, podName, code ?? 137, code === 0 ? null : 'Error');
     });
     // Readiness probe: GET /health on the pod's address until it answers, the container exits, or time runs out.
-    const url = `http://${ip}:${pod.spec.containers[0].ports[0].containerPort}/health`;
+    const url = `http://${ip}:${spec.containers[0].ports[0].containerPort}/health`;
     const end = Date.now() + (this.opts.readyTimeoutMs ?? 180_000);
-    while (Date.now() < end) {
-      if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`container ${name} exited: ${stderr}`);
-      if (await fetch(url, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)) return { ip };
-      await new Promise((r) => setTimeout(r, 200));
+    while (Date.now() < end && !r.stopped) {
+      if (!r.proc) throw new Error(`container ${main} exited: ${r.stderr}`);
+      if (await fetch(url, { signal: AbortSignal.timeout(2000) }).then((res) => res.ok, () => false)) return { ip };
+      await new Promise((res) => setTimeout(res, 200));
     }
     return { fail: 'never_ready' };
   }
 
+  /** Runs one container in the foreground (`podman run --rm`); resolves with its exit code. */
+  private runContainer(r: Running, args: string[], name: string): Promise<number | null> {
+    const proc = spawn(PODMAN, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    r.name = name;
+    r.proc = proc;
+    r.stderr = '';
+    proc.stderr!.on('data', (d) => (r.stderr = (r.stderr + String(d)).slice(-4000)));
+    const code = new Promise<number | null>((res) => proc.once('close', (c) => res(c)));
+    r.exited = code.then(() => undefined);
+    return code.then((c) => {
+      if (r.proc === proc) r.proc = null;
+      return c;
+    });
+  }
+
   async stop(pod: Obj): Promise<void> {
-    const c = this.containers.get(pod.metadata.name);
-    this.containers.delete(pod.metadata.name);
-    if (!c) return;
-    const grace = pod.spec.terminationGracePeriodSeconds ?? 30;
-    await podman(['rm', '-f', '-t', String(grace), c.name]);
-    await c.exited;
+    const r = this.pods.get(pod.metadata.name);
+    this.pods.delete(pod.metadata.name);
+    if (!r) return;
+    r.stopped = true;
+    if (r.proc) await podman(['rm', '-f', '-t', String(Number(pod.spec.terminationGracePeriodSeconds ?? 30)), r.name]);
+    await r.exited;
+    rmSync(r.podDir, { recursive: true, force: true });
   }
 
-  /** The container is SIGKILLed (`podman kill`); the pod stays and its status turns Failed. */
+  /** The main container is SIGKILLed (`podman kill`); the pod stays and its status turns Failed. */
   async kill(podName: string): Promise<void> {
-    const c = this.containers.get(podName);
-    if (c) await podman(['kill', '--signal', 'KILL', c.name]);
+    const name = this.container(podName);
+    if (name) await podman(['kill', '--signal', 'KILL', name]);
   }
 
-  /** Removes every container of this kubelet, running or not (the tests' afterAll). */
+  /** Removes every container of this kubelet, running or not, and the pods' folders (the tests' afterAll). */
   async removeAll(): Promise<void> {
-    const all = [...this.containers.values()];
-    this.containers.clear();
+    const all = [...this.pods.values()];
+    this.pods.clear();
+    for (const r of all) r.stopped = true;
     const ids = (await podmanOut(['ps', '-aq', '--filter', `label=${LABEL}=${this.run}`])).split('\n').filter(Boolean);
     if (ids.length) await podman(['rm', '-f', '-t', '0', ...ids]);
-    await Promise.all(all.map((c) => c.exited));
+    await Promise.all(all.map((r) => r.exited));
+    for (const r of all) rmSync(r.podDir, { recursive: true, force: true });
   }
 }
 

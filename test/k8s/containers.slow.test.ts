@@ -1,10 +1,10 @@
 // The Kubernetes backend with real containers: the images scripts/images.sh builds, worker pods run by the podman
 // kubelet (`podman run` of the pod's image on the pod's address; read-only, non-root, no capabilities, as the pod
 // spec says), orchestrators as containers of the orchestrator image against the simulated API server. Browser and
-// shell flows through the unchanged REST API and client, a worker container killed, an orchestrator container
-// killed and its half-made sandbox reconciled by the other. Skipped, with the reason, only when podman or the
-// images are missing (CI builds them: scripts/images.sh). test/k8s/e2e.slow.test.ts is the same with host
-// processes (the quick local loop).
+// shell flows through the unchanged REST API and client, a shell sandbox on an image of its own (init container),
+// a worker container killed, an orchestrator container killed and its half-made sandbox reconciled by the other.
+// Skipped, with the reason, only when podman or the images are missing (CI builds them: scripts/images.sh).
+// test/k8s/e2e.slow.test.ts is the same with host processes (the quick local loop).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
@@ -12,10 +12,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { GroveApiError } from '../../client/index.ts';
 import { L } from '../../k8s/labels.ts';
-import { API_KEY, ContainerCluster, containersMissing, type OrchestratorContainer } from './containers.ts';
+import { podRecords } from '../../k8s/records.ts';
+import { workerToken } from '../../k8s/token.ts';
+import { API_KEY, ContainerCluster, containersMissing, TOKEN_SECRET, type OrchestratorContainer } from './containers.ts';
 import { until } from './harness.ts';
 
 const missing = containersMissing();
+/** A shell sandbox image (scripts/swe-images.sh builds it; scripts/images.sh builds on it). */
+const SWE_IMAGE = 'localhost/grove-swe-base:bookworm';
 const PAGE = `<!doctype html><title>start</title>
 <button style="position:absolute;left:0;top:0;width:400px;height:300px" onclick="document.title='clicked'">go</button>`;
 
@@ -40,6 +44,7 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
       reconcileIntervalSeconds: 1,
       // Container starts on a loaded 2-core machine: a worker's Node and Chromium start in 20-60 s here.
       readyTimeoutSeconds: 240,
+      shellImages: ['localhost/grove-swe-base:*'],
       templates: {
         browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 1 },
         shell: { type: 'shell', placement: 'pod', warmPool: 0 },
@@ -57,7 +62,7 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
 
   test('browser flow: a warm worker container claimed, stepped, screenshotted, deleted; the observation carries its mime type', async () => {
     await until(() => pods().some((p) => p.metadata.labels[L.state] === 'warm' && p.status.phase === 'Running'), 'a warm browser worker', 300_000);
-    const sb = await a.client.createAndWait({ type: 'browser', start_url: siteUrl, network: { allow }, record: true }, 240);
+    const sb = await cluster.create(a.client, { type: 'browser', start_url: siteUrl, network: { allow }, record: true });
     expect(sb.status).toBe('ready');
     const pod = pods().find((p) => p.metadata.labels[L.state] === 'claimed')!;
     expect(pod.metadata.labels[L.owner]).toBe('orch-a');
@@ -77,6 +82,15 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
     }).then((r) => r.json());
     expect(raw.observation.screenshot.mime).toBe('image/jpeg');
     expect(Buffer.from(raw.observation.screenshot.base64, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    // The worker's own answer (its address, its sandbox id, the pod's token) carries the same screenshot fields.
+    const wid = podRecords(pod as never).get(sb.sandbox_id)!.worker!;
+    const direct = await fetch(`http://${pod.status.podIP}:${pod.spec.containers[0].ports[0].containerPort}/sandboxes/${wid}/step`, {
+      method: 'POST',
+      headers: { 'x-api-key': workerToken(TOKEN_SECRET, pod.metadata.name), 'content-type': 'application/json' },
+      body: JSON.stringify({ action: { action: 'wait', ms: 10 } }),
+    }).then((r) => r.json());
+    const fields = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'base64'));
+    expect(fields(raw.observation.screenshot)).toEqual(fields(direct.observation.screenshot));
     const obs = await a.client.observation(sb.sandbox_id);
     expect(obs.screenshot?.mime).toBe('image/jpeg');
     const binary = await a.client.stepBinary(sb.sandbox_id, { action: { action: 'wait', ms: 10 } });
@@ -98,7 +112,7 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
   });
 
   test('shell flow: one container per sandbox, exec and files in its /workspace', async () => {
-    const sb = await a.client.createAndWait({ type: 'shell' }, 240);
+    const sb = await cluster.create(a.client, { type: 'shell' });
     const pod = podOf(sb.sandbox_id)!;
     expect(pod.metadata.labels[L.template]).toBe('shell');
     const r = await a.client.exec(sb.sandbox_id, { command: 'echo hello from $(pwd) as $(id -u); touch /etc/x 2>/dev/null || echo read-only' });
@@ -111,8 +125,19 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
     expect(cluster.kubelet.container(pod.metadata.name)).toBeUndefined();
   });
 
+  test("a shell sandbox on an image of its own: an init container copies the worker runtime into the pod's image", async () => {
+    const sb = await cluster.create(a.client, { type: 'shell', image: SWE_IMAGE });
+    const pod = podOf(sb.sandbox_id)!;
+    expect(pod.spec.containers[0].image).toBe(SWE_IMAGE);
+    // The commands run on the image's own file system (Python 3.11 of the SWE base, not in the worker image).
+    const r = await a.client.exec(sb.sandbox_id, { command: 'python3 -c "import sys; print(sys.version_info[:2])"; id -u; test -x /usr/bin/chromium || echo no-chromium' });
+    expect(r.stdout).toBe('(3, 11)\n10001\nno-chromium\n');
+    await a.client.deleteSandbox(sb.sandbox_id);
+    await until(() => !pods().some((p) => p.metadata.name === pod.metadata.name), 'image pod deleted', 60_000);
+  });
+
   test('a worker container killed: the sandbox answers 410 sandbox_closed, the failed pod is reconciled away', async () => {
-    const sb = await a.client.createAndWait({ type: 'shell' }, 240);
+    const sb = await cluster.create(a.client, { type: 'shell' });
     const pod = podOf(sb.sandbox_id)!;
     await cluster.kubelet.kill(pod.metadata.name);
     const err = await until(
@@ -127,7 +152,7 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
 
   test('an orchestrator container killed: the other serves its sandboxes and reconciles the one it was still creating', async () => {
     const b = await cluster.orchestrator('orch-b');
-    const kept = await a.client.createAndWait({ type: 'shell' }, 240);
+    const kept = await cluster.create(a.client, { type: 'shell' });
     const half = await a.client.createSandbox({ type: 'shell' });
     const orphan = await until(() => podOf(half.sandbox_id), 'the half-made pod', 60_000);
     await cluster.killOrchestrator(a);

@@ -14,6 +14,7 @@ import { PodmanKubelet, podmanImageMissing } from '../../k8s/sim/podman-kubelet.
 export const WORKER_IMAGE = 'localhost/grove-worker:dev';
 export const ORCHESTRATOR_IMAGE = 'localhost/grove-orchestrator:dev';
 export const API_KEY = 'k8s-containers-api-key-0123456789';
+export const TOKEN_SECRET = 'containers-worker-token-secret-0123456789';
 const UID = 10001;
 
 /** Why the container tests cannot run here (podman or an image missing), or null. */
@@ -74,8 +75,8 @@ export class ContainerCluster {
       '--read-only', '--read-only-tmpfs=false', '--tmpfs=/tmp:rw,nosuid,nodev,mode=1777,size=536870912',
       `--user=${UID}:${UID}`, '--cap-drop=all', '--security-opt=no-new-privileges',
       `--volume=${path.join(this.dir, 'etc')}:/etc/grove:ro`, `--volume=${dataDir}:/data:rw`,
-      '--env', `GROVE_API_KEY=${API_KEY}`, '--env', 'GROVE_K8S_TOKEN_SECRET=containers-worker-token-secret-0123456789',
-      '--env', `GROVE_K8S_REPLICA_ID=${replica}`, '--env', 'GROVE_DATA_DIR=/data', '--env', (process.env.K8SIMG_LOG ?? 'GROVE_LOG_LEVEL=warn'),
+      '--env', `GROVE_API_KEY=${API_KEY}`, '--env', `GROVE_K8S_TOKEN_SECRET=${TOKEN_SECRET}`,
+      '--env', `GROVE_K8S_REPLICA_ID=${replica}`, '--env', 'GROVE_DATA_DIR=/data', '--env', 'GROVE_LOG_LEVEL=warn',
       ...podmanArgs, ORCHESTRATOR_IMAGE, 'serve', '--backend', 'kubernetes', '--k8s-config', '/etc/grove/k8s.json', '--host', '127.0.0.1', '--port', '0',
     ];
     const proc = spawn('/usr/bin/podman', args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -91,6 +92,23 @@ export class ContainerCluster {
     const o = { name, proc, url, dataDir, client: new GroveClient({ baseUrl: url, apiKey: API_KEY }) };
     this.orchestrators.push(o);
     return o;
+  }
+
+  /**
+   * createAndWait through `client`, retried (up to 3 times) when the worker answered 503 capture_timeout ("retry
+   * later": on a machine at load 50+ a fresh page's first capture can miss its deadline); any other failure is
+   * thrown with what the kubelet saw of containers that ended on their own.
+   */
+  async create(client: GroveClient, spec: Parameters<GroveClient['createAndWait']>[0]): Promise<Awaited<ReturnType<GroveClient['createAndWait']>>> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await client.createAndWait(spec, 240);
+      } catch (err) {
+        if ((err as { code?: string }).code === 'capture_timeout' && attempt < 3) continue;
+        const exits = this.kubelet.exits.map((e) => `${e.container} exited ${e.code}: ${e.stderr.slice(-600)}`).join('\n');
+        throw new Error(`${(err as Error).message}${exits ? `\ncontainers that ended on their own:\n${exits}` : ''}`, { cause: err });
+      }
+    }
   }
 
   /** SIGKILLs an orchestrator's container (`podman kill`) and waits for it to be gone. */

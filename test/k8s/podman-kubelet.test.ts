@@ -1,0 +1,59 @@
+// The podman kubelet's translation of a pod spec into `podman run` arguments: the worker pod's secure defaults
+// arrive as podman flags, and nothing in a pod spec becomes a podman option, a host path or a copy of the host's
+// environment (no child process runs here).
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { parseK8sConfig } from '../../k8s/config.ts';
+import { workerPod } from '../../k8s/pods.ts';
+import { cpuCores, memoryBytes, podmanRunArgs } from '../../k8s/sim/podman-kubelet.ts';
+
+const podDir = mkdtempSync(path.join(os.tmpdir(), 'grove-podman-args-'));
+afterAll(() => rmSync(podDir, { recursive: true, force: true }));
+
+const cfg = parseK8sConfig({ workerImage: 'localhost/grove-worker:dev' });
+const opts = { name: 'grove-sim-x-main', ip: '127.3.0.7', run: 'run-1', podDir };
+const podOf = (template: string) => JSON.parse(JSON.stringify(workerPod(cfg, template, `grove-${template}-0123456789`, 'gwt_token')));
+
+describe('podman kubelet: pod spec to podman run', () => {
+  test('a browser worker pod: non-root, read-only, no capabilities, no_new_privs, shm and limits, its address', () => {
+    const pod = podOf('browser');
+    const args = podmanRunArgs(pod, pod.spec.containers[0], opts);
+    expect(args.slice(0, 4)).toEqual(['run', '--rm', '--pull=never', '--network=host']);
+    expect(args).toEqual(expect.arrayContaining(['--user=10001:10001', '--read-only', '--read-only-tmpfs=false', '--cap-drop=all', '--security-opt=no-new-privileges', `--shm-size=${512 * 2 ** 20}`, `--memory=${2 * 2 ** 30}`, '--cpus=2']));
+    expect(args).toContain('GROVE_HOST=127.3.0.7');
+    expect(args).toContain('GROVE_API_KEY=gwt_token');
+    expect(args).toContain(`--volume=${path.join(podDir, 'vol-tmp')}:/tmp:rw`);
+    expect(statSync(path.join(podDir, 'vol-tmp')).mode & 0o777).toBe(0o777);
+    expect(args.slice(-2)).toEqual(['localhost/grove-worker:dev', 'worker']);
+  });
+
+  test('quantities as Kubernetes reads them', () => {
+    expect(memoryBytes('512Mi')).toBe(536870912);
+    expect(memoryBytes('1G')).toBe(1e9);
+    expect(cpuCores('500m')).toBe(0.5);
+    expect(() => memoryBytes('1 GB')).toThrow();
+  });
+
+  test('refused: an image that reads as an option, a globbing or option-like env name, a privileged pod, a mount path out of bounds', () => {
+    const mutate = (f: (pod: any) => void) => {
+      const pod = podOf('shell');
+      f(pod);
+      return () => podmanRunArgs(pod, pod.spec.containers[0], opts);
+    };
+    expect(mutate((p) => (p.spec.containers[0].image = '--privileged'))).toThrow(/image reference refused/);
+    expect(mutate((p) => (p.spec.containers[0].image = 'x y'))).toThrow(/image reference refused/);
+    expect(mutate((p) => p.spec.containers[0].env.push({ name: 'GROVE*', value: '' }))).toThrow(/environment variable name refused/);
+    expect(mutate((p) => p.spec.containers[0].env.push({ name: 'A=B', value: 'c' }))).toThrow(/environment variable name refused/);
+    expect(mutate((p) => (p.spec.containers[0].securityContext.privileged = true))).toThrow(/privileged/);
+    expect(mutate((p) => (p.spec.containers[0].volumeMounts[1].mountPath = '/workspace/../etc'))).toThrow(/mount path refused/);
+    expect(mutate((p) => (p.spec.volumes[1] = { name: 'workspace', hostPath: { path: '/' } }))).toThrow(/only emptyDir/);
+    // A value is one argument, whatever it holds.
+    const pod = podOf('shell');
+    pod.spec.containers[0].env.push({ name: 'X', value: '--privileged --volume=/:/host' });
+    const args = podmanRunArgs(pod, pod.spec.containers[0], opts);
+    expect(args).toContain('X=--privileged --volume=/:/host');
+    expect(args).not.toContain('--privileged');
+  });
+});
