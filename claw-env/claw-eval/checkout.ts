@@ -53,8 +53,8 @@ export interface ClawEvalTask {
   user_agent?: { persona: string; max_rounds: number };
   /** The grader (or the peer grader it loads) calls the judge: runs need a judge endpoint. */
   needs_judge: boolean;
-  /** Runs with Claw-Eval's sandbox tools in a Grove shell sandbox: the task has no service, or puts files in the
-   * sandbox / reads an env snapshot from it / names a sandbox tool (Claw-Eval's --sandbox runs). */
+  /** Runs with Claw-Eval's sandbox tools in a Grove shell sandbox: the task has no service, or its grader reads the
+   * sandbox (env snapshot, sandbox_grader_files), or it names a sandbox tool. */
   sandbox: boolean;
   sandbox_files: string[];
   /** environment.fixtures: what Claw-Eval injects when sandbox_files is empty. */
@@ -176,7 +176,9 @@ export function loadClawEvalTask(root: string, yamlPath: string): ClawEvalTask {
     attachments: strs(obj(d.prompt).attachments),
   };
   const tools = arr(d.tools).map((t) => ({ name: str(obj(t).name), description: str(obj(t).description), input_schema: obj(obj(t).input_schema) }));
-  const sandbox = services.length === 0 || files.sandbox_files.length + files.sandbox_grader_files.length + files.env_snapshot_files.length + files.env_snapshot_commands.length > 0 || tools.some((t) => SANDBOX_TOOL_NAMES.has(t.name));
+  // A service task that only lists sandbox_files runs as Claw-Eval's batch without --sandbox runs it (its services'
+  // tools alone); one whose grader reads the sandbox (env snapshot, grader files) or that names a sandbox tool gets it.
+  const sandbox = services.length === 0 || files.sandbox_grader_files.length + files.env_snapshot_files.length + files.env_snapshot_commands.length > 0 || tools.some((t) => SANDBOX_TOOL_NAMES.has(t.name));
   const task: ClawEvalTask = {
     ...base,
     ...files,
@@ -198,6 +200,8 @@ export function loadClawEvalTask(root: string, yamlPath: string): ClawEvalTask {
   const net = services.find((s) => INTERNET_SERVICES.has(s.name));
   if (net) reason ??= `needs_internet:${net.name}`;
   reason ??= missingFile(root, dir, d, services);
+  // the sandbox tools are the checkout's own sandbox server and tool specs
+  if (sandbox) for (const f of ['src/claw_eval/sandbox/server.py', 'src/claw_eval/runner/sandbox_tools.py']) if (!existsSync(path.join(root, f))) reason ??= `missing_file:${f}`;
   const endpointTools = new Set(task.endpoints.map((e) => e.tool_name));
   const orphan = task.tools.find((t) => !endpointTools.has(t.name) && !(sandbox && SANDBOX_TOOL_NAMES.has(t.name)));
   if (orphan) reason ??= `not_yet:tool_without_endpoint:${orphan.name}`;

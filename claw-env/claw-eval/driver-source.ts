@@ -205,8 +205,13 @@ def prompt(root, yaml_path, out_path):
     setup(root)
     sys.stdout = sys.stderr
     from claw_eval.models.task import TaskDefinition
-    from claw_eval.runner.loop import _build_initial_user_content
     task = TaskDefinition.from_yaml(yaml_path)
+    try:
+        from claw_eval.runner.loop import _build_initial_user_content
+    except ImportError:
+        # a checkout without its agent loop: the prompt's text alone, no media
+        json.dump({"content": [{"type": "text", "text": task.prompt.text}], "media_events": []}, open(out_path, "w"))
+        return
     w = _Collect()
     blocks = _build_initial_user_content(task, trace_id="grove", writer=w, model_cfg=None, media_cfg=None)
     events = [{k: v for k, v in e.model_dump().items() if k not in ("type", "trace_id", "timestamp")} for e in w.events]

@@ -58,7 +58,7 @@ describe('Claw-Eval checkout: coverage', () => {
       N02_ticket_close: 'ready',
       N03_judged_digest: 'ready',
       N04_user_agent: 'ready',
-      N05_shell: 'not_yet:sandbox_tools',
+      N05_shell: 'missing_file:src/claw_eval/sandbox/server.py',
       N06_web_search: 'needs_internet:web_real',
       N07_missing_fixture: 'missing_file:tasks/N07_missing_fixture/fixtures/absent.json',
       N08_missing_dep: 'missing_python_dep:clawfixture_absent_dep',

@@ -207,6 +207,12 @@ describe.skipIf(!haveData)('every command in the README', () => {
     const { stdout } = await sh(local(line));
     expect(stdout.trim().split('\n').length).toBeGreaterThan(200);
   });
+  handle(/^grove claw run --claw-eval /, async (line) => {
+    // the checkout's own services and grader on the local model server; its summary names Claw-Eval's pass^k
+    const { stdout } = await sh(local(line, [['http://127.0.0.1:8000/v1', model.url]]));
+    expect(stdout).toMatch(/Claw-Eval pass\^k \(c\/n\)\^k [\d.]+ {2}τ-bench unbiased pass\^k C\(c,k\)\/C\(n,k\) [\d.]+/);
+    expect(stdout).toMatch(/N01_notes_summary +2 +0 /);
+  });
   handle(/^grove claw run /, async (line) => {
     const { stdout } = await sh(local(line, [['http://127.0.0.1:8000/v1', model.url]]));
     expect(stdout).toMatch(/pass@1 [\d.]+ · pass@\d [\d.]+ · pass\^\d [\d.]+/);
