@@ -145,7 +145,8 @@ export class SandboxState {
     let s = this.cdp.get(pg);
     if (!s) {
       // A session attached after we gave up is detached again (each holds a target attachment in the browser).
-      s = Progress.after(Math.min(this.T, 5000), 'CDP session').race(this.context.newCDPSession(pg), 'CDP session', { dispose: (late) => late.detach() });
+      const d = Progress.after(Math.min(this.T, 5000), 'CDP session');
+      s = d.race(this.newSession(pg), 'CDP session', { dispose: (late) => late.detach() });
       s.catch(() => this.cdp.delete(pg));
       // In the background: a busy renderer must not hold the session's first use. Until the page has told its
       // title, titles are asked for (tab-title.ts).
@@ -153,6 +154,25 @@ export class SandboxState {
       this.cdp.set(pg, s);
     }
     return s;
+  }
+
+  /**
+   * A CDP session to `pg`. At a device scale other than 1 it carries the page's metrics override itself: a capture
+   * through a second session is otherwise CSS-px sized and painted without the scale (seen with Chromium 156),
+   * while with the override it is the true `viewport × scale` device-px render Playwright's own screenshot makes.
+   */
+  private async newSession(pg: Page): Promise<CDPSession> {
+    const c = await this.context.newCDPSession(pg);
+    const scale = this.options.device_scale_factor ?? 1;
+    if (scale !== 1) {
+      const { width, height } = this.options.viewport;
+      // Raced by the caller (a session that comes late is detached there); one that fails is detached here.
+      await c.send('Emulation.setDeviceMetricsOverride', { width, height, deviceScaleFactor: scale, mobile: false, screenWidth: width, screenHeight: height }).catch(async (e: unknown) => {
+        await c.detach().catch(() => {});
+        throw e;
+      });
+    }
+    return c;
   }
 }
 
