@@ -30,8 +30,10 @@ export interface StartServerOptions {
 }
 
 export async function startServer(config: GroveConfig, opts: StartServerOptions = {}): Promise<RunningServer> {
-  // Environments handed in (e.g. the kubernetes backend's worker pods) need no Chromium in this process.
-  if (!opts.environments) {
+  // Environments handed in (e.g. the kubernetes backend's worker pods) need no Chromium in this process, nor does a
+  // shell pod's worker (`pod` isolation: the pod serves its one shell sandbox, often on an image without Chromium).
+  const shellPod = opts.worker === true && config.shellIsolation === 'pod';
+  if (!opts.environments && !shellPod) {
     try {
       await access(config.chromiumPath, constants.X_OK);
     } catch {
@@ -44,18 +46,20 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
   const environments =
     opts.environments ??
     (async (log: Logger): Promise<LocalEnvironments> => ({
-      browser: await createBrowserEnvironment({
-        executablePath: config.chromiumPath,
-        processes: config.browserProcesses,
-        recycleAfter: config.recycleAfter,
-        warmPool: config.warmPool,
-        warmPoolMaxMb: config.warmPoolMaxMb,
-        dataDir: path.resolve(config.dataDir, 'browser'),
-        headless: true,
-        extraArgs: [],
-        limits: { maxTabs: config.maxTabs, maxDownloads: config.maxDownloads, maxDownloadBytes: config.maxDownloadBytes },
-        log,
-      }),
+      browser: shellPod
+        ? undefined
+        : await createBrowserEnvironment({
+          executablePath: config.chromiumPath,
+          processes: config.browserProcesses,
+          recycleAfter: config.recycleAfter,
+          warmPool: config.warmPool,
+          warmPoolMaxMb: config.warmPoolMaxMb,
+          dataDir: path.resolve(config.dataDir, 'browser'),
+          headless: true,
+          extraArgs: [],
+          limits: { maxTabs: config.maxTabs, maxDownloads: config.maxDownloads, maxDownloadBytes: config.maxDownloadBytes },
+          log,
+        }),
       shell: await shellEnvironment(config, log, { worker: opts.worker }),
     }));
   const app = await buildApp({ config, environments, logger: true, logStream: opts.logStream });

@@ -125,10 +125,10 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
     expect(cluster.kubelet.container(pod.metadata.name)).toBeUndefined();
   });
 
-  // Skipped: found by this test on the real image (2026-12-04) — the worker started from the copied runtime in an
-  // image without Chromium exits 2 ("chromiumPath /usr/bin/chromium is not an executable file", server/server.ts
-  // checks Chromium before serving, shell-only pods included). Unskip once a shell-only worker starts without it.
-  test.skip("a shell sandbox on an image of its own: an init container copies the worker runtime into the pod's image", async () => {
+  // Found by this test on the real image (2026-12-04): a worker started from the copied runtime in an image without
+  // Chromium exited 2 (server/server.ts checked Chromium before serving); a shell pod's worker (`pod` isolation) now
+  // starts without a browser environment.
+  test("a shell sandbox on an image of its own: an init container copies the worker runtime into the pod's image", async () => {
     const sb = await cluster.create(a.client, { type: 'shell', image: SWE_IMAGE });
     const pod = podOf(sb.sandbox_id)!;
     expect(pod.spec.containers[0].image).toBe(SWE_IMAGE);
