@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import type { ShellCreateOptions } from '../protocol/sandbox.ts';
 import type { ApplyPatchResult, ExecInput, ExecResult, FileList, JobInfo } from '../protocol/shell.ts';
 import type { TaskList, TaskSummary } from '../protocol/episode.ts';
+import type { McpAccess } from '../protocol/mcp.ts';
 import { SCREENSHOT_SPAN_HEADER } from '../protocol/headers.ts';
 import { parseAnswer } from './answer.ts';
 import { creationErrorStatus, GroveApiError, withScreenshot } from './errors.ts';
@@ -28,7 +29,7 @@ export interface ObservationOptions {
   som_overlay?: boolean;
 }
 export { GroveApiError, parseMultipart, type BinaryAnswer };
-export type { DownloadInfo, Health, Observation, SandboxInfo, StepResult, CreateSandboxBody, ExecInput, ExecResult, JobInfo, FileList, ApplyPatchResult };
+export type { McpAccess, DownloadInfo, Health, Observation, SandboxInfo, StepResult, CreateSandboxBody, ExecInput, ExecResult, JobInfo, FileList, ApplyPatchResult };
 
 export interface GroveClientOptions {
   /** e.g. http://127.0.0.1:8321 */
@@ -319,6 +320,14 @@ export class GroveClient {
 
   applyPatch(id: string, patch: string, cwd?: string): Promise<ApplyPatchResult> {
     return this.json('POST', `/sandboxes/${GroveClient.id(id)}/apply_patch`, { patch, ...(cwd ? { cwd } : {}) });
+  }
+
+  /**
+   * The sandbox's MCP endpoint (`path`, Streamable HTTP) and its own bearer token, which opens that endpoint only
+   * (not Grove's API): what an MCP client inside the sandbox or a harness is given instead of Grove's key.
+   */
+  mcpToken(id: string): Promise<McpAccess> {
+    return this.json('GET', `/sandboxes/${GroveClient.id(id)}/mcp/token`);
   }
 
   async metrics(): Promise<string> {

@@ -1,7 +1,7 @@
 // The MCP endpoints on Grove's fastify server: one Streamable HTTP MCP server per sandbox at /sandboxes/{id}/mcp
 // (POST messages, GET the server's event stream, DELETE a session), authenticated with that sandbox's own token
 // (Authorization: Bearer; tokens.ts), never with Grove's API key, which stays with the operator. The operator gets
-// a sandbox's token with Grove's key at GET /sandboxes/{id}/mcp/token.
+// a sandbox's token with Grove's key at GET /sandboxes/{id}/mcp/token (server/routes/mcp.ts, in the OpenAPI document).
 //
 // Everything a client sends is checked before the SDK sees it: the token first (a wrong or missing one learns
 // nothing about the sandbox), the body (JSON of at most MAX_BODY bytes; else 413, or JSON-RPC's parse error), the
@@ -22,8 +22,9 @@ const ID_MAX = 100;
 
 export interface McpPluginOptions {
   host: ToolHost & { registry: ToolHost['registry'] & { onEvent(fn: (e: { type: string; id: string }) => void): void } };
-  /** Secret the sandbox tokens derive from (the server's API key, or a random one without a key). */
-  tokenSecret: string;
+  /** The sandbox tokens (derived from the server's API key, or a random secret without a key); the server's
+   * GET /sandboxes/{id}/mcp/token route (server/routes/mcp.ts) gives them out with the same object. */
+  tokens: Pick<SandboxTokens, 'verify'>;
   version: string;
   log: Logger;
   perSandbox?: number;
@@ -46,7 +47,7 @@ function appToken(sb: Sandbox): string | undefined {
 }
 
 export function mcpPlugin(o: McpPluginOptions) {
-  const tokens = new SandboxTokens(o.tokenSecret);
+  const { tokens } = o;
   const sessions = new McpSessions({ perSandbox: o.perSandbox ?? 16, idleMs: o.idleMs ?? 30 * 60_000 });
   const { registry } = o.host;
 
@@ -89,7 +90,6 @@ export function mcpPlugin(o: McpPluginOptions) {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MAX_BODY }, (_req, body, done) => done(null, body));
 
-    const params = { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: ID_MAX } }, required: ['id'] } as const;
     const handle = async (request: FastifyRequest, reply: FastifyReply) => {
       const { id } = request.params as { id: string };
       if (id.length > ID_MAX) return rpcError(reply, 400, 'invalid_request', 'The sandbox id is too long.');
@@ -128,12 +128,6 @@ export function mcpPlugin(o: McpPluginOptions) {
     for (const method of ['POST', 'GET', 'DELETE'] as const) {
       app.route({ method, url: '/sandboxes/:id/mcp', config: { auth: false }, bodyLimit: MAX_BODY, handler: handle });
     }
-    // The operator's door: Grove's key (the server's auth hook) gives a sandbox's MCP address and token.
-    app.get('/sandboxes/:id/mcp/token', { schema: { params } }, async (request) => {
-      const { id } = request.params as { id: string };
-      const sb = registry.use(id);
-      return { sandbox_id: id, server: kindOf(sb.type), path: `/sandboxes/${encodeURIComponent(id)}/mcp`, token: tokens.tokenFor(id), transport: 'streamable-http' };
-    });
   };
 }
 

@@ -27,7 +27,7 @@ import { RecordingBrowserEnvironment } from './recording.ts';
 import { ClawEnvironment } from '../claw-env/sandbox.ts';
 import { parseInput } from './validation.ts';
 import { registerStreamUpload } from './stream-upload.ts';
-import { mcpPlugin } from '../mcp/plugin.ts';
+import { mcpPlugin, SandboxTokens } from '../mcp/plugin.ts';
 import { runBrowserStep } from './browser-step.ts';
 import type { StepRequest } from '../protocol/api.ts';
 import type { Action } from '../protocol/action.ts';
@@ -149,6 +149,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     else if (e.type === 'failed') episodes.sandboxFailed(e.id, `sandbox creation failed (${e.code})`);
   });
   const routes = [...ROUTES, ...(opts.extraRoutes ?? [])];
+  // MCP sandbox tokens derive from the API key (replicas agree), or from a secret of this process without one.
+  const mcpTokens = new SandboxTokens(config.apiKey ?? randomBytes(32).toString('base64url'));
   let doc: unknown;
   const ctx: RouteContext = {
     config,
@@ -159,6 +161,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     version: VERSION,
     startedAt: Date.now(),
     openapi: () => (doc ??= buildOpenApi(routes, VERSION)),
+    mcpTokens,
   };
   app.decorate('grove', ctx);
 
@@ -235,9 +238,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   // Orchard-GUI's per-browser env-server protocol, one base URL per env (server/orchard-gui/plugin.ts).
   void app.register(orchardGuiPlugin(ctx), { prefix: ORCHARD_GUI_PREFIX });
   // An MCP tool server per sandbox at /sandboxes/{id}/mcp, opened by the sandbox's own token (mcp/plugin.ts);
-  // tokens derive from the API key (replicas agree), or from a secret of this process without one.
   const browserStep = (id: string, actions: Action[]) => runBrowserStep(ctx, id, { actions } as StepRequest, 'base64');
-  void app.register(mcpPlugin({ host: { registry, log, browserStep }, tokenSecret: config.apiKey ?? randomBytes(32).toString('base64url'), version: VERSION, log }));
+  void app.register(mcpPlugin({ host: { registry, log, browserStep }, tokens: mcpTokens, version: VERSION, log }));
   // Terminals (WebSocket upgrades) get the same check as HTTP (key; with auth off, Host and Origin);
   // `?api_key=` is accepted there for clients without headers. The step channel (server/step-socket.ts) too.
   // OpenEnv's protocol (HTTP and its /ws sessions) over the same core, for its own clients unchanged (openenv/).

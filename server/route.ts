@@ -20,6 +20,8 @@ export interface RouteContext {
   startedAt: number;
   /** The OpenAPI document of this server (built once). */
   openapi: () => unknown;
+  /** Sandbox tokens of the MCP endpoints (mcp/tokens.ts): GET /sandboxes/{id}/mcp/token gives them out. */
+  mcpTokens: { tokenFor(sandboxId: string): string };
 }
 
 export interface RouteResponse {

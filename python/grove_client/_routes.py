@@ -90,6 +90,8 @@ ROUTES: tuple[Route, ...] = (
     Route("clawAudit", "GET", "/sandboxes/{id}/claw/audit", query=("since",), response=("entries",)),
     Route("clawReset", "POST", "/sandboxes/{id}/claw/reset", body=("task_id",), response=("ok",)),
     Route("clawGrade", "POST", "/sandboxes/{id}/claw/grade", body=("answer",)),
+    # the sandbox's MCP endpoint (Streamable HTTP at `path`, opened by `token`, not by Grove's key)
+    Route("mcpToken", "GET", "/sandboxes/{id}/mcp/token", response=("sandbox_id", "server", "path", "token", "transport")),
     Route("health", "GET", "/health", response=("status", "version", "uptime_s", "sandboxes")),
     Route("metrics", "GET", "/metrics"),
     Route("openapi", "GET", "/openapi.json"),

@@ -239,6 +239,14 @@ class Client:
         return self._json("clawGrade", {"id": id}, body=drop_none({"answer": answer}))
 
     # --- service --------------------------------------------------------------------------------------------
+    def mcp_token(self, id: str) -> dict:
+        """The sandbox's MCP endpoint and its own bearer token: ``{sandbox_id, server, path, token, transport}``.
+
+        Connect an MCP client (Streamable HTTP) to ``base_url + path`` with ``Authorization: Bearer <token>``;
+        the token opens only this sandbox's MCP endpoint, none of Grove's API, so it can be handed to a harness.
+        """
+        return self._json("mcpToken", {"id": id})
+
     def health(self) -> dict:
         return self._json("health")
 

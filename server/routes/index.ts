@@ -4,9 +4,10 @@ import { createSandboxes } from './batch.ts';
 import { browserRoutes } from './browser.ts';
 import { clawRoutes } from './claw.ts';
 import { episodeRoutes } from './episodes.ts';
+import { mcpRoutes } from './mcp.ts';
 import { metaRoutes } from './meta.ts';
 import { sandboxRoutes } from './sandboxes.ts';
 import { shellRoutes } from './shell.ts';
 import { sweRoutes } from './swe.ts';
 
-export const ROUTES: AnyRoute[] = [...sandboxRoutes, createSandboxes, ...browserRoutes, ...episodeRoutes, ...shellRoutes, ...sweRoutes, ...clawRoutes, ...metaRoutes];
+export const ROUTES: AnyRoute[] = [...sandboxRoutes, createSandboxes, ...browserRoutes, ...episodeRoutes, ...shellRoutes, ...sweRoutes, ...clawRoutes, ...mcpRoutes, ...metaRoutes];
