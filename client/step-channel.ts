@@ -50,7 +50,8 @@ export class StepChannel {
           reject(new GroveApiError(res.statusCode ?? 0, code, message));
         });
       });
-      ws.once('error', (err) => reject(new GroveApiError(0, 'network_error', `step channel: ${err.message}`, { cause: err })));
+      // `on`, not `once`: terminate() after a refused upgrade emits one more error, which must not go uncaught.
+      ws.on('error', (err) => reject(new GroveApiError(0, 'network_error', `step channel: ${err.message}`, { cause: err })));
     });
   }
 

@@ -6,7 +6,7 @@ import { GroveError } from '../protocol/errors.ts';
 import { Suite, type Task } from '../protocol/task.ts';
 import type { Logger } from '../sandbox/log.ts';
 import { startSites, type SitesServer } from '../sites/server.ts';
-import { loadOfflineTasks, startUrlFor } from '../sites/tasks.ts';
+import { loadOfflineTasks, PLACEHOLDER_BASE, startUrlFor } from '../sites/tasks.ts';
 import { loadTasks } from '../tasks/index.ts';
 import type { z } from 'zod';
 
@@ -20,6 +20,9 @@ export interface ResolvedTask {
   allowHost?: string;
   /** Base URL of the offline sites (rule judge). */
   sitesUrl?: string;
+  /** The sites run beside the sandbox (a worker pod's loopback): the start URL keeps the placeholder host, which the
+   * backend replaces, and the rule judge reads the session's state through the sandbox. */
+  sitesBesideSandbox?: boolean;
 }
 
 export function parseTaskFiles(spec: string | undefined): Map<string, string> {
@@ -37,7 +40,7 @@ export class TaskCatalog {
   private readonly files: Map<string, string>;
   private readonly loaded = new Map<string, Promise<Map<string, Task>>>();
 
-  constructor(private readonly opts: { taskFiles?: string; log: Logger }) {
+  constructor(private readonly opts: { taskFiles?: string; log: Logger; sitesBesideSandboxes?: boolean }) {
     this.files = parseTaskFiles(opts.taskFiles);
   }
 
@@ -48,11 +51,7 @@ export class TaskCatalog {
 
   /** The tasks of a suite, in file order (offline: the sites' tasks); 404 task_not_found for an unknown suite. */
   async list(suite: string): Promise<Task[]> {
-    if (suite === 'offline') {
-      const sites = await this.startSites();
-      this.offline ??= new Map(loadOfflineTasks(sites.url).map((t) => [t.id, t]));
-      return [...this.offline.values()];
-    }
+    if (suite === 'offline') return [...(await this.offlineTasks()).values()];
     const file = this.files.get(suite);
     if (!file) throw new GroveError('task_not_found', `No task suite "${suite}" on this server; known: ${this.suites().join(', ')} (task files are given with --task-files suite=path).`);
     try {
@@ -66,9 +65,10 @@ export class TaskCatalog {
   async resolve(spec: TaskSpec): Promise<ResolvedTask> {
     if (!('question' in spec)) return this.resolveRef(spec.suite, spec.id);
     const task = this.inline(spec as z.output<typeof InlineTask>);
-    if (task.suite === 'offline' && task.start_url?.startsWith('http://sites.grove.test')) {
+    if (task.suite === 'offline' && task.start_url?.startsWith(PLACEHOLDER_BASE)) {
+      if (this.opts.sitesBesideSandboxes) return this.offlineEpisode(task, null);
       const sites = await this.startSites();
-      return this.offlineEpisode({ ...task, start_url: sites.url + task.start_url.slice('http://sites.grove.test'.length) }, sites);
+      return this.offlineEpisode({ ...task, start_url: sites.url + task.start_url.slice(PLACEHOLDER_BASE.length) }, sites);
     }
     return { task, startUrl: task.start_url };
   }
@@ -79,11 +79,10 @@ export class TaskCatalog {
 
   private async resolveRef(suite: string, id: string): Promise<ResolvedTask> {
     if (suite === 'offline') {
-      const sites = await this.startSites();
-      this.offline ??= new Map(loadOfflineTasks(sites.url).map((t) => [t.id, t]));
-      const task = this.offline.get(id);
-      if (!task) throw new GroveError('task_not_found', `No offline task "${id}" (e.g. ${[...this.offline.keys()].slice(0, 3).join(', ')}).`);
-      return this.offlineEpisode(task, sites);
+      const offline = await this.offlineTasks();
+      const task = offline.get(id);
+      if (!task) throw new GroveError('task_not_found', `No offline task "${id.slice(0, 200)}" (e.g. ${[...offline.keys()].slice(0, 3).join(', ')}).`);
+      return this.offlineEpisode(task, this.opts.sitesBesideSandboxes ? null : await this.startSites());
     }
     const file = this.files.get(suite);
     if (!file) {
@@ -101,9 +100,21 @@ export class TaskCatalog {
     return { task, startUrl: task.start_url };
   }
 
-  private offlineEpisode(task: Task, sites: SitesServer): ResolvedTask {
+  /** The offline tasks, their start URLs on this process's sites server, or on the placeholder host when the sites
+   * run beside the sandboxes (this process then starts no sites server). */
+  private async offlineTasks(): Promise<Map<string, Task>> {
+    if (!this.offline) {
+      const base = this.opts.sitesBesideSandboxes ? PLACEHOLDER_BASE : (await this.startSites()).url;
+      this.offline ??= new Map(loadOfflineTasks(base).map((t) => [t.id, t]));
+    }
+    return this.offline;
+  }
+
+  private offlineEpisode(task: Task, sites: SitesServer | null): ResolvedTask {
     const sessionId = `gym-${randomBytes(9).toString('base64url')}`;
-    return { task, startUrl: startUrlFor(task, sessionId), sessionId, allowHost: new URL(sites.url).host, sitesUrl: sites.url };
+    const startUrl = startUrlFor(task, sessionId);
+    if (!sites) return { task, startUrl, sessionId, sitesBesideSandbox: true };
+    return { task, startUrl, sessionId, allowHost: new URL(sites.url).host, sitesUrl: sites.url };
   }
 
   private load(suite: string, file: string): Promise<Map<string, Task>> {

@@ -16,6 +16,11 @@ export interface EpisodeServiceOptions {
   taskFiles?: string;
   judge?: { baseURL: string; model: string; apiKey?: string };
   log: Logger;
+  /**
+   * Set when the offline sites run beside each sandbox (the kubernetes backend's worker pods), not in this process:
+   * the state of a sandbox's sites session (undefined when the sites never saw it), for the rule judge.
+   */
+  siteState?: (sandboxId: string, sessionId: string) => Promise<unknown>;
 }
 
 export interface PreparedEpisode {
@@ -32,7 +37,7 @@ export class EpisodeService {
   private readonly judges = new Map<string, Judge>();
 
   constructor(private readonly opts: EpisodeServiceOptions) {
-    this.catalog = new TaskCatalog({ taskFiles: opts.taskFiles, log: opts.log });
+    this.catalog = new TaskCatalog({ taskFiles: opts.taskFiles, log: opts.log, sitesBesideSandboxes: opts.siteState !== undefined });
   }
 
   /** Resolves `body.task` (if any) into the creation body and a fresh episode state. */
@@ -113,11 +118,11 @@ export class EpisodeService {
       completed: st.termination?.reason === 'task_completed' || given.answer !== undefined,
     });
     if (decided !== 'judge') return { ...base, ...decided, verdict: null };
-    const verdict = await this.judge(st, task, answer);
+    const verdict = await this.judge(sandboxId, st, task, answer);
     return { ...base, ...fromVerdict(rules, verdict, formatGate(st.formatRewards, st.config.format_reward)), verdict };
   }
 
-  private async judge(st: EpisodeState, task: Task, answer: string | undefined): Promise<Verdict> {
+  private async judge(sandboxId: string, st: EpisodeState, task: Task, answer: string | undefined): Promise<Verdict> {
     const r = st.resolved as ResolvedTask;
     const input = {
       task,
@@ -126,7 +131,17 @@ export class EpisodeService {
       screenshots: st.screenshots.map((s) => ({ mime: s.mime, bytes: Buffer.from(s.base64, 'base64') })),
     };
     if (task.extra.ground_truth !== undefined) {
-      // The offline sites' rule judge: state-based ground truth, read from the sites server by session.
+      // The offline sites' rule judge: state-based ground truth, read from the sites server by session (through the
+      // sandbox when the sites run beside it).
+      if (r.sitesBesideSandbox && this.opts.siteState && r.sessionId) {
+        const read = this.opts.siteState;
+        const sessionId = r.sessionId;
+        const viaSandbox: typeof fetch = async () => {
+          const state = await read(sandboxId, sessionId);
+          return state === undefined ? new Response(null, { status: 404 }) : Response.json(state);
+        };
+        return offlineRuleJudge('http://sites.beside.sandbox', { fetch: viaSandbox }).judge({ ...input, sessionId });
+      }
       const judge = offlineRuleJudge(r.sitesUrl ?? 'http://127.0.0.1:0');
       return judge.judge({ ...input, sessionId: r.sessionId });
     }

@@ -18,6 +18,7 @@ import { closedRecord, encodeRecord, isLive, liveCount, podRecords, pruneTombsto
 import { Reconciler } from './reconciler.ts';
 import { RemoteSandbox, type Attach, type Placement, type PlacementDriver, type RemoteHar } from './remote-sandbox.ts';
 import { RemoteShellSandbox } from './remote-shell.ts';
+import { RemoteClawSandbox } from './remote-claw.ts';
 import { placementOf, SharedState } from './shared.ts';
 import { ClaimWrites } from './claim-writes.ts';
 import { WarmShare } from './warm-share.ts';
@@ -54,6 +55,9 @@ export class KubernetesBackend implements Backend, PlacementDriver {
   private readonly deadlines = new Map<string, number>();
   /** The pod each placed sandbox runs on. */
   private readonly podOf = new Map<string, string>();
+  /** Browsers paired with a claw sandbox, placed on its pod (its apps are on that pod's loopback): never their pod's
+   * owner, so closing one never deletes the pod under the claw sandbox. */
+  private readonly guests = new Set<string>();
   private stopped = false;
   private abandoned = false;
   private startup: Promise<void> | null = null;
@@ -147,15 +151,20 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     if (!t) throw new GroveError('unsupported_sandbox_type', `No kubernetes template for ${spec.type} sandboxes.`);
     this.deadlines.set(id, this.clock.now() + this.cfg.readyTimeoutSeconds * 1000);
     const more = { ...extras, log: this.log };
-    const sb = spec.type === 'shell' ? new RemoteShellSandbox(id, spec, t[0], this, more) : new RemoteSandbox(id, spec, t[0], this, more);
+    const sb = this.remoteOf(id, spec, t[0], more);
     this.sandboxes.set(id, sb);
     return sb;
   }
 
+  private remoteOf(id: string, spec: CreateSandboxBody, template: string, extras: ConstructorParameters<typeof RemoteSandbox>[4]): RemoteSandbox {
+    if (spec.type === 'shell') return new RemoteShellSandbox(id, spec, template, this, extras);
+    if (spec.type === 'claw') return new RemoteClawSandbox(id, spec, template, this, extras);
+    return new RemoteSandbox(id, spec, template, this, extras);
+  }
+
   private adoptedSandbox(rec: SandboxRecord, spec: CreateSandboxBody, attach: Attach): RemoteSandbox {
     this.counters.adopted++;
-    const extras = { attach, log: this.log };
-    return rec.type === 'shell' ? new RemoteShellSandbox(rec.id, spec, rec.template, this, extras) : new RemoteSandbox(rec.id, spec, rec.template, this, extras);
+    return this.remoteOf(rec.id, spec, rec.template, { attach, log: this.log });
   }
 
   readyDeadline(): number {
@@ -171,7 +180,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     const rec: SandboxRecord = {
       v: 1,
       id: sb.id,
-      type: sb.type === 'shell' ? 'shell' : 'browser',
+      type: sb.type,
       template: sb.templateName,
       owner: this.opts.replicaId,
       state: 'creating',
@@ -183,12 +192,30 @@ export class KubernetesBackend implements Backend, PlacementDriver {
       labels: sb.spec.labels ?? {},
       ...(sb.spec.type === 'shell' && sb.spec.image ? { image: sb.spec.image } : {}),
     };
-    const name = await this.placer.place(rec, new Date(this.clock.now() + ttl * 1000).toISOString());
+    const paired = sb.spec.type === 'browser' ? sb.spec.claw_sandbox : undefined;
+    const name = paired !== undefined ? await this.placeBeside(rec, paired) : await this.placer.place(rec, new Date(this.clock.now() + ttl * 1000).toISOString());
     this.podOf.set(sb.id, name);
     await this.placer.waitReady(name, deadline, sb.aborted.signal);
     const placement = placementOf(this.cache.get(name)!, this.cfg, this.opts.tokenSecret);
     if (!placement) throw new GroveError('worker_lost', `Worker pod ${name} went away as it became ready.`);
     return placement;
+  }
+
+  /** A browser paired with a claw sandbox joins it on its pod (its record written there, so every replica serves
+   * it and the pod is not emptied under it). */
+  private async placeBeside(rec: SandboxRecord, clawId: string): Promise<string> {
+    const claw = this.sandboxes.get(clawId);
+    const name = claw?.type === 'claw' ? claw.pod : null;
+    if (!claw || !name || claw.status === 'closed') {
+      throw new GroveError('invalid_request', `claw_sandbox: Sandbox ${clawId.slice(0, 200)} is not a live claw sandbox of this server.`);
+    }
+    this.guests.add(rec.id);
+    const pod = await updatePod(this.api, this.cache, name, (p) => {
+      const host = podRecords(p).get(clawId);
+      return host && isLive(host) ? { annotations: { [recordKey(rec.id)]: encodeRecord(rec) } } : null;
+    });
+    if (!pod || !podRecords(pod).has(rec.id)) throw new GroveError('invalid_request', `claw_sandbox: Sandbox ${clawId.slice(0, 200)} was closed.`);
+    return name;
   }
 
   /** The worker created the sandbox: its record turns `ready` (with the worker's id) before anyone is told. */
@@ -226,13 +253,14 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     const elsewhere = this.state.closedElsewhere.delete(id);
     const name = placement?.pod ?? this.podOf.get(id) ?? this.state.record(id)?.pod;
     this.podOf.delete(id);
+    const guest = this.guests.delete(id);
     this.placer.claimedLocally.delete(id);
     if (!name || elsewhere) return;
     // The claim and ready writes of a claim from memory land before the record is closed.
     await this.writes.flushed(name);
     try {
       const t = this.cfg.templates[sb.templateName];
-      if (t?.placement === 'pod') {
+      if (t?.placement === 'pod' && !guest) {
         if (await this.api.deletePod(name)) this.counters.podsDeleted++;
         return;
       }

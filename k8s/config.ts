@@ -132,11 +132,13 @@ export function loadK8sConfig(file?: string): K8sConfig {
   return parseK8sConfig(raw, `kubernetes config ${file}`);
 }
 
-/** The template a sandbox of this type uses: `labels.template` when given, else the first template of the type. */
+/** The template a sandbox of this type uses: `labels.template` when given, else the first template of the type.
+ * Claw sandboxes run on browser workers (the worker image serves the Claw apps, and a paired browser joins them). */
 export function templateFor(cfg: K8sConfig, type: string, labels: Record<string, string> | undefined): [string, Template] | null {
   const wanted = labels?.template;
+  const podType = type === 'claw' ? 'browser' : type;
   for (const [name, t] of Object.entries(cfg.templates)) {
-    if (t.type !== type) continue;
+    if (t.type !== podType) continue;
     if (wanted === undefined || wanted === name) return [name, t];
   }
   return null;

@@ -16,10 +16,10 @@ import { loadKubeConfig } from './kube.ts';
 import { shellImageRefusal } from './pod-image.ts';
 
 /**
- * Create options that cannot work when the sandbox runs on a worker pod, refused up front with a stable 400:
- * they name a server inside the orchestrator (the offline sites of `offline` tasks, a Claw sandbox's apps), which a
- * worker pod can neither resolve nor reach (its NetworkPolicy allows ingress from the orchestrator only and no
- * egress into the cluster). Everything else is relayed (docs/kubernetes.md, "What is relayed").
+ * Create options that cannot work when the sandbox runs on a worker pod, refused up front with a stable 400. The
+ * offline sites and the Claw apps run beside the sandboxes on their pods (k8s/beside.ts); what needs another pod's
+ * apps (a shell paired with a claw sandbox) or a process a pod may not run (bubblewrap) is refused. Everything else
+ * is relayed (docs/kubernetes.md, "What runs where").
  */
 export function refuseUnrelayable(spec: CreateSandboxBody, config: Pick<K8sConfig, 'network' | 'shellImages'>): void {
   const network: PodNetwork = config.network;
@@ -30,11 +30,13 @@ export function refuseUnrelayable(spec: CreateSandboxBody, config: Pick<K8sConfi
     const refused = shellImageRefusal(config, spec.image);
     if (refused) throw new GroveError('not_supported_on_backend', refused);
   }
-  if ((spec.type === 'browser' || spec.type === 'shell') && spec.claw_sandbox !== undefined) {
-    throw new GroveError('not_supported_on_backend', 'claw_sandbox pairing is not available on the kubernetes backend: the Claw apps run inside the orchestrator, which sandbox pods cannot reach.');
+  // A paired browser joins its claw sandbox's pod (backend.ts); a shell sandbox's pod is its own (its image, pod
+  // isolation), and no pod reaches another's apps.
+  if (spec.type === 'shell' && spec.claw_sandbox !== undefined) {
+    throw new GroveError('not_supported_on_backend', 'claw_sandbox pairing of shell sandboxes is not available on the kubernetes backend: a shell sandbox runs on a pod of its own, and the Claw apps are served on the claw sandbox\'s pod, which no other pod can reach. Use the claw tool routes (/sandboxes/{id}/claw/call), or the local backend.');
   }
-  if (spec.type === 'browser' && spec.task && (spec.labels.suite === 'offline' || ('suite' in spec.task && spec.task.suite === 'offline'))) {
-    throw new GroveError('not_supported_on_backend', 'Tasks of the offline sites are not available on the kubernetes backend: the sites run inside the orchestrator, which sandbox pods cannot reach. Use task files with public start URLs, or the local backend.');
+  if (spec.type === 'claw' && (spec as { claw_eval_task?: unknown }).claw_eval_task !== undefined) {
+    throw new GroveError('not_supported_on_backend', 'claw_eval_task is not available on the kubernetes backend: a Claw-Eval checkout\'s services run in bubblewrap, which worker pods do not allow. Use the local backend (grove serve --claw-eval DIR).');
   }
 }
 
@@ -52,6 +54,8 @@ export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnviron
       refuseUnrelayable(spec, backend.config);
       backend.admit(spec);
     },
+    // The offline sites of `offline` tasks are served by each worker pod on its loopback (k8s/beside.ts).
+    sitesBesideSandboxes: true,
     shutdown: () => backend.shutdown(),
     stats: () => backend.stats(),
   };
@@ -65,8 +69,19 @@ export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnviron
     // Reported once, under browser_ (the gauges are the backend's, not per type).
     stats: () => ({}),
   };
+  // Claw sandboxes run on browser workers: the worker serves the apps on the pod's loopback (k8s/remote-claw.ts).
+  const claw: NonNullable<LocalEnvironments['claw']> = {
+    create: (id, spec) => backend.create(id, spec),
+    admit: (spec) => {
+      refuseUnrelayable(spec, backend.config);
+      backend.admit(spec);
+    },
+    shutdown: () => backend.shutdown(),
+    stats: () => ({}),
+  };
   // The records every replica shares: sandboxes created on another replica are served here too.
-  return { ...(backend.supports('browser') ? { browser } : {}), ...(backend.supports('shell') ? { shell } : {}), shared: backend.shared };
+  const browsers = backend.supports('browser') ? { browser, claw } : {};
+  return { ...browsers, ...(backend.supports('shell') ? { shell } : {}), shared: backend.shared };
 }
 
 export interface KubernetesSetup {

@@ -18,7 +18,7 @@ const Iso = z.string().refine((s) => Number.isFinite(Date.parse(s)), 'an ISO tim
 export const SandboxRecordSchema = z.object({
   v: z.literal(1),
   id: z.string().min(1),
-  type: z.enum(['browser', 'shell']),
+  type: z.enum(['browser', 'shell', 'claw']),
   template: z.string().min(1),
   /** The replica that created the sandbox (a `creating` record of a replica that is gone is dropped). */
   owner: z.string().min(1),

@@ -17,6 +17,7 @@ import type { BrowserCreateOptions, CreateSandboxBody, SandboxStatus } from '../
 import type { ResetRequest } from '../protocol/api.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import type { Sandbox, SandboxDetails } from '../sandbox/types.ts';
+import { startOnWorkerSites, startsOnSites, workerSiteState } from './beside.ts';
 import { workerRequest, type WorkerEndpoint } from './worker-http.ts';
 
 /** The shape of browser-env's ParseContext (which k8s/ may not import). */
@@ -174,12 +175,19 @@ export class RemoteSandbox implements Sandbox {
       body.record = this.har.recordPath !== undefined;
       body.record_har = this.har.recordPath !== undefined;
       delete body.replay_har;
+      // The episode (its task, step flags and judge) is the orchestrator's; a paired Claw sandbox's origin and login
+      // URL are in the body already (server/routes/claw.ts), valid on this pod, where its apps run (placement).
+      delete body.task;
+      delete body.episode;
+      delete body.claw_sandbox;
     }
     // A shell sandbox's image is its pod's image (k8s/pod-image.ts): the worker runs on it, it has nothing to look up.
     const podImage = body.type === 'shell' && typeof body.image === 'string' ? body.image : null;
     if (podImage) delete body.image;
     try {
       if (this.har.replayPath) body.replay_har = await this.uploadReplay(placement, this.har.replayPath);
+      // An offline task starts on the sites the worker serves on its own loopback (k8s/beside.ts).
+      if (body.type === 'browser' && startsOnSites(body)) await startOnWorkerSites(this.client, body);
       const info = await this.client.createSandbox(body as Parameters<GroveClient['createSandbox']>[0]);
       this.workerId = info.sandbox_id;
       for (;;) {
@@ -189,6 +197,8 @@ export class RemoteSandbox implements Sandbox {
         if (w.status === 'creating') continue;
         if (w.status === 'ready' || w.status === 'busy') {
           this.startError = w.error;
+          // A claw sandbox's origin and token: the worker's loopback, for a browser paired onto the same pod.
+          if (w.claw) this.detailsOf = { claw: w.claw };
           if (w.shell) {
             this.detailsOf = {
               shell: podImage
@@ -344,6 +354,11 @@ export class RemoteSandbox implements Sandbox {
       // that follows reports a worker that is gone.
       this.log.warn({ err: String(err), sandbox_id: this.id }, 'reading the parse context from the worker failed');
     }
+  }
+
+  /** The state of this sandbox's offline-sites session, read from its worker (the rule judge's input). */
+  async siteState(session: string): Promise<unknown> {
+    return this.remote((c) => workerSiteState(c, session));
   }
 
   async pageState(): Promise<{ url: string; title: string; tabs: Tab[] }> {

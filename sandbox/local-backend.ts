@@ -9,6 +9,9 @@ export interface EnvironmentFactory<Spec, S extends Sandbox = Sandbox> {
   create(id: string, spec: Spec): Promise<S>;
   /** Optional back-pressure check (see Backend.admit). */
   admit?(spec: Spec): void;
+  /** The environment's sandboxes run where this process's loopback is out of reach (worker pods): the offline sites
+   * are served beside each sandbox, and a sandbox reads its sites session's state back (`siteState`). */
+  sitesBesideSandboxes?: boolean;
   shutdown(): Promise<void>;
   stats(): Record<string, number>;
 }

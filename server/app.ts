@@ -62,6 +62,11 @@ declare module 'fastify' {
   }
 }
 
+/** A sandbox whose offline sites run beside it (k8s/remote-sandbox.ts). */
+interface SiteStateReader {
+  siteState(session: string): Promise<unknown>;
+}
+
 export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;
@@ -118,10 +123,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   // The sandboxes' step hooks: the registry runs them; recording attaches to them (server/recording.ts).
   const hooks = new StepHooks(log);
   let backend: Backend;
+  let sitesBeside = false;
   if (opts.backend) backend = opts.backend;
   else {
     const envs = typeof opts.environments === 'function' ? await opts.environments(log) : { ...opts.environments };
     // `record` / `record_har` / `replay_har` sandboxes are recorded (or replayed) here, where model output is known.
+    sitesBeside = envs.browser?.sitesBesideSandboxes === true;
     if (envs.browser) envs.browser = new RecordingBrowserEnvironment(envs.browser, config.recordingsDir, log, hooks);
     // Claw sandboxes need nothing but this process: always available on the local backend.
     envs.claw ??= new ClawEnvironment();
@@ -143,7 +150,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
   metrics.attach(registry);
   const judge = config.judgeUrl && config.judgeModel ? { baseURL: config.judgeUrl, model: config.judgeModel, apiKey: config.judgeApiKey } : undefined;
-  const episodes = new EpisodeService({ taskFiles: config.taskFiles, judge, log });
+  // Offline sites beside each sandbox (worker pods): a session's state is read back through its sandbox.
+  const siteState = sitesBeside ? (id: string, session: string) => (registry.use(id) as Partial<SiteStateReader>).siteState?.(session) ?? Promise.resolve(undefined) : undefined;
+  const episodes = new EpisodeService({ taskFiles: config.taskFiles, judge, log, siteState });
   registry.onEvent((e) => {
     if (e.type === 'closed') episodes.forget(e.id);
     else if (e.type === 'failed') episodes.sandboxFailed(e.id, `sandbox creation failed (${e.code})`);

@@ -8,6 +8,7 @@
 //   GET    /worker/sandboxes/{sandbox}/parse-context   what a model's output is parsed against (the last SoM list,
 //                                             screenshot size, grid divisor, pointer): the browser's own, so any
 //                                             orchestrator replica parses as the one that served the observation
+//   /worker/sites...                         the offline sites on the pod's loopback (server/worker-sites.ts)
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import type { FastifyInstance } from 'fastify';
 import { GroveError } from '../protocol/errors.ts';
 import { harPathFor } from '../recording/har.ts';
 import { episodeDirFor } from './recording.ts';
+import { registerWorkerSites } from './worker-sites.ts';
 import { browserSandbox } from './routes/common.ts';
 
 /** Largest HAR accepted (the same bound a replay HAR has on the orchestrator). */
@@ -34,6 +36,7 @@ export function registerWorkerRoutes(app: FastifyInstance, recordingsDir: string
   void app.register(async (scope) => {
     // The body reaches the handler as the raw request stream: a HAR is written to disk as it arrives.
     scope.addContentTypeParser('application/octet-stream', (_req, payload, done) => done(null, payload));
+    registerWorkerSites(scope, app.grove.log);
 
     scope.put<{ Params: { name: string } }>('/worker/har/:name', async (request) => {
       const name = checkName(request.params.name);

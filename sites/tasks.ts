@@ -10,7 +10,8 @@ import { RECIPE_TASKS } from './recipes/tasks.ts';
 import { SHOP_TASKS } from './shop/tasks.ts';
 import { GroundTruth, Plan, type TaskSpec } from './spec.ts';
 
-const PLACEHOLDER_BASE = 'http://sites.grove.test';
+/** The host task files name the sites by; replaced by the base URL of the sites server that serves an episode. */
+export const PLACEHOLDER_BASE = 'http://sites.grove.test';
 
 /** One row of a WebVoyager-format task file. */
 export const WebVoyagerRow = z.object({ web_name: z.string(), id: z.string(), ques: z.string(), web: z.string() });

@@ -27,6 +27,16 @@ function clawSandbox(ctx: RouteContext, id: string): ClawSandbox {
   return sb as ClawSandbox;
 }
 
+/** A claw sandbox whose apps run on a worker pod (k8s/remote-claw.ts): the same route, answered by the worker. */
+interface RelayedClaw {
+  relayClaw(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown>;
+}
+
+function relayed(sb: ClawSandbox): RelayedClaw | null {
+  const r = sb as unknown as Partial<RelayedClaw>;
+  return typeof r.relayClaw === 'function' ? (r as RelayedClaw) : null;
+}
+
 const ERR = errorResponses(400, 401, 403, 404, 409, 410);
 
 function pairedClaw(ctx: RouteContext, id: string): ClawDetails {
@@ -65,7 +75,8 @@ const clawTools = defineRoute({
   params: SandboxIdParams,
   responses: { 200: { description: 'Tools', schema: ClawToolsResponse }, ...ERR },
   async handler({ params, ctx }) {
-    return { tools: clawSandbox(ctx, params.id).toolDefs() };
+    const sb = clawSandbox(ctx, params.id);
+    return relayed(sb)?.relayClaw('GET', 'tools') ?? { tools: sb.toolDefs() };
   },
 });
 
@@ -84,6 +95,14 @@ const clawCall = defineRoute({
   responses: { 200: { description: 'Call result', schema: ClawCallResponse }, ...ERR },
   async handler({ params, body, ctx }) {
     const sb = clawSandbox(ctx, params.id);
+    const remote = relayed(sb);
+    if (remote) {
+      try {
+        return await remote.relayClaw('POST', 'call', body);
+      } finally {
+        ctx.registry.touch(params.id);
+      }
+    }
     let args: unknown = body.arguments;
     const started = performance.now();
     if (typeof args === 'string') {
@@ -116,7 +135,8 @@ const clawState = defineRoute({
   params: SandboxIdParams,
   responses: { 200: { description: 'State', schema: ClawStateResponse }, ...ERR },
   async handler({ params, ctx }) {
-    return { state: clawSandbox(ctx, params.id).app.state };
+    const sb = clawSandbox(ctx, params.id);
+    return relayed(sb)?.relayClaw('GET', 'state') ?? { state: sb.app.state };
   },
 });
 
@@ -131,7 +151,8 @@ const clawAudit = defineRoute({
   query: ClawAuditQuery,
   responses: { 200: { description: 'Audit entries', schema: ClawAuditResponse }, ...ERR },
   async handler({ params, query, ctx }) {
-    return { entries: clawSandbox(ctx, params.id).app.audit.filter((e) => e.seq > query.since) };
+    const sb = clawSandbox(ctx, params.id);
+    return relayed(sb)?.relayClaw('GET', `audit?since=${query.since}`) ?? { entries: sb.app.audit.filter((e) => e.seq > query.since) };
   },
 });
 
@@ -149,8 +170,12 @@ const clawReset = defineRoute({
   responses: { 200: { description: 'Reset', schema: ClawResetResponse }, ...ERR },
   async handler({ params, body, ctx }) {
     const sb = clawSandbox(ctx, params.id);
-    if (body.task_id === undefined) sb.app.reset();
-    else sb.switchTask(resolveClawSpec({ type: 'claw', task_id: body.task_id, labels: {} }));
+    // A task id is checked here (a 400 for an unknown one) before a worker is asked.
+    const spec = body.task_id === undefined ? null : resolveClawSpec({ type: 'claw', task_id: body.task_id, labels: {} });
+    const remote = relayed(sb);
+    if (remote) return remote.relayClaw('POST', 'reset', body);
+    if (!spec) sb.app.reset();
+    else sb.switchTask(spec);
     return { ok: true as const };
   },
 });
@@ -167,6 +192,9 @@ const clawGrade = defineRoute({
   responses: { 200: { description: 'Grade', schema: z.record(z.string(), z.unknown()) }, ...ERR },
   async handler({ params, body, ctx }) {
     const sb = clawSandbox(ctx, params.id);
+    // On a worker pod the grader runs beside the apps, on their audit log and state (the worker's own route).
+    const remote = relayed(sb);
+    if (remote) return remote.relayClaw('POST', 'grade', body);
     if (!sb.task) throw new GroveError('invalid_request', `Sandbox ${params.id} was not created from a task (task_id).`);
     return grade(sb.task, { audit: sb.app.audit, final: sb.app.state, answer: body.answer });
   },

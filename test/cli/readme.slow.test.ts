@@ -215,7 +215,8 @@ describe.skipIf(!haveData)('every command in the README', () => {
   });
   handle(/^grove claw run /, async (line) => {
     const { stdout } = await sh(local(line, [['http://127.0.0.1:8000/v1', model.url]]));
-    expect(stdout).toMatch(/pass@1 [\d.]+ · pass@\d [\d.]+ · pass\^\d [\d.]+/);
+    // both pass^k: τ-bench's unbiased estimate and Claw-Eval's own (c/n)^k
+    expect(stdout).toMatch(/pass@1 [\d.]+ · pass@\d [\d.]+ · pass\^\d τ-bench unbiased C\(c,k\)\/C\(n,k\) [\d.]+ · pass\^\d Claw-Eval \(c\/n\)\^k [\d.]+/);
     if (line.includes('--browser')) expect(stdout).toMatch(/mean score 1 /);
     if (line.includes('--yaml')) expect(stdout).toContain('| T900_reply_and_book | 2 |');
   });

@@ -57,7 +57,7 @@ describe('browser', () => {
     const st = await ws.send({ type: 'state' });
     expect(st.data).toMatchObject({ episode_id: 'b1', step_count: 4, done: true });
     await ws.close();
-    await expect.poll(() => s.app.grove.registry.list().length).toBe(0);
+    await expect.poll(() => s.app.grove.registry.list().length, { timeout: 30_000 }).toBe(0);
   }, 120_000);
 
   it('MCP tools over the session are the mcp/ room\'s browser tools; two sessions step side by side', async () => {
@@ -73,7 +73,7 @@ describe('browser', () => {
     expect(ra.data.observation.result.content[0].type).toBe('image');
     expect(rb.data.observation.url).toMatch(/^data:text\/html,<h1>b/);
     await Promise.all([a.close(), b.close()]);
-    await expect.poll(() => s.app.grove.registry.list().length).toBe(0);
+    await expect.poll(() => s.app.grove.registry.list().length, { timeout: 30_000 }).toBe(0);
   }, 120_000);
 });
 
@@ -89,7 +89,7 @@ describe('shell', () => {
     const read = await ws.send({ type: 'mcp', data: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'f.txt' } } } });
     expect(JSON.stringify(read.data.result)).toContain('hi');
     await ws.close();
-    await expect.poll(() => s.app.grove.registry.list().length).toBe(0);
+    await expect.poll(() => s.app.grove.registry.list().length, { timeout: 30_000 }).toBe(0);
   }, 120_000);
 });
 
@@ -107,6 +107,6 @@ describe('swe', () => {
     const empty = await ws.send({ type: 'step', data: { command: 'echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached' } });
     expect(empty.data).toMatchObject({ done: true, reward: 0, observation: { evaluation: { error: 'empty_patch' } } });
     await ws.close();
-    await expect.poll(() => s.app.grove.registry.list().length).toBe(0);
+    await expect.poll(() => s.app.grove.registry.list().length, { timeout: 30_000 }).toBe(0);
   }, 300_000);
 });

@@ -18,9 +18,19 @@ let fx: Fixture;
 let dir: string;
 let server: Awaited<ReturnType<typeof startServer>>;
 let client: GroveClient;
+let onClicked: (() => void) | undefined;
 
 beforeAll(async () => {
-  fx = await startFixture({ '/': html(`<button style="font-size:24px" onclick="document.title = 'clicked ' + Date.now()">press</button><div style="height:3000px"></div>`) });
+  fx = await startFixture({
+    '/': html(`<button style="font-size:24px" onclick="document.title = 'clicked ' + Date.now()">press</button><div style="height:3000px"></div>`),
+    // The click reports itself: the GPU is stopped once the click has run (stopped before it, the click's own
+    // mouse move waits for a frame that never comes and the step is page_unresponsive instead: CI saw it at load ~30).
+    '/freeze': html(`<button style="font-size:24px" onclick="document.title = 'clicked ' + Date.now(); fetch('/clicked')">press</button>`),
+    '/clicked': (_req, res) => {
+      onClicked?.();
+      res.writeHead(204).end();
+    },
+  });
   dir = await mkdtemp(join(tmpdir(), 'grove-admission-'));
   const apiKey = generateApiKey();
   const config = loadConfig({ env: {}, flags: { host: '127.0.0.1', port: 0, apiKey, dataDir: dir, logLevel: 'silent', browserProcesses: 1, maxStarting: 2, startQueue: 2 } });
@@ -78,21 +88,29 @@ describe('admission control on a real server', () => {
   });
 
   it('a step whose screenshot cannot be captured raises 503 capture_timeout with what its actions did; observing again works', async () => {
-    const { sandbox_id: id } = await client.createSandbox(spec());
+    const { sandbox_id: id } = await client.createSandbox({ ...spec(), start_url: fx.url('/freeze') });
     await client.waitSandbox(id, 120);
     // The GPU process composites every frame (software compositing with --disable-gpu): stopped, no capture can
     // finish while the page itself still answers.
     const gpu = ourGpuProcesses();
     expect(gpu.length).toBeGreaterThan(0);
-    for (const pid of gpu) process.kill(pid, 'SIGSTOP');
+    const stopped: number[] = [];
+    onClicked = () => {
+      for (const pid of gpu) {
+        process.kill(pid, 'SIGSTOP');
+        stopped.push(pid);
+      }
+    };
     let err: unknown;
     try {
       await client.step(id, { action: { action: 'click', x: 40, y: 20, space: 'css_px' } });
     } catch (e) {
       err = e;
     } finally {
-      for (const pid of gpu) process.kill(pid, 'SIGCONT');
+      onClicked = undefined;
+      for (const pid of stopped) process.kill(pid, 'SIGCONT');
     }
+    expect(stopped).toEqual(gpu);
     expect(err).toBeInstanceOf(GroveApiError);
     const e = err as GroveApiError;
     expect({ status: e.status, code: e.code }).toEqual({ status: 503, code: 'capture_timeout' });

@@ -1,0 +1,176 @@
+// The apps a worker pod serves beside its sandboxes (k8s/beside.ts, k8s/remote-claw.ts, server/worker-sites.ts),
+// against the simulated API server with in-process workers that are the real worker app (buildApp + the worker
+// routes, with the pod's token; no browser environment, so no Chromium here): Claw sandboxes on pods with every claw
+// route answered by the worker's own apps and grader, the offline sites on the worker's loopback, and the attacks on
+// these surfaces. Browsers on these pods (offline task episodes, a paired browser): relay.slow and containers.slow.
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { SITES_PLACEHOLDER } from '../../k8s/beside.ts';
+import { KubeSim } from '../../k8s/sim/api-server.ts';
+import { PodIps } from '../../k8s/sim/kubelets.ts';
+import type { Kubelet } from '../../k8s/sim/pod-status.ts';
+import { podRecords } from '../../k8s/records.ts';
+import { loadConfig } from '../../sandbox/config.ts';
+import { buildApp } from '../../server/app.ts';
+import { registerWorkerRoutes } from '../../server/worker-routes.ts';
+import { PLACEHOLDER_BASE } from '../../sites/tasks.ts';
+import { startOrchestrator, type Orchestrator } from './harness.ts';
+
+type Obj = Record<string, any>;
+const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-beside-'));
+
+/** Pods run as the real worker app in this process, on a loopback address of their own. */
+class AppKubelet implements Kubelet {
+  readonly ips = new PodIps();
+  readonly apps = new Map<string, { app: FastifyInstance; url: string; token: string }>();
+  async start(pod: Obj): Promise<{ ip: string }> {
+    const env = Object.fromEntries((pod.spec.containers[0].env ?? []).map((e: Obj) => [e.name, e.value]));
+    const ip = this.ips.next();
+    const config = loadConfig({ env: {}, flags: { apiKey: env.GROVE_API_KEY, dataDir: path.join(dir, pod.metadata.name), reaperIntervalMs: 200 } });
+    const app = await buildApp({ config, environments: {} });
+    registerWorkerRoutes(app, config.recordingsDir);
+    await app.listen({ host: ip, port: pod.spec.containers[0].ports[0].containerPort });
+    this.apps.set(pod.metadata.name, { app, url: `http://${ip}:${(app.server.address() as AddressInfo).port}`, token: env.GROVE_API_KEY });
+    return { ip };
+  }
+  async stop(pod: Obj): Promise<void> {
+    const w = this.apps.get(pod.metadata.name);
+    this.apps.delete(pod.metadata.name);
+    await w?.app.close();
+  }
+}
+
+const kubelet = new AppKubelet();
+const sim = new KubeSim(kubelet);
+let orch: Orchestrator;
+const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) => orch.app.inject({ method, url, ...(payload === undefined ? {} : { payload: payload as Obj }) });
+
+async function createClaw(body: Obj): Promise<string> {
+  const created = await inject('POST', '/sandboxes', { type: 'claw', ...body });
+  expect(created.statusCode, created.body).toBe(201);
+  const id = created.json().sandbox_id as string;
+  const ready = await inject('GET', `/sandboxes/${id}/wait?timeout=20`);
+  expect(ready.json().status, ready.body).toBe('ready');
+  return id;
+}
+
+beforeAll(async () => {
+  await sim.start();
+  orch = await startOrchestrator(sim, {
+    workerPort: 20000 + Math.floor(Math.random() * 1000),
+    templates: { browser: { type: 'browser', placement: 'pod', warmPool: 0 }, shell: { type: 'shell', placement: 'pod', warmPool: 0 } },
+  });
+}, 30_000);
+
+afterAll(async () => {
+  await orch?.close();
+  await sim.close();
+  for (const w of kubelet.apps.values()) await w.app.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('Claw sandboxes on worker pods', () => {
+  test('a task sandbox on its own pod: tools, calls, state, audit, reset and grading answered by the worker', async () => {
+    const id = await createClaw({ task_id: 'hand-doc-summary' });
+    const pod = sim.listPodObjects().find((p) => podRecords(p as never).has(id))!;
+    expect(podRecords(pod as never).get(id)).toMatchObject({ type: 'claw', state: 'ready', template: 'browser' });
+    const info = (await inject('GET', `/sandboxes/${id}`)).json();
+    // The apps' origin is the pod's loopback, never the orchestrator's.
+    expect(info.claw.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(info.claw.task_id).toBe('hand-doc-summary');
+
+    const tools = (await inject('GET', `/sandboxes/${id}/claw/tools`)).json().tools as Obj[];
+    expect(tools.map((t) => t.function.name)).toContain('mail_list_messages');
+    const inbox = (await inject('POST', `/sandboxes/${id}/claw/call`, { tool: 'mail_list_messages', arguments: '{}' })).json();
+    expect(inbox).toMatchObject({ status: 200, seq: 1 });
+    // The worker's own sandbox holds the audit entry (read there directly with the pod's token).
+    const w = kubelet.apps.get(pod.metadata.name)!;
+    const wid = podRecords(pod as never).get(id)!.worker!;
+    const direct = await fetch(`${w.url}/sandboxes/${wid}/claw/audit`, { headers: { 'x-api-key': w.token } }).then((r) => r.json());
+    expect(direct.entries.map((e: Obj) => e.tool)).toEqual(['mail_list_messages']);
+    const audit = (await inject('GET', `/sandboxes/${id}/claw/audit?since=0`)).json();
+    expect(audit).toEqual(direct);
+    expect((await inject('GET', `/sandboxes/${id}/claw/state`)).json().state.mail.messages.length).toBeGreaterThan(0);
+
+    // Graded beside the apps: nothing was sent yet, so the task fails, with its checks listed.
+    const graded = (await inject('POST', `/sandboxes/${id}/claw/grade`, {})).json();
+    expect(graded).toMatchObject({ task_id: 'hand-doc-summary' });
+    expect(graded.passed).toBe(false);
+    expect(graded.checks.length).toBeGreaterThan(0);
+
+    const reset = await inject('POST', `/sandboxes/${id}/claw/reset`, {});
+    expect(reset.json()).toEqual({ ok: true });
+    expect((await inject('GET', `/sandboxes/${id}/claw/audit`)).json().entries).toEqual([]);
+    expect((await inject('DELETE', `/sandboxes/${id}`)).statusCode).toBe(204);
+  });
+
+  test('attacks: bad task ids, bad pairing, bad arguments answer 4xx with stable codes; no route leaks the worker', async () => {
+    const bad = await inject('POST', '/sandboxes', { type: 'claw', task_id: '../../etc/passwd' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.code).toBe('invalid_request');
+    const id = await createClaw({ world_seed: 3 });
+    const reset = await inject('POST', `/sandboxes/${id}/claw/reset`, { task_id: 'no-such-task' });
+    expect([reset.statusCode, reset.json().error.code]).toEqual([400, 'invalid_request']);
+    // Arguments the apps refuse come back as the app's 4xx inside a 200 (as locally), never as a worker error.
+    const call = (await inject('POST', `/sandboxes/${id}/claw/call`, { tool: 'mail_get_message', arguments: { id: '"><script>' } })).json();
+    expect(call.status).toBeGreaterThanOrEqual(400);
+    expect(JSON.stringify(call)).not.toMatch(/127\.\d+\.\d+\.\d+:\d+|stack/);
+    const unknownTool = await inject('POST', `/sandboxes/${id}/claw/call`, { tool: 'rm -rf /', arguments: {} });
+    expect(unknownTool.statusCode).toBeLessThan(500);
+    // A shell cannot be paired: its pod is its own, and no pod reaches another's apps.
+    const shell = await inject('POST', '/sandboxes', { type: 'shell', claw_sandbox: id });
+    expect([shell.statusCode, shell.json().error.code]).toEqual([400, 'not_supported_on_backend']);
+    // Pairing with what is not a claw sandbox, or with nothing.
+    const nothing = await inject('POST', '/sandboxes', { type: 'browser', claw_sandbox: 'sb_nope' });
+    expect([nothing.statusCode, nothing.json().error.code]).toEqual([400, 'invalid_request']);
+    expect((await inject('DELETE', `/sandboxes/${id}`)).statusCode).toBe(204);
+    const gone = await inject('GET', `/sandboxes/${id}/claw/state`);
+    expect(gone.statusCode).toBe(410);
+  });
+});
+
+describe('offline sites beside the sandbox', () => {
+  test('the orchestrator runs no sites: offline tasks start on the placeholder host, which workers replace', async () => {
+    expect(SITES_PLACEHOLDER).toBe(PLACEHOLDER_BASE);
+    const tasks = (await inject('GET', '/tasks?suite=offline')).json().tasks as Obj[];
+    expect(tasks.length).toBeGreaterThan(30);
+    const catalog = orch.app.grove.episodes.catalog;
+    const resolved = await catalog.resolve({ suite: 'offline', id: 'Shop--0' });
+    expect(resolved.startUrl).toMatch(new RegExp(`^${PLACEHOLDER_BASE.replace(/\./g, '\\.')}/shop/.*grove_session=gym-`));
+    expect(resolved).toMatchObject({ sitesBesideSandbox: true });
+    expect(resolved.allowHost).toBeUndefined();
+    // No sites server was started in the orchestrator (nothing of it a pod could be pointed at).
+    expect((catalog as unknown as { sites?: unknown }).sites).toBeUndefined();
+    const bad = await inject('POST', '/sandboxes', { type: 'browser', task: { suite: 'offline', id: 'Shop--999' } });
+    expect([bad.statusCode, bad.json().error.code]).toEqual([404, 'task_not_found']);
+    const badSuite = await inject('POST', '/sandboxes', { type: 'browser', task: { suite: '../offline', id: 'Shop--0' } });
+    expect(badSuite.statusCode).toBeGreaterThanOrEqual(400);
+    expect(badSuite.statusCode).toBeLessThan(500);
+  });
+
+  test("a worker's sites: loopback only, behind the pod's token, sessions by a checked id", async () => {
+    // A pod to ask: a claw sandbox's.
+    const id = await createClaw({});
+    const pod = sim.listPodObjects().find((p) => podRecords(p as never).has(id))!;
+    const w = kubelet.apps.get(pod.metadata.name)!;
+    const call = (method: string, p: string, key: string | null = w.token) => fetch(`${w.url}${p}`, { method, headers: key ? { 'x-api-key': key } : {} });
+    expect((await call('POST', '/worker/sites', null)).status).toBe(401);
+    expect((await call('POST', '/worker/sites', 'wrong-token-wrong')).status).toBe(403);
+    const started = await (await call('POST', '/worker/sites')).json();
+    expect(started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await (await call('POST', '/worker/sites')).json()).url).toBe(started.url);
+    const page = await fetch(`${started.url}/shop/?grove_session=gym-test-1`);
+    expect(page.status).toBe(200);
+    const state = await (await call('GET', '/worker/sites/sessions/gym-test-1')).json();
+    expect(state.id).toBe('gym-test-1');
+    const missing = await call('GET', '/worker/sites/sessions/gym-never-seen');
+    expect([missing.status, (await missing.json()).error.code]).toEqual([404, 'not_found']);
+    const traversal = await call('GET', `/worker/sites/sessions/${encodeURIComponent('../../etc/passwd')}`);
+    expect([traversal.status, (await traversal.json()).error.code]).toEqual([400, 'invalid_request']);
+    expect((await inject('DELETE', `/sandboxes/${id}`)).statusCode).toBe(204);
+  });
+});
