@@ -6,6 +6,7 @@ import { GroveError } from '../protocol/errors.ts';
 import { Suite, type Task } from '../protocol/task.ts';
 import type { Logger } from '../sandbox/log.ts';
 import { startSites, type SitesServer } from '../sites/server.ts';
+import { SESSION_ID_RE } from '../sites/state.ts';
 import { loadOfflineTasks, PLACEHOLDER_BASE, startUrlFor } from '../sites/tasks.ts';
 import { loadTasks } from '../tasks/index.ts';
 import type { z } from 'zod';
@@ -131,6 +132,18 @@ export class TaskCatalog {
       this.loaded.set(suite, p);
     }
     return p;
+  }
+
+  /** This process's sites server (started on first use, on loopback): a worker pod serves its sandboxes' offline
+   * tasks on it (server/worker-sites.ts). */
+  async localSites(): Promise<{ url: string }> {
+    return { url: (await this.startSites()).url };
+  }
+
+  /** A session's state on this process's sites server; undefined when it never saw the session (or none runs). */
+  async siteSession(id: string): Promise<unknown> {
+    if (!SESSION_ID_RE.test(id)) throw new GroveError('invalid_request', `"${id.slice(0, 100)}" is not a sites session id (letters, digits, _ and -, at most 64).`);
+    return this.sites ? (await this.sites).store.get(id) : undefined;
   }
 
   private startSites(): Promise<SitesServer> {

@@ -36,7 +36,7 @@ export function registerWorkerRoutes(app: FastifyInstance, recordingsDir: string
   void app.register(async (scope) => {
     // The body reaches the handler as the raw request stream: a HAR is written to disk as it arrives.
     scope.addContentTypeParser('application/octet-stream', (_req, payload, done) => done(null, payload));
-    registerWorkerSites(scope, app.grove.log);
+    registerWorkerSites(scope, app);
 
     scope.put<{ Params: { name: string } }>('/worker/har/:name', async (request) => {
       const name = checkName(request.params.name);
