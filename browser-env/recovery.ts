@@ -14,6 +14,9 @@ import type { Tabs } from './tabs.ts';
 import { errMessage, quietly, TimeoutError } from './util.ts';
 
 export class Recovery {
+  /** A reload of the last good URL that ran out of the step's time (reload()), for the next step to verify. */
+  private owed: { page: Page; url: string } | null = null;
+
   constructor(
     private readonly s: SandboxState,
     private readonly tabs: Tabs,
@@ -25,6 +28,7 @@ export class Recovery {
   /** Replaces the active page by a fresh one on the last good URL (after a crash or a hang). */
   async replacePage(reason: 'crash' | 'unresponsive', deadline: Progress): Promise<boolean> {
     const s = this.s;
+    s.throwIfClosed();
     const d = deadline.within(recoveryMs(s.options), 'recovery');
     const old = s.page;
     const index = Math.max(0, s.tabs.indexOf(old));
@@ -62,6 +66,8 @@ export class Recovery {
   /** After the browser process died (or the context broke): a fresh context from the pool. */
   async replaceContext(why: string, deadline: Progress): Promise<boolean> {
     const s = this.s;
+    // A closed sandbox gets no new context (the close frees the one it has; one opened now would be leaked).
+    s.throwIfClosed();
     const d = deadline.within(recoveryMs(s.options), 'recovery');
     s.replacingContext = true;
     let recovered = false;
@@ -82,21 +88,46 @@ export class Recovery {
     return recovered;
   }
 
-  /** Loads the last good URL in a reopened page. A failure leaves the page as it is (the observation shows it) and
-   * is logged: the policy sees a blank or error page, the log says why. */
+  /**
+   * Loads the last good URL in a reopened page. A failure leaves the page as it is (the observation shows it) and
+   * is logged: the policy sees a blank or error page, the log says why. The sandbox closing stops the load at once
+   * (Page.stopLoading; the step answers sandbox_closed). Running out of the step's time does not: a reload stopped
+   * then left a blank page where the next step expected the last URL (liveness.slow.test.ts at load ~85). The load
+   * is handed on instead, not abandoned: the observation waits for it as watchdog work, and the next step's health
+   * check verifies the page and loads the URL again when it never arrived.
+   */
   private async reload(pg: Page, url: string, d: Progress): Promise<void> {
+    const s = this.s;
+    // Playwright's own timeout is the recovery's whole slice (not what is left of it): the load runs on past this
+    // step's wait, bounded, for the observation and the next step.
+    const load = pg.goto(url, { waitUntil: 'domcontentloaded', timeout: recoveryMs(s.options) });
     try {
-      // Not stopped when out of time (unlike an action's goto): the page reopened on its last good URL is what the
-      // next step expects, and a reload that finishes late still gives it (liveness.slow.test.ts at load ~80).
-      await d.race(pg.goto(url, { waitUntil: 'domcontentloaded', timeout: Math.max(1, d.remaining()) }), 'reload last URL');
+      await d.race(load, 'reload last URL', { cancel: () => s.closed && this.tabs.stopLoading(pg) });
+      this.owed = null;
     } catch (e) {
-      this.s.log.warn({ sandbox: this.s.id, url, err: firstLine(errMessage(e)) }, 'a reopened page could not load its last URL');
+      s.throwIfClosed();
+      this.owed = { page: pg, url };
+      s.track(load.catch(() => {}));
+      s.log.warn({ sandbox: s.id, url, err: firstLine(errMessage(e)) }, 'a reopened page could not load its last URL in time');
     }
+  }
+
+  /** A reload handed on by an earlier step (reload()): checked, and done again when the page never got there. */
+  private async settleOwedReload(d: Progress): Promise<void> {
+    const owed = this.owed;
+    this.owed = null;
+    const s = this.s;
+    if (!owed || owed.page !== s.page || owed.page.isClosed()) return;
+    if (owed.page.url() !== 'about:blank') return;
+    s.log.info({ sandbox: s.id, url: owed.url }, 'the reopened page never reached its last URL; loading it again');
+    await this.reload(owed.page, owed.url, d.within(recoveryMs(s.options), 'recovery'));
   }
 
   /** Repairs crash damage noticed between steps; returns the error to report, if any. */
   async ensureHealthy(d: Progress): Promise<ActionError | null> {
     const s = this.s;
+    s.throwIfClosed();
+    await this.settleOwedReload(d);
     if (s.contextLost) {
       const ok = await this.replaceContext('browser process exited', d);
       return { code: 'page_crashed', message: `The browser process died; ${ok ? 'a fresh page was opened on the last URL' : 'recovery failed'}.` };
@@ -125,6 +156,8 @@ export class Recovery {
   /** Turns any action failure into an ActionError, recovering the page when it crashed or hung. */
   async classifyFailure(e: unknown, d: Progress): Promise<ActionError> {
     const s = this.s;
+    // Cut short by the sandbox's close: not the action's failure, and nothing to recover.
+    s.throwIfClosed();
     if (e instanceof ActionFailure) return { code: e.code, message: e.message };
     const msg = firstLine(errMessage(e));
     if (s.contextLost) {

@@ -3,6 +3,7 @@
 // and the sandbox's own settings. Each part owns the behaviour; this holds the state and the few helpers all need.
 import { Progress } from '../sandbox/progress.ts';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
+import { GroveError } from '../protocol/errors.ts';
 import type { EnvEvent } from '../protocol/observation.ts';
 import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
 import type { Logger } from '../sandbox/log.ts';
@@ -75,6 +76,8 @@ export class SandboxState {
   net = new NetworkTracker();
   // The sandbox's own life: closed, its context lost or being replaced, its gate registration.
   closed = false;
+  /** Aborted (with sandbox_closed) when the sandbox closes: every step's Progress is made with its signal. */
+  private readonly life = new AbortController();
   contextLost = false;
   replacingContext = false;
   gateKey: string | null = null;
@@ -94,6 +97,22 @@ export class SandboxState {
     this.log = deps.log;
     this.T = options.action_timeout_ms;
     this.limits = deps.limits ?? DEFAULT_LIMITS;
+  }
+
+  /** The sandbox's life as a signal, for the Progress of every operation run in it (Progress.after's `signal`). */
+  get lifeSignal(): AbortSignal {
+    return this.life.signal;
+  }
+
+  /** Marks the sandbox closed and aborts what runs in it: a step's CDP calls, navigation and settle stop now. */
+  markClosed(): void {
+    this.closed = true;
+    this.life.abort(new GroveError('sandbox_closed', `Sandbox ${this.id} was closed while an operation ran in it; the operation was stopped.`));
+  }
+
+  /** Throws sandbox_closed once the sandbox is closed: between the stages of a step, nothing runs on. */
+  throwIfClosed(): void {
+    if (this.closed) throw this.life.signal.reason instanceof GroveError ? this.life.signal.reason : new GroveError('sandbox_closed');
   }
 
   reportLimit(limit: LimitName, max: number, message: string): void {

@@ -18,7 +18,7 @@ import { Observer } from './observer.ts';
 import { PageEvents } from './page-events.ts';
 import { Recovery } from './recovery.ts';
 import { targetSize } from './resize.ts';
-import { SandboxState, type SandboxDeps, type WarmClaim } from './sandbox-state.ts';
+import { PROBE_MS, SandboxState, type SandboxDeps, type WarmClaim } from './sandbox-state.ts';
 import { StepPipeline } from './step.ts';
 import { Tabs } from './tabs.ts';
 import type { BrowserResetInput, BrowserSandbox, DownloadInfo, ParseContext, StepOptions } from './types.ts';
@@ -36,6 +36,8 @@ export class ChromiumSandbox implements BrowserSandbox {
 
   private _status: SandboxStatus = 'creating';
   private busy = false;
+  /** The step or observation running now (close() waits for it to stop before it frees the context). */
+  private running: Promise<unknown> | null = null;
   private readonly readyPromise: Promise<void>;
   private readonly s: SandboxState;
   private readonly events: PageEvents;
@@ -202,7 +204,10 @@ export class ChromiumSandbox implements BrowserSandbox {
 
   async close(): Promise<void> {
     if (this.s.closed) return;
-    this.s.closed = true;
+    // A step running now is aborted (its Progress carries the sandbox's signal) and answers sandbox_closed; the
+    // context goes only once it stopped, so no recovery inside it opens a context after the close.
+    this.s.markClosed();
+    if (this.running) await quietly(Progress.after(PROBE_MS + this.s.T, 'stopping the running step').race(this.running));
     await quietly(this.readyPromise);
     await this.releaseResources();
     await quietly(rm(this.events.downloadDir(), { recursive: true, force: true }));
@@ -226,20 +231,28 @@ export class ChromiumSandbox implements BrowserSandbox {
     this.busy = true;
   }
 
-  async step(actions: Action[], opts: StepOptions = {}): Promise<StepResult> {
-    this.enter();
-    try {
-      return await this.pipeline.step(actions, opts);
-    } finally {
-      this.busy = false;
-    }
+  step(actions: Action[], opts: StepOptions = {}): Promise<StepResult> {
+    return this.run(() => this.pipeline.step(actions, opts));
   }
 
-  async observe(opts: StepOptions = {}): Promise<Observation> {
+  observe(opts: StepOptions = {}): Promise<Observation> {
+    return this.run(() => this.pipeline.observe(opts));
+  }
+
+  /** One operation at a time; one the sandbox's close cut short answers sandbox_closed, whatever it was doing. */
+  private async run<T>(op: () => Promise<T>): Promise<T> {
     this.enter();
+    const p = op();
+    this.running = p;
     try {
-      return await this.pipeline.observe(opts);
+      const r = await p;
+      this.s.throwIfClosed();
+      return r;
+    } catch (e) {
+      this.s.throwIfClosed();
+      throw e;
     } finally {
+      this.running = null;
       this.busy = false;
     }
   }

@@ -30,7 +30,8 @@ export class StepPipeline {
     s.episode.steps++;
     const useSettle = opts.settle ?? s.options.settle;
     // The one deadline of this step: every wait below is bounded by a slice of it (step-budget.ts).
-    const deadline = Progress.after(stepBudgetMs(s.options, actions, useSettle), 'step');
+    // It carries the sandbox's life too: a close aborts it, and each stage stops (sandbox.ts answers sandbox_closed).
+    const deadline = Progress.after(stepBudgetMs(s.options, actions, useSettle), 'step', { signal: s.lifeSignal });
     // Actions and settles leave the observation and two recoveries their time.
     const work = deadline.reserve(OBSERVE_MS + 2 * recoveryMs(s.options));
     const recovery = deadline.reserve(OBSERVE_MS);
@@ -68,6 +69,7 @@ export class StepPipeline {
       }
       const ms = Date.now() - ta;
       actionMs += ms;
+      s.throwIfClosed();
       if (wantSettle && !err) {
         // Settle's own cap (settle_max_ms from the action's end), never past the step's work.
         const { report: st, title } = await settle(this.settleHost(), s.net, ta, work.within(s.options.settle_max_ms, `settle after ${a.action}`), s.options.settle_quiet_ms);
@@ -87,6 +89,7 @@ export class StepPipeline {
       }
       if (done) break;
     }
+    s.throwIfClosed();
     const observation = await this.observer.observe(opts, error, actionMs, settleMs, t0, deadline);
     if (settled) observation.settle = settled;
     const result: StepResult = { observation, actions: resolved, done };
@@ -96,7 +99,7 @@ export class StepPipeline {
 
   async observe(opts: StepOptions): Promise<Observation> {
     const t0 = Date.now();
-    const deadline = Progress.after(observeBudgetMs(this.s.options), 'observation');
+    const deadline = Progress.after(observeBudgetMs(this.s.options), 'observation', { signal: this.s.lifeSignal });
     const recovery = deadline.reserve(OBSERVE_MS);
     const error = await this.recovery.ensureHealthy(recovery).catch((e: unknown) => this.recovery.classifyFailure(e, recovery));
     return this.observer.observe(opts, error, 0, 0, t0, deadline);

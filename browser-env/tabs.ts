@@ -181,7 +181,7 @@ export class Tabs {
    * a page whose browser died (the soak's heap snapshots found such calls still running, each keeping the dead
    * browser alive with all its contexts). */
   /** Stops the page's pending navigation (CDP Page.stopLoading, the browser's Stop button), within PROBE_MS. */
-  private async stopLoading(pg: Page): Promise<void> {
+  async stopLoading(pg: Page): Promise<void> {
     if (pg.isClosed()) return;
     await quietly(Progress.after(PROBE_MS, 'stop loading').race(this.s.session(pg).then((c) => c.send('Page.stopLoading'))));
   }

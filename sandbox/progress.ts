@@ -33,19 +33,27 @@ export class Progress {
   private detach: (() => void) | undefined;
   private readonly cleanups = new Set<Cleanup>();
 
-  private constructor(at: number, what: string, private readonly parent: Progress | null) {
+  private constructor(
+    at: number,
+    what: string,
+    private readonly parent: Progress | null,
+    private readonly owner: AbortSignal | null = null,
+  ) {
     this.at = at;
     this.what = what;
   }
 
-  /** A progress ending `ms` from now. */
-  static after(ms: number, what = 'operation'): Progress {
-    return new Progress(Date.now() + Math.max(0, ms), what, null);
+  /**
+   * A progress ending `ms` from now. With `signal` (the life of what the operation works on, e.g. a sandbox's), it
+   * is also aborted, with that signal's reason, when the signal is: closing a sandbox stops the step running in it.
+   */
+  static after(ms: number, what = 'operation', opts: { signal?: AbortSignal } = {}): Progress {
+    return new Progress(Date.now() + Math.max(0, ms), what, null, opts.signal ?? null);
   }
 
   /** Milliseconds left (never negative; 0 once aborted). */
   remaining(): number {
-    if (this.controller?.signal.aborted) return 0;
+    if (this.controller?.signal.aborted || this.owner?.aborted) return 0;
     return Math.max(0, this.at - Date.now());
   }
 
@@ -72,7 +80,7 @@ export class Progress {
     if (this.controller) return this.controller.signal;
     const c = new AbortController();
     this.controller = c;
-    const parent = this.parent?.signal;
+    const parent = this.parent?.signal ?? this.owner;
     if (parent?.aborted) this.fire(parent.reason);
     else if (Date.now() >= this.at) this.fire(new TimeoutError(this.what, 0));
     else {

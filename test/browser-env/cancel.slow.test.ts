@@ -9,11 +9,17 @@ let fx: Fixture;
 let te: TestEnv;
 /** The slow page: when its request arrived, whether the browser hung up on it, and whether it was answered. */
 const slow = { asked: 0, closedAt: 0, answered: false };
+/** A page that never answers: when its request arrived and when the browser hung up on it. */
+const hang = { asked: 0, closedAt: 0 };
 const ANSWER_AFTER_MS = 4000;
 
 beforeAll(async () => {
   fx = await startFixture({
     '/start': html('<p>start</p>'),
+    '/hang': (_req: IncomingMessage, res: ServerResponse) => {
+      hang.asked = Date.now();
+      res.on('close', () => (hang.closedAt = Date.now()));
+    },
     // Answers only after ANSWER_AFTER_MS, long past the 1 s action timeout below.
     '/slow': (req: IncomingMessage, res: ServerResponse) => {
       slow.asked = Date.now();
@@ -53,5 +59,43 @@ describe('a timed-out action is cancelled', () => {
     expect(later.url).toBe(fx.url('/start'));
     expect(later.title).not.toBe('late');
     await sb.close();
+  });
+});
+
+/** Resolves once `check` holds (polled), failing after `ms`. */
+async function until(check: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('closing a sandbox stops the step running in it', () => {
+  it('a goto in flight is stopped and the step answers sandbox_closed, not a result from a closed context', async () => {
+    const sb = await te.create({ start_url: fx.url('/start'), network: { allow: [`127.0.0.1:${fx.port}`] }, action_timeout_ms: 20_000 });
+    const stepping = sb.step([{ action: 'goto', url: fx.url('/hang') }]).then(
+      (r) => ({ result: r }),
+      (e: unknown) => ({ error: e as { code?: string; status?: number }, at: Date.now() }),
+    );
+    await until(() => hang.asked > 0, 10_000);
+    const closing = Date.now();
+    await sb.close();
+    const out = await stepping;
+    expect('error' in out ? { code: out.error.code, status: out.error.status } : out).toEqual({ code: 'sandbox_closed', status: 410 });
+    // Stopped with the close, not at the action's 20 s timeout; the browser hung up on the request.
+    expect('at' in out && out.at - closing).toBeLessThan(5000);
+    expect(hang.closedAt).toBeGreaterThan(0);
+    expect(sb.status).toBe('closed');
+  });
+
+  it('a long wait ends with the close', async () => {
+    const sb = await te.create({ network: { allow: [`127.0.0.1:${fx.port}`] } });
+    const t0 = Date.now();
+    const stepping = sb.step([{ action: 'wait', ms: 20_000 }]).catch((e: unknown) => e as { code?: string });
+    await new Promise((r) => setTimeout(r, 300));
+    await sb.close();
+    expect((await stepping as { code?: string }).code).toBe('sandbox_closed');
+    expect(Date.now() - t0).toBeLessThan(6000);
   });
 });

@@ -10,6 +10,8 @@ import { html, openEnv, startFixture, type Fixture, type TestEnv } from './suppo
 const BTN = 'position:absolute;left:10px;top:10px;width:200px;height:40px';
 let fx: Fixture;
 let te: TestEnv;
+/** Requests for /busy-reload-hangs, and when the browser hung up on the one that never answers. */
+const reloads = { asked: 0, hungUpAt: 0 };
 const net = () => ({ allow: [`127.0.0.1:${fx.port}`] });
 
 beforeAll(async () => {
@@ -28,6 +30,16 @@ beforeAll(async () => {
     },
     '/slow': (_req, res) => {
       setTimeout(() => res.end('late'), 1500);
+    },
+    // A busy page whose reload (the recovery's) never answers; the load after that answers at once.
+    '/busy-reload-hangs': (_req, res) => {
+      const n = ++reloads.asked;
+      if (n === 1 || n >= 3) {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(button('setTimeout(() => { while (true) {} }, 100)'));
+        return;
+      }
+      res.on('close', () => (reloads.hungUpAt = Date.now()));
     },
   });
   te = await openEnv();
@@ -113,5 +125,47 @@ describe('error codes', () => {
     state.replacingContext = false;
     const r = await sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
     await expectRecovered(sb, r);
+  });
+});
+
+describe("the recovery's reload of the last good URL", () => {
+  const reset = () => Object.assign(reloads, { asked: 0, hungUpAt: 0 });
+
+  it('is stopped when the sandbox closes: the step answers sandbox_closed at once and the request is dropped', async () => {
+    reset();
+    const sb = await te.create({ start_url: fx.url('/busy-reload-hangs'), network: net(), action_timeout_ms: 4000 });
+    const stepping = sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none' }).then(
+      () => ({ code: 'answered' as string | undefined, at: Date.now() }),
+      (e: unknown) => ({ code: (e as { code?: string }).code, at: Date.now() }),
+    );
+    // The busy page was found hung and reopened: its reload is the second request, which never answers.
+    const end = Date.now() + 60_000;
+    while (reloads.asked < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    expect(reloads.asked).toBe(2);
+    const closing = Date.now();
+    await sb.close();
+    const out = await stepping;
+    expect(out.code).toBe('sandbox_closed');
+    expect(out.at - closing).toBeLessThan(5000);
+    expect(reloads.hungUpAt).toBeGreaterThan(0);
+    // Nothing reopened it afterwards (no recovery ran on in a closed sandbox).
+    await new Promise((r) => setTimeout(r, 500));
+    expect(reloads.asked).toBe(2);
+  });
+
+  it('out of time is handed on, not left: the next step finds the page never got there and loads it again', async () => {
+    reset();
+    const sb = await te.create({ start_url: fx.url('/busy-reload-hangs'), network: net(), action_timeout_ms: 4000 });
+    const actions: Action[] = [{ action: 'click', x: 100, y: 30 }];
+    const r = await sb.step(actions, { screenshot: 'none' });
+    expect(r.observation.last_action_error?.code).toBe('page_unresponsive');
+    expect(r.observation.timings.total).toBeLessThanOrEqual(stepBudgetMs(sb.options, actions));
+    // The reload ran out of the step's time (its request never answers).
+    expect(reloads.asked).toBe(2);
+    const next = await sb.observe({ screenshot: 'none' });
+    expect(reloads.asked).toBe(3);
+    expect(next.url).toBe(fx.url('/busy-reload-hangs'));
+    expect(next.title).toBe('armed');
+    await sb.close();
   });
 });

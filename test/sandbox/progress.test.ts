@@ -140,6 +140,28 @@ describe('Progress: cancellation, not abandonment', () => {
     expect(step.within(1000).signal.aborted).toBe(true);
   });
 
+  it('a progress made with an owner signal is aborted with it: the owner closing stops every stage, with its reason', async () => {
+    const life = new AbortController();
+    const step = Progress.after(60_000, 'step', { signal: life.signal });
+    // A stage whose signal nobody has read yet sees the abort too.
+    const quiet = step.reserve(1000, 'observation');
+    const action = step.within(30_000, 'action');
+    const cleaned: string[] = [];
+    action.cleanupWhenAborted(() => cleaned.push('stop loading'));
+    const racing = action.race(new Promise(() => {}), 'goto').catch((e: unknown) => e);
+    const closed = new Error('sandbox closed');
+    life.abort(closed);
+    expect(await racing).toBe(closed);
+    expect(cleaned).toEqual(['stop loading']);
+    expect(step.remaining()).toBe(0);
+    expect(quiet.expired).toBe(true);
+    expect(() => quiet.throwIfAborted()).toThrow('sandbox closed');
+    // Made after the owner ended: aborted from the start.
+    const late = Progress.after(60_000, 'late step', { signal: life.signal });
+    expect(late.expired).toBe(true);
+    expect(late.signal.reason).toBe(closed);
+  });
+
   it('a sleep ends early when its progress is aborted', async () => {
     vi.useFakeTimers();
     const p = Progress.after(60_000);
