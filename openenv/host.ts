@@ -16,4 +16,21 @@ export interface OpenEnvHost {
   version: string;
   /** The server's header check (X-API-Key; with auth off, the Host and Origin guards), null when it passes. */
   denied(headers: IncomingHttpHeaders): GroveError | null;
+  /** Where the room's counts go (the server's /metrics); absent, nothing is counted. */
+  meter?: OpenEnvMeter;
+}
+
+/** The transport a session or call came on: HTTP /reset, /step; the /ws session; HTTP /mcp; the /mcp WebSocket. */
+export type OpenEnvTransport = 'http' | 'ws' | 'mcp' | 'ws_mcp';
+
+/** What the room reports for /metrics (server/metrics.ts counts it). `env` is an environment name or `unknown`. */
+export interface OpenEnvMeter {
+  sessionOpened(env: string, transport: OpenEnvTransport): void;
+  sessionClosed(env: string, transport: OpenEnvTransport): void;
+  /** An episode started (ok) or failed to (an error answered). */
+  reset(env: string, transport: OpenEnvTransport, ok: boolean): void;
+  /** An environment step or an MCP tool call on an episode. */
+  step(env: string, transport: OpenEnvTransport, kind: 'step' | 'tool', ok: boolean): void;
+  /** An error answered: OpenEnv's code (VALIDATION_ERROR, ...), JSON-RPC's (PARSE_ERROR, ...) or Grove's (forbidden). */
+  error(env: string, transport: OpenEnvTransport, code: string): void;
 }

@@ -10,6 +10,7 @@ import { openEnvErrorOf, parseOr } from './envs/base.ts';
 import type { Authorize } from './auth.ts';
 import type { OpenEnvHost } from './host.ts';
 import { handleRpc } from './mcp.ts';
+import { openEpisode } from './metered.ts';
 import { runStep } from './actions.ts';
 import type { Sessions } from './sessions.ts';
 import { type OpenEnvError, ResetArgs, RPC, rpcError, StepBody } from './wire.ts';
@@ -49,22 +50,41 @@ export interface HttpDeps {
 export function openEnvRoutes(d: HttpDeps) {
   const schemas = new Map<string, unknown>();
 
+  const count = (env: string, code: string) => d.host.meter?.error(env, 'http', code);
+
   function envOf(request: FastifyRequest): OpenEnvAdapter {
     const p = request.params as { key?: string; env?: string };
-    const denied = d.authorize(request.headers, p.key);
-    if (denied) throw new HttpAnswer(denied.status, denied.message);
     const a = d.adapters.get(p.env ?? '');
-    if (!a) throw new HttpAnswer(404, 'Not Found');
+    const denied = d.authorize(request.headers, p.key);
+    if (denied) {
+      count(a?.name ?? 'unknown', denied.code);
+      throw new HttpAnswer(denied.status, denied.message);
+    }
+    if (!a) {
+      count('unknown', 'not_found');
+      throw new HttpAnswer(404, 'Not Found');
+    }
     return a;
+  }
+
+  /** A request body parsed with `schema`, else FastAPI's 422 (counted as VALIDATION_ERROR). */
+  function bodyOf<S extends z.ZodType>(a: OpenEnvAdapter, schema: S, body: unknown): z.output<S> {
+    try {
+      return httpParse(schema, body);
+    } catch (err) {
+      count(a.name, 'VALIDATION_ERROR');
+      throw err;
+    }
   }
 
   /** One episode for one call, closed after it (OpenEnv's HTTP /reset and /step). */
   async function oneShot<T>(a: OpenEnvAdapter, fn: (e: ReturnType<OpenEnvAdapter['open']>) => Promise<T>): Promise<T> {
-    const episode = a.open(d.host, 60);
+    const episode = openEpisode(a, d.host, 60, 'http');
     try {
       return await fn(episode);
     } catch (err) {
       const e = openEnvErrorOf(err);
+      count(a.name, e.code);
       if (e.code === 'VALIDATION_ERROR') throw new HttpAnswer(422, e.detail ?? [{ type: 'value_error', loc: ['body'], msg: e.message }]);
       if (e.message === 'Internal Server Error') d.host.log.error({ err }, 'openenv request failed');
       throw new HttpAnswer(STATUS[e.code] ?? 500, e.message, e.code === 'CAPACITY_REACHED' ? 5 : undefined);
@@ -97,12 +117,12 @@ export function openEnvRoutes(d: HttpDeps) {
     for (const base of ['/:key/:env', '/:env']) {
       app.post(`${base}/reset`, open, async (request) => {
         const a = envOf(request);
-        const args = httpParse(ResetArgs, request.body ?? {});
+        const args = bodyOf(a, ResetArgs, request.body ?? {});
         return oneShot(a, (e) => e.reset(args));
       });
       app.post(`${base}/step`, open, async (request) => {
         const a = envOf(request);
-        const body = httpParse(StepBody, request.body ?? {});
+        const body = bodyOf(a, StepBody, request.body ?? {});
         return oneShot(a, async (e) => {
           await e.reset({});
           return runStep(e, body.action, body.timeout_s ?? undefined);
@@ -137,8 +157,11 @@ export function openEnvRoutes(d: HttpDeps) {
       });
       app.post(`${base}/mcp`, open, async (request) => {
         const a = envOf(request);
-        if (request.body === undefined || request.body instanceof BadJson) return rpcError(null, RPC.PARSE_ERROR, 'Parse error');
-        return handleRpc(request.body, { adapter: a, host: d.host, sessions: d.sessions });
+        if (request.body === undefined || request.body instanceof BadJson) {
+          d.host.meter?.error(a.name, 'mcp', 'PARSE_ERROR');
+          return rpcError(null, RPC.PARSE_ERROR, 'Parse error');
+        }
+        return handleRpc(request.body, { adapter: a, host: d.host, sessions: d.sessions, transport: 'mcp' });
       });
     }
   };

@@ -4,7 +4,8 @@
 // session runs in a fresh episode closed after the call, as OpenEnv's stateless HTTP calls do.
 import type { OpenEnvAdapter } from './envs/types.ts';
 import { openEnvErrorOf } from './envs/base.ts';
-import type { OpenEnvHost } from './host.ts';
+import type { OpenEnvHost, OpenEnvTransport } from './host.ts';
+import { openEpisode } from './metered.ts';
 import { ensureEpisode } from './actions.ts';
 import { CapacityError, type Session, type Sessions } from './sessions.ts';
 import { JsonRpcRequest, rpcError, rpcResult, RPC } from './wire.ts';
@@ -15,10 +16,21 @@ export interface McpContext {
   sessions: Sessions;
   /** The WebSocket session the message came on, if any. */
   bound?: Session;
+  /** Where the request came (the metrics label): HTTP /mcp, the /ws `mcp` message or the /mcp WebSocket. */
+  transport: Exclude<OpenEnvTransport, 'http'>;
 }
 
-/** Parses one JSON-RPC request (already JSON) and answers it. */
+const RPC_NAME = new Map<unknown, string>(Object.entries(RPC).map(([name, code]) => [code, name]));
+
+/** Parses one JSON-RPC request (already JSON) and answers it; an error answer is counted by its JSON-RPC code. */
 export async function handleRpc(raw: unknown, c: McpContext): Promise<Record<string, unknown>> {
+  const out = await answerRpc(raw, c);
+  const err = out.error as { code?: number } | undefined;
+  if (err) c.host.meter?.error(c.adapter.name, c.transport, RPC_NAME.get(err.code) ?? String(err.code));
+  return out;
+}
+
+async function answerRpc(raw: unknown, c: McpContext): Promise<Record<string, unknown>> {
   const r = JsonRpcRequest.safeParse(raw);
   if (!r.success) return rpcError(null, RPC.INVALID_REQUEST, `Invalid request: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
   const { id, method, params } = r.data;
@@ -80,7 +92,7 @@ async function tools(id: string | number | null | undefined, method: string, par
     return rpcResult(id, s === c.bound ? await call() : await c.sessions.run(s, call));
   }
   // Stateless: a fresh episode for this one call.
-  const episode = c.adapter.open(c.host, 60);
+  const episode = openEpisode(c.adapter, c.host, 60, c.transport);
   try {
     await ensureEpisode(episode);
     return rpcResult(id, await episode.callTool(name, args as Record<string, unknown>));

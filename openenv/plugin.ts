@@ -12,8 +12,8 @@ import { Sessions } from './sessions.ts';
 import { OpenEnvSockets } from './ws.ts';
 
 export const OPENENV_PREFIX = '/openenv';
-/** The WebSocket paths: /openenv/<key>/<env>/ws and /openenv/<env>/ws. */
-export const OPENENV_WS_PATH = /^\/openenv\/(?:[^/]+\/)?[^/]+\/ws$/;
+/** The WebSocket paths: /openenv/<key>/<env>/ws and /openenv/<env>/ws (sessions), and the same with /mcp (JSON-RPC). */
+export const OPENENV_WS_PATH = /^\/openenv\/(?:[^/]+\/)?[^/]+\/(?:ws|mcp)$/;
 
 export interface OpenEnvServer {
   routes: (app: FastifyInstance) => Promise<void>;
@@ -24,7 +24,7 @@ export interface OpenEnvServer {
 
 export function openEnvServer(host: OpenEnvHost): OpenEnvServer {
   const envs = adapters();
-  const sessions = new Sessions({ max: host.config.openenvMaxSessions ?? host.config.maxSandboxes, idleTimeoutS: host.config.openenvIdleTimeoutS, log: host.log });
+  const sessions = new Sessions({ max: host.config.openenvMaxSessions ?? host.config.maxSandboxes, idleTimeoutS: host.config.openenvIdleTimeoutS, log: host.log, meter: host.meter });
   const authorize = authorizer(host);
   const sockets = new OpenEnvSockets({ host, adapters: envs.byName, sessions, authorize });
   return {

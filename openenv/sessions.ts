@@ -4,14 +4,16 @@
 // session runs one call at a time, in arrival order.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../sandbox/log.ts';
-import type { OpenEnvHost } from './host.ts';
+import type { OpenEnvHost, OpenEnvMeter, OpenEnvTransport } from './host.ts';
+import { openEpisode } from './metered.ts';
 import type { EnvSession, OpenEnvAdapter } from './envs/types.ts';
 
 export interface Session {
   readonly id: string;
   readonly env: string;
-  /** `ws`: bound to its connection (never reachable by id); `mcp`: named by its id on HTTP /mcp. */
-  readonly kind: 'ws' | 'mcp';
+  /** `ws` (the /ws session) and `ws_mcp` (the /mcp WebSocket): bound to their connection, never reachable by id;
+   * `mcp`: made by openenv/session/create, named by its id on HTTP /mcp. */
+  readonly kind: Exclude<OpenEnvTransport, 'http'>;
   readonly episode: EnvSession;
   lastActivity: number;
   busy: number;
@@ -35,7 +37,7 @@ export class Sessions {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly o: { max: number; idleTimeoutS: number; log: Logger; now?: () => number },
+    private readonly o: { max: number; idleTimeoutS: number; log: Logger; now?: () => number; meter?: OpenEnvMeter },
   ) {}
 
   get max(): number {
@@ -52,12 +54,16 @@ export class Sessions {
 
   /** A new session, or CapacityError when `max` are open. */
   open(adapter: OpenEnvAdapter, host: OpenEnvHost, kind: Session['kind']): Session {
-    if (this.live.size >= this.o.max) throw new CapacityError(this.live.size, this.o.max);
+    if (this.live.size >= this.o.max) {
+      this.o.meter?.error(adapter.name, kind, 'CAPACITY_REACHED');
+      throw new CapacityError(this.live.size, this.o.max);
+    }
     const s: Session = {
-      id: randomUUID(), env: adapter.name, kind, episode: adapter.open(host, this.o.idleTimeoutS),
+      id: randomUUID(), env: adapter.name, kind, episode: openEpisode(adapter, host, this.o.idleTimeoutS, kind),
       lastActivity: this.now(), busy: 0, closed: false, tail: Promise.resolve(),
     };
     this.live.set(s.id, s);
+    this.o.meter?.sessionOpened(s.env, s.kind);
     this.startSweeping();
     return s;
   }
@@ -90,6 +96,7 @@ export class Sessions {
     if (s.closed) return;
     s.closed = true;
     this.live.delete(s.id);
+    this.o.meter?.sessionClosed(s.env, s.kind);
     if (reason) s.onClosed?.(reason);
     await s.tail;
     await s.episode.close().catch((err: unknown) => this.o.log.warn({ err, session: s.id }, 'openenv session close failed'));

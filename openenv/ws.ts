@@ -4,10 +4,13 @@
 // {type:"close"}, {type:"mcp",data:<JSON-RPC>}; answers {type:"observation",data:{observation,reward,done}},
 // {type:"state",data}, {type:"mcp",data}, or {type:"error",data:{message,code,...}}. Over capacity the connection
 // is accepted, told CAPACITY_REACHED and closed, as OpenEnv's server does; an idle session is told SESSION_ERROR and
-// closed. Frames larger than the server's body limit close the connection (1009).
+// closed. Frames larger than the server's body limit close the connection (1009). OpenEnv's other WebSocket route,
+// /mcp (JSON-RPC frames on their own socket and session), is upgraded here too and served by ws-mcp.ts.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { closeAfterNext, textOf } from './ws-frames.ts';
+import { serveMcpSocket } from './ws-mcp.ts';
 import type { OpenEnvAdapter } from './envs/types.ts';
 import { openEnvErrorOf, parseOr } from './envs/base.ts';
 import type { Authorize } from './auth.ts';
@@ -15,25 +18,9 @@ import type { OpenEnvHost } from './host.ts';
 import { handleRpc } from './mcp.ts';
 import { runStep } from './actions.ts';
 import { CapacityError, type Session, type Sessions } from './sessions.ts';
-import { ResetArgs, WS_TYPES, wsError, WsMessage, type StepOut } from './wire.ts';
+import { ResetArgs, WS_TYPES, wsError, WsMessage, type StepOut, type WsErrorCode } from './wire.ts';
 
-/** How long a refused or expired connection stays open for the client's next message (closeAfterNext). */
-const CLOSE_GRACE_MS = 2000;
-
-/**
- * Closes after the client's next frame (or a moment): its pending call (a reset, a step) then reads the error
- * already sent as its answer, instead of failing to send on a socket that closed under it.
- */
-function closeAfterNext(ws: WebSocket, graceMs = CLOSE_GRACE_MS): void {
-  const timer = setTimeout(() => ws.close(1000), graceMs);
-  ws.once('message', () => {
-    clearTimeout(timer);
-    ws.close(1000);
-  });
-  ws.once('close', () => clearTimeout(timer));
-}
-
-const PATH = /^\/openenv\/(?:([^/]+)\/)?([^/]+)\/ws$/;
+const PATH = /^\/openenv\/(?:([^/]+)\/)?([^/]+)\/(ws|mcp)$/;
 
 export interface WsDeps {
   host: OpenEnvHost;
@@ -85,20 +72,24 @@ export class OpenEnvSockets {
       refuse(socket, 404, 'Not Found');
       return true;
     }
+    const adapter = this.d.adapters.get(m[2]);
+    const transport = m[3] === 'mcp' ? 'ws_mcp' : 'ws';
     const denied = this.d.authorize(req.headers, key, url.searchParams.get('api_key') ?? undefined);
     if (denied) {
+      this.d.host.meter?.error(adapter?.name ?? 'unknown', transport, denied.code);
       refuse(socket, denied.status, denied.message);
       return true;
     }
-    const adapter = this.d.adapters.get(m[2]);
     if (!adapter) {
+      this.d.host.meter?.error('unknown', transport, 'not_found');
       refuse(socket, 404, 'Not Found');
       return true;
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.sockets.add(ws);
       ws.once('close', () => this.sockets.delete(ws));
-      this.serve(ws, adapter);
+      if (m[3] === 'mcp') serveMcpSocket(ws, adapter, this.d);
+      else this.serve(ws, adapter);
     });
     return true;
   }
@@ -117,14 +108,14 @@ export class OpenEnvSockets {
       return;
     }
     session.onClosed = (reason) => {
-      send(wsError('SESSION_ERROR', `Session closed: ${reason}.`));
+      send(this.fail(adapter, 'SESSION_ERROR', `Session closed: ${reason}.`));
       closeAfterNext(ws, 30_000);
     };
     const end = () => void this.d.sessions.close(session);
     ws.on('close', end);
     ws.on('error', end);
     ws.on('message', (raw: RawData) => {
-      const text = Buffer.isBuffer(raw) ? raw.toString('utf8') : Array.isArray(raw) ? Buffer.concat(raw).toString('utf8') : Buffer.from(raw).toString('utf8');
+      const text = textOf(raw);
       // Answers go out in the order the frames came (one at a time per session).
       this.d.sessions.run(session, () => this.answer(session, adapter, text)).then(
         (reply) => {
@@ -138,16 +129,22 @@ export class OpenEnvSockets {
     });
   }
 
+  /** An error frame for the client, counted by its code. */
+  private fail(adapter: OpenEnvAdapter, code: WsErrorCode, message: string, extra?: Record<string, unknown>): string {
+    this.d.host.meter?.error(adapter.name, 'ws', code);
+    return wsError(code, message, extra);
+  }
+
   /** One client frame's answer (a JSON text), or null for `close`. */
   private async answer(session: Session, adapter: OpenEnvAdapter, text: string): Promise<string | null> {
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch (err) {
-      return wsError('INVALID_JSON', `Invalid JSON: ${(err as Error).message}`);
+      return this.fail(adapter, 'INVALID_JSON', `Invalid JSON: ${(err as Error).message}`);
     }
     const type = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as { type?: unknown }).type : undefined;
-    if (!WS_TYPES.includes(type as never)) return wsError('UNKNOWN_TYPE', `Unknown message type: ${String(type ?? '').slice(0, 100)}`);
+    if (!WS_TYPES.includes(type as never)) return this.fail(adapter, 'UNKNOWN_TYPE', `Unknown message type: ${String(type ?? '').slice(0, 100)}`);
     try {
       const msg = parseOr(WsMessage, json, [], 'message');
       switch (msg.type) {
@@ -162,13 +159,13 @@ export class OpenEnvSockets {
         case 'close':
           return null;
         case 'mcp':
-          return JSON.stringify({ type: 'mcp', data: await handleRpc(msg.data, { adapter, host: this.d.host, sessions: this.d.sessions, bound: session }) });
+          return JSON.stringify({ type: 'mcp', data: await handleRpc(msg.data, { adapter, host: this.d.host, sessions: this.d.sessions, bound: session, transport: 'ws' }) });
       }
     } catch (err) {
       const e = openEnvErrorOf(err);
       if (e.message === 'Internal Server Error') this.d.host.log.error({ err, env: adapter.name }, 'openenv step failed');
-      if (e.code === 'VALIDATION_ERROR') return wsError('VALIDATION_ERROR', e.detail ? 'Invalid message' : e.message, { errors: e.detail ?? [], ...e.extra, ...(e.detail ? { detail: e.message } : {}) });
-      return wsError(e.code, e.message, e.extra);
+      if (e.code === 'VALIDATION_ERROR') return this.fail(adapter, 'VALIDATION_ERROR', e.detail ? 'Invalid message' : e.message, { errors: e.detail ?? [], ...e.extra, ...(e.detail ? { detail: e.message } : {}) });
+      return this.fail(adapter, e.code, e.message, e.extra);
     }
   }
 

@@ -252,7 +252,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   // Terminals (WebSocket upgrades) get the same check as HTTP (key; with auth off, Host and Origin);
   // `?api_key=` is accepted there for clients without headers. The step channel (server/step-socket.ts) too.
   // OpenEnv's protocol (HTTP and its /ws sessions) over the same core, for its own clients unchanged (openenv/).
-  const openenv = openEnvServer({ config, registry, episodes, log, version: VERSION, denied });
+  const openenv = openEnvServer({ config, registry, episodes, log, version: VERSION, denied, meter: metrics.openenv });
   void app.register(openenv.routes, { prefix: OPENENV_PREFIX });
   app.addHook('preClose', () => openenv.close());
   attachPtySockets(app, ctx, (headers, queryKey) => denied(queryKey !== undefined && !headers['x-api-key'] ? { ...headers, 'x-api-key': queryKey } : headers), [

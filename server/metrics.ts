@@ -1,6 +1,7 @@
 // Prometheus text exposition, written by hand (a few counters, gauges and one histogram).
 import type { Backend } from '../sandbox/types.ts';
 import type { RegistryEvent, SandboxRegistry } from '../sandbox/registry.ts';
+import type { OpenEnvMeter } from '../openenv/host.ts';
 import { followLiveHeap, liveHeap } from './heap-live.ts';
 import { followLoopStalls, loopStalls, STALL_MS } from './loop-stalls.ts';
 
@@ -40,6 +41,19 @@ export class Metrics {
   readonly steps = new Counter();
   readonly errors = new Counter();
   readonly requests = new Counter();
+  private readonly openenvOpened = new Counter();
+  private readonly openenvClosed = new Counter();
+  private readonly openenvResets = new Counter();
+  private readonly openenvSteps = new Counter();
+  private readonly openenvErrors = new Counter();
+  /** The OpenEnv room's counts (openenv/host.ts). */
+  readonly openenv: OpenEnvMeter = {
+    sessionOpened: (env, transport) => this.openenvOpened.inc({ env, transport }),
+    sessionClosed: (env, transport) => this.openenvClosed.inc({ env, transport }),
+    reset: (env, transport, ok) => this.openenvResets.inc({ env, transport, outcome: ok ? 'ok' : 'error' }),
+    step: (env, transport, kind, ok) => this.openenvSteps.inc({ env, transport, kind, outcome: ok ? 'ok' : 'error' }),
+    error: (env, transport, code) => this.openenvErrors.inc({ env, transport, code }),
+  };
   private readonly stepBuckets = new Array<number>(STEP_BUCKETS.length).fill(0);
   private stepSum = 0;
   private stepCount = 0;
@@ -107,6 +121,16 @@ export class Metrics {
     out.push(`grove_step_duration_seconds_sum ${this.stepSum}`, `grove_step_duration_seconds_count ${this.stepCount}`);
     family('grove_errors_total', 'counter', 'Error responses, by error code.', fromCounter(this.errors));
     family('grove_http_requests_total', 'counter', 'HTTP requests, by route and status.', fromCounter(this.requests));
+    family(
+      'grove_openenv_sessions_open',
+      'gauge',
+      'OpenEnv sessions open (/ws, /mcp WebSocket, HTTP /mcp session), by environment and transport.',
+      fromCounter(this.openenvOpened).map(([l, v]) => [l, v - this.openenvClosed.get(l)]),
+    );
+    family('grove_openenv_sessions_total', 'counter', 'OpenEnv sessions opened, by environment and transport.', fromCounter(this.openenvOpened));
+    family('grove_openenv_resets_total', 'counter', 'OpenEnv episodes started (reset), by environment, transport and outcome.', fromCounter(this.openenvResets));
+    family('grove_openenv_steps_total', 'counter', 'OpenEnv steps and MCP tool calls on episodes, by environment, transport, kind and outcome.', fromCounter(this.openenvSteps));
+    family('grove_openenv_errors_total', 'counter', 'OpenEnv error answers, by environment, transport and code (OpenEnv\'s, JSON-RPC\'s or Grove\'s).', fromCounter(this.openenvErrors));
     const stats = backend.stats();
     family(
       'grove_backend',

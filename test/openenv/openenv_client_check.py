@@ -16,9 +16,11 @@ import traceback
 from openenv.core.generic_client import GenericEnvClient
 from openenv.core.mcp_client import MCPToolClient
 from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction, CallToolObservation, ListToolsObservation
+from openenv.core.env_server.mcp_types import JsonRpcErrorCode, JsonRpcRequest, JsonRpcResponse
+import websockets
 
 BASE, KEY = sys.argv[1], sys.argv[2]
-CHECKS = [a for a in sys.argv[3:]] or ["browser", "shell", "claw", "swe", "mcp", "concurrent", "capacity", "idle", "wrongkey"]
+CHECKS = [a for a in sys.argv[3:]] or ["browser", "shell", "claw", "swe", "mcp", "wsmcp", "concurrent", "capacity", "idle", "wrongkey"]
 
 
 def url(env, key=KEY):
@@ -108,6 +110,29 @@ async def mcp():
     finally:
         await client.close()
     return f"{len(names)} claw tools over /ws, todo_list -> {type(data).__name__}; shell exec over /mcp: ok"
+
+
+async def wsmcp():
+    # OpenEnv's WebSocket /mcp route (no client class of OpenEnv's speaks it): frames built and read with OpenEnv's
+    # own JSON-RPC models (mcp_types.py); one session and sandbox for the connection.
+    async with websockets.connect(url("shell").replace("http", "ws", 1) + "/mcp") as ws:
+        async def call(method, params=None, id=1):
+            await ws.send(JsonRpcRequest(jsonrpc="2.0", method=method, params=params or {}, id=id).model_dump_json())
+            return JsonRpcResponse.model_validate_json(await ws.recv())
+
+        tools = await call("tools/list")
+        assert tools.error is None and "exec" in [t["name"] for t in tools.result["tools"]], tools
+        made = await call("tools/call", {"name": "exec", "arguments": {"command": "echo ws-mcp > marker.txt"}}, 2)
+        assert made.error is None and made.id == 2, made
+        read = await call("tools/call", {"name": "exec", "arguments": {"command": "cat marker.txt"}}, 3)
+        assert "ws-mcp" in json.dumps(read.result), read  # the same sandbox across calls
+        own = await call("openenv/session/create", {}, 4)
+        closing = await call("openenv/session/close", {"session_id": own.result["session_id"]}, 5)
+        assert closing.error.code == JsonRpcErrorCode.INVALID_REQUEST, closing
+        await ws.send("{")
+        bad = JsonRpcResponse.model_validate_json(await ws.recv())
+        assert bad.error.code == JsonRpcErrorCode.PARSE_ERROR and bad.id is None, bad
+    return f"{len(tools.result['tools'])} shell tools over ws /mcp; state kept across calls; parse error {bad.error.code}"
 
 
 async def concurrent():

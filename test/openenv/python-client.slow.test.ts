@@ -1,5 +1,6 @@
 // OpenEnv's own Python clients, unchanged (GenericEnvClient, MCPToolClient from the user's checkout of
-// meta-pytorch/OpenEnv), against a live `grove serve`: every environment, MCP over /ws and /mcp, concurrent sessions,
+// meta-pytorch/OpenEnv), against a live `grove serve`: every environment, MCP over /ws, HTTP /mcp and the /mcp
+// WebSocket (frames from OpenEnv's JSON-RPC models), concurrent sessions,
 // capacity, idle expiry and a wrong key (test/openenv/openenv_client_check.py). CI fetches nothing: the test runs when
 // OPENENV_CHECKOUT names a checkout (its src/ goes on PYTHONPATH) and OPENENV_PYTHON (default python3) imports its
 // client dependencies (pydantic, websockets, httpx, fastapi, fastmcp); otherwise it is skipped with the reason.
@@ -27,7 +28,7 @@ function skipReason(): string | null {
 const reason = skipReason();
 
 describe.skipIf(reason !== null)(`OpenEnv's Python clients against grove serve${reason ? ` (skipped: ${reason})` : ''}`, () => {
-  it('every environment, MCP, concurrency, capacity, idle expiry, wrong key', async () => {
+  it('every environment, MCP (ws, http, ws /mcp), concurrency, capacity, idle expiry, wrong key', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-openenv-py-'));
     const server = spawn(process.execPath, [path.join(ROOT, 'bin/grove.mjs'), 'serve', '--port', '0', '--api-key', KEY, '--data-dir', dataDir, '--browser-processes', '1'], {
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -51,7 +52,7 @@ describe.skipIf(reason !== null)(`OpenEnv's Python clients against grove serve${
       const code = await new Promise<number | null>((ok) => run.once('exit', ok));
       // One line per check (what it saw), for the run's log.
       console.log(out);
-      expect(out).toMatch(/^9 passed, 0 failed$/m);
+      expect(out).toMatch(/^10 passed, 0 failed$/m);
       expect(code).toBe(0);
     } finally {
       server.kill('SIGTERM');
