@@ -284,6 +284,7 @@ describe('metrics and OpenAPI', () => {
         '/sandboxes/batch',
         '/sandboxes/{id}/evaluate',
         '/sandboxes/{id}/execute',
+        '/sandboxes/{id}/mcp/token',
       ].sort(),
     );
     expect(committed.paths['/health'].get.security).toEqual([]);
