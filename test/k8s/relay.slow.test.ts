@@ -128,12 +128,11 @@ describe('relayed through the kubernetes backend', () => {
     expect((err as GroveApiError).status).toBe(400);
   });
 
-  test('options naming a server inside the orchestrator answer 400 not_supported_on_backend', async () => {
+  test('options a pod cannot serve answer 400 not_supported_on_backend', async () => {
     const claw = await client.createAndWait({ type: 'claw' } as never, 30);
     for (const body of [
-      { type: 'browser', claw_sandbox: claw.sandbox_id },
+      // A shell pod is its own; the Claw apps are on the claw sandbox's pod (browsers pair there: beside.slow).
       { type: 'shell', claw_sandbox: claw.sandbox_id },
-      { type: 'browser', task: { suite: 'offline', id: 'Recipes--0' } },
       // Pod-isolated shell pods have the install's network (here: egress denied), no per-sandbox proxy.
       { type: 'shell', block_network: false },
       { type: 'shell', allow: ['example.com'] },
