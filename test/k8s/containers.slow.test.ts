@@ -14,6 +14,7 @@ import { GroveApiError } from '../../client/index.ts';
 import { L } from '../../k8s/labels.ts';
 import { podRecords } from '../../k8s/records.ts';
 import { workerToken } from '../../k8s/token.ts';
+import { evaluate, offlineTask, runPlan } from './offline-episode.ts';
 import { API_KEY, ContainerCluster, containersMissing, TOKEN_SECRET, type OrchestratorContainer } from './containers.ts';
 import { until } from './harness.ts';
 
@@ -137,6 +138,45 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
     expect(r.stdout).toBe('(3, 11)\n10001\nno-chromium\n');
     await a.client.deleteSandbox(sb.sandbox_id);
     await until(() => !pods().some((p) => p.metadata.name === pod.metadata.name), 'image pod deleted', 60_000);
+  });
+
+  test('an offline-site task on a browser pod: the worker container serves the sites, the episode is scored by its reward', async () => {
+    const task = offlineTask('Shop--0');
+    const sb = await cluster.create(a.client, { type: 'browser', task: { suite: 'offline', id: task.id }, som: true });
+    const first = await a.client.observation(sb.sandbox_id, { screenshot: 'none' });
+    // The sites of the worker container, on its loopback; the orchestrator container runs none.
+    expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/shop\/.*grove_session=gym-/);
+    const answer = await runPlan(a.client, sb.sandbox_id, task);
+    const scored = await evaluate(a.client, sb.sandbox_id, answer);
+    expect(scored.verdict?.outcome, scored.verdict?.reasoning).toBe('success');
+    expect(scored.reward).toBe(1);
+    await a.client.deleteSandbox(sb.sandbox_id);
+  });
+
+  test('a claw sandbox in a worker container: calls, audit and grading; a paired browser on its pod; other pages blocked', async () => {
+    const claw = await cluster.create(a.client, { type: 'claw', task_id: 'hand-doc-summary' } as never);
+    const json = async (method: 'GET' | 'POST', p: string, body?: unknown) => JSON.parse(await (await a.client.request(method, p, body)).text());
+    const call = await json('POST', `/sandboxes/${claw.sandbox_id}/claw/call`, { tool: 'mail_list_messages', arguments: {} });
+    expect(call).toMatchObject({ status: 200, seq: 1 });
+    const origin = claw.claw!.origin;
+    const b = await cluster.create(a.client, { type: 'browser', claw_sandbox: claw.sandbox_id });
+    const podOfRecord = (id: string) => pods().find((p) => podRecords(p as never).get(id)?.state === 'ready')?.metadata.name;
+    expect(podOfRecord(b.sandbox_id)).toBe(podOfRecord(claw.sandbox_id));
+    const app = claw.claw!.apps[0]!;
+    const page = await a.client.step(b.sandbox_id, { action: { action: 'goto', url: `${origin}/${app}` }, screenshot: 'none' });
+    expect(page.observation.last_action_error).toBeNull();
+    const audit = await json('GET', `/sandboxes/${claw.sandbox_id}/claw/audit`);
+    expect(audit.entries[0]).toMatchObject({ tool: 'mail_list_messages', actor: 'tool' });
+    expect(audit.entries.some((e: { actor: string }) => e.actor === 'web')).toBe(true);
+    const graded = await json('POST', `/sandboxes/${claw.sandbox_id}/claw/grade`, {});
+    expect(graded).toMatchObject({ task_id: 'hand-doc-summary', passed: false });
+    // A page of another sandbox reaches neither the claw apps nor the orchestrator.
+    const other = await cluster.create(a.client, { type: 'browser' });
+    for (const url of [`${origin}/login?token=${claw.claw!.token}`, `${a.url}/sandboxes`]) {
+      const r = await a.client.step(other.sandbox_id, { action: { action: 'goto', url }, screenshot: 'none' });
+      expect(r.observation.last_action_error?.code, url).toBe('network_blocked');
+    }
+    for (const id of [other.sandbox_id, b.sandbox_id, claw.sandbox_id]) await a.client.deleteSandbox(id);
   });
 
   test('a worker container killed: the sandbox answers 410 sandbox_closed, the failed pod is reconciled away', async () => {
