@@ -12,11 +12,12 @@ const run = promisify(execFile);
 const PODMAN = '/usr/bin/podman';
 const HOST_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
 
-/** An image reference podman accepts (registry/name:tag or @sha256:digest): no options, no shell text. */
-const IMAGE_REF = /^[a-z0-9][a-z0-9._/-]{0,250}(:[\w][\w.-]{0,127})?(@sha256:[0-9a-f]{64})?$/;
+/** An image reference podman accepts ([host[:port]/]name[:tag][@sha256:digest], the reference grammar): no options,
+ * no `..`, no shell text. */
+const IMAGE_REF = /^(?:[a-z0-9]+(?:[.-][a-z0-9]+)*(?::[0-9]{1,5})?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$/;
 
 export function isImageRef(image: string): boolean {
-  return IMAGE_REF.test(image) && !image.includes('..') && !image.includes('//');
+  return image.length <= 400 && IMAGE_REF.test(image);
 }
 
 const pending = new Map<string, Promise<string>>();

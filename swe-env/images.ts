@@ -1,13 +1,16 @@
 // The SWE images on this host, kept bounded: environment images (env-image.ts, `localhost/grove-swe-env/<repo>-<version>:
 // <hash>`; a row whose inputs changed gets a new hash and the old image is superseded), SWE-bench's official images
-// pulled for `--images swebench`, and the unpacked roots shell sandboxes run on (shell-env/image-root.ts, one
+// pulled for `--images swebench` (registry.ts), and the unpacked roots shell sandboxes run on (shell-env/image-root.ts, one
 // folder per image id). `grove swe images` lists them; `--prune` removes superseded environment images and every
 // unpacked root whose image is gone (never one a running sandbox uses); `--all` also the newest environment
 // images and the official images (pulled again on demand).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { isImageRef, removeImageRoot, unpackedImageIds } from '../shell-env/image-root.ts';
+import { removeImageRoot, unpackedImageIds } from '../shell-env/image-root.ts';
+import { ensureOfficialImage } from './registry.ts';
+
+export { ensureOfficialImage, ImageUnavailableError } from './registry.ts';
 
 const run = promisify(execFile);
 const PODMAN = '/usr/bin/podman';
@@ -22,10 +25,6 @@ export interface SweImage {
   kind: 'env' | 'official';
   created: number;
   size: number;
-}
-
-export class ImageUnavailableError extends Error {
-  readonly code = 'image_unavailable';
 }
 
 async function podman(args: string[], timeout = 120_000): Promise<string> {
@@ -49,19 +48,6 @@ export async function listSweImages(): Promise<SweImage[]> {
     }
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
-}
-
-/** The official image of an instance in podman's storage, pulled from the user's registries when missing (true: pulled now). */
-export async function ensureOfficialImage(name: string): Promise<boolean> {
-  // A dataset's `image` field reaches podman's argv: only a plain image reference does (never an option).
-  if (!isImageRef(name)) throw new ImageUnavailableError(`"${name.slice(0, 100)}" is not an image reference ([registry/]name[:tag])`);
-  if (!existsSync(PODMAN)) throw new ImageUnavailableError(`--images swebench needs podman (${PODMAN}) to pull and unpack ${name}`);
-  const here = await podman(['image', 'exists', name]).then(() => true, () => false);
-  if (here) return false;
-  await podman(['pull', '--quiet', name], 3_600_000).catch((err: Error & { stderr?: string }) => {
-    throw new ImageUnavailableError(`image ${name} is not in this host's podman storage and could not be pulled: ${(err.stderr ?? err.message).trim().split('\n').pop()}`);
-  });
-  return true;
 }
 
 /**

@@ -7,6 +7,7 @@
 // markers and parsed by the repository's parser. Text and logic here are Grove's own.
 import type { ExecInput, ExecResult } from '../protocol/shell.ts';
 import type { Evaluation } from './evaluate.ts';
+import { isImageRef } from '../shell-env/image-root.ts';
 import { grade } from './grading.ts';
 import { LOG_PARSERS } from './log-parsers.ts';
 import { testDirectives, type RepoSpec } from './specs.ts';
@@ -28,11 +29,51 @@ export interface OfficialImageOptions {
   arch?: 'x86_64' | 'arm64';
 }
 
-/** The image of an instance as SWE-bench names it: `<namespace>/sweb.eval.<arch>.<id>:<tag>`, `__` → `_1776_`. */
+/** A path component of an image name (the reference grammar). */
+const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
+/** A registry host: a domain or IPv4 address, an optional port. */
+const HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*(?::[0-9]{1,5})?$/;
+/** An instance id as the datasets write them (`owner__repo-1234`): it becomes part of an image name. */
+export const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,200}$/;
+export const IMAGE_TAG = /^[\w][\w.-]{0,127}$/;
+
+/**
+ * Why `ns` is not a namespace (null: it is). A namespace is `[host[:port]/]path` (SWE-bench's `--namespace`:
+ * `swebench`, `registry.example.com/team`, `127.0.0.1:5000/swebench`): path components of the reference
+ * grammar, a first component with `.` or `:` (or `localhost`) being the registry. No option, no `..`, no scheme.
+ */
+export function namespaceProblem(ns: string): string | null {
+  if (ns.length > 200) return 'longer than 200 characters';
+  const parts = ns.split('/');
+  // As docker reads a name: a first component with `.` or `:`, or `localhost`, is the registry (alone, it is all).
+  const host = parts[0].includes('.') || parts[0].includes(':') || parts[0] === 'localhost' ? parts.shift()! : null;
+  if (host !== null && !HOST.test(host)) return `"${host}" is not a registry host[:port]`;
+  const bad = parts.find((p) => !COMPONENT.test(p));
+  return bad === undefined ? null : `"${bad}" is not a name component (lower-case letters and digits, joined by . _ __ or -)`;
+}
+
+export class ImageNameError extends Error {
+  readonly code = 'invalid_image_name';
+}
+
+/**
+ * The image of an instance as SWE-bench names it (their TestSpec.instance_image_key): `sweb.eval.<arch>.<id, lower
+ * case>:<tag>`; with a namespace, `<namespace>/` before it and every `__` of the whole name turned into `_1776_`.
+ * A dataset's own `image` wins. An id, namespace or tag that would make something else of the name is refused.
+ */
 export function officialImageName(inst: Pick<SweInstance, 'instance_id' | 'image'>, o: OfficialImageOptions): string {
-  if (inst.image) return inst.image;
+  if (inst.image) {
+    if (!isImageRef(inst.image)) throw new ImageNameError(`invalid_image_name: the instance's image "${inst.image.slice(0, 100)}" is not an image reference ([registry/]name[:tag])`);
+    return inst.image;
+  }
+  if (!INSTANCE_ID.test(inst.instance_id)) throw new ImageNameError(`invalid_image_name: instance id "${inst.instance_id.slice(0, 100)}" cannot name an image (letters, digits, _ . -)`);
+  if (!IMAGE_TAG.test(o.tag)) throw new ImageNameError(`invalid_image_name: "${o.tag.slice(0, 100)}" is not an image tag`);
+  const ns = o.namespace === null ? null : namespaceProblem(o.namespace);
+  if (ns) throw new ImageNameError(`invalid_image_name: namespace "${o.namespace!.slice(0, 100)}": ${ns}`);
   const key = `sweb.eval.${o.arch ?? 'x86_64'}.${inst.instance_id.toLowerCase()}:${o.tag}`;
-  return (o.namespace ? `${o.namespace}/${key}`.replaceAll('__', '_1776_') : key).toLowerCase();
+  const name = o.namespace === null ? key : `${o.namespace}/${key}`.replaceAll('__', '_1776_');
+  if (!isImageRef(name)) throw new ImageNameError(`invalid_image_name: instance id "${inst.instance_id.slice(0, 100)}" makes "${name.slice(0, 200)}", not an image reference`);
+  return name;
 }
 
 /** Files a diff modifies that exist before it (SWE-bench's get_modified_files: source side not /dev/null). */

@@ -5,6 +5,8 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { EnvBuildError, planEnvImage, type PackageIndex } from './env-image.ts';
 import { instanceEnvInputs, RequirementsError } from './requirements.ts';
+import { ImageNameError, INSTANCE_ID, officialImageName, type OfficialImageOptions } from './official-image.ts';
+import { checkOfficialImages } from './registry.ts';
 import { specFor, type loadSpecs } from './specs.ts';
 import type { RepoSources, SweInstance } from './types.ts';
 
@@ -17,6 +19,8 @@ export interface PreflightInput {
   /** `--images swebench`: the repository is in each instance's image (no local source); `local`: this host's podman
    * pulls and unpacks them; `remote`: the server does (a Kubernetes pod runs the image). */
   official?: 'local' | 'remote';
+  /** How the official images are named (`--namespace`, `--instance-image-tag`). */
+  images?: OfficialImageOptions;
 }
 
 /** Problems, one line each (empty: good to go). */
@@ -24,7 +28,10 @@ export async function preflight(o: PreflightInput): Promise<string[]> {
   const problems: string[] = [];
   const byRepo = new Map<string, SweInstance[]>();
   for (const i of o.instances) byRepo.set(i.repo, [...(byRepo.get(i.repo) ?? []), i]);
-  if (o.official === 'local' && !existsSync('/usr/bin/podman')) problems.push('--images swebench needs podman to pull and unpack the instance images: apt-get install podman runc');
+  // An id names output folders (logs/run_evaluation/<run>/<model>/<id>) and images: a path or an option is refused.
+  for (const i of o.instances) if (!INSTANCE_ID.test(i.instance_id)) problems.push(`invalid_instance_id: "${i.instance_id.slice(0, 100)}" is not an instance id (letters, digits, _ . -; not starting with . or -)`);
+  if (problems.length) return problems;
+  if (o.official) problems.push(...(await officialImageProblems(o.instances, o.images ?? { namespace: 'swebench', tag: 'latest' }, o.official)));
   for (const [repo, list] of o.official ? [] : byRepo) {
     const src = o.sources[repo];
     if (!src) {
@@ -75,4 +82,23 @@ export async function preflight(o: PreflightInput): Promise<string[]> {
     }
   }
   return [...new Set(problems)];
+}
+
+/**
+ * Each instance's official image named (an id or namespace that cannot make an image name is refused here, before
+ * any podman command exists); with `local`, each stored or in its registry (registry.ts).
+ */
+async function officialImageProblems(instances: SweInstance[], images: OfficialImageOptions, where: 'local' | 'remote'): Promise<string[]> {
+  const problems: string[] = [];
+  const names: string[] = [];
+  for (const i of instances) {
+    try {
+      names.push(officialImageName(i, images));
+    } catch (err) {
+      if (!(err instanceof ImageNameError)) throw err;
+      problems.push(`${i.instance_id.slice(0, 100)}: ${err.message}`);
+    }
+  }
+  if (problems.length || where === 'remote') return problems;
+  return checkOfficialImages(names);
 }

@@ -26,7 +26,10 @@ Environments:
                               root file system (default for --fixture); swebench: SWE-bench's own image of each
                               instance, unchanged (pulled from your registry if not stored), graded by its eval
                               script as their harness does (patches only; no --repo needed)
-  --namespace NS|none         swebench: the images' registry namespace (swebench)
+  --namespace NS|none         swebench: the images' [registry[:port]/]namespace as SWE-bench's (swebench: Docker
+                              Hub; e.g. 127.0.0.1:5000/swebench); none: locally built names. Missing images are
+                              pulled with your podman/docker auth file and registries.conf; a missing image or an
+                              unreachable or refusing registry stops the run before it starts (exit 2)
   --instance-image-tag TAG    swebench: the images' tag (latest)
   --cache-level none|base|env|instance  swebench: instance keeps the images this run pulled; below it (default
                               env, as SWE-bench) each is removed with its unpacked root once its instance is graded
@@ -71,7 +74,8 @@ function normalizeArgs(argv: string[]): string[] {
   return out;
 }
 
-async function swe(argv: string[], io: CommandIO): Promise<number> {
+/** `grove swe run` (exported for tests, which capture its output). */
+export async function sweRun(argv: string[], io: CommandIO): Promise<number> {
   const u = { usage, io, name: 'swe' };
   const parsed = parseCommandArgs({ args: normalizeArgs(argv), options: { ...OPTS, repo: { type: 'string', multiple: true }, specs: { type: 'string', multiple: true }, 'instance-ids': { type: 'string', multiple: true } }, strict: true }, u);
   if (typeof parsed === 'number') return parsed;
@@ -84,11 +88,13 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
   if (images === 'swebench' && v.policy) return usageError(u, '--images swebench grades patches (--predictions-path or --gold); agents work in --images env');
   if (images !== 'swebench' && (v.namespace !== undefined || v['instance-image-tag'] !== undefined || v['cache-level'] !== undefined)) return usageError(u, '--namespace, --instance-image-tag and --cache-level go with --images swebench');
   const namespace = v.namespace === undefined ? 'swebench' : v.namespace === 'none' ? null : v.namespace;
-  if (namespace !== null && !/^[a-z0-9][a-z0-9._/-]{0,200}$/.test(namespace)) return valueError(u, `--namespace must be a registry namespace (lower case, e.g. swebench or registry.example.com/team) or none, got "${namespace}"`);
+  const { namespaceProblem, IMAGE_TAG } = await import('../../swe-env/official-image.ts');
+  const nsProblem = namespace === null ? null : namespaceProblem(namespace);
+  if (nsProblem) return valueError(u, `invalid_image_name: --namespace must be [registry[:port]/]namespace (e.g. swebench, registry.example.com/team, 127.0.0.1:5000/swebench) or none; "${namespace!.slice(0, 100)}": ${nsProblem}`);
   const cacheLevel = v['cache-level'] ?? 'env';
   if (!['none', 'base', 'env', 'instance'].includes(cacheLevel)) return valueError(u, `--cache-level must be none, base, env or instance, got "${cacheLevel}"`);
   const imageTag = v['instance-image-tag'] ?? 'latest';
-  if (!/^[\w][\w.-]{0,127}$/.test(imageTag)) return valueError(u, `--instance-image-tag must be an image tag, got "${imageTag}"`);
+  if (!IMAGE_TAG.test(imageTag)) return valueError(u, `invalid_image_name: --instance-image-tag must be an image tag, got "${imageTag.slice(0, 100)}"`);
   if (v['run-id'] !== undefined && !/^[\w.-]{1,100}$/.test(v['run-id'])) return valueError(u, `--run-id must be letters, digits, _, . and - (at most 100), got "${v['run-id']}"`);
   if (!v.fixture === !v.instances) return usageError(u, 'give exactly one of --fixture or --instances FILE');
   const sources = [v.policy ? 'policy' : null, v.preds ? 'preds' : null, v.gold ? 'gold' : null].filter(Boolean);
@@ -134,7 +140,7 @@ async function swe(argv: string[], io: CommandIO): Promise<number> {
     } catch (err) {
       return valueError(u, (err as Error).message);
     }
-    const problems = await preflight({ instances, sources: repos, specs, index, official: images === 'swebench' ? (v.server ? 'remote' : 'local') : undefined });
+    const problems = await preflight({ instances, sources: repos, specs, index, official: images === 'swebench' ? (v.server ? 'remote' : 'local') : undefined, images: { namespace, tag: imageTag } });
     if (problems.length) return valueError(u, `cannot run:\n  ${problems.join('\n  ')}`);
     const pkgIndex = index;
     const environment = pkgIndex
@@ -215,5 +221,5 @@ export const sweCommand: Command = {
   name: 'swe',
   summary: 'SWE-bench instances in shell sandboxes: an agent or given patches, graded as SWE-bench grades',
   usage,
-  run: subcommands('swe', usage, { run: swe, images: sweImages }),
+  run: subcommands('swe', usage, { run: sweRun, images: sweImages }),
 };

@@ -1,24 +1,24 @@
-// `--images swebench`: SWE-bench's per-instance images used unchanged. No registry here, so the images are built
-// locally with their layout (the repository at /testbed, chmod 777 as their setup script leaves it; a `testbed`
-// environment under /opt/miniconda3 entered by `source /opt/miniconda3/bin/activate; conda activate testbed` — a
-// venv and a small activate script stand in for conda) and named as their harness names them
-// (`<namespace>/sweb.eval.x86_64.<id>:<tag>`, `__` → `_1776_`). The fixture's instances are graded by the eval
-// script their harness writes, run by bash inside the image: FULL, FULL, NO as in every other environment.
-// Needs root, podman and the bookworm base image (scripts/swe-images.sh).
+// `--images swebench`: SWE-bench's per-instance images used unchanged, here built locally with their layout
+// (official-support.ts: the repository at /testbed, a `testbed` environment under /opt/miniconda3; registry.slow.test.ts
+// pulls them from a real registry) and named as their harness names them (`<namespace>/sweb.eval.x86_64.<id>:<tag>`,
+// `__` → `_1776_`). The fixture's instances are graded by the eval script their harness writes, run by bash inside
+// the image: FULL, FULL, NO as in every other environment. Needs root, podman and the bookworm base image
+// (scripts/swe-images.sh).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroveClient } from '../../client/index.ts';
 import { runSwe } from '../../runner/swe/run.ts';
 import { clientShellProvider } from '../../runner/swe/shell-session.ts';
-import { buildFixtureRepo, fixtureInstances, type FixtureInstance } from '../../swe-env/fixture.ts';
+import { fixtureInstances, type FixtureInstance } from '../../swe-env/fixture.ts';
 import { ensureOfficialImage, listSweImages, officialImageCache } from '../../swe-env/images.ts';
 import { officialEvalScript, officialImageName } from '../../swe-env/official-image.ts';
 import { loadSpecs, specFor } from '../../swe-env/specs.ts';
 import { removeImageRoot } from '../../shell-env/image-root.ts';
 import { KEY, startShellServer, type ShellServer } from '../shell-env/support.ts';
+import { buildLayoutImages } from './official-support.ts';
 
 const HAVE_PODMAN = existsSync('/usr/bin/podman');
 const NAMESPACE = 'localhost/grove-test';
@@ -27,35 +27,12 @@ let srv: ShellServer;
 let client: GroveClient;
 let instances: FixtureInstance[];
 
-const ACTIVATE = [
-  '# Stands in for conda in this test image: `conda activate NAME` enters /opt/miniconda3/envs/NAME.',
-  'conda() { if [ "$1" = activate ]; then . "/opt/miniconda3/envs/$2/bin/activate"; fi; }',
-  '',
-].join('\n');
-
-/** An image with SWE-bench's layout for each instance (one build context; podman's layer cache makes reruns cheap). */
-function buildImages(names: string[]): void {
-  const ctx = path.join(tmp, 'ctx');
-  mkdirSync(path.join(ctx, 'conda'), { recursive: true });
-  writeFileSync(path.join(ctx, 'conda', 'activate'), ACTIVATE);
-  writeFileSync(path.join(ctx, 'Containerfile'), [
-    'FROM localhost/grove-swe-base:bookworm',
-    'COPY testbed /testbed',
-    'COPY conda/activate /opt/miniconda3/bin/activate',
-    'RUN python3 -m venv --system-site-packages /opt/miniconda3/envs/testbed && chmod -R 777 /testbed',
-    'WORKDIR /testbed',
-    '',
-  ].join('\n'));
-  for (const name of names) execFileSync('podman', ['build', '--pull=never', '--layers', '-q', '-t', name, ctx], { stdio: 'pipe', timeout: 600_000 });
-}
-
 beforeAll(async () => {
   if (!HAVE_PODMAN) return;
   execFileSync('podman', ['image', 'exists', 'localhost/grove-swe-base:bookworm']);
   tmp = mkdtempSync(path.join(os.tmpdir(), 'grove-swe-official-'));
-  await buildFixtureRepo(path.join(tmp, 'ctx', 'testbed'));
   instances = await fixtureInstances();
-  buildImages(instances.map((i) => officialImageName(i, { namespace: NAMESPACE, tag: 'latest' })));
+  await buildLayoutImages(tmp, instances.map((i) => officialImageName(i, { namespace: NAMESPACE, tag: 'latest' })));
   srv = await startShellServer();
   client = new GroveClient({ baseUrl: srv.url, apiKey: KEY, timeoutMs: 600_000 });
 }, 900_000);
@@ -128,11 +105,12 @@ describe.runIf(HAVE_PODMAN)('--images swebench on locally built images of their 
     expect((await listSweImages()).some((i) => i.name === image && i.kind === 'official')).toBe(true);
   }, 900_000);
 
-  it('an instance whose image is neither stored nor pullable fails with image_unavailable, not a host fallback', async () => {
-    await expect(ensureOfficialImage('localhost/grove-test/sweb.eval.x86_64.none_1776_such-1:latest')).rejects.toMatchObject({ code: 'image_unavailable' });
+  it('an instance whose image is neither stored nor pullable fails with a code naming why (registry_unreachable), not a host fallback', async () => {
+    // No registry answers on localhost:443: the code says so, and the image is named.
+    await expect(ensureOfficialImage('localhost/grove-test/sweb.eval.x86_64.none_1776_such-1:latest')).rejects.toMatchObject({ code: 'registry_unreachable', message: expect.stringContaining('localhost/grove-test/sweb.eval.x86_64.none_1776_such-1:latest') });
     // A dataset's image field never becomes a podman option or a path.
     for (const bad of ['--root=/tmp/x', 'a b', '../../etc', 'x;touch /tmp/p']) {
-      await expect(ensureOfficialImage(bad)).rejects.toMatchObject({ code: 'image_unavailable', message: expect.stringContaining('is not an image reference') });
+      await expect(ensureOfficialImage(bad)).rejects.toMatchObject({ code: 'invalid_image_name', message: expect.stringContaining('is not an image reference') });
     }
   }, 120_000);
 });
