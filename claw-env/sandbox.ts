@@ -6,6 +6,8 @@ import type { SandboxStatus } from '../protocol/sandbox.ts';
 import type { EnvironmentFactory } from '../sandbox/local-backend.ts';
 import type { Sandbox, SandboxDetails } from '../sandbox/types.ts';
 import { ClawApp, type CallResult } from './app.ts';
+import { ClawEvalEpisodeSandbox } from './claw-eval/episode.ts';
+import type { ClawEvalHost } from './claw-eval/host.ts';
 import { baseWorld } from './fixtures/world.ts';
 import { startClawServer, type ClawServer } from './http.ts';
 import { newToken } from './ids.ts';
@@ -143,11 +145,23 @@ export class ClawSandbox implements Sandbox {
   }
 }
 
-export class ClawEnvironment implements EnvironmentFactory<ClawCreateOptions, ClawSandbox> {
-  private readonly live = new Set<ClawSandbox>();
+export class ClawEnvironment implements EnvironmentFactory<ClawCreateOptions, ClawSandbox | ClawEvalEpisodeSandbox> {
+  private readonly live = new Set<ClawSandbox | ClawEvalEpisodeSandbox>();
 
-  async create(id: string, spec: ClawCreateOptions): Promise<ClawSandbox> {
-    const sb = new ClawSandbox(id, resolveClawSpec(spec));
+  /** `clawEval`: the server's Claw-Eval checkout (`--claw-eval DIR`), for sandboxes created with claw_eval_task. */
+  constructor(private readonly opts: { clawEval?: ClawEvalHost } = {}) {}
+
+  /** A claw_eval_task is checked before the sandbox exists: a stable 4xx for what can never run here. */
+  admit(spec: ClawCreateOptions): void {
+    if (spec.claw_eval_task === undefined) return;
+    if (!this.opts.clawEval) throw new GroveError('invalid_request', 'This server has no Claw-Eval checkout: start it with --claw-eval DIR to create sandboxes with claw_eval_task.');
+    const other = [spec.task_id, spec.state, spec.world_seed, spec.apps, spec.tools, spec.faults].some((x) => x !== undefined);
+    if (other) throw new GroveError('invalid_request', 'claw_eval_task takes its services, tools and faults from the checkout: give none of task_id, state, world_seed, apps, tools, faults with it.');
+    this.opts.clawEval.check(spec.claw_eval_task);
+  }
+
+  async create(id: string, spec: ClawCreateOptions): Promise<ClawSandbox | ClawEvalEpisodeSandbox> {
+    const sb = spec.claw_eval_task !== undefined ? (this.admit(spec), new ClawEvalEpisodeSandbox(id, spec.claw_eval_task, this.opts.clawEval!)) : new ClawSandbox(id, resolveClawSpec(spec));
     this.live.add(sb);
     const close = sb.close.bind(sb);
     sb.close = async () => {
@@ -159,6 +173,7 @@ export class ClawEnvironment implements EnvironmentFactory<ClawCreateOptions, Cl
 
   async shutdown(): Promise<void> {
     await Promise.allSettled([...this.live].map((s) => s.close()));
+    await this.opts.clawEval?.close();
   }
 
   stats(): Record<string, number> {

@@ -13,6 +13,8 @@ import type { ClawSandbox } from '../claw-env/sandbox.ts';
 import { isShellSandbox } from '../shell-env/types.ts';
 import { BrowserTools } from './browser-tools.ts';
 import { ClawTools } from './claw-tools.ts';
+import { ClawEvalTools } from './claw-eval-tools.ts';
+import { isClawEvalEpisode } from '../claw-env/claw-eval/episode.ts';
 import { ShellTools } from './shell-tools.ts';
 import { errorResult, type McpTool, type ToolResult, type ToolSource } from './types.ts';
 
@@ -28,6 +30,7 @@ export interface ToolHost {
 export function sourceOf(host: ToolHost, id: string): ToolSource {
   const sb = host.registry.use(id);
   const touched = () => host.registry.touch(id);
+  if (sb.type === 'claw' && isClawEvalEpisode(sb)) return new ClawEvalTools(sb.task, sb, touched);
   if (sb.type === 'claw') return new ClawTools(sb as ClawSandbox, touched);
   if (isShellSandbox(sb)) return new ShellTools(sb, touched, host.log);
   if (sb.type === 'browser') {

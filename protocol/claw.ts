@@ -20,6 +20,9 @@ export const ClawCreateOptions = z.strictObject({
   type: z.literal('claw'),
   /** A built-in Claw task (`grove claw tasks`): the sandbox starts from its seed, apps, tools and faults. */
   task_id: z.string().min(1).max(200).optional(),
+  /** Or a task of the server's Claw-Eval checkout (`grove serve --claw-eval DIR`), by its yaml's task_id: one trial with
+   * the checkout's own services, tools and grader (claw-env/claw-eval/episode.ts). */
+  claw_eval_task: z.string().min(1).max(200).optional(),
   /** Or an inline fixture in claw-env's state format (user, now, mail, calendar, contacts, docs, todos). */
   state: z.record(z.string(), z.unknown()).optional(),
   /** Or the seeded fixture world with this seed (the default: seed 1). */
@@ -45,6 +48,18 @@ export const ClawDetails = z.object({
   task_id: z.string().nullable(),
 });
 export type ClawDetails = z.infer<typeof ClawDetails>;
+
+/** A Claw sandbox created with `claw_eval_task`: what the agent is told (its tools are served by /claw/tools and MCP). */
+export const ClawEvalDetails = z.object({
+  task_id: z.string(),
+  /** The text of the task's first user message, as the checkout's loop builds it. */
+  prompt: z.string(),
+  /** The task yaml's tool names. */
+  tools: z.array(z.string()),
+  /** True once /claw/grade ran: the episode is over. */
+  graded: z.boolean(),
+});
+export type ClawEvalDetails = z.infer<typeof ClawEvalDetails>;
 
 const OpenAIToolDef = z.object({
   type: z.literal('function'),
@@ -106,4 +121,34 @@ export const ClawResetRequest = z
 export const ClawGradeRequest = z.object({
   /** The agent's final answer (keyword checks and the judge read it). */
   answer: z.string().max(1_000_000).default(''),
+});
+
+/** A call of a Claw-Eval task's tool (`/sandboxes/{id}/claw-eval/call`). */
+export const ClawEvalCallRequest = z.strictObject({
+  tool: z.string().min(1).max(200),
+  /** The tool's arguments: an object, or the JSON text a model produced. */
+  arguments: z.union([z.record(z.string(), z.unknown()), z.string().max(1_000_000)]).default({}),
+});
+
+export const ClawEvalCallResponse = z.object({
+  /** The service's real HTTP status (Claw-Eval's services answer their own errors as 200 with an `error` body). */
+  status: z.number().int(),
+  /** The service's JSON body, as the grader sees it. */
+  body: z.unknown(),
+  /** Calls recorded in this episode so far. */
+  calls: z.number().int(),
+});
+
+export const ClawEvalGradeResponse = z.object({
+  task_id: z.string(),
+  /** compute_task_score of the checkout; null when the grader failed (an errored trial, left out, never a zero). */
+  score: z.number().nullable(),
+  task_score: z.number().optional(),
+  passed: z.boolean().optional(),
+  /** The grader's dimension scores (completion, robustness, communication, safety, …). */
+  scores: z.record(z.string(), z.number()).optional(),
+  judge_calls: z.number().int().optional(),
+  tool_calls: z.number().int(),
+  errored: z.boolean().optional(),
+  error: z.string().optional(),
 });

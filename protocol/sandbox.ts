@@ -4,7 +4,7 @@ import { CoordinateSpace } from './action.ts';
 import { EpisodeConfig, TaskSpec } from './episode.ts';
 import { ImageFormat } from './observation.ts';
 import { envName, processString, ShellDetails } from './shell.ts';
-import { ClawCreateOptions, ClawDetails } from './claw.ts';
+import { ClawCreateOptions, ClawDetails, ClawEvalDetails } from './claw.ts';
 
 export const NetworkRules = z.strictObject({
   /** Deny everything (the start URL too, unless it is allowed explicitly by `allow`). */
@@ -161,5 +161,7 @@ export const SandboxInfo = z.object({
   shell: ShellDetails.optional(),
   /** Claw sandboxes: the apps' own origin, login URL and token. */
   claw: ClawDetails.optional(),
+  /** Claw sandboxes of a Claw-Eval task (`claw_eval_task`): the task, its prompt and tool names. */
+  claw_eval: ClawEvalDetails.optional(),
 });
 export type SandboxInfo = z.infer<typeof SandboxInfo>;

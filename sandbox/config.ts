@@ -90,6 +90,12 @@ const GroveConfigSchema = z
     judgeUrl: z.string().url().optional(),
     judgeModel: z.string().min(1).optional(),
     judgeApiKey: z.string().min(1).optional(),
+    /** A Claw-Eval checkout (tasks/<id>/task.yaml + grader.py, mock_services/, src/claw_eval): claw sandboxes created
+     * with `claw_eval_task` run its tasks with its own services and graders. Its Python environment is built once from
+     * clawEvalIndexUrl (default: pip's configuration) and cached under clawEvalCache (default ~/.cache/grove). */
+    clawEval: z.string().min(1).optional(),
+    clawEvalCache: z.string().min(1).optional(),
+    clawEvalIndexUrl: z.string().min(1).optional(),
     /** OpenEnv protocol (openenv/): sessions open at once at most (default: maxSandboxes; beyond: CAPACITY_REACHED). */
     openenvMaxSessions: z.number().int().min(1).max(10_000).optional(),
     /** OpenEnv sessions idle this long are closed with their sandbox, seconds. */
@@ -121,7 +127,7 @@ export function envName(key: ConfigKey): string {
   return 'GROVE_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
 }
 
-const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig', 'taskFiles', 'judgeUrl', 'judgeModel', 'judgeApiKey', 'shellIsolation', 'shellPodWorkspace', 'shellPodNetwork']);
+const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig', 'taskFiles', 'judgeUrl', 'judgeModel', 'judgeApiKey', 'clawEval', 'clawEvalCache', 'clawEvalIndexUrl', 'shellIsolation', 'shellPodWorkspace', 'shellPodNetwork']);
 const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled', 'unsafeNoAuthRemote', 'unsafeShellIsolationPod']);
 const JSON_KEYS = new Set<ConfigKey>(['shellImages']);
 const NUMBER_KEYS = new Set<ConfigKey>(KEYS.filter((k) => !STRING_KEYS.has(k) && !BOOLEAN_KEYS.has(k) && !JSON_KEYS.has(k)));

@@ -43,6 +43,7 @@ export class LocalBackend implements Backend {
   admit(spec: CreateSandboxBody): void {
     if (spec.type === 'browser') this.envs.browser?.admit?.(spec);
     else if (spec.type === 'shell') this.envs.shell?.admit?.(spec);
+    else if (spec.type === 'claw') this.envs.claw?.admit?.(spec);
   }
 
   async create(id: string, spec: CreateSandboxBody): Promise<Sandbox> {

@@ -2,7 +2,7 @@
 import type { CreateSandboxBody, SandboxInfo, SandboxStatus } from '../protocol/sandbox.ts';
 
 /** Type-specific parts of SandboxInfo a sandbox reports itself (e.g. `shell`). */
-export type SandboxDetails = Partial<Pick<SandboxInfo, 'shell' | 'claw'>>;
+export type SandboxDetails = Partial<Pick<SandboxInfo, 'shell' | 'claw' | 'claw_eval'>>;
 
 /** A live environment instance owned by a backend. Browser/shell sandboxes extend this. */
 export interface Sandbox {

@@ -36,8 +36,9 @@ const DEPS = {
   k8s: ['protocol', 'sandbox', 'client'],
   // The recording proxy records model calls; it knows nothing of sandboxes beyond the logger contract.
   proxy: ['protocol', 'sandbox'],
-  // Task-backed sandboxes (gym episodes): tasks, offline sites and judges behind one service.
-  episodes: ['protocol', 'sandbox', 'tasks', 'judges', 'sites'],
+  // Task-backed sandboxes (gym episodes): tasks, offline sites and judges behind one service; Claw-Eval episodes are
+  // claw-env's, graded with the judge client.
+  episodes: ['protocol', 'sandbox', 'tasks', 'judges', 'sites', 'claw-env'],
   // MCP tool servers over the sandboxes' own interfaces (the server mounts them and gives its step path).
   mcp: ['protocol', 'sandbox', ...ENVS],
   // OpenEnv's protocol over the sandboxes (the server mounts it through openenv/host.ts; tools from mcp/).

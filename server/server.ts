@@ -9,6 +9,8 @@ import { createPodShellEnvironment, createShellEnvironment, shellAvailability, t
 import { ConfigError, type GroveConfig } from '../sandbox/config.ts';
 import type { LocalEnvironments } from '../sandbox/local-backend.ts';
 import type { Logger } from '../sandbox/log.ts';
+import { ClawEnvironment } from '../claw-env/sandbox.ts';
+import { clawEvalHostFor } from '../episodes/claw-eval.ts';
 import { buildApp } from './app.ts';
 import { registerWorkerRoutes } from './worker-routes.ts';
 
@@ -61,6 +63,7 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
           log,
         }),
       shell: await shellEnvironment(config, log, { worker: opts.worker }),
+      ...(config.clawEval ? { claw: new ClawEnvironment({ clawEval: clawEvalHostFor(config, log) }) } : {}),
     }));
   const app = await buildApp({ config, environments, logger: true, logStream: opts.logStream });
   if (opts.worker) registerWorkerRoutes(app, config.recordingsDir);

@@ -4,12 +4,13 @@
 // checkout's compute_task_score / is_pass. A grader that throws is an errored trial, not a zero.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ClawEvalTask } from './checkout.ts';
 import type { ClawEvalPython } from './pyenv.ts';
 import type { DispatchRecord } from './services.ts';
+import { clawEvalTempDir } from './tmp.ts';
 
 /** Claw-Eval's Message: role + content blocks (text, tool_use, tool_result). */
 export type ClawEvalBlock =
@@ -62,7 +63,7 @@ export async function gradeClawEvalTrial(
   trace: ClawEvalTrace,
   o: { root: string; python: ClawEvalPython; driver: string; judge?: ClawEvalJudgeConfig; timeoutMs?: number },
 ): Promise<ClawEvalGrade> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'grove-claw-eval-grade-'));
+  const dir = clawEvalTempDir('grade');
   try {
     const inPath = path.join(dir, 'in.json');
     const outPath = path.join(dir, 'out.json');

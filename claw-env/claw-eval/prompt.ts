@@ -2,12 +2,13 @@
 // text, then the attachments and media named in it, loaded from DIR by its media loader under its default model and
 // media config, with the media_load events it records) and its sandbox tool specs. Both come from Grove's driver.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ClawEvalTask, ClawEvalTool } from './checkout.ts';
 import type { ClawEvalBlock } from './grade.ts';
 import type { ClawEvalPython } from './pyenv.ts';
+import { clawEvalTempDir } from './tmp.ts';
 
 export interface ClawEvalPrompt {
   content: ClawEvalBlock[];
@@ -24,7 +25,7 @@ function driver(py: ClawEvalPython, args: string[], cwd: string): Promise<string
 
 /** The first user message of a trial of `task`, built by the checkout's runner/loop.py. */
 export async function clawEvalPrompt(task: ClawEvalTask, o: { root: string; python: ClawEvalPython; driver: string }): Promise<ClawEvalPrompt> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'grove-claw-eval-prompt-'));
+  const dir = clawEvalTempDir('prompt');
   try {
     const out = path.join(dir, 'out.json');
     await driver(o.python, [o.driver, 'prompt', o.root, task.yaml_path, out], o.root);

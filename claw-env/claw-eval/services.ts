@@ -4,15 +4,22 @@
 // (callTool: the yaml's tool_endpoints, the URL's port picks the service, its path is requested over the socket),
 // and the grader's audit data is read the same way. Fixture env vars as the yaml sets them; ERROR_RATE only when
 // the yaml or the caller sets it (Claw-Eval's middleware defaults to 0).
-// TODO(shell-env): run the sandbox through shell-env's public sandbox API once it exposes binds + a no-network
-// namespace for a long-running process; until then this module calls /usr/bin/bwrap itself.
+//
+// Isolation, measured against shell-env's sandboxes (which this module cannot import: claw-env sits beside it):
+// bwrap run by root without a user namespace left the services uid 0 with every capability but one, and a
+// `mount -o remount,bind,rw` inside made the read-only checkout writable (tried: it wrote). Now, as shell-env's
+// holder does: an own user namespace with a non-root uid (65534) and no capabilities, no nested user namespaces
+// (--disable-userns), own PID/IPC/UTS/net/cgroup namespaces, the system, venv and DIR read-only, only the trial's
+// socket folder writable, no_new_privs (bwrap's default), --die-with-parent. What shell-env adds and this does not:
+// cgroup limits (memory, pids, CPU) and a disk quota — the services are the checkout's own code and are reached only
+// through the tool bridge, never given a shell.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ClawEvalEndpoint, ClawEvalService, ClawEvalTask } from './checkout.ts';
 import type { ClawEvalPython } from './pyenv.ts';
+import { clawEvalTempDir } from './tmp.ts';
 
 export interface DispatchRecord {
   tool_use_id: string;
@@ -66,7 +73,8 @@ function udsRequest(socketPath: string, method: string, urlPath: string, body: u
 
 /** bwrap arguments: the system read-only, the checkout and the venv read-only, the run folder writable, no network. */
 function bwrapArgs(o: ServiceSetOptions, runDir: string): string[] {
-  const a = ['--die-with-parent', '--new-session', '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+  const a = ['--unshare-user', '--uid', '65534', '--gid', '65534', '--disable-userns', '--cap-drop', 'ALL'];
+  a.push('--die-with-parent', '--new-session', '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
   a.push('--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   for (const d of ['/bin', '/lib', '/lib64', '/sbin']) {
     if (!existsSync(d)) continue;
@@ -94,7 +102,7 @@ export class ClawEvalServiceSet {
     private readonly task: ClawEvalTask,
     private readonly o: ServiceSetOptions,
   ) {
-    this.runDir = mkdtempSync(path.join(tmpdir(), 'grove-claw-eval-'));
+    this.runDir = clawEvalTempDir('run');
   }
 
   /** Starts every service and waits until each answers its health check (its ready_timeout). */

@@ -2,11 +2,12 @@
 // checkout (runner/user_agent.py UserAgent, its prompt and retries) by Grove's driver on the caller's user model.
 // Answers the user's next message, or null when the simulated user is done ([DONE]).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ClawEvalMessage } from './grade.ts';
 import type { ClawEvalPython } from './pyenv.ts';
+import { clawEvalTempDir } from './tmp.ts';
 
 export interface ClawEvalUserModel {
   base_url: string;
@@ -19,7 +20,7 @@ export async function simulatedUserTurn(
   messages: ClawEvalMessage[],
   o: { root: string; python: ClawEvalPython; driver: string; model: ClawEvalUserModel; timeoutMs?: number },
 ): Promise<string | null> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'grove-claw-eval-user-'));
+  const dir = clawEvalTempDir('user');
   try {
     const inPath = path.join(dir, 'in.json');
     const outPath = path.join(dir, 'out.json');

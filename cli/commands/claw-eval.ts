@@ -2,8 +2,7 @@
 // own code (mock services, graders, compute_task_score). tasks prints the coverage table (status × reason);
 // run runs the ready tasks k times each and prints Claw-Eval's summary.
 import { homedir } from 'node:os';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { failure, intOption, list, usageError, valueError, type CommandIO, type CommandUsage } from '../args.ts';
 
@@ -48,25 +47,19 @@ function someIds(tasks: { id: string }[]): string {
   return `${tasks.slice(0, 3).map((t) => t.id).join(', ')}${tasks.length > 3 ? ', …' : ''}`;
 }
 
-type Prepared = Awaited<ReturnType<typeof prepare>>;
+type Prepared = import('../../claw-env/claw-eval/host.ts').PreparedCheckout;
 
-async function prepare(v: Values, io: CommandIO) {
-  const [{ loadClawEvalCheckout, importFiles, markMissingDeps }, { ensureClawEvalPython, writeDriver, probeDeps }] = await Promise.all([import('../../claw-env/claw-eval/checkout.ts'), import('../../claw-env/claw-eval/pyenv.ts')]);
-  const co = loadClawEvalCheckout(v['claw-eval'] as string);
-  const python = await ensureClawEvalPython(co.root, {
+async function prepare(v: Values, io: CommandIO): Promise<Prepared> {
+  const { prepareClawEvalCheckout } = await import('../../claw-env/claw-eval/host.ts');
+  const p = await prepareClawEvalCheckout({
+    dir: v['claw-eval'] as string,
     cacheDir: typeof v.cache === 'string' ? path.resolve(v.cache) : path.join(homedir(), '.cache', 'grove'),
     indexUrl: v['index-url'] as string | undefined,
     python: v.python as string | undefined,
     log: (l) => io.err(l),
   });
-  const tmp = mkdtempSync(path.join(tmpdir(), 'grove-claw-eval-driver-'));
-  const driver = writeDriver(tmp);
-  const ready = co.tasks.filter((t) => t.status === 'ready');
-  const missing = await probeDeps(python, driver, co.root, ready.map((t) => ({ id: t.id, files: importFiles(co.root, t) })));
-  let tasks = markMissingDeps(co.tasks, missing);
   const ids = list(v.ids as string | undefined);
-  if (ids) tasks = tasks.filter((t) => ids.includes(t.id) || ids.includes(path.basename(t.dir)));
-  return { root: co.root, python, driver, tmp, tasks };
+  return ids ? { ...p, tasks: p.tasks.filter((t) => ids.includes(t.id) || ids.includes(path.basename(t.dir))) } : p;
 }
 
 /** Prepares the checkout (its Python environment, the driver, the tasks), runs `use`, and removes the temp folder. */

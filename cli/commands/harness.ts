@@ -23,6 +23,10 @@ Task (one of):
   --prompt TEXT [--check CMD]     a prompt; CMD run in the sandbox afterwards decides success by its exit code
   --swe-fixture ID                an instance of the SWE fixture repository (graded as SWE-bench grades)
   --claw-task ID                  a Claw task (a Claw sandbox beside the shell sandbox; graded by its graders)
+  --claw-eval-task ID             a task of a Claw-Eval checkout (--claw-eval DIR, or the --server's own): its
+                                  services in a sandbox beside the shell one, reached only over MCP
+                                  (GROVE_MCP_URL); graded by the task's own grader.py, as grove claw run --claw-eval;
+                                  the prompt is its first message unless --prompt is given
   --browser-task SUITE:ID         a browser task the server knows (offline:Recipes--0, or a loaded task file's):
                                   a browser sandbox beside the shell one, reached only through a one-sandbox
                                   gateway (GROVE_BROWSER_URL, GROVE_BROWSER_TOKEN); --prompt overrides the question
@@ -34,6 +38,11 @@ Harness:
                                   loop) or screenshot-loop (screenshot_loop.py, for --browser-task)
   --upload PATH[:DEST]            copy a file into the workspace (repeatable)
   --env NAME=VALUE                an environment variable for the harness (repeatable)
+Claw-Eval (for --claw-eval-task with the embedded server):
+  --claw-eval DIR                 the checkout (tasks/<id>/task.yaml, grader.py, mock_services/, src/claw_eval)
+  --claw-eval-cache DIR           where its Python environment is cached (~/.cache/grove)
+  --index-url URL                 the package index its environment is built from (pip's configuration)
+  --judge-url URL --judge-model M the judge of graders that call one (key: GROVE_JUDGE_API_KEY)
 Model and run:
   --upstream URL --model M        the real model server (OpenAI-compatible) the proxy forwards to
   --upstream-key KEY              sent upstream as Authorization: Bearer
@@ -43,7 +52,7 @@ Model and run:
 Exit codes: 0 the harness finished (exit 0; whatever the reward), 1 the harness exited non-zero, timed out or the
 sandbox failed, 2 bad options.`;
 
-const OPTS = options(['cmd', 'harness', 'prompt', 'check', 'swe-fixture', 'claw-task', 'browser-task', 'upstream', 'model', 'upstream-key', 'timeout', 'out', 'episode', 'server', 'server-key'], []);
+const OPTS = options(['cmd', 'harness', 'prompt', 'check', 'swe-fixture', 'claw-task', 'claw-eval-task', 'claw-eval', 'claw-eval-cache', 'index-url', 'judge-url', 'judge-model', 'browser-task', 'upstream', 'model', 'upstream-key', 'timeout', 'out', 'episode', 'server', 'server-key'], []);
 
 async function filesToUpload(v: { harness?: string; upload?: string[] }): Promise<{ path: string; content: Buffer; mode?: string }[] | string> {
   const out: { path: string; content: Buffer; mode?: string }[] = [];
@@ -66,7 +75,32 @@ async function filesToUpload(v: { harness?: string; upload?: string[] }): Promis
   return out;
 }
 
-async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
+/** The embedded server's Claw-Eval settings for --claw-eval-task, checked before anything starts: DIR must be a
+ * checkout and the task one of its ids (exit 1 / 2 with the reason); with --server the server's own checkout answers. */
+async function clawEvalFlags(v: Record<string, string | undefined>, u: { usage: string; io: CommandIO; name: string }): Promise<Record<string, string> | undefined | number> {
+  const id = v['claw-eval-task'];
+  const claw = ['claw-eval', 'claw-eval-cache', 'index-url', 'judge-url', 'judge-model'].filter((k) => v[k] !== undefined);
+  if (id === undefined) return claw.length ? usageError(u, `--${claw[0]} goes with --claw-eval-task`) : undefined;
+  if (v.server) return claw.length ? usageError(u, `--${claw[0]}: with --server the server's own checkout runs the task (start it with --claw-eval DIR)`) : undefined;
+  if (!v['claw-eval']) return usageError(u, '--claw-eval-task needs --claw-eval DIR (or a --server started with it)');
+  if ((v['judge-url'] === undefined) !== (v['judge-model'] === undefined)) return usageError(u, '--judge-url and --judge-model go together');
+  const { loadClawEvalCheckout } = await import('../../claw-env/claw-eval/checkout.ts');
+  let ids: string[];
+  try {
+    ids = loadClawEvalCheckout(v['claw-eval']).tasks.map((t) => t.id);
+  } catch (err) {
+    return failure(u, (err as Error).message);
+  }
+  if (!ids.includes(id)) return valueError(u, `--claw-eval-task: no task "${id.slice(0, 200)}" in ${path.resolve(v['claw-eval'])} (grove claw tasks --claw-eval DIR lists them)`);
+  return {
+    clawEval: path.resolve(v['claw-eval']),
+    ...(v['claw-eval-cache'] ? { clawEvalCache: path.resolve(v['claw-eval-cache']) } : {}),
+    ...(v['index-url'] ? { clawEvalIndexUrl: v['index-url'] } : {}),
+    ...(v['judge-url'] ? { judgeUrl: v['judge-url'], judgeModel: v['judge-model']! } : {}),
+  };
+}
+
+export async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
   const u = { usage, io, name: 'harness' };
   const parsed = parseCommandArgs({ args: argv, options: { ...OPTS, upload: { type: 'string', multiple: true }, env: { type: 'string', multiple: true } }, strict: true }, u);
   if (typeof parsed === 'number') return parsed;
@@ -79,8 +113,10 @@ async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
   }
   if (!v.cmd) return usageError(u, '--cmd is required');
   if (!v.upstream || !v.model) return usageError(u, '--upstream and --model are required');
-  const tasks = [v['browser-task'] ? undefined : v.prompt, v['swe-fixture'], v['claw-task'], v['browser-task']].filter((x) => x !== undefined);
-  if (tasks.length !== 1) return usageError(u, 'give exactly one task: --prompt, --swe-fixture, --claw-task or --browser-task');
+  const tasks = [v['browser-task'] || v['claw-eval-task'] ? undefined : v.prompt, v['swe-fixture'], v['claw-task'], v['claw-eval-task'], v['browser-task']].filter((x) => x !== undefined);
+  if (tasks.length !== 1) return usageError(u, 'give exactly one task: --prompt, --swe-fixture, --claw-task, --claw-eval-task or --browser-task');
+  const clawEval = await clawEvalFlags(v, u);
+  if (typeof clawEval === 'number') return clawEval;
   const timeout = intOption(v.timeout, 'timeout', 1);
   if (timeout instanceof Error) return valueError(u, timeout.message);
   const files = await filesToUpload(v);
@@ -100,6 +136,7 @@ async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
     task = { kind: 'browser' as const, task: { suite, id }, prompt };
   } else if (v.prompt !== undefined) task = { kind: 'prompt' as const, id: 'prompt', prompt: v.prompt, check: v.check };
   else if (v['claw-task']) task = { kind: 'claw' as const, id: v['claw-task'], prompt: '' };
+  else if (v['claw-eval-task'] !== undefined) task = { kind: 'claw-eval' as const, id: v['claw-eval-task'], prompt: v.prompt ?? '' };
   else {
     const { fixtureInstances, buildFixtureRepo, FIXTURE_REPO } = await import('../../swe-env/fixture.ts');
     const inst = (await fixtureInstances()).find((i) => i.instance_id === v['swe-fixture']);
@@ -120,7 +157,7 @@ async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
   const { startProxy } = await import('../../proxy/index.ts');
   const { runHarness } = await import('../../runner/harness/run.ts');
   const { connectGrove } = await import('./run-embedded.ts');
-  const grove = await connectGrove({ server: v.server, serverKey: v['server-key'] });
+  const grove = await connectGrove({ server: v.server, serverKey: v['server-key'], ...(clawEval ? { flags: clawEval } : {}) });
   const client = grove.client;
   const proxy = await startProxy({ upstream: v.upstream, upstreamKey: v['upstream-key'], dir: path.join(out, 'proxy'), callTimeoutMs: 600_000 });
   try {
@@ -128,7 +165,7 @@ async function harnessRun(argv: string[], io: CommandIO): Promise<number> {
     const r = await runHarness({ client, proxy, cmd: v.cmd, files, task, model: v.model, env, timeoutS: (timeout as number | undefined) ?? 600, outDir: path.join(out, 'episodes'), episodeId, runId: path.basename(out), groveUrl: grove.url });
     io.out(`${episodeId}: ${r.termination.reason}${r.termination.detail ? ` (${r.termination.detail})` : ''}, reward ${r.reward ?? '—'}, ${r.calls} model calls recorded; episode in ${r.episodeDir}\n`);
     // The harness's own failure is the run's: a harness that exited non-zero (or was killed at --timeout) did not finish.
-    if (r.termination.reason === 'env_error') return 1;
+    if (r.termination.reason === 'env_error') return failure(u, `the run failed: ${r.termination.detail ?? 'environment error'}`);
     if (r.harness.exit_code !== 0) return failure(u, `the harness ${r.harness.timed_out ? `ran past --timeout ${(timeout as number | undefined) ?? 600} s` : `exited ${r.harness.exit_code}`} (its output: ${path.join(r.episodeDir, 'harness.log')})`);
     return 0;
   } finally {

@@ -20,6 +20,8 @@ export interface EmbeddedOptions {
   logLevel?: GroveConfigInput['logLevel'];
   /** Environment for the layered config (GROVE_CHROMIUM_PATH, …); process.env when omitted. */
   env?: Record<string, string | undefined>;
+  /** More settings of the server (e.g. clawEval: a Claw-Eval checkout for `grove harness run --claw-eval`). */
+  flags?: Partial<GroveConfigInput>;
 }
 
 export async function startEmbeddedGrove(opts: EmbeddedOptions = {}): Promise<EmbeddedGrove> {
@@ -35,6 +37,7 @@ export async function startEmbeddedGrove(opts: EmbeddedOptions = {}): Promise<Em
       logLevel: opts.logLevel ?? 'error',
       ...(opts.browserProcesses !== undefined ? { browserProcesses: opts.browserProcesses } : {}),
       ...(opts.maxSandboxes !== undefined ? { maxSandboxes: opts.maxSandboxes } : {}),
+      ...opts.flags,
     },
   });
   const server = await startServer(config, { logStream: process.stderr });
@@ -52,9 +55,9 @@ export async function startEmbeddedGrove(opts: EmbeddedOptions = {}): Promise<Em
 }
 
 /** A Grove client: of the server at `server` (with its key), or of one embedded in this process. */
-export async function connectGrove(o: { server?: string; serverKey?: string; maxSandboxes?: number; timeoutMs?: number }): Promise<{ client: import('../../client/index.ts').GroveClient; url: string; close(): Promise<void> }> {
+export async function connectGrove(o: { server?: string; serverKey?: string; maxSandboxes?: number; timeoutMs?: number; flags?: Partial<GroveConfigInput> }): Promise<{ client: import('../../client/index.ts').GroveClient; url: string; close(): Promise<void> }> {
   const { GroveClient } = await import('../../client/index.ts');
-  const embedded = o.server ? undefined : await startEmbeddedGrove(o.maxSandboxes ? { maxSandboxes: o.maxSandboxes } : {});
+  const embedded = o.server ? undefined : await startEmbeddedGrove({ ...(o.maxSandboxes ? { maxSandboxes: o.maxSandboxes } : {}), ...(o.flags ? { flags: o.flags } : {}) });
   const client = new GroveClient({ baseUrl: o.server ?? embedded!.url, apiKey: o.server ? o.serverKey : embedded!.apiKey, timeoutMs: o.timeoutMs ?? 600_000 });
   return {
     client,

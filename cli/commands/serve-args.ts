@@ -27,6 +27,9 @@ const FLAGS: Record<string, { key: keyof GroveConfigInput; kind: 'string' | 'num
   'task-files': { key: 'taskFiles', kind: 'string' },
   'judge-url': { key: 'judgeUrl', kind: 'string' },
   'judge-model': { key: 'judgeModel', kind: 'string' },
+  'claw-eval': { key: 'clawEval', kind: 'string' },
+  'claw-eval-cache': { key: 'clawEvalCache', kind: 'string' },
+  'claw-eval-index-url': { key: 'clawEvalIndexUrl', kind: 'string' },
   'shell-isolation': { key: 'shellIsolation', kind: 'string' },
 };
 

@@ -23,7 +23,7 @@ class Route:
     name: str = field(default="")
 
 
-_SANDBOX_INFO = ("sandbox_id", "type", "status", "created_at", "last_used_at", "expires_at", "steps", "labels", "error", "shell", "claw")
+_SANDBOX_INFO = ("sandbox_id", "type", "status", "created_at", "last_used_at", "expires_at", "steps", "labels", "error", "shell", "claw", "claw_eval")
 _OBSERVATION = (
     "step", "url", "title", "tabs", "viewport", "screenshot", "last_action_error", "events", "som", "scroll", "focused",
     "accessibility", "timings",
@@ -39,7 +39,7 @@ BROWSER_OPTIONS = (
     "labels", "task", "episode", "claw_sandbox",
 )
 #: Fields of a claw sandbox's creation options (mock productivity apps).
-CLAW_OPTIONS = ("type", "apps", "faults", "state", "task_id", "tools", "world_seed", "ttl_seconds", "idle_timeout_seconds", "labels")
+CLAW_OPTIONS = ("type", "apps", "claw_eval_task", "faults", "state", "task_id", "tools", "world_seed", "ttl_seconds", "idle_timeout_seconds", "labels")
 #: Fields of a shell sandbox's creation options.
 SHELL_OPTIONS = (
     "type", "block_network", "ttl_seconds", "idle_timeout_seconds", "labels", "image", "allow", "cpu", "memory_mb",
@@ -90,6 +90,11 @@ ROUTES: tuple[Route, ...] = (
     Route("clawAudit", "GET", "/sandboxes/{id}/claw/audit", query=("since",), response=("entries",)),
     Route("clawReset", "POST", "/sandboxes/{id}/claw/reset", body=("task_id",), response=("ok",)),
     Route("clawGrade", "POST", "/sandboxes/{id}/claw/grade", body=("answer",)),
+    # claw sandboxes of a Claw-Eval task (claw_eval_task; the server started with --claw-eval DIR)
+    Route("clawEvalTools", "GET", "/sandboxes/{id}/claw-eval/tools", response=("tools",)),
+    Route("clawEvalCall", "POST", "/sandboxes/{id}/claw-eval/call", body=("tool", "arguments"), response=("status", "body", "calls")),
+    Route("clawEvalGrade", "POST", "/sandboxes/{id}/claw-eval/grade", body=("answer",),
+          response=("task_id", "score", "task_score", "passed", "scores", "judge_calls", "tool_calls", "errored", "error")),
     # the sandbox's MCP endpoint (Streamable HTTP at `path`, opened by `token`, not by Grove's key)
     Route("mcpToken", "GET", "/sandboxes/{id}/mcp/token", response=("sandbox_id", "server", "path", "token", "transport")),
     Route("health", "GET", "/health", response=("status", "version", "uptime_s", "sandboxes")),

@@ -181,6 +181,15 @@ class AsyncClient:
     async def claw_grade(self, id: str, *, answer: str | None = None) -> dict:
         return await self._json("clawGrade", {"id": id}, body=drop_none({"answer": answer}))
 
+    async def claw_eval_tools(self, id: str) -> list:
+        return (await self._json("clawEvalTools", {"id": id}))["tools"]
+
+    async def claw_eval_call(self, id: str, tool: str, arguments: Mapping[str, Any] | None = None) -> dict:
+        return await self._json("clawEvalCall", {"id": id}, body={"tool": tool, "arguments": arguments or {}})
+
+    async def claw_eval_grade(self, id: str, *, answer: str | None = None) -> dict:
+        return await self._json("clawEvalGrade", {"id": id}, body=drop_none({"answer": answer}))
+
     # --- service --------------------------------------------------------------------------------------------
     async def mcp_token(self, id: str) -> dict:
         """The sandbox's MCP endpoint and its own bearer token: ``{sandbox_id, server, path, token, transport}``.

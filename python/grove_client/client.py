@@ -238,6 +238,18 @@ class Client:
     def claw_grade(self, id: str, *, answer: str | None = None) -> dict:
         return self._json("clawGrade", {"id": id}, body=drop_none({"answer": answer}))
 
+    def claw_eval_tools(self, id: str) -> list:
+        """The tools of a Claw-Eval task's sandbox (created with ``claw_eval_task``)."""
+        return self._json("clawEvalTools", {"id": id})["tools"]
+
+    def claw_eval_call(self, id: str, tool: str, arguments: Mapping[str, Any] | None = None) -> dict:
+        """One call on the task's service: ``{status, body, calls}`` (recorded for the task's grader)."""
+        return self._json("clawEvalCall", {"id": id}, body={"tool": tool, "arguments": arguments or {}})
+
+    def claw_eval_grade(self, id: str, *, answer: str | None = None) -> dict:
+        """Ends the episode; the task's own grader.py scores it (``score`` null when the grader failed)."""
+        return self._json("clawEvalGrade", {"id": id}, body=drop_none({"answer": answer}))
+
     # --- service --------------------------------------------------------------------------------------------
     def mcp_token(self, id: str) -> dict:
         """The sandbox's MCP endpoint and its own bearer token: ``{sandbox_id, server, path, token, transport}``.

@@ -3,11 +3,10 @@
 // grader (grade.ts). Agent-model API failures are retried as Claw-Eval retries a task (3 attempts, 1 s then 2 s);
 // a trial that still fails, or whose grader throws, is errored (left out of the scores), never a zero.
 import type { ClawEvalTask } from '../../claw-env/claw-eval/checkout.ts';
-import { gradeClawEvalTrial, toolResultBlock, type ClawEvalBlock, type ClawEvalGrade, type ClawEvalJudgeConfig, type ClawEvalMessage, type ClawEvalTrace } from '../../claw-env/claw-eval/grade.ts';
+import { gradeClawEvalTrial, type ClawEvalBlock, type ClawEvalGrade, type ClawEvalJudgeConfig, type ClawEvalMessage, type ClawEvalTrace } from '../../claw-env/claw-eval/grade.ts';
 import type { ClawEvalPython } from '../../claw-env/claw-eval/pyenv.ts';
 import { chatParts, clawEvalPrompt, type ClawEvalPrompt } from '../../claw-env/claw-eval/prompt.ts';
-import { ClawEvalSandbox, localGraderFiles, type ClawEvalShell } from '../../claw-env/claw-eval/sandbox.ts';
-import { ClawEvalServiceSet } from '../../claw-env/claw-eval/services.ts';
+import { ClawEvalSession, type ClawEvalSandboxProvider } from '../../claw-env/claw-eval/session.ts';
 import type { ClawEvalTool } from '../../claw-env/claw-eval/checkout.ts';
 import { simulatedUserTurn, type ClawEvalUserModel } from '../../claw-env/claw-eval/user-agent.ts';
 import { ChatClient, type ChatClientOptions, type ChatMessage, type ToolDef } from '../../vlm-client/client.ts';
@@ -63,7 +62,7 @@ export interface ClawEvalTrialOptions {
   signal?: AbortSignal;
   /** For tasks with `sandbox`: a fresh Grove shell sandbox per trial (the shell-env API), the Python inside it that
    * runs the checkout's sandbox server, and the checkout's sandbox tool specs. */
-  sandbox?: { open(labels: Record<string, string>): Promise<{ shell: ClawEvalShell; close(): Promise<void> }>; python: string; tools: ClawEvalTool[] };
+  sandbox?: ClawEvalSandboxProvider;
   /** The first user message per task id, as the checkout's loop builds it (attachments, media events). */
   prompts?: Map<string, ClawEvalPrompt>;
 }
@@ -96,34 +95,26 @@ function parseArgs(s: string): Record<string, unknown> {
   }
 }
 
-/** The episode: services up, the policy's turns through the tool bridge, audit read, services down. */
+/** The episode: services up, the policy's turns through the session's tools, audit read, services down. */
 export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalTrialOptions): Promise<{ trace: ClawEvalTrace; turns: number; userRounds: number }> {
-  const services = task.services.length ? new ClawEvalServiceSet(task, { root: o.root, python: o.python, driver: o.driver, errorRate: o.errorRate }) : undefined;
   if (task.sandbox && !o.sandbox) throw new Error('the task runs with the sandbox tools and no shell sandbox is configured');
-  const endpoints = new Map(task.endpoints.map((e) => [e.tool_name, e]));
-  const tools = toolDefs(task, task.sandbox ? o.sandbox!.tools : []);
-  const sandboxNames = new Set(task.sandbox ? o.sandbox!.tools.map((t) => t.name) : []);
   let first = o.prompts?.get(task.id);
   if (!first) {
     first = await clawEvalPrompt(task, o);
     o.prompts?.set(task.id, first);
   }
+  const session = new ClawEvalSession(task, trial, { root: o.root, python: o.python, driver: o.driver, errorRate: o.errorRate, sandbox: o.sandbox }, first);
+  const tools = toolDefs(task, task.sandbox ? o.sandbox!.tools : []);
   const firstParts = chatParts(first.content);
   const chat: ChatMessage[] = [
     { role: 'system', content: CLAW_EVAL_SYSTEM_PROMPT },
     { role: 'user', content: firstParts.length === 1 && firstParts[0]!.type === 'text' ? firstParts[0]!.text : firstParts },
   ];
-  const trace: ClawEvalTrace = { messages: [{ role: 'user', content: first.content }], dispatches: [], audit_data: {}, media_events: first.media_events };
+  const trace = session.trace;
   let turns = 0;
   let userRounds = 0;
-  let session: { shell: ClawEvalShell; close(): Promise<void> } | undefined;
-  let sandbox: ClawEvalSandbox | undefined;
   try {
-    await services?.start(o.signal);
-    if (task.sandbox) {
-      session = await o.sandbox!.open({ 'grove.claw-eval.task': task.id.slice(0, 60), 'grove.claw-eval.trial': String(trial) });
-      sandbox = await ClawEvalSandbox.open(session.shell, { root: o.root, python: o.sandbox!.python, task });
-    }
+    await session.start(o.signal);
     while (turns < task.max_turns) {
       turns++;
       const d = await o.policy.next(chat, tools, { task, turn: turns, trial, signal: o.signal });
@@ -146,21 +137,10 @@ export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalT
       const results: ClawEvalMessage = { role: 'user', content: [] };
       const images: ClawEvalBlock[] = [];
       for (const c of calls) {
-        if (sandbox && sandboxNames.has(c.name)) {
-          const r = await sandbox.call(c.id, c.name, c.input);
-          trace.dispatches.push(r.dispatch);
-          results.content.push({ type: 'tool_result', tool_use_id: c.id, content: [{ type: 'text', text: r.text }], is_error: r.is_error });
-          chat.push({ role: 'tool', tool_call_id: c.id, content: r.text });
-          for (const img of r.images) images.push({ type: 'image', data: img.data, mime_type: img.mime_type });
-          continue;
-        }
-        const rec = services
-          ? await services.callTool(endpoints, c.id, c.name, c.input)
-          : { tool_use_id: c.id, tool_name: c.name, endpoint_url: '', request_body: c.input, response_status: 404, response_body: { error: `unknown tool '${c.name}'` }, latency_ms: 0 };
-        trace.dispatches.push(rec);
-        const block = toolResultBlock(rec);
-        results.content.push(block);
-        chat.push({ role: 'tool', tool_call_id: c.id, content: block.type === 'tool_result' ? block.content[0]!.text : '' });
+        const r = await session.call(c.id, c.name, c.input);
+        results.content.push({ type: 'tool_result', tool_use_id: c.id, content: [{ type: 'text', text: r.text }], is_error: r.is_error });
+        chat.push({ role: 'tool', tool_call_id: c.id, content: r.text });
+        for (const img of r.images) images.push({ type: 'image', data: img.data, mime_type: img.mime_type });
       }
       trace.messages.push(results);
       if (images.length) {
@@ -170,12 +150,9 @@ export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalT
         chat.push({ role: 'user', content: chatParts(media.content) });
       }
     }
-    if (services) trace.audit_data = await services.audit();
-    if (sandbox) trace.env_snapshot = await sandbox.snapshot(o.root, task);
-    if (task.local_grader_files.length) trace.env_snapshot = { ...(trace.env_snapshot ?? {}), ...localGraderFiles(task) };
+    await session.finish();
   } finally {
-    await services?.stop();
-    await session?.close();
+    await session.close();
   }
   return { trace, turns, userRounds };
 }

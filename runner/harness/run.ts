@@ -34,6 +34,10 @@ type HarnessTask =
   | { kind: 'swe'; instance: SweInstance; sources: RepoSources }
   /** A Claw task: a Claw sandbox beside the shell one; the harness reaches its apps over HTTP (CLAW_URL). */
   | { kind: 'claw'; id: string; prompt: string }
+  /** A task of the server's Claw-Eval checkout (`--claw-eval DIR`): its services in a Claw sandbox beside the shell
+   * one, reached only over MCP (the harness's GROVE_MCP_URL); graded by the task's own grader.py. The prompt, when
+   * empty, is the task's first message as the checkout builds it. */
+  | { kind: 'claw-eval'; id: string; prompt: string }
   /** A browser task (`{suite, id}` as the server knows it, e.g. an offline site task): a browser sandbox beside the
    * shell one, reached only through a one-sandbox gateway (GROVE_BROWSER_URL); graded by the task's judge. */
   | { kind: 'browser'; task: { suite: string; id: string }; prompt: string };
@@ -70,6 +74,11 @@ function taskText(t: HarnessTask): string {
   return t.prompt;
 }
 
+/** The episode's suite: Claw-Eval tasks are Claw tasks (the sandbox says which: shell+claw-eval). */
+function suiteOf(t: HarnessTask): 'swe-bench' | 'claw' | 'offline' {
+  return t.kind === 'swe' ? 'swe-bench' : t.kind === 'claw' || t.kind === 'claw-eval' ? 'claw' : 'offline';
+}
+
 function taskId(t: HarnessTask): string {
   return t.kind === 'swe' ? t.instance.instance_id : t.kind === 'browser' ? t.task.id : t.id;
 }
@@ -97,6 +106,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   const proxyOrigin = new URL(o.proxy.url).host;
   const labels = { 'grove.harness/episode': rollout.slice(0, 60), ...(o.runId ? { 'grove.run': o.runId } : {}) };
   let claw: { id: string; origin: string; token: string } | undefined;
+  let clawEval: { id: string } | undefined;
   let browser: { id: string; gateway: BrowserGateway } | undefined;
   let mcp: { gateway: McpGateway; url: string; token: string } | undefined;
   let sb: { sandbox_id: string } | undefined;
@@ -113,12 +123,19 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       const details = (info as { claw?: { origin: string; token: string } }).claw!;
       claw = { id: info.sandbox_id, origin: details.origin, token: details.token };
     }
+    if (o.task.kind === 'claw-eval') {
+      if (!o.groveUrl) throw new Error('a Claw-Eval task is reached only over MCP: groveUrl is required');
+      const info = await o.client.createAndWait({ type: 'claw', claw_eval_task: o.task.id, labels } as never, 600);
+      clawEval = { id: info.sandbox_id };
+      const details = (info as { claw_eval?: { prompt: string } }).claw_eval;
+      if (!o.task.prompt && details) o.task = { ...o.task, prompt: details.prompt };
+    }
     if (o.task.kind === 'browser') {
       const info = await o.client.createAndWait({ type: 'browser', task: o.task.task, labels } as never, 120);
       browser = { id: info.sandbox_id, gateway: await startBrowserGateway(o.client, info.sandbox_id) };
     }
-    const toolBox = claw?.id ?? browser?.id;
-    if (o.groveUrl && toolBox) mcp = await mcpFor(o.client, o.groveUrl, claw ? 'claw' : 'browser', toolBox);
+    const toolBox = claw?.id ?? clawEval?.id ?? browser?.id;
+    if (o.groveUrl && toolBox) mcp = await mcpFor(o.client, o.groveUrl, claw || clawEval ? 'claw' : 'browser', toolBox);
     allow = [proxyOrigin, ...(claw ? [new URL(claw.origin).host] : []), ...(browser ? [new URL(browser.gateway.origin).host] : []), ...(mcp ? [new URL(mcp.gateway.origin).host] : [])];
     sb = await o.client.createAndWait({ type: 'shell', block_network: false, allow, labels } as never, 120);
     const target = clientShellTarget(o.client, sb.sandbox_id);
@@ -163,6 +180,13 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       const e = JSON.parse(await (await o.client.request('POST', `/sandboxes/${encodeURIComponent(browser.id)}/evaluate`, { answer: harness.stdout.trim().slice(-100_000) })).text()) as { reward: number | null; judge_error: string | null; verdict: Verdict | null };
       reward = e.reward;
       verdict = e.verdict ?? { judge: 'task', outcome: 'judge_error', reasoning: e.judge_error ?? 'no verdict' };
+    } else if (clawEval) {
+      // The task's own grader.py over the trace of the MCP calls, the harness's output as the final answer.
+      const g = JSON.parse(await (await o.client.request('POST', `/sandboxes/${encodeURIComponent(clawEval.id)}/claw-eval/grade`, { answer: harness.stdout.trim().slice(-100_000) })).text()) as { score: number | null; passed?: boolean; errored?: boolean; error?: string };
+      reward = g.score;
+      verdict = g.errored
+        ? { judge: 'claw-eval', outcome: 'judge_error', reasoning: `the task's grader failed: ${g.error ?? ''}`.slice(0, 4000), details: g as Record<string, unknown> }
+        : { judge: 'claw-eval', outcome: g.passed ? 'success' : 'failure', ...(reward !== null ? { score: Math.max(0, Math.min(1, reward)) } : {}), details: g as Record<string, unknown> };
     } else if (claw) {
       const g = JSON.parse(await (await o.client.request('POST', `/sandboxes/${encodeURIComponent(claw.id)}/claw/grade`, { answer: harness.stdout.slice(-100_000) })).text()) as { score?: number; passed?: boolean };
       reward = typeof g.score === 'number' ? g.score : null;
@@ -173,6 +197,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   } finally {
     if (sb) await o.client.deleteSandbox(sb.sandbox_id).catch(() => undefined);
     if (claw) await o.client.deleteSandbox(claw.id).catch(() => undefined);
+    if (clawEval) await o.client.deleteSandbox(clawEval.id).catch(() => undefined);
     await mcp?.gateway.close();
     if (browser) {
       await browser.gateway.close();
@@ -187,8 +212,8 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     episode_id: o.episodeId,
     run_id: o.runId,
     started_at: started,
-    task: { id: taskId(o.task), suite: o.task.kind === 'swe' ? 'swe-bench' : o.task.kind === 'claw' ? 'claw' : 'offline', site: 'harness', question: taskText(o.task), extra: {}, flags: [] },
-    config: { harness: o.cmd, model: o.model, rollout, proxy: o.proxy.url, timeout_s: o.timeoutS, sandbox: o.task.kind === 'browser' ? 'shell+browser' : o.task.kind === 'claw' ? 'shell+claw' : 'shell', network_allow: allow },
+    task: { id: taskId(o.task), suite: suiteOf(o.task), site: 'harness', question: taskText(o.task), extra: {}, flags: [] },
+    config: { harness: o.cmd, model: o.model, rollout, proxy: o.proxy.url, timeout_s: o.timeoutS, sandbox: o.task.kind === 'browser' ? 'shell+browser' : o.task.kind === 'claw' ? 'shell+claw' : o.task.kind === 'claw-eval' ? 'shell+claw-eval' : 'shell', network_allow: allow },
   });
   for (const s of callSteps(calls)) await recorder.recordStep(s);
   await recorder.finish({ termination, ...(reward !== null ? { reward } : {}), ...(verdict ? { verdicts: [verdict] } : {}), answer: harness?.stdout.slice(-10_000) });

@@ -16,6 +16,7 @@ import {
 import { GroveError } from '../../protocol/errors.ts';
 import type { BrowserCreateOptions, ShellCreateOptions } from '../../protocol/sandbox.ts';
 import { resolveClawSpec, type ClawSandbox } from '../../claw-env/sandbox.ts';
+import { isClawEvalEpisode } from '../../claw-env/claw-eval/episode.ts';
 import { grade } from '../../claw-env/graders/grade.ts';
 import type { RouteContext } from '../route.ts';
 import { defineRoute } from '../route.ts';
@@ -24,6 +25,8 @@ import { errorResponses } from './common.ts';
 function clawSandbox(ctx: RouteContext, id: string): ClawSandbox {
   const sb = ctx.registry.use(id);
   if (sb.type !== 'claw') throw new GroveError('wrong_sandbox_type', `Sandbox ${id} is a ${sb.type} sandbox; this operation needs a claw sandbox.`);
+  // A Claw-Eval task's sandbox has no apps of Grove's (state, audit, reset, pairing): its own routes are /claw-eval/*.
+  if (isClawEvalEpisode(sb)) throw new GroveError('wrong_sandbox_type', `Sandbox ${id} runs a Claw-Eval task: use /sandboxes/${id}/claw-eval/tools, /claw-eval/call, /claw-eval/grade or its MCP server.`);
   return sb as ClawSandbox;
 }
 

@@ -1,0 +1,103 @@
+// A Claw-Eval checkout held by a long-lived process (the server with `--claw-eval DIR`, so `grove harness run
+// --claw-eval DIR` through its embedded server): the checkout's yaml read at once (a DIR that is not a checkout fails
+// at start), its Python environment and Grove's driver prepared once on first use, and one episode sandbox
+// (episode.ts) per `claw_eval_task` creation. A task is named by its id as the yaml gives it, looked up in the loaded
+// table — never joined onto a path — so `../x`, absolute paths or encoded tricks are just unknown ids.
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { GroveError } from '../../protocol/errors.ts';
+import { importFiles, loadClawEvalCheckout, markMissingDeps, type ClawEvalTask } from './checkout.ts';
+import type { ClawEvalJudgeConfig } from './grade.ts';
+import { ensureClawEvalPython, probeDeps, writeDriver, type ClawEvalPython } from './pyenv.ts';
+import { clawEvalTempDir } from './tmp.ts';
+
+export interface PreparedCheckout {
+  root: string;
+  python: ClawEvalPython;
+  driver: string;
+  /** The driver's temp folder (remove it when done). */
+  tmp: string;
+  tasks: ClawEvalTask[];
+}
+
+export interface PrepareOptions {
+  dir: string;
+  cacheDir: string;
+  indexUrl?: string;
+  python?: string;
+  log?: (line: string) => void;
+}
+
+/** The checkout's Python environment (built once, cached), Grove's driver in a temp folder, and the tasks with the
+ * imports their graders and services lack marked missing_python_dep. What `grove claw tasks|run --claw-eval` use. */
+export async function prepareClawEvalCheckout(o: PrepareOptions): Promise<PreparedCheckout> {
+  const co = loadClawEvalCheckout(o.dir);
+  const python = await ensureClawEvalPython(co.root, { cacheDir: o.cacheDir, indexUrl: o.indexUrl, python: o.python, log: o.log });
+  const tmp = clawEvalTempDir('driver');
+  try {
+    const driver = writeDriver(tmp);
+    const ready = co.tasks.filter((t) => t.status === 'ready');
+    const missing = await probeDeps(python, driver, co.root, ready.map((t) => ({ id: t.id, files: importFiles(co.root, t) })));
+    return { root: co.root, python, driver, tmp, tasks: markMissingDeps(co.tasks, missing) };
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+export interface ClawEvalHostOptions extends PrepareOptions {
+  /** The judge of tasks whose graders call one (the server's --judge-url/--judge-model through Grove's judge client). */
+  judge?: ClawEvalJudgeConfig;
+  errorRate?: number;
+}
+
+export class ClawEvalHost {
+  readonly root: string;
+  private readonly byId: Map<string, ClawEvalTask>;
+  private prepared?: Promise<PreparedCheckout>;
+  private closed = false;
+
+  /** Reads the checkout's yaml now: throws ClawEvalCheckoutError for a DIR that is not a checkout. */
+  constructor(readonly o: ClawEvalHostOptions) {
+    const co = loadClawEvalCheckout(o.dir);
+    this.root = co.root;
+    this.byId = new Map(co.tasks.map((t) => [t.id, t]));
+  }
+
+  /** Refuses (4xx) what can never run here, before any sandbox exists: an unknown id, a task skipped at load, a task
+   * needing what an episode sandbox does not give (sandbox tools, a simulated user, a judge the server lacks). */
+  check(id: string): ClawEvalTask {
+    const t = this.byId.get(id);
+    if (!t) throw new GroveError('task_not_found', `No Claw-Eval task "${id.slice(0, 200)}" in the server's checkout (${this.byId.size} tasks; grove claw tasks --claw-eval DIR lists them).`);
+    if (t.status !== 'ready') throw new GroveError('invalid_request', `Claw-Eval task ${t.id} cannot run here: ${t.reason}.`);
+    if (t.sandbox) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} runs with the sandbox tools (Bash, Read, …), which episode sandboxes do not offer yet: run it with grove claw run --claw-eval.`);
+    if (t.user_agent) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} talks with a simulated user (user_agent), which episode sandboxes do not run: use grove claw run --claw-eval --user-url.`);
+    if (t.needs_judge && !this.o.judge) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} is graded with a judge and this server has none: start it with --judge-url and --judge-model.`);
+    return t;
+  }
+
+  /** The prepared checkout (Python environment, driver, dependency probe), once; a failure is retried next time. */
+  prepare(): Promise<PreparedCheckout> {
+    if (this.closed) return Promise.reject(new GroveError('shutting_down'));
+    if (!this.prepared) {
+      this.prepared = prepareClawEvalCheckout(this.o);
+      this.prepared.catch(() => (this.prepared = undefined));
+    }
+    return this.prepared;
+  }
+
+  /** The task as the prepared checkout sees it (missing_python_dep known only after the probe). */
+  async task(id: string): Promise<{ task: ClawEvalTask; prepared: PreparedCheckout }> {
+    this.check(id);
+    const prepared = await this.prepare();
+    const task = prepared.tasks.find((t) => t.id === id)!;
+    if (task.status !== 'ready') throw new GroveError('invalid_request', `Claw-Eval task ${task.id} cannot run here: ${task.reason}.`);
+    return { task, prepared };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const p = await this.prepared?.catch(() => undefined);
+    if (p) rmSync(p.tmp, { recursive: true, force: true });
+  }
+}

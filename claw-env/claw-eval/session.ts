@@ -1,0 +1,133 @@
+// One Claw-Eval trial's environment, whoever drives it: `grove claw run --claw-eval` (runner/claw-eval/trial.ts),
+// a Claw sandbox of the server created with `claw_eval_task` (REST and MCP, so an agent harness such as Codex), all
+// through this one class: the task's services from the checkout (services.ts), its sandbox tools when it has them
+// (sandbox.ts), each tool call routed and recorded as Claw-Eval's dispatcher records it, and after the episode the
+// audit data, env snapshot and local grader files its grader reads. The grade itself is grade.ts on `trace`.
+import { randomUUID } from 'node:crypto';
+import type { ClawEvalEndpoint, ClawEvalTask, ClawEvalTool } from './checkout.ts';
+import { toolResultBlock, type ClawEvalMessage, type ClawEvalTrace } from './grade.ts';
+import type { ClawEvalPrompt } from './prompt.ts';
+import type { ClawEvalPython } from './pyenv.ts';
+import { ClawEvalSandbox, localGraderFiles, type ClawEvalShell } from './sandbox.ts';
+import { ClawEvalServiceSet, type DispatchRecord } from './services.ts';
+
+/** Shell sandboxes for the sandbox tools: one per trial, the Python inside that runs the checkout's sandbox server,
+ * and the checkout's sandbox tool specs. */
+export interface ClawEvalSandboxProvider {
+  open(labels: Record<string, string>): Promise<{ shell: ClawEvalShell; close(): Promise<void> }>;
+  python: string;
+  tools: ClawEvalTool[];
+}
+
+export interface ClawEvalSessionOptions {
+  root: string;
+  python: ClawEvalPython;
+  driver: string;
+  errorRate?: number;
+  sandbox?: ClawEvalSandboxProvider;
+}
+
+export interface ClawEvalCallResult {
+  dispatch: DispatchRecord;
+  /** The tool_result text the model is shown. */
+  text: string;
+  is_error: boolean;
+  /** Frames of a media answer (sandbox tools): images shown to the model after the tool results. */
+  images: { data: string; mime_type: string }[];
+}
+
+export class ClawEvalSession {
+  readonly trace: ClawEvalTrace;
+  readonly tools: ClawEvalTool[];
+  private readonly endpoints: Map<string, ClawEvalEndpoint>;
+  private readonly sandboxNames: Set<string>;
+  private readonly services?: ClawEvalServiceSet;
+  private shellSession?: { shell: ClawEvalShell; close(): Promise<void> };
+  private sandbox?: ClawEvalSandbox;
+  private finished = false;
+
+  constructor(
+    readonly task: ClawEvalTask,
+    readonly trial: number,
+    private readonly o: ClawEvalSessionOptions,
+    first: ClawEvalPrompt,
+  ) {
+    if (task.sandbox && !o.sandbox) throw new Error('the task runs with the sandbox tools and no shell sandbox is configured');
+    this.services = task.services.length ? new ClawEvalServiceSet(task, { root: o.root, python: o.python, driver: o.driver, errorRate: o.errorRate }) : undefined;
+    this.endpoints = new Map(task.endpoints.map((e) => [e.tool_name, e]));
+    // Claw-Eval's --sandbox loop: the task's tools, then the sandbox tools the yaml does not define itself
+    const own = new Set(task.tools.map((t) => t.name));
+    const sandboxTools = task.sandbox ? o.sandbox!.tools : [];
+    this.tools = [...task.tools, ...sandboxTools.filter((t) => !own.has(t.name))];
+    this.sandboxNames = new Set(sandboxTools.map((t) => t.name));
+    this.trace = { messages: [{ role: 'user', content: first.content }], dispatches: [], audit_data: {}, media_events: first.media_events };
+  }
+
+  /** Services up (each answering its health check), then the shell sandbox with the task's files. */
+  async start(signal?: AbortSignal): Promise<void> {
+    await this.services?.start(signal);
+    if (this.task.sandbox) {
+      this.shellSession = await this.o.sandbox!.open({ 'grove.claw-eval.task': this.task.id.slice(0, 60), 'grove.claw-eval.trial': String(this.trial) });
+      this.sandbox = await ClawEvalSandbox.open(this.shellSession.shell, { root: this.o.root, python: this.o.sandbox!.python, task: this.task });
+    }
+  }
+
+  /** One tool call: a sandbox tool in the shell sandbox, else the yaml's endpoint through the service bridge.
+   * The dispatch is recorded in the trace; the caller records the messages. */
+  async call(id: string, name: string, input: Record<string, unknown>): Promise<ClawEvalCallResult> {
+    if (this.finished) throw new Error('the episode is over (graded or closed)');
+    if (this.sandbox && this.sandboxNames.has(name)) {
+      const r = await this.sandbox.call(id, name, input);
+      this.trace.dispatches.push(r.dispatch);
+      return r;
+    }
+    const rec = this.services
+      ? await this.services.callTool(this.endpoints, id, name, input)
+      : { tool_use_id: id, tool_name: name, endpoint_url: '', request_body: input, response_status: 404, response_body: { error: `unknown tool '${name}'` }, latency_ms: 0 };
+    this.trace.dispatches.push(rec);
+    const block = toolResultBlock(rec);
+    return { dispatch: rec, text: block.type === 'tool_result' ? block.content[0]!.text : '', is_error: rec.response_status >= 400, images: [] };
+  }
+
+  /**
+   * A call made by an agent outside Grove's loop (an MCP client, a REST caller): recorded in the trace as Claw-Eval's
+   * loop records one turn with one call (the assistant's tool_use, the user's tool_result, the frames after it).
+   * The signature is the service bridge's, so it serves mcp/claw-eval-tools.ts as it is.
+   */
+  async callTool(_endpoints: unknown, _id: string, name: string, args: Record<string, unknown>): Promise<DispatchRecord> {
+    const id = `toolu_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+    const r = await this.call(id, name, args);
+    this.trace.messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name, input: args }] });
+    this.trace.messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: [{ type: 'text', text: r.text }], is_error: r.is_error }] });
+    if (r.images.length) this.trace.messages.push({ role: 'user', content: [{ type: 'text', text: `[Visual content from tool results: ${r.images.length} image(s)]` }, ...r.images.map((i) => ({ type: 'image' as const, data: i.data, mime_type: i.mime_type }))] });
+    return r.dispatch;
+  }
+
+  /** The agent's final answer (an external agent's last text), as Claw-Eval's last assistant message. */
+  answer(text: string): void {
+    const m: ClawEvalMessage = { role: 'assistant', content: text ? [{ type: 'text', text }] : [] };
+    this.trace.messages.push(m);
+  }
+
+  /** After the loop: each service's audit, the sandbox's env snapshot, the local grader files (once). */
+  async finish(): Promise<ClawEvalTrace> {
+    if (this.finished) return this.trace;
+    this.finished = true;
+    if (this.services) this.trace.audit_data = await this.services.audit();
+    if (this.sandbox) this.trace.env_snapshot = await this.sandbox.snapshot(this.o.root, this.task);
+    if (this.task.local_grader_files.length) this.trace.env_snapshot = { ...(this.trace.env_snapshot ?? {}), ...localGraderFiles(this.task) };
+    return this.trace;
+  }
+
+  /** Services and shell sandbox down; idempotent. */
+  async close(): Promise<void> {
+    this.finished = true;
+    const s = this.shellSession;
+    this.shellSession = undefined;
+    try {
+      await this.services?.stop();
+    } finally {
+      await s?.close();
+    }
+  }
+}
