@@ -64,7 +64,9 @@ export class Placer {
   /** Reserves a place for the record; resolves with the pod's name (the pod may still be starting). */
   place(rec: SandboxRecord, expiresAt: string): Promise<string> {
     const t = this.d.cfg.templates[rec.template]!;
-    if (t.placement === 'pod') return this.claimOrCreate(rec, true, expiresAt);
+    // A claw sandbox gets a pod of its own whatever the template says: its apps, and the browsers paired with it,
+    // share that pod with nobody else (k8s/remote-claw.ts).
+    if (t.placement === 'pod' || rec.type === 'claw') return this.claimOrCreate(rec, true, expiresAt);
     const prev = this.queue.get(rec.template) ?? Promise.resolve();
     const next = prev.catch(() => undefined).then(() => this.placeShared(rec));
     this.queue.set(rec.template, next);
@@ -76,7 +78,8 @@ export class Placer {
     const max = this.d.cfg.templates[template]!.maxPerWorker;
     return this.d.cache.all().filter((p) => {
       const l = p.metadata?.labels ?? {};
-      if (l[L.template] !== template || l[L.state] !== 'claimed' || l[L.placement] !== 'shared') return false;
+      // A pod claimed for one sandbox (a claw sandbox's on a shared template) takes no others.
+      if (l[L.template] !== template || l[L.state] !== 'claimed' || l[L.placement] !== 'shared' || l[L.sandbox]) return false;
       const c = podCondition(p);
       return (c.state === 'ready' || c.state === 'pending') && liveCount(p) < max;
     });

@@ -18,7 +18,7 @@ import { loadConfig } from '../../sandbox/config.ts';
 import { buildApp } from '../../server/app.ts';
 import { registerWorkerRoutes } from '../../server/worker-routes.ts';
 import { PLACEHOLDER_BASE } from '../../sites/tasks.ts';
-import { startOrchestrator, type Orchestrator } from './harness.ts';
+import { startOrchestrator, until, type Orchestrator } from './harness.ts';
 
 type Obj = Record<string, any>;
 const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-beside-'));
@@ -62,7 +62,8 @@ beforeAll(async () => {
   await sim.start();
   orch = await startOrchestrator(sim, {
     workerPort: 20000 + Math.floor(Math.random() * 1000),
-    templates: { browser: { type: 'browser', placement: 'pod', warmPool: 0 }, shell: { type: 'shell', placement: 'pod', warmPool: 0 } },
+    // Shared browser workers: a claw sandbox still gets a pod of its own.
+    templates: { browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 0 }, shell: { type: 'shell', placement: 'pod', warmPool: 0 } },
   });
 }, 30_000);
 
@@ -105,7 +106,14 @@ describe('Claw sandboxes on worker pods', () => {
     const reset = await inject('POST', `/sandboxes/${id}/claw/reset`, {});
     expect(reset.json()).toEqual({ ok: true });
     expect((await inject('GET', `/sandboxes/${id}/claw/audit`)).json().entries).toEqual([]);
-    expect((await inject('DELETE', `/sandboxes/${id}`)).statusCode).toBe(204);
+
+    // Isolation: another claw sandbox never shares the pod (the template is shared), and the pod goes with its sandbox.
+    const second = await createClaw({ world_seed: 2 });
+    const secondPod = sim.listPodObjects().find((p) => podRecords(p as never).has(second))!;
+    expect(secondPod.metadata.name).not.toBe(pod.metadata.name);
+    expect(secondPod.metadata.labels['grove.dev/sandbox']).toBe(second);
+    for (const x of [id, second]) expect((await inject('DELETE', `/sandboxes/${x}`)).statusCode).toBe(204);
+    await until(() => !sim.listPodObjects().some((p) => p.metadata.name === pod.metadata.name || p.metadata.name === secondPod.metadata.name), 'the claw pods deleted');
   });
 
   test('attacks: bad task ids, bad pairing, bad arguments answer 4xx with stable codes; no route leaks the worker', async () => {
