@@ -6,6 +6,7 @@ import type { ActionError, Observation, SomElement } from '../protocol/observati
 import { GroveError } from '../protocol/errors.ts';
 import { Progress } from '../sandbox/progress.ts';
 import { accessibilityText } from './a11y.ts';
+import { FrameCache } from './frame-cache.ts';
 import { captureFormat, cdpCapture, finishShot, type EncodedShot, type ShotSettings } from './observe.ts';
 import type { Recovery } from './recovery.ts';
 import { firstLine, PROBE_MS, type SandboxState } from './sandbox-state.ts';
@@ -16,7 +17,7 @@ import type { StepOptions } from './types.ts';
 import { errMessage, quietly, TimeoutError } from './util.ts';
 import { isBlankUrl } from './watchdogs.ts';
 
-type Shot = EncodedShot & { captureMs: number };
+type Shot = EncodedShot & { captureMs: number; cached?: boolean };
 
 /** Captures tried on a page that answers before the observation reports capture_timeout. */
 const CAPTURE_TRIES = 3;
@@ -29,7 +30,21 @@ function observationFailure(e: unknown): ActionError {
   return { code: e instanceof TimeoutError ? 'capture_timeout' : 'action_failed', message };
 }
 
+/** What a capture is cached under: its settings and, with the SoM overlay, the labels drawn on it. */
+function frameKey(settings: ShotSettings, som: SomElement[] | undefined): string {
+  return JSON.stringify([settings, som ?? null]);
+}
+
+/** A cached shot answered again: the same bytes (decoded from the base64 only if asked), capture = the check's ms. */
+function again(shot: Shot, ms: number): Shot {
+  const copy = { base64: shot.base64, mime: shot.mime, width: shot.width, height: shot.height, scale_x: shot.scale_x, scale_y: shot.scale_y, ms: 0, captureMs: ms, cached: true };
+  return Object.defineProperty(copy, 'bytes', { enumerable: true, get: () => shot.bytes }) as Shot;
+}
+
 export class Observer {
+  /** Captures answered again while nothing painted (frame-cache.ts); the step pipeline invalidates it per action. */
+  readonly frames = new FrameCache<Shot>();
+
   constructor(
     private readonly s: SandboxState,
     private readonly tabs: Tabs,
@@ -46,6 +61,19 @@ export class Observer {
     const settings = this.settings();
     const f = captureFormat(settings, som !== undefined);
     const budget = () => Math.max(1, d.within(Math.min(s.T, 5000)).remaining());
+    // At a device scale other than 1 Chromium's capture paints frames of its own after its reply (it changes the
+    // page's emulated metrics to capture and restores them: 2-3 frames each, measured): the damage count could never
+    // tell a frame of ours from the page's, so no cache there.
+    const useCache = s.options.frame_cache !== false && (s.options.device_scale_factor ?? 1) === 1;
+    const key = useCache ? frameKey(settings, som) : '';
+    let pending;
+    if (useCache) {
+      const t0 = Date.now();
+      const cdp = await d.race(s.session(pg), 'CDP session');
+      const hit = await this.frames.lookup(cdp, key, pg.url(), d);
+      if (hit) return again(hit, Date.now() - t0);
+      pending = await this.frames.begin(cdp, d);
+    }
     let raw;
     for (let tries = 1; ; tries++) {
       try {
@@ -63,8 +91,10 @@ export class Observer {
         if (!(e instanceof TimeoutError) || tries >= CAPTURE_TRIES || d.remaining() < CAPTURE_MIN_MS || !(await this.recovery.responsive(pg, d))) throw e;
       }
     }
-    const shot = await finishShot(raw, settings, som);
-    return Object.assign(shot, { captureMs: raw.ms }); // not a spread: that would decode the lazy bytes
+    const shot: Shot = Object.assign(await finishShot(raw, settings, som), { captureMs: raw.ms }); // not a spread: that would decode the lazy bytes
+    if (pending) this.frames.keep(pending, key, pg.url(), shot);
+    if (useCache) shot.cached = false;
+    return shot;
   }
 
   async observe(opts: StepOptions, error: ActionError | null, actionMs: number, settleMs: number, t0: number, deadline: Progress): Promise<Observation> {
@@ -160,6 +190,7 @@ export class Observer {
       events,
       timings: { action: actionMs, settle: settleMs, capture: shot?.captureMs ?? 0, encode: shot?.ms ?? 0, total: 0 },
     };
+    if (shot?.cached !== undefined) obs.timings.cached = shot.cached;
     if (shot) s.episode.lastShotSize = { width: shot.width, height: shot.height };
     if (shot) obs.screenshot = { mime: shot.mime, width: shot.width, height: shot.height, base64: shot.base64 ?? shot.bytes.toString('base64'), scale: shot.scale_x, scale_x: shot.scale_x, scale_y: shot.scale_y };
     if (som) obs.som = som;

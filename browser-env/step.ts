@@ -47,6 +47,8 @@ export class StepPipeline {
       const rec: ActionRecord = {};
       const ta = Date.now();
       const wantSettle = useSettle && !NO_SETTLE.has(a.action);
+      // An action may change what the next capture shows: none before it is answered again (frame-cache.ts).
+      if (a.action !== 'wait') this.observer.frames.invalidate();
       // A title read by an earlier action's settle is out of date once this action runs.
       s.episode.settledTitle = null;
       if (wantSettle) s.net.begin();

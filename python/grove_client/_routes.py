@@ -34,7 +34,7 @@ _OBS_OPTIONS = ("screenshot", "som", "accessibility", "som_overlay")
 #: Fields of a browser sandbox's creation options (CreateSandboxBody, type "browser").
 BROWSER_OPTIONS = (
     "type", "viewport", "device_scale_factor", "start_url", "user_agent", "locale", "timezone", "screenshot_format", "screenshot_quality",
-    "resize", "coordinate_space", "rel_divisor", "settle", "settle_quiet_ms", "settle_max_ms", "action_timeout_ms",
+    "resize", "frame_cache", "coordinate_space", "rel_divisor", "settle", "settle_quiet_ms", "settle_max_ms", "action_timeout_ms",
     "som", "accessibility", "network", "ttl_seconds", "idle_timeout_seconds", "record", "record_har", "replay_har",
     "labels", "task", "episode", "claw_sandbox",
 )

@@ -1,0 +1,247 @@
+// The frame cache against real Chromium: every answer from the cache is paired with a fresh CDP capture of the
+// same page taken right after it and must be pixel-identical; a page changed since the last capture (by itself,
+// by an action, by navigation or a tab switch, 1 px or through requestAnimationFrame) is never answered from it.
+import sharp from 'sharp';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cdpCapture } from '../../browser-env/observe.ts';
+import type { Observer } from '../../browser-env/observer.ts';
+import type { SandboxState } from '../../browser-env/sandbox-state.ts';
+import type { ChromiumSandbox } from '../../browser-env/sandbox.ts';
+import type { Observation, StepResult } from '../../protocol/observation.ts';
+import { html, openEnv, startFixture, type Fixture, type TestEnv } from './support.ts';
+
+const PAGE = html(
+  `<div id="t" style="position:absolute;left:10px;top:10px;font:20px sans-serif">hello</div>
+   <div id="px" style="position:absolute;left:300px;top:10px;width:1px;height:1px;background:#fff"></div>
+   <canvas id="c" width="40" height="40" style="position:absolute;left:10px;top:60px"></canvas>
+   <input id="i" style="position:absolute;left:10px;top:120px;width:150px">
+   <div id="h" style="position:absolute;left:200px;top:60px;width:80px;height:40px">hover</div>
+   <button id="raf" style="position:absolute;left:10px;top:160px;width:120px;height:30px"
+     onclick="requestAnimationFrame(() => requestAnimationFrame(() => { document.getElementById('t').textContent = 'raf'; }))">raf</button>
+   <div id="anim" style="position:absolute;left:200px;top:160px;width:40px;height:40px;background:blue"></div>
+   <div style="height:3000px"></div>`,
+  '<style>body{margin:0;background:#fff} #h:hover{background:#f00} .run{animation:k .6s infinite alternate} @keyframes k{to{transform:translateX(60px)}}</style>',
+);
+const OTHER = html('<h1 style="margin:0">other page</h1>');
+
+let fx: Fixture;
+let te: TestEnv;
+const net = () => ({ allow: [`127.0.0.1:${fx.port}`] });
+
+beforeAll(async () => {
+  fx = await startFixture({ '/p': PAGE, '/other': OTHER });
+  te = await openEnv();
+});
+
+afterAll(async () => {
+  await te?.close();
+  await fx?.close();
+});
+
+const isStep = (r: unknown): r is StepResult => typeof r === 'object' && r !== null && 'observation' in r;
+const inside = (sb: ChromiumSandbox) => sb as unknown as { s: SandboxState; observer: Observer };
+const page = (sb: ChromiumSandbox): Page => inside(sb).s.page;
+
+async function pixels(b: Buffer): Promise<Buffer> {
+  return sharp(b).removeAlpha().raw().toBuffer();
+}
+
+/** A fresh capture of the sandbox's page through its own session, in the sandbox's format; and the damage count. */
+async function fresh(sb: ChromiumSandbox): Promise<{ bytes: Buffer; damage: number | undefined }> {
+  const { s, observer } = inside(sb);
+  const cdp = await s.session(s.page);
+  const raw = await cdpCapture(cdp, s.options.screenshot_format, s.options.screenshot_quality, 10_000);
+  return { bytes: raw.bytes, damage: await observer.frames.damage(cdp) };
+}
+
+interface Tally {
+  cached: number;
+  captured: number;
+  /** Answers compared with a fresh capture and found identical. */
+  compared: number;
+  /** Answers that differed from the fresh capture because the page changed between the two. */
+  changedBetween?: number;
+}
+
+/** Where two images differ: the bounding box of the differing pixels (image px), or null when identical. */
+async function diffBox(a: Buffer, b: Buffer): Promise<{ x0: number; y0: number; x1: number; y1: number } | null> {
+  const ia = await sharp(a).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const pb = await pixels(b);
+  if (ia.data.equals(pb)) return null;
+  const w = ia.info.width;
+  const box = { x0: Infinity, y0: Infinity, x1: -1, y1: -1 };
+  for (let i = 0; i < ia.data.length; i += 3) {
+    if (ia.data[i] === pb[i] && ia.data[i + 1] === pb[i + 1] && ia.data[i + 2] === pb[i + 2]) continue;
+    const x = (i / 3) % w;
+    const y = Math.floor(i / 3 / w);
+    box.x0 = Math.min(box.x0, x);
+    box.y0 = Math.min(box.y0, y);
+    box.x1 = Math.max(box.x1, x);
+    box.y1 = Math.max(box.y1, y);
+  }
+  return box;
+}
+
+/**
+ * Pairs an answer with a fresh capture taken at once and compares pixels. `between`: for a page that changes by
+ * itself, says whether it changed between the observation's request and the fresh capture; only then may a cached
+ * answer differ. A capture (not cached) is fresh by definition and, on such a page, not compared.
+ */
+async function observeChecked(sb: ChromiumSandbox, t: Tally, o?: Observation, between?: () => Promise<boolean>): Promise<Observation> {
+  o ??= await sb.observe();
+  const f = await fresh(sb);
+  if (o.timings.cached) t.cached++;
+  else t.captured++;
+  const box = await diffBox(Buffer.from(o.screenshot!.base64!, 'base64'), f.bytes);
+  if (box && between && (!o.timings.cached || (await between()))) {
+    t.changedBetween = (t.changedBetween ?? 0) + 1;
+    return o;
+  }
+  expect(box, `cached=${o.timings.cached} at ${o.url}`).toBeNull();
+  t.compared++;
+  return o;
+}
+
+/**
+ * Observes until the cache answers (at rest it does on the second look at the latest), and pairs that answer with a
+ * fresh capture. A capture paints a frame itself, so the captures before it are not paired (they are captures).
+ */
+async function observeUntilCached(sb: ChromiumSandbox, t: Tally, what = ''): Promise<void> {
+  // Some changes paint for a while after them (a scrollbar fading out after a scroll): up to 3 s of looks.
+  for (const end = Date.now() + 3000; Date.now() < end; ) {
+    const o = await sb.observe();
+    if (o.timings.cached) {
+      await observeChecked(sb, t, o);
+      return;
+    }
+    expect(o.timings.cached).toBe(false);
+  }
+  throw new Error(`the cache never answered for a page at rest (${what})`);
+}
+
+describe('frame cache', () => {
+  it('answers a page at rest from the cache, identical to a fresh capture, and never a changed page', async () => {
+    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 400, height: 300 }, screenshot_format: 'png' });
+    const t: Tally = { cached: 0, captured: 0, compared: 0 };
+    const pg = page(sb);
+    const changed = async (what: string, change: () => Promise<unknown>) => {
+      await observeUntilCached(sb, t, `before ${what}`);
+      const r = await change();
+      // A step answers with its own observation (a capture: the action invalidated the cache); a change the page
+      // made by itself is seen by the next observation.
+      const o = await observeChecked(sb, t, isStep(r) ? r.observation : undefined);
+      expect(o.timings.cached, `${what}: answered from the cache`).toBe(false);
+    };
+    // The page changes by itself (no action bumps the cache's epoch): only its damage tells.
+    await changed('DOM text', () => pg.evaluate(() => (document.getElementById('t')!.textContent = 'world')));
+    await changed('1 px colour', () => pg.evaluate(() => (document.getElementById('px')!.style.background = '#fffffe')));
+    await changed('canvas draw', () => pg.evaluate(() => (document.getElementById('c') as HTMLCanvasElement).getContext('2d')!.fillRect(0, 0, 1, 1)));
+    await changed('change from a timer', () => pg.evaluate(() => new Promise((r) => setTimeout(() => r((document.getElementById('t')!.textContent = 'timer')), 5))));
+    await changed('change two frames later', () =>
+      pg.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r((document.getElementById('t')!.textContent = 'later')))))),
+    );
+    // Actions: hover, scroll, a click whose effect comes through requestAnimationFrame, navigation, tabs.
+    await changed('hover', () => sb.step([{ action: 'hover', x: 240, y: 80 }]));
+    await changed('scroll', () => sb.step([{ action: 'scroll', x: 200, y: 150, dy: 100 }]));
+    await changed('scroll back', () => sb.step([{ action: 'scroll', x: 200, y: 150, dy: -100 }]));
+    await changed('click whose effect comes two animation frames later', () => sb.step([{ action: 'click', x: 70, y: 175 }]));
+    await changed('navigation', () => sb.step([{ action: 'goto', url: fx.url('/other') }]));
+    await changed('new tab', () => sb.step([{ action: 'new_tab', url: fx.url('/p') }]));
+    await changed('tab switch', () => sb.step([{ action: 'switch_tab', index: 0 }]));
+    await changed('back', () => sb.step([{ action: 'back' }]));
+    // A CSS animation paints every frame: every answer while it runs must still match, and most are captures.
+    await observeUntilCached(sb, t);
+    await pg.evaluate(() => document.getElementById('anim')!.classList.add('run'));
+    let animCached = 0;
+    for (let i = 0; i < 6; i++) {
+      const o = await sb.observe();
+      if (o.timings.cached) {
+        animCached++;
+        await observeChecked(sb, t, o, async () => true);
+      }
+    }
+    expect(animCached).toBe(0);
+    await pg.evaluate(() => document.getElementById('anim')!.classList.remove('run'));
+    await observeUntilCached(sb, t);
+    expect(t.cached).toBeGreaterThanOrEqual(13);
+    expect(t.compared).toBe(t.cached + t.captured);
+    console.log(`frame cache sequence: ${t.cached} cached answers, ${t.captured} captures, all ${t.compared} identical to a fresh capture`);
+    await sb.close();
+  });
+
+  it('a blinking caret: cached answers match a fresh capture but where the caret blinked between the two', async () => {
+    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 400, height: 300 }, screenshot_format: 'png' });
+    const t: Tally = { cached: 0, captured: 0, compared: 0 };
+    await sb.step([{ action: 'click', x: 80, y: 130 }]);
+    // The caret's blink time cannot be read from the page: a difference is allowed only inside the input's box.
+    const end = Date.now() + 2500;
+    while (Date.now() < end) {
+      // Two looks back to back (the second may be cached), then the pairing capture.
+      await sb.observe();
+      const o = await sb.observe();
+      const f = await fresh(sb);
+      const box = await diffBox(Buffer.from(o.screenshot!.base64!, 'base64'), f.bytes);
+      if (o.timings.cached) t.cached++;
+      else t.captured++;
+      if (!box) t.compared++;
+      else {
+        expect(box.x0 >= 10 && box.x1 <= 170 && box.y0 >= 115 && box.y1 <= 145, `difference outside the input: ${JSON.stringify(box)}`).toBe(true);
+        t.changedBetween = (t.changedBetween ?? 0) + 1;
+      }
+    }
+    expect(t.cached + t.captured).toBeGreaterThan(5);
+    console.log(`caret: ${t.cached} cached, ${t.captured} captured, ${t.compared} identical, ${t.changedBetween ?? 0} differing in the caret's box only`);
+    await sb.close();
+  });
+
+  it('at device scale 2 the cache is off: Chromium paints frames of its own for each capture there', async () => {
+    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 320, height: 240 }, device_scale_factor: 2 });
+    const t: Tally = { cached: 0, captured: 0, compared: 0 };
+    for (let i = 0; i < 3; i++) {
+      const o = await sb.observe();
+      expect(o.screenshot).toMatchObject({ width: 640, height: 480 });
+      expect(o.timings.cached).toBeUndefined();
+    }
+    await page(sb).evaluate(() => (document.getElementById('px')!.style.background = '#000'));
+    expect((await observeChecked(sb, t)).timings.cached).toBeUndefined();
+    await sb.close();
+  });
+
+  it('an attacker page that replaces requestAnimationFrame and changes 1 px on a timer still gets fresh frames', async () => {
+    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 400, height: 300 }, screenshot_format: 'png' });
+    const t: Tally = { cached: 0, captured: 0, compared: 0 };
+    const pg = page(sb);
+    // The page's own requestAnimationFrame answers at once (a barrier run in the page's world would pass early),
+    // and a 1-px flip every 230 ms lands anywhere in the steps; each flip's time is kept to judge a difference.
+    await pg.evaluate(() => {
+      window.requestAnimationFrame = (cb: FrameRequestCallback) => (cb(0), 0);
+      const w = window as unknown as { flips: number[] };
+      w.flips = [];
+      let n = 0;
+      setInterval(() => {
+        document.getElementById('px')!.style.background = n++ % 2 ? '#fff' : '#fefefe';
+        w.flips.push(performance.now());
+      }, 230);
+    });
+    const now = () => pg.evaluate(() => performance.now());
+    for (let i = 0; i < 16; i++) {
+      await sb.step([{ action: 'wait', ms: 5 }]);
+      const t1 = await now();
+      const r = await sb.step([{ action: 'wait', ms: 5 }]);
+      // Changed between: a flip after the step was asked for (t1) and before the fresh capture's reply.
+      await observeChecked(sb, t, r.observation, async () => {
+        const t2 = await now();
+        return pg.evaluate(([a, b]) => (window as unknown as { flips: number[] }).flips.some((f) => f > a && f < b), [t1, t2]);
+      });
+    }
+    console.log(`attacker: ${t.cached} cached, ${t.captured} captured, ${t.compared} identical, ${t.changedBetween ?? 0} with a flip between`);
+    await sb.close();
+  });
+
+  it('frame_cache false: every observation is a capture and says nothing of a cache', async () => {
+    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 400, height: 300 }, frame_cache: false });
+    for (let i = 0; i < 3; i++) expect((await sb.observe()).timings.cached).toBeUndefined();
+    await sb.close();
+  });
+});
