@@ -18,6 +18,7 @@ import type { BrowserCreateOptions, ShellCreateOptions } from '../../protocol/sa
 import { resolveClawSpec, type ClawSandbox } from '../../claw-env/sandbox.ts';
 import { isClawEvalEpisode } from '../../claw-env/claw-eval/episode.ts';
 import { grade } from '../../claw-env/graders/grade.ts';
+import { parseState } from '../../claw-env/state.ts';
 import type { RouteContext } from '../route.ts';
 import { defineRoute } from '../route.ts';
 import { errorResponses } from './common.ts';
@@ -33,6 +34,7 @@ function clawSandbox(ctx: RouteContext, id: string): ClawSandbox {
 /** A claw sandbox whose apps run on a worker pod (k8s/remote-claw.ts): the same route, answered by the worker. */
 interface RelayedClaw {
   relayClaw(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown>;
+  clawInfo(): Promise<{ task_id: string | null } | null>;
 }
 
 function relayed(sb: ClawSandbox): RelayedClaw | null {
@@ -198,9 +200,15 @@ const clawGrade = defineRoute({
   responses: { 200: { description: 'Grade', schema: z.record(z.string(), z.unknown()) }, ...ERR },
   async handler({ params, body, ctx }) {
     const sb = clawSandbox(ctx, params.id);
-    // On a worker pod the grader runs beside the apps, on their audit log and state (the worker's own route).
+    // On a worker pod: graded here, on the audit log and final state read back from the worker.
     const remote = relayed(sb);
-    if (remote) return remote.relayClaw('POST', 'grade', body);
+    if (remote) {
+      const [info, audit, state] = await Promise.all([remote.clawInfo(), remote.relayClaw('GET', 'audit'), remote.relayClaw('GET', 'state')]);
+      if (!info?.task_id) throw new GroveError('invalid_request', `Sandbox ${params.id} was not created from a task (task_id).`);
+      const task = resolveClawSpec({ type: 'claw', task_id: info.task_id, labels: {} }).task!;
+      const entries = ClawAuditResponse.parse(audit).entries as unknown as ClawSandbox['app']['audit'];
+      return grade(task, { audit: entries, final: parseState(ClawStateResponse.parse(state).state), answer: body.answer });
+    }
     if (!sb.task) throw new GroveError('invalid_request', `Sandbox ${params.id} was not created from a task (task_id).`);
     return grade(sb.task, { audit: sb.app.audit, final: sb.app.state, answer: body.answer });
   },

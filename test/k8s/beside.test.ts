@@ -97,11 +97,14 @@ describe('Claw sandboxes on worker pods', () => {
     expect(audit).toEqual(direct);
     expect((await inject('GET', `/sandboxes/${id}/claw/state`)).json().state.mail.messages.length).toBeGreaterThan(0);
 
-    // Graded beside the apps: nothing was sent yet, so the task fails, with its checks listed.
-    const graded = (await inject('POST', `/sandboxes/${id}/claw/grade`, {})).json();
+    // Graded by the orchestrator on the audit log and state read back: nothing was done yet, so the task fails, with
+    // its checks listed — exactly as the worker grades its own sandbox.
+    const graded = (await inject('POST', `/sandboxes/${id}/claw/grade`, { answer: 'done' })).json();
     expect(graded).toMatchObject({ task_id: 'hand-doc-summary' });
     expect(graded.passed).toBe(false);
     expect(graded.checks.length).toBeGreaterThan(0);
+    const own = await fetch(`${w.url}/sandboxes/${wid}/claw/grade`, { method: 'POST', headers: { 'x-api-key': w.token, 'content-type': 'application/json' }, body: '{"answer":"done"}' }).then((r) => r.json());
+    expect(graded).toEqual(own);
 
     const reset = await inject('POST', `/sandboxes/${id}/claw/reset`, {});
     expect(reset.json()).toEqual({ ok: true });
@@ -123,6 +126,11 @@ describe('Claw sandboxes on worker pods', () => {
     const id = await createClaw({ world_seed: 3 });
     const reset = await inject('POST', `/sandboxes/${id}/claw/reset`, { task_id: 'no-such-task' });
     expect([reset.statusCode, reset.json().error.code]).toEqual([400, 'invalid_request']);
+    const noTask = await inject('POST', `/sandboxes/${id}/claw/grade`, {});
+    expect([noTask.statusCode, noTask.json().error.code]).toEqual([400, 'invalid_request']);
+    // Reset to a task on the worker: graded against that task (its id read back from the worker).
+    expect((await inject('POST', `/sandboxes/${id}/claw/reset`, { task_id: 'hand-doc-summary' })).statusCode).toBe(200);
+    expect((await inject('POST', `/sandboxes/${id}/claw/grade`, {})).json().task_id).toBe('hand-doc-summary');
     // Arguments the apps refuse come back as the app's 4xx inside a 200 (as locally), never as a worker error.
     const call = (await inject('POST', `/sandboxes/${id}/claw/call`, { tool: 'mail_get_message', arguments: { id: '"><script>' } })).json();
     expect(call.status).toBeGreaterThanOrEqual(400);
