@@ -137,6 +137,9 @@ describe('Claw sandboxes on worker pods', () => {
     expect(JSON.stringify(call)).not.toMatch(/127\.\d+\.\d+\.\d+:\d+|stack/);
     const unknownTool = await inject('POST', `/sandboxes/${id}/claw/call`, { tool: 'rm -rf /', arguments: {} });
     expect(unknownTool.statusCode).toBeLessThan(500);
+    // A Claw-Eval checkout's services need bubblewrap, which worker pods do not allow.
+    const clawEval = await inject('POST', '/sandboxes', { type: 'claw', claw_eval_task: 'T01' });
+    expect([clawEval.statusCode, clawEval.json().error.code]).toEqual([400, 'not_supported_on_backend']);
     // A shell cannot be paired: its pod is its own, and no pod reaches another's apps.
     const shell = await inject('POST', '/sandboxes', { type: 'shell', claw_sandbox: id });
     expect([shell.statusCode, shell.json().error.code]).toEqual([400, 'not_supported_on_backend']);
