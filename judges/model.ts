@@ -103,7 +103,6 @@ export class JudgeModel {
       maxRetries: this.config.httpRetries,
       fetch: opts.fetch,
       log: this.log,
-      retryBaseDelayMs: 200,
     });
     this.sem = new Semaphore(this.config.concurrency);
     this.cache = opts.cache;

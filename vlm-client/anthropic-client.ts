@@ -3,9 +3,11 @@
 // `anthropic-version` headers (no bearer token), `system` apart from `messages`, required `max_tokens`, image blocks
 // with base64 sources, the `computer_20250124` tool with `display_width_px`/`display_height_px` (beta header
 // `computer-use-2025-01-24`), `tool_use` blocks answered by `tool_result` blocks at the start of the next user turn,
-// and `usage.input_tokens`/`output_tokens`. Retries, timeouts and the error family are ChatClient's.
-import { readBody } from './chat-decode.ts';
-import { APIError, ChatClient, type ChatClientOptions, type ChatMessage, type ChatRequest, type ChatResult, type ContentPart, type ToolDef } from './client.ts';
+// and `usage.input_tokens`/`output_tokens`. HTTP, retries and timeouts are the official `@anthropic-ai/sdk`'s (its
+// generic `post`, so the body is the one built here); the error family is ChatClient's.
+import Anthropic from '@anthropic-ai/sdk';
+import { APIError, bodyObject, ChatClient, type ChatClientOptions, type ChatMessage, type ChatRequest, type ChatResult, type ContentPart, type Sent, type ToolDef } from './client.ts';
+import { headerRecord, tracingFetch } from './sdk-transport.ts';
 
 const ANTHROPIC_VERSION = '2023-06-01';
 const COMPUTER_TOOL_TYPE = 'computer_20250124';
@@ -89,6 +91,13 @@ function customTool(t: ToolDef): Block {
   return { name: t.function.name, ...(t.function.description ? { description: t.function.description } : {}), input_schema: t.function.parameters };
 }
 
+/** The SDK's client without its default credential chain (local profiles, config files): the key given is the key. */
+class OwnCredentialsAnthropic extends Anthropic {
+  protected override _shouldResolveDefaultCredentials(): boolean {
+    return false;
+  }
+}
+
 export interface AnthropicClientOptions extends ChatClientOptions {
   /** Default max_tokens (the Messages API requires one). */
   maxTokens?: number;
@@ -105,19 +114,41 @@ export class AnthropicClient extends ChatClient {
     this.version = opts.anthropicVersion ?? ANTHROPIC_VERSION;
   }
 
-  protected endpoint(): string {
-    return '/messages';
+  private anthropicSdk: Anthropic | undefined;
+
+  protected apiName(): string {
+    return 'Messages';
   }
 
-  protected headers(): Record<string, string> {
-    const h: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json',
-      'anthropic-version': this.version,
-      'anthropic-beta': COMPUTER_USE_BETA,
-    };
-    if (this.apiKey) h['x-api-key'] = this.apiKey;
-    return { ...h, ...this.defaultHeaders };
+  /**
+   * The official Anthropic client, made once, with nothing taken from the environment or the machine. The key goes
+   * in `x-api-key` as Anthropic's API reference documents it: @anthropic-ai/sdk 1.17 would send it as
+   * `Authorization: Bearer`, and without a key it would resolve credentials from local profile files.
+   */
+  private anthropic(): Anthropic {
+    this.anthropicSdk ??= new OwnCredentialsAnthropic({
+      baseURL: this.baseURL,
+      apiKey: null,
+      authToken: null,
+      logLevel: 'off',
+      timeout: this.timeoutMs,
+      maxRetries: this.maxRetries,
+      fetch: tracingFetch(this.fetchImpl, this.log, this.apiName(), this.maxRetryAfterMs),
+      defaultHeaders: {
+        'anthropic-version': this.version,
+        'anthropic-beta': COMPUTER_USE_BETA,
+        ...(this.apiKey ? { 'x-api-key': this.apiKey } : {}),
+        authorization: null,
+        ...this.defaultHeaders,
+      },
+    });
+    return this.anthropicSdk;
+  }
+
+  // The base URL names the API version (…/v1), as for the OpenAI APIs; the SDK's own paths start with /v1.
+  protected async send(body: Record<string, unknown>, req: ChatRequest): Promise<Sent> {
+    const { data, response } = await this.anthropic().post<unknown>('/messages', { body, signal: req.signal }).withResponse();
+    return { data, status: response.status, headers: headerRecord(response.headers) };
   }
 
   protected buildBody(req: ChatRequest): Record<string, unknown> {
@@ -137,10 +168,11 @@ export class AnthropicClient extends ChatClient {
     return { ...body, ...(req.extra ?? {}) };
   }
 
-  protected async decode(res: Response, headers: Record<string, string>): Promise<Omit<ChatResult, 'latency_ms' | 'attempts'>> {
-    const body = await readBody(res, headers, 'Messages');
-    if (body.type === 'error' || body.error) throw new APIError(res.status, body, undefined, headers);
-    if (!Array.isArray(body.content)) throw new APIError(res.status, undefined, 'The Messages response has no content list.', headers);
+  protected async decode(sent: Sent): Promise<Omit<ChatResult, 'latency_ms' | 'attempts'>> {
+    const { status, headers } = sent;
+    const body = bodyObject(sent, 'Messages');
+    if (body.type === 'error' || body.error) throw new APIError(status, body, undefined, headers);
+    if (!Array.isArray(body.content)) throw new APIError(status, undefined, 'The Messages response has no content list.', headers);
     const texts: string[] = [];
     const thinking: string[] = [];
     const tool_calls: ChatResult['tool_calls'] = [];

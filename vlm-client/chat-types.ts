@@ -70,22 +70,25 @@ export interface ChatRequest {
   state?: Record<string, unknown>;
 }
 
+/** One successful answer as the SDK read it: its parsed body (or chunk stream), status and headers. */
+export interface Sent {
+  data: unknown;
+  status: number;
+  headers: Record<string, string>;
+}
+
 export interface ChatClientOptions {
   baseURL: string;
   apiKey?: string;
   model: string;
   /** Per-attempt timeout (default 60 s). */
   timeoutMs?: number;
-  /** Retries after the first attempt (default 2). */
+  /** Retries after the first attempt (default 2), by the SDK: 408/409/429/5xx, with its backoff and Retry-After. */
   maxRetries?: number;
   fetch?: typeof fetch;
   defaultHeaders?: Record<string, string>;
   log?: Logger;
-  /** Backoff base delay (default 500 ms): delay = min(base * 2^retry, max) reduced by up to 25% jitter. */
-  retryBaseDelayMs?: number;
-  /** Cap for computed backoff (default 8 s). */
-  retryMaxDelayMs?: number;
-  /** Cap for server-requested Retry-After delays (default 60 s); larger values fall back to backoff. */
+  /** Cap for a server-requested Retry-After (default 60 s); a longer one is ignored and the SDK backs off instead. */
   maxRetryAfterMs?: number;
 }
 

@@ -1,41 +1,32 @@
-// OpenAI-compatible chat-completions client for VLM policies and judges.
-// Error family, retry policy (408/409/429/5xx, Retry-After, x-should-retry) and the injectable fetch follow
-// openai/openai-node's conventions; the code here is our own. The wire types live in chat-types.ts, the errors in
-// errors.ts, the retry policy in retry.ts and the answer decoding in chat-decode.ts; this module re-exports them,
-// so callers import the client's whole surface from here.
+// OpenAI-compatible chat-completions client for VLM policies and judges, over the official `openai` SDK (6.x):
+// the SDK does the HTTP, timeouts and retries; this module builds the body, decodes the answer (chat-decode.ts,
+// vLLM/SGLang extras from the raw body), counts attempts and maps errors onto one family (sdk-transport.ts,
+// errors.ts). It re-exports the wire types and the errors, so callers import the client's whole surface from here.
+import OpenAI from 'openai';
 import type { Logger } from '../sandbox/log.ts';
 import { silentLogger } from '../sandbox/log.ts';
-import type { ChatClientOptions, ChatRequest, ChatResult, ClientStats } from './chat-types.ts';
-import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError } from './errors.ts';
-import { delay, isRetryableStatus, retryAfterMs } from './retry.ts';
-import { readJson, readStream } from './chat-decode.ts';
+import type { ChatClientOptions, ChatRequest, ChatResult, ClientStats, Sent } from './chat-types.ts';
+import { APIError } from './errors.ts';
+import { decodeChat, readStream } from './chat-decode.ts';
+import { headerRecord, toGroveError, traced, tracingFetch, type CallTrace } from './sdk-transport.ts';
 
 export * from './chat-types.ts';
 export {
   APIError, BadRequestError, AuthenticationError, PermissionDeniedError, NotFoundError, ConflictError,
   UnprocessableEntityError, RateLimitError, InternalServerError, APIConnectionError, APITimeoutError, APIUserAbortError,
 } from './errors.ts';
-export { retryAfterMs } from './retry.ts';
-
-interface AttemptOutcome {
-  result?: Omit<ChatResult, 'latency_ms' | 'attempts'>;
-  error?: APIError;
-  retryable?: boolean;
-  retryAfter?: number;
-}
 
 export class ChatClient {
   readonly model: string;
   readonly baseURL: string;
   protected readonly apiKey: string | undefined;
-  private readonly timeoutMs: number;
-  private readonly maxRetries: number;
-  private readonly fetchImpl: typeof fetch;
+  protected readonly timeoutMs: number;
+  protected readonly maxRetries: number;
+  protected readonly fetchImpl: typeof fetch;
   protected readonly defaultHeaders: Record<string, string>;
   protected readonly log: Logger;
-  private readonly retryBaseDelayMs: number;
-  private readonly retryMaxDelayMs: number;
-  private readonly maxRetryAfterMs: number;
+  protected readonly maxRetryAfterMs: number;
+  private openaiSdk: OpenAI | undefined;
   private readonly totals: ClientStats = {
     calls: 0,
     succeeded: 0,
@@ -60,8 +51,6 @@ export class ChatClient {
     this.fetchImpl = opts.fetch ?? globalThis.fetch;
     this.defaultHeaders = opts.defaultHeaders ?? {};
     this.log = opts.log ?? silentLogger;
-    this.retryBaseDelayMs = opts.retryBaseDelayMs ?? 500;
-    this.retryMaxDelayMs = opts.retryMaxDelayMs ?? 8_000;
     this.maxRetryAfterMs = opts.maxRetryAfterMs ?? 60_000;
   }
 
@@ -74,38 +63,33 @@ export class ChatClient {
     const started = performance.now();
     this.totals.calls++;
     const body = this.buildBody(req);
-    let attempts = 0;
+    const trace: CallTrace = { attempts: 0 };
     try {
-      for (;;) {
-        attempts++;
-        this.totals.attempts++;
-        const out = await this.attempt(body, req);
-        if (out.result) {
-          const latency = performance.now() - started;
-          const res: ChatResult = { ...out.result, latency_ms: Math.round(latency), attempts };
-          this.account(res);
-          return res;
+      const out = await traced(trace, async () => {
+        try {
+          return await this.decode(await this.send(body, req), body);
+        } catch (e) {
+          throw toGroveError(e, trace, this.apiName());
         }
-        const err = out.error as APIError;
-        const retriesLeft = this.maxRetries - (attempts - 1);
-        if (!out.retryable || retriesLeft <= 0) throw err;
-        const wait = this.backoffMs(attempts - 1, out.retryAfter);
-        this.totals.retries++;
-        this.log.warn(
-          { attempt: attempts, status: err.status, wait_ms: Math.round(wait), error: err.message },
-          'chat completion failed; retrying',
-        );
-        await delay(wait, req.signal);
-      }
+      });
+      const res: ChatResult = { ...out, latency_ms: Math.round(performance.now() - started), attempts: trace.attempts };
+      this.account(res, trace);
+      return res;
     } catch (e) {
       this.totals.failed++;
-      const latency = performance.now() - started;
-      this.totals.latency_ms_total += latency;
+      this.count(trace);
+      this.totals.latency_ms_total += performance.now() - started;
       throw e;
     }
   }
 
-  private account(res: ChatResult): void {
+  private count(trace: CallTrace): void {
+    this.totals.attempts += trace.attempts;
+    this.totals.retries += Math.max(0, trace.attempts - 1);
+  }
+
+  private account(res: ChatResult, trace: CallTrace): void {
+    this.count(trace);
     this.totals.succeeded++;
     this.totals.latency_ms_total += res.latency_ms;
     this.totals.latency_ms_max = Math.max(this.totals.latency_ms_max, res.latency_ms);
@@ -116,17 +100,48 @@ export class ChatClient {
     }
   }
 
-  /** Backoff for retry number `retry` (0-based); a server delay within the cap wins. */
-  private backoffMs(retry: number, serverMs: number | undefined): number {
-    if (serverMs !== undefined && serverMs <= this.maxRetryAfterMs) return serverMs;
-    const base = Math.min(this.retryBaseDelayMs * 2 ** retry, this.retryMaxDelayMs);
-    // Jitter spreads retries of parallel episodes that failed together.
-    return base * (1 - Math.random() * 0.25);
+  /** The API's name in error messages. */
+  protected apiName(): string {
+    return 'chat-completions';
   }
 
-  /** Path of the API call under baseURL; other APIs (Anthropic Messages, OpenAI Responses) override it. */
+  /** Path of the API call under baseURL; other OpenAI APIs (Responses) override it. */
   protected endpoint(): string {
     return '/chat/completions';
+  }
+
+  /**
+   * The official OpenAI client, made once. Everything it would take from the environment (key, organization,
+   * project, admin key, webhook secret, log level) is given here: a policy talks to the server it was configured
+   * for with the key it was given.
+   */
+  private client(): OpenAI {
+    this.openaiSdk ??= new OpenAI({
+      baseURL: this.baseURL,
+      // Without a key no Authorization header goes out (a local vLLM); the SDK itself insists on one.
+      apiKey: this.apiKey ?? 'none',
+      adminAPIKey: null,
+      organization: null,
+      project: null,
+      webhookSecret: null,
+      logLevel: 'off',
+      timeout: this.timeoutMs,
+      maxRetries: this.maxRetries,
+      fetch: tracingFetch(this.fetchImpl, this.log, this.apiName(), this.maxRetryAfterMs),
+      defaultHeaders: { ...(this.apiKey ? {} : { Authorization: null }), ...this.defaultHeaders },
+    });
+    return this.openaiSdk;
+  }
+
+  /** Sends the body through the SDK (its timeouts and retries); a stream comes back as the raw response. */
+  protected async send(body: Record<string, unknown>, req: ChatRequest): Promise<Sent> {
+    const call = this.client().post<unknown>(this.endpoint(), { body, signal: req.signal, stream: body.stream === true });
+    if (body.stream === true) {
+      const response = await call.asResponse();
+      return { data: response, status: response.status, headers: headerRecord(response.headers) };
+    }
+    const { data, response } = await call.withResponse();
+    return { data, status: response.status, headers: headerRecord(response.headers) };
   }
 
   protected buildBody(req: ChatRequest): Record<string, unknown> {
@@ -142,89 +157,20 @@ export class ChatClient {
     return { ...body, ...(req.extra ?? {}) };
   }
 
-  protected headers(): Record<string, string> {
-    const h: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json',
-    };
-    if (this.apiKey) h.authorization = `Bearer ${this.apiKey}`;
-    return { ...h, ...this.defaultHeaders };
-  }
-
-  /** Reads a successful answer into a ChatResult (chat completions: JSON or an SSE stream). */
-  protected async decode(res: Response, headers: Record<string, string>, body: Record<string, unknown>): Promise<Omit<ChatResult, 'latency_ms' | 'attempts'>> {
-    const ctype = headers['content-type'] ?? '';
-    if (body.stream && ctype.includes('text/event-stream')) return readStream(res, headers);
-    return readJson(res, headers);
-  }
-
-  private async attempt(body: Record<string, unknown>, req: ChatRequest): Promise<AttemptOutcome> {
-    if (req.signal?.aborted) throw new APIUserAbortError();
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.timeoutMs);
-    const onUserAbort = () => controller.abort();
-    req.signal?.addEventListener('abort', onUserAbort, { once: true });
-    const classifyThrown = (e: unknown): AttemptOutcome => {
-      if (e instanceof APIError && !(e instanceof APIConnectionError)) throw e;
-      if (req.signal?.aborted) throw new APIUserAbortError();
-      if (timedOut) {
-        return { error: new APITimeoutError(`Request timed out after ${this.timeoutMs} ms.`, { cause: e }), retryable: true };
-      }
-      if (e instanceof APIConnectionError) return { error: e, retryable: true };
-      const msg = e instanceof Error ? e.message : String(e);
-      return { error: new APIConnectionError(`Connection error: ${msg}`, { cause: e }), retryable: true };
-    };
-    try {
-      let res: Response;
-      try {
-        res = await this.fetchImpl(`${this.baseURL}${this.endpoint()}`, {
-          method: 'POST',
-          headers: this.headers(),
-          body: JSON.stringify(body),
-          signal: controller.signal,
-        });
-      } catch (e) {
-        return classifyThrown(e);
-      }
-      const headers = headersToRecord(res.headers);
-      if (!res.ok) {
-        let text = '';
-        try {
-          text = await res.text();
-        } catch (e) {
-          return classifyThrown(e);
-        }
-        let parsed: unknown = text || undefined;
-        try {
-          if (text) parsed = JSON.parse(text);
-        } catch {
-          // keep the raw text as body
-        }
-        const err = APIError.fromResponse(res.status, parsed, headers);
-        const should = headers['x-should-retry'];
-        const retryable = should === 'true' ? true : should === 'false' ? false : isRetryableStatus(res.status);
-        return { error: err, retryable, retryAfter: retryAfterMs(headers) };
-      }
-      try {
-        return { result: await this.decode(res, headers, body) };
-      } catch (e) {
-        return classifyThrown(e);
-      }
-    } finally {
-      clearTimeout(timer);
-      req.signal?.removeEventListener('abort', onUserAbort);
+  /** Reads a successful answer into a ChatResult (chat completions: a JSON body, or an SSE stream). */
+  protected async decode(sent: Sent, body: Record<string, unknown>): Promise<Omit<ChatResult, 'latency_ms' | 'attempts'>> {
+    if (sent.data instanceof Response) {
+      if (body.stream === true && (sent.headers['content-type'] ?? '').includes('text/event-stream')) return readStream(sent.data, sent.headers);
+      // Asked to stream, answered with one JSON body.
+      return decodeChat({ ...sent, data: await sent.data.text() });
     }
+    return decodeChat(sent);
   }
 }
 
-function headersToRecord(h: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
-  h.forEach((v, k) => {
-    out[k.toLowerCase()] = v;
-  });
-  return out;
+/** The JSON object of a successful answer, or a readable APIError naming the API. */
+export function bodyObject(sent: Sent, api: string): Record<string, unknown> {
+  const v = sent.data;
+  if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+  throw new APIError(sent.status, undefined, `The ${api} response is not a JSON object.`, sent.headers);
 }

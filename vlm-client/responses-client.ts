@@ -5,9 +5,8 @@
 // next turn by `computer_call_output` items (the new screenshot, with the pending safety checks acknowledged) under
 // `previous_response_id`, `function_call` ↔ `function_call_output`, `truncation: "auto"`, and
 // `usage.input_tokens`/`output_tokens`. The conversation state (last response id, calls awaiting output) lives in
-// the request's `state` object, one per episode. Retries, timeouts and the error family are ChatClient's.
-import { APIError, ChatClient, type ChatMessage, type ChatRequest, type ChatResult, type ContentPart } from './client.ts';
-import { readBody } from './chat-decode.ts';
+// the request's `state` object, one per episode. HTTP, retries and timeouts are the `openai` SDK's (ChatClient).
+import { APIError, bodyObject, ChatClient, type ChatMessage, type ChatRequest, type ChatResult, type ContentPart, type Sent } from './client.ts';
 
 type Item = Record<string, unknown>;
 
@@ -113,10 +112,15 @@ export class ResponsesClient extends ChatClient {
     return r;
   }
 
-  protected async decode(res: Response, headers: Record<string, string>): Promise<Omit<ChatResult, 'latency_ms' | 'attempts'>> {
-    const body = await readBody(res, headers, 'Responses');
-    if (body.error || body.status === 'failed') throw new APIError(res.status, body.error ? body : { error: { message: 'The response failed.' } }, undefined, headers);
-    if (!Array.isArray(body.output)) throw new APIError(res.status, undefined, 'The Responses answer has no output list.', headers);
+  protected apiName(): string {
+    return 'Responses';
+  }
+
+  protected async decode(sent: Sent): Promise<Omit<ChatResult, 'latency_ms' | 'attempts'>> {
+    const { status, headers } = sent;
+    const body = bodyObject(sent, 'Responses');
+    if (body.error || body.status === 'failed') throw new APIError(status, body.error ? body : { error: { message: 'The response failed.' } }, undefined, headers);
+    if (!Array.isArray(body.output)) throw new APIError(status, undefined, 'The Responses answer has no output list.', headers);
     const texts: string[] = [];
     const summaries: string[] = [];
     const tool_calls: ChatResult['tool_calls'] = [];

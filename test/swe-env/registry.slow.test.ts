@@ -3,11 +3,11 @@
 // only) and behind htpasswd basic auth (the credentials in a podman auth file named by REGISTRY_AUTH_FILE). The
 // fixture's layout image is pushed under SWE-bench's names for its instances; `grove swe run --namespace
 // <registry>/swebench` pulls them and grades: the verdicts and per-test statuses equal those of the locally built
-// path. A second run pulls nothing; concurrent asks for one image pull once; a missing image, an unreachable
+// path. A second run pulls nothing; concurrent gradings of one image pull it once; a missing image, an unreachable
 // registry and refused credentials stop the run before it starts (exit 2, the code and the image named).
 // Skips, with the reason, without docker-registry or podman (apt-get install docker-registry podman runc).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -143,6 +143,21 @@ describe.skipIf(!!MISSING)(`--images swebench from the user's registry${MISSING 
     expect(await ensureOfficialImage(shared)).toBe(false);
     expect(manifestGets(reg, repo) - before).toBe(2);
   }, 600_000);
+
+  it('three gradings at once on one image (the dataset\'s image field) pull it once; the default cache level removes it after', async () => {
+    const repo = shared.slice(reg.host.length + 1, shared.lastIndexOf(':'));
+    await removeImages([shared]);
+    const before = manifestGets(reg, repo);
+    const file = path.join(tmp, 'shared.jsonl');
+    writeFileSync(file, instances.map((i) => JSON.stringify({ ...i, image: shared, FAIL_TO_PASS: JSON.stringify(i.FAIL_TO_PASS), PASS_TO_PASS: JSON.stringify(i.PASS_TO_PASS) })).join('\n'));
+    let out = '';
+    let err = '';
+    const code = await sweRun(['--instances', file, '--gold', '--images', 'swebench', '--namespace', `${reg.host}/swebench`, '--max-workers', '3', '--out', path.join(tmp, 'shared'), '--run-id', 'shared'], { out: (s) => void (out += s), err: (s) => void (err += s) });
+    expect(code, err).toBe(0);
+    expect(out).toContain('2 FULL, 0 PARTIAL, 1 NO');
+    expect(manifestGets(reg, repo) - before).toBe(1);
+    expect(podmanHas(shared)).toBe(false);
+  }, 900_000);
 
   it('a missing image, an unreachable registry, refused credentials: exit 2 before any sandbox, the code and the image named', async () => {
     const missing = await grove(['--namespace', `${reg.host}/swebench`, '--instance-image-tag', 'v404', '--out', path.join(tmp, 'missing')]);

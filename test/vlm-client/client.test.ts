@@ -13,7 +13,6 @@ import {
   NotFoundError,
   PermissionDeniedError,
   RateLimitError,
-  retryAfterMs,
   UnprocessableEntityError,
   type ChatClientOptions,
 } from '../../vlm-client/client.ts';
@@ -27,7 +26,7 @@ afterEach(async () => {
 
 async function setup(reply: (i: number) => ScriptedReply, opts: Partial<ChatClientOptions> = {}) {
   server = await startOpenAIServer((_req, i) => reply(i));
-  const client = new ChatClient({ baseURL: server.url, model: 'test-model', apiKey: 'sk-test', retryBaseDelayMs: 5, ...opts });
+  const client = new ChatClient({ baseURL: server.url, model: 'test-model', apiKey: 'sk-test', ...opts });
   return { server, client };
 }
 
@@ -215,7 +214,7 @@ describe('ChatClient', () => {
     const s = await startOpenAIServer(() => 'x');
     const url = s.url;
     await s.close();
-    const client = new ChatClient({ baseURL: url, model: 'm', maxRetries: 1, retryBaseDelayMs: 5 });
+    const client = new ChatClient({ baseURL: url, model: 'm', maxRetries: 1 });
     const err = await client.complete({ messages: user('x') }).catch((e) => e);
     expect(err).toBeInstanceOf(APIConnectionError);
     expect(err).not.toBeInstanceOf(APITimeoutError);
@@ -261,19 +260,5 @@ describe('ChatClient body edge cases', () => {
     const err = await client.complete({ messages: user('x') }).catch((e) => e);
     expect(err).toBeInstanceOf(InternalServerError);
     expect(err.message).toBe('502 <html>Bad Gateway</html>');
-  });
-});
-
-describe('retryAfterMs', () => {
-  it('reads retry-after-ms, seconds and HTTP dates', () => {
-    expect(retryAfterMs({ 'retry-after-ms': '250' })).toBe(250);
-    expect(retryAfterMs({ 'retry-after-ms': '250', 'retry-after': '9' })).toBe(250);
-    expect(retryAfterMs({ 'retry-after': '2' })).toBe(2000);
-    expect(retryAfterMs({ 'retry-after': '0.5' })).toBe(500);
-    const now = Date.parse('2026-01-01T00:00:00Z');
-    expect(retryAfterMs({ 'retry-after': 'Thu, 01 Jan 2026 00:00:03 GMT' }, now)).toBe(3000);
-    expect(retryAfterMs({ 'retry-after': 'Wed, 31 Dec 2025 23:00:00 GMT' }, now)).toBe(0);
-    expect(retryAfterMs({ 'retry-after': 'soon' })).toBeUndefined();
-    expect(retryAfterMs({})).toBeUndefined();
   });
 });

@@ -90,7 +90,7 @@ describe('Anthropic Messages API', () => {
       'done',
       { status: 429, body: { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } } },
     ]);
-    const client = new AnthropicClient({ baseURL: s.url, model: 'claude-test', apiKey: 'k', maxRetries: 2, retryBaseDelayMs: 5 });
+    const client = new AnthropicClient({ baseURL: s.url, model: 'claude-test', apiKey: 'k', maxRetries: 2 });
     const r = await client.complete({ messages: [{ role: 'user', content: 'hi' }] });
     expect(r).toMatchObject({ text: 'done', attempts: 3, usage: { prompt_tokens: 202, completion_tokens: 20, total_tokens: 222 } });
     const once = new AnthropicClient({ baseURL: s.url, model: 'claude-test', apiKey: 'k', maxRetries: 0 });
