@@ -255,6 +255,16 @@ describe('ChatClient body edge cases', () => {
     expect(err.message).toBe('200 model overloaded');
   });
 
+  it("keeps vLLM's top-level error body (which the SDK's error classes drop) in the error and its message", async () => {
+    const body = { object: 'error', message: 'This model supports at most 1 image', type: 'BadRequestError', param: null, code: 400 };
+    const { client } = await setup(() => ({ status: 400, body }), { maxRetries: 0 });
+    const err = await client.complete({ messages: user('x') }).catch((e) => e);
+    expect(err).toBeInstanceOf(BadRequestError);
+    expect(err.body).toEqual(body);
+    expect(err.message).toBe('400 This model supports at most 1 image');
+    expect(err.code).toBe('400');
+  });
+
   it('keeps a non-JSON error body as text in the message', async () => {
     const { client } = await setup(() => ({ raw: '<html>Bad Gateway</html>', status: 502 }), { maxRetries: 0 });
     const err = await client.complete({ messages: user('x') }).catch((e) => e);
