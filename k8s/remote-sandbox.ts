@@ -159,6 +159,7 @@ export class RemoteSandbox implements Sandbox {
       this.placement = a.placement;
       this.client = new GroveClient({ baseUrl: a.placement.url, apiKey: a.placement.token });
       this.workerId = a.workerId;
+      await this.started(this.client, a.workerId);
       this.state = 'ready';
       return;
     }
@@ -217,8 +218,14 @@ export class RemoteSandbox implements Sandbox {
     }
     if (this.closing) throw new GroveError('sandbox_closed', `Sandbox ${this.id} was closed while starting.`);
     if (this.lostReason) throw new GroveError('worker_lost', `Sandbox ${this.id} was lost while starting: ${this.lostReason}`);
+    await this.started(this.client, this.workerId!).catch((err: unknown) => {
+      throw workerError(err, placement.pod);
+    });
     this.state = 'ready';
   }
+
+  /** What a kind of remote sandbox reads from its worker before it counts as ready (nothing here). */
+  protected async started(_client: GroveClient, _wid: string): Promise<void> {}
 
   /** Streams the replay HAR to the worker; answers the path the worker's create takes as replay_har. */
   private async uploadReplay(placement: Placement, path: string): Promise<string> {

@@ -35,6 +35,7 @@ function clawSandbox(ctx: RouteContext, id: string): ClawSandbox {
 interface RelayedClaw {
   relayClaw(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown>;
   clawInfo(): Promise<{ task_id: string | null } | null>;
+  resetClaw(body: { task_id?: string }): Promise<unknown>;
 }
 
 function relayed(sb: ClawSandbox): RelayedClaw | null {
@@ -181,7 +182,7 @@ const clawReset = defineRoute({
     // A task id is checked here (a 400 for an unknown one) before a worker is asked.
     const spec = body.task_id === undefined ? null : resolveClawSpec({ type: 'claw', task_id: body.task_id, labels: {} });
     const remote = relayed(sb);
-    if (remote) return remote.relayClaw('POST', 'reset', body);
+    if (remote) return remote.resetClaw(body);
     if (!spec) sb.app.reset();
     else sb.switchTask(spec);
     return { ok: true as const };

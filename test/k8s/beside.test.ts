@@ -106,6 +106,13 @@ describe('Claw sandboxes on worker pods', () => {
     const own = await fetch(`${w.url}/sandboxes/${wid}/claw/grade`, { method: 'POST', headers: { 'x-api-key': w.token, 'content-type': 'application/json' }, body: '{"answer":"done"}' }).then((r) => r.json());
     expect(graded).toEqual(own);
 
+    // The in-process shape MCP's claw tools call (ClawSandbox.toolDefs / call), answered by the worker.
+    const held = orch.app.grove.registry.use(id) as unknown as { toolDefs(): Obj[]; call(t: string, a: unknown, actor: string): Promise<Obj> };
+    expect(held.toolDefs().map((t) => t.function.name)).toEqual(tools.map((t) => t.function.name));
+    expect(await held.call('mail_list_messages', {}, 'mcp')).toMatchObject({ status: 200, entry: { seq: 2 } });
+    expect((await held.call('mail_get_message', { id: 'nope' }, 'mcp')).status).toBeGreaterThanOrEqual(400);
+    expect((await inject('GET', `/sandboxes/${id}/claw/audit?since=1`)).json().entries.map((e: Obj) => e.actor)).toEqual(['mcp', 'mcp']);
+
     const reset = await inject('POST', `/sandboxes/${id}/claw/reset`, {});
     expect(reset.json()).toEqual({ ok: true });
     expect((await inject('GET', `/sandboxes/${id}/claw/audit`)).json().entries).toEqual([]);
