@@ -176,6 +176,22 @@ describe('browser sandboxes over HTTP', () => {
     await client.deleteSandbox(id);
   });
 
+  it('DELETE during a step stops it: the step answers 410 sandbox_closed at once and the context is freed', async () => {
+    const stats = () => app.grove.registry.backend.stats();
+    const openBefore = stats().browser_contexts_open;
+    const { sandbox_id: id } = await client.createAndWait(body());
+    const t0 = Date.now();
+    const stepping = client.step(id, { action: { action: 'wait', ms: 20_000 }, screenshot: 'none' }).catch((e: unknown) => e);
+    for (let i = 0; i < 100 && (await client.getSandbox(id)).status !== 'busy'; i++) await new Promise((r) => setTimeout(r, 20));
+    await client.deleteSandbox(id);
+    const err = await stepping;
+    expect(err).toBeInstanceOf(GroveApiError);
+    expect(err).toMatchObject({ status: 410, code: 'sandbox_closed' });
+    // Not the wait's 20 s: the step ended with the close.
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(stats().browser_contexts_open).toBe(openBefore);
+  });
+
   it('503 capacity_exhausted with Retry-After over the limit', async () => {
     const a = await client.createSandbox(body());
     const b = await client.createSandbox(body());
