@@ -159,7 +159,8 @@ export class FrameCache<T extends object> {
       this.misses++;
       return undefined;
     }
-    const ok = await t.barrier(d.within(BARRIER_MS, 'frame cache barrier'));
+    const bd = d.within(BARRIER_MS, 'frame cache barrier');
+    const ok = await t.barrier(bd).finally(() => bd.done());
     // Anything drawn before the barrier has sent its frame by now; an action that began meanwhile bumped the epoch.
     if (!ok || e.gen !== t.frames || e.epoch !== this.epoch || t.entry !== e) {
       if (t.entry === e) t.entry = undefined;
@@ -176,7 +177,8 @@ export class FrameCache<T extends object> {
     if (!t) return { tracker: undefined, gen: 0, epoch: this.epoch, quiet: false };
     t.entry = t.awaiting = undefined;
     // The last capture's own frame is often still being acknowledged: a moment for that keeps this capture.
-    const quiet = await t.settled(d.within(ACK_MS, 'screencast acknowledgements'));
+    const ad = d.within(ACK_MS, 'screencast acknowledgements');
+    const quiet = await t.settled(ad).finally(() => ad.done());
     return { tracker: t as Tracker<unknown>, gen: t.frames, epoch: this.epoch, quiet };
   }
 
