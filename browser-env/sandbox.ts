@@ -138,13 +138,13 @@ export class ChromiumSandbox implements BrowserSandbox {
     let last: ClassifiedError | null = null;
     for (let i = 0; i < START_TRIES; i++) {
       try {
-        await this.tabsPart.navigate('goto', url, Progress.after(s.T, 'start URL'));
+        await this.tabsPart.navigate('goto', url, Progress.after(s.T, 'start URL', { signal: s.lifeSignal }));
         last = null;
         break;
       } catch (e) {
         last = e instanceof ActionFailure ? { code: e.code, message: e.message } : { code: 'navigation_failed', message: errMessage(e) };
         // Retries are for transient failures, and a slow site must not triple the creation time.
-        if (!isRetryable(last) || Date.now() - t0 > 2 * s.T) break;
+        if (!isRetryable(last) || Date.now() - t0 > 2 * s.T || s.closed) break;
         await delay(200 * (i + 1));
       }
     }
@@ -163,9 +163,14 @@ export class ChromiumSandbox implements BrowserSandbox {
    * downloads and the download count start again). The sandbox id, its settings and its gate registration (unless
    * a warm context brings its own) stay.
    */
-  async reset(input: BrowserResetInput = {}): Promise<void> {
+  reset(input: BrowserResetInput = {}): Promise<void> {
+    // Like a step, a reset the sandbox's close cuts short stops (its start URL load aborts) and answers sandbox_closed;
+    // the close frees the context it opened.
+    return this.run(() => this.replaceEpisode(input));
+  }
+
+  private async replaceEpisode(input: BrowserResetInput): Promise<void> {
     const s = this.s;
-    this.enter();
     s.replacingContext = true;
     const oldPooled = s.pooled;
     try {
@@ -198,7 +203,6 @@ export class ChromiumSandbox implements BrowserSandbox {
       throw contextFailure(e, 'Episode reset');
     } finally {
       s.replacingContext = false;
-      this.busy = false;
     }
   }
 

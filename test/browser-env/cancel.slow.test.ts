@@ -89,6 +89,24 @@ describe('closing a sandbox stops the step running in it', () => {
     expect(sb.status).toBe('closed');
   });
 
+  it('an episode reset in flight (its start URL loading) stops too; no context outlives the sandbox', async () => {
+    const open = () => te.env.stats().contexts_open;
+    const before = open();
+    const sb = await te.create({ start_url: fx.url('/start'), network: { allow: [`127.0.0.1:${fx.port}`] }, action_timeout_ms: 20_000 });
+    hang.asked = 0;
+    const resetting = sb.reset({ start_url: fx.url('/hang') }).then(
+      () => ({ code: 'reset' as string | undefined, at: Date.now() }),
+      (e: unknown) => ({ code: (e as { code?: string }).code, at: Date.now() }),
+    );
+    await until(() => hang.asked > 0, 10_000);
+    const closing = Date.now();
+    await sb.close();
+    const out = await resetting;
+    expect(out.code).toBe('sandbox_closed');
+    expect(out.at - closing).toBeLessThan(5000);
+    expect(open()).toBe(before);
+  });
+
   it('a long wait ends with the close', async () => {
     const sb = await te.create({ network: { allow: [`127.0.0.1:${fx.port}`] } });
     const t0 = Date.now();
