@@ -64,7 +64,9 @@ export class Observer {
     // At a device scale other than 1 Chromium's capture paints frames of its own after its reply (it changes the
     // page's emulated metrics to capture and restores them: 2-3 frames each, measured): the damage count could never
     // tell a frame of ours from the page's, so no cache there.
-    const useCache = s.options.frame_cache !== false && (s.options.device_scale_factor ?? 1) === 1;
+    // Opt-in (frame_cache: true): a page that changes within a frame of a capture can still be answered stale (see
+    // frame-cache.ts, "Known hole").
+    const useCache = s.options.frame_cache === true && (s.options.device_scale_factor ?? 1) === 1;
     const key = useCache ? frameKey(settings, som) : '';
     let pending;
     if (useCache) {
