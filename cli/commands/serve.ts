@@ -27,6 +27,10 @@ Options (precedence: flags > GROVE_* environment > --config file > defaults):
   --k8s-config FILE          settings of the kubernetes backend (JSON; see grove k8s render)
   --task-files SUITE=PATH[,SUITE=PATH]   task files sandboxes may name with task: {suite, id}
   --judge-url URL --judge-model NAME     LLM judge for POST /sandboxes/{id}/evaluate (key: GROVE_JUDGE_API_KEY)
+  --claw-eval DIR                        a Claw-Eval checkout: {type: "claw", claw_eval_task: ID} runs its task with
+                                         its own services and grader.py (/claw-eval/*, MCP); judged tasks use
+                                         --judge-url; its Python env from --claw-eval-index-url, cached under
+                                         --claw-eval-cache DIR (~/.cache/grove)
   --shell-isolation bwrap|pod            shell sandboxes in bubblewrap (default), or pod: for grove worker in a
                                          Kubernetes pod only (the pod is the boundary; docs/kubernetes.md)
   --unsafe-shell-isolation-pod           allow --shell-isolation pod outside a worker pod (commands unconfined)
