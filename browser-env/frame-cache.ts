@@ -3,13 +3,13 @@
 //
 // The damage signal is Chromium's own: a screencast on the sandbox's CDP session (Page.startScreencast, 8×8 px,
 // every frame acknowledged at once). Its capturer delivers a frame only when the compositor draws damage, so a page
-// at rest sends none. Measured with Chromium 156 (bench/frame-probe.mts, docs in the report): DOM and 1-px colour
+// at rest sends none. Measured with Chromium 156 (bench/frame-probe.mts prints it): DOM and 1-px colour
 // changes, canvas draws, a change made from requestAnimationFrame, the caret blinking (~2 frames/s), hover, scroll,
 // CSS animations and transitions (every frame), navigation and resize each sent frames, at device scale 1 and 2;
 // a page at rest sent none (an animation outside the viewport sends none either: nothing visible changes). Our own
 // Page.captureScreenshot sends one frame too, before its reply in every case seen.
 //
-// Never stale, by construction rather than by timing where it can be:
+// What keeps an answer fresh (all of it must hold; see the known hole below for what it does not cover):
 // - an answer from the cache needs the damage count unchanged since its capture, checked before and after a
 //   barrier: two animation frames of the page, run in an isolated world (the page cannot replace its
 //   requestAnimationFrame there), so a change already made is drawn and its frame delivered before the check;
@@ -21,11 +21,14 @@
 // - the entry is keyed by the capture settings, the URL and an epoch every action (but wait) bumps;
 // - a barrier that fails or runs out of time, a screencast that could not start: capture as without a cache.
 //
-// Known hole (why the cache is opt-in, `frame_cache: true`): a capture's own frame is counted as its own, but Chromium
-// can copy a later compositor frame for it, so a change made within a frame of the capture rides in that one frame
-// and sends none of its own. Seen once in three runs of the test's timer page (a 1-px flip every 230 ms, steps back to
-// back, load ~14-19): a cached answer without the last flip while the page had not changed since. Closing it needs
-// the capture and the damage count to come from the same frame (e.g. capture from the screencast itself).
+// Known hole (why the cache is opt-in, `frame_cache: true`): the screencast does not send a frame for every change.
+// bench/frame-probe-stale.mts (a 1-px flip every 230 ms, wait steps back to back) found cached answers without the
+// last flip while the page had not changed since: 12 of 147, 4 of 75, 6 of 135 at load ~8-14; without the
+// own-frame wait (keep only when the capture's frame came before its reply) still 7 of 118. In every case no frame
+// came for the flip at all (not a late one), and the flip was 1-50 ms after a capture: a change right after a
+// captured frame can be skipped by the capturer (its minimum capture period) or ride in the capture's own frame.
+// Closing it needs a signal per compositor frame, or the capture and the damage count taken from the same frames
+// (capture from the screencast itself).
 import type { CDPSession } from 'playwright-core';
 import type { Progress } from '../sandbox/progress.ts';
 import { quietly } from './util.ts';
