@@ -7,7 +7,7 @@ import { WebSocket, type RawData } from 'ws';
 import { z } from 'zod';
 import { GroveError } from '../protocol/errors.ts';
 import type { PtyInit, PtySession } from '../sandbox/pty.ts';
-import type { WorkerEndpoint } from './worker-http.ts';
+import { reachFailure, type WorkerEndpoint } from './worker-http.ts';
 
 /** Exit code reported when the worker's terminal ends without an exit frame (the connection was lost). */
 export const PTY_LOST_EXIT = -1;
@@ -81,7 +81,7 @@ export function openRemotePty(w: WorkerEndpoint, workerSandboxId: string, init: 
         fail(new GroveError(res.statusCode === 410 ? 'sandbox_closed' : 'exec_failed', message));
       });
     });
-    ws.on('error', (err) => fail(new GroveError('worker_lost', `Worker pod ${w.pod} cannot be reached for the terminal (${err.message}).`, { cause: err })));
+    ws.on('error', (err) => fail(new GroveError('worker_lost', `Worker pod ${w.pod} cannot be reached for the terminal (${reachFailure(err)}).`, { cause: err })));
     ws.on('open', () =>
       send({ type: 'init', cmd: init.argv, env: init.env ?? null, cwd: init.cwd ?? null, rows: init.rows, cols: init.cols, login_shell: false }),
     );

@@ -18,7 +18,7 @@ import type { ResetRequest } from '../protocol/api.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import type { Sandbox, SandboxDetails } from '../sandbox/types.ts';
 import { startOnWorkerSites, startsOnSites, workerSiteState } from './beside.ts';
-import { workerRequest, type WorkerEndpoint } from './worker-http.ts';
+import { reachFailure, workerRequest, type WorkerEndpoint } from './worker-http.ts';
 
 /** The shape of browser-env's ParseContext (which k8s/ may not import). */
 export interface ParseContextCopy {
@@ -89,7 +89,7 @@ export type Attach = Attached | ((signal: AbortSignal) => Promise<Attached>);
 export function workerError(err: unknown, pod: string): GroveError {
   if (err instanceof GroveError) return err;
   if (err instanceof GroveApiError) {
-    if (err.status === 0) return new GroveError('worker_lost', `Worker pod ${pod} cannot be reached (${err.message}).`, { cause: err });
+    if (err.status === 0) return new GroveError('worker_lost', `Worker pod ${pod} cannot be reached (${reachFailure(err)}).`, { cause: err });
     if (err.code in ERROR_CATALOG) return new GroveError(err.code as ErrorCode, err.message, { cause: err, retryAfter: err.retryAfter });
   }
   return new GroveError('internal_error', undefined, { cause: err });

@@ -61,7 +61,19 @@ export function workerRequest(w: WorkerEndpoint, r: WorkerRequest): Promise<Work
 }
 
 function lost(w: WorkerEndpoint, err: Error): GroveError {
-  return new GroveError('worker_lost', `Worker pod ${w.pod} cannot be reached (${err.message}).`, { cause: err });
+  return new GroveError('worker_lost', `Worker pod ${w.pod} cannot be reached (${reachFailure(err)}).`, { cause: err });
+}
+
+/**
+ * What went wrong reaching a worker, for a client: the system error code (ECONNREFUSED, ETIMEDOUT, ...) without its
+ * message, which names the pod's cluster-internal address (the full error stays in the log through `cause`).
+ */
+export function reachFailure(err: unknown): string {
+  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return code;
+  }
+  return 'network error';
 }
 
 function answerError(status: number, text: string, retryAfter: string | string[] | undefined): GroveError {
