@@ -32,6 +32,17 @@ export class StepPipeline {
     // The one deadline of this step: every wait below is bounded by a slice of it (step-budget.ts).
     // It carries the sandbox's life too: a close aborts it, and each stage stops (sandbox.ts answers sandbox_closed).
     const deadline = Progress.after(stepBudgetMs(s.options, actions, useSettle), 'step', { signal: s.lifeSignal });
+    // Ended, it lets go of the sandbox's life signal and its timer at once (not at its deadline: back-to-back steps
+    // would pile their listeners on the one signal for as long as a step may last).
+    try {
+      return await this.run(actions, opts, useSettle, t0, deadline);
+    } finally {
+      deadline.done();
+    }
+  }
+
+  private async run(actions: Action[], opts: StepOptions, useSettle: boolean, t0: number, deadline: Progress): Promise<StepResult> {
+    const s = this.s;
     // Actions and settles leave the observation and two recoveries their time.
     const work = deadline.reserve(OBSERVE_MS + 2 * recoveryMs(s.options));
     const recovery = deadline.reserve(OBSERVE_MS);
@@ -102,9 +113,13 @@ export class StepPipeline {
   async observe(opts: StepOptions): Promise<Observation> {
     const t0 = Date.now();
     const deadline = Progress.after(observeBudgetMs(this.s.options), 'observation', { signal: this.s.lifeSignal });
-    const recovery = deadline.reserve(OBSERVE_MS);
-    const error = await this.recovery.ensureHealthy(recovery).catch((e: unknown) => this.recovery.classifyFailure(e, recovery));
-    return this.observer.observe(opts, error, 0, 0, t0, deadline);
+    try {
+      const recovery = deadline.reserve(OBSERVE_MS);
+      const error = await this.recovery.ensureHealthy(recovery).catch((e: unknown) => this.recovery.classifyFailure(e, recovery));
+      return await this.observer.observe(opts, error, 0, 0, t0, deadline);
+    } finally {
+      deadline.done();
+    }
   }
 
   private host(deadline: Progress): ActionHost {

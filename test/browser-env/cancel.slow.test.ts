@@ -117,3 +117,19 @@ describe('closing a sandbox stops the step running in it', () => {
     expect(Date.now() - t0).toBeLessThan(6000);
   });
 });
+
+describe("a step's deadline lets go when the step ends", () => {
+  it("back-to-back steps and observations leave no listener on the sandbox's life signal", async () => {
+    const { getEventListeners } = (await import('node:events')).EventEmitter;
+    const sb = await te.create({ start_url: fx.url('/start'), network: { allow: [`127.0.0.1:${fx.port}`] } });
+    const life = (sb as unknown as { s: { lifeSignal: AbortSignal } }).s.lifeSignal;
+    const base = getEventListeners(life, 'abort').length;
+    for (let i = 0; i < 15; i++) {
+      await sb.step([{ action: 'scroll', x: 10, y: 10, dy: 100, space: 'css_px' }], { screenshot: 'none' });
+      await sb.observe({ screenshot: 'none' });
+    }
+    // Before, each step's and observation's deadline stayed attached until its own deadline (a minute or more).
+    expect(getEventListeners(life, 'abort').length).toBe(base);
+    await sb.close();
+  });
+});
