@@ -41,6 +41,10 @@ export function refuseUnrelayable(spec: CreateSandboxBody, config: Pick<K8sConfi
 }
 
 export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnvironments {
+  const admit = (spec: CreateSandboxBody) => {
+    refuseUnrelayable(spec, backend.config);
+    backend.admit(spec);
+  };
   const browser: EnvironmentFactory<BrowserCreateOptions> & { create(id: string, spec: BrowserCreateOptions, extras?: unknown): Promise<Sandbox> } = {
     async create(id, spec, extras?: { contextOptions?: unknown; prepare?: unknown; har?: RemoteHar }) {
       // The recording layer's HAR extras are Playwright hooks for a browser in this process; the worker gets the
@@ -50,35 +54,22 @@ export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnviron
       }
       return backend.create(id, spec, extras?.har ? { har: extras.har } : {});
     },
-    admit: (spec) => {
-      refuseUnrelayable(spec, backend.config);
-      backend.admit(spec);
-    },
+    admit,
     // The offline sites of `offline` tasks are served by each worker pod on its loopback (k8s/beside.ts).
     sitesBesideSandboxes: true,
     shutdown: () => backend.shutdown(),
     stats: () => backend.stats(),
   };
-  const shell: NonNullable<LocalEnvironments['shell']> = {
+  // Shell sandboxes on pods of their own; claw sandboxes on browser workers, whose worker serves the apps on the
+  // pod's loopback (k8s/remote-claw.ts). Their gauges are reported once, under browser_ (the backend's, not per type).
+  const plain = <S extends CreateSandboxBody>(): EnvironmentFactory<S> => ({
     create: (id, spec) => backend.create(id, spec),
-    admit: (spec) => {
-      refuseUnrelayable(spec, backend.config);
-      backend.admit(spec);
-    },
-    shutdown: () => backend.shutdown(),
-    // Reported once, under browser_ (the gauges are the backend's, not per type).
-    stats: () => ({}),
-  };
-  // Claw sandboxes run on browser workers: the worker serves the apps on the pod's loopback (k8s/remote-claw.ts).
-  const claw: NonNullable<LocalEnvironments['claw']> = {
-    create: (id, spec) => backend.create(id, spec),
-    admit: (spec) => {
-      refuseUnrelayable(spec, backend.config);
-      backend.admit(spec);
-    },
+    admit,
     shutdown: () => backend.shutdown(),
     stats: () => ({}),
-  };
+  });
+  const shell: NonNullable<LocalEnvironments['shell']> = plain();
+  const claw: NonNullable<LocalEnvironments['claw']> = plain();
   // The records every replica shares: sandboxes created on another replica are served here too.
   const browsers = backend.supports('browser') ? { browser, claw } : {};
   return { ...browsers, ...(backend.supports('shell') ? { shell } : {}), shared: backend.shared };
