@@ -10,8 +10,9 @@ from typing import Any, Iterable, Mapping
 
 from ._aio_http import AsyncTransport
 from ._core import Endpoint, RetryPolicy, check_fields, decode_json, drop_none, require_screenshot
+from ._bodies import creation_body, label_query, step_body
 from ._routes import BY_ID
-from .client import DEFAULT_URL, creation_body, label_query, step_body
+from .client import DEFAULT_URL
 from .errors import GroveApiError, SandboxFailedError
 from .images import to_array
 
@@ -186,6 +187,9 @@ class AsyncClient:
 
     async def claw_eval_call(self, id: str, tool: str, arguments: Mapping[str, Any] | None = None) -> dict:
         return await self._json("clawEvalCall", {"id": id}, body={"tool": tool, "arguments": arguments or {}})
+
+    async def claw_eval_reply(self, id: str, text: str) -> dict:
+        return await self._json("clawEvalReply", {"id": id}, body={"text": text})
 
     async def claw_eval_grade(self, id: str, *, answer: str | None = None) -> dict:
         return await self._json("clawEvalGrade", {"id": id}, body=drop_none({"answer": answer}))

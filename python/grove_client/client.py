@@ -1,5 +1,5 @@
 """Sync client of the Grove REST API: one method per route, plus ``Client.sandbox()``, a context manager that
-always deletes its sandbox (also on KeyboardInterrupt) and can keep it alive with a heartbeat thread."""
+always deletes its sandbox (sandbox.py). The request bodies it shares with the async client are in _bodies.py."""
 
 from __future__ import annotations
 
@@ -7,39 +7,15 @@ import base64
 import threading
 from typing import Any, Iterable, Mapping
 
+from ._bodies import creation_body, label_query, step_body
 from ._core import Endpoint, RetryPolicy, check_fields, decode_json, drop_none, require_screenshot, screenshot_bytes
 from ._http import SyncTransport
-from ._routes import BROWSER_OPTIONS, BY_ID, CLAW_OPTIONS, SHELL_OPTIONS
+from ._routes import BY_ID
 from .errors import GroveApiError, SandboxFailedError
 from .images import to_array
+from .sandbox import Sandbox
 
 DEFAULT_URL = "http://127.0.0.1:8321"
-
-
-def label_query(labels: Mapping[str, str] | Iterable[str] | None) -> list[str] | None:
-    if labels is None:
-        return None
-    if isinstance(labels, Mapping):
-        return [f"{k}={v}" for k, v in labels.items()]
-    return list(labels)
-
-
-def creation_body(type: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    known = {"browser": BROWSER_OPTIONS, "shell": SHELL_OPTIONS, "claw": CLAW_OPTIONS}.get(type, ())
-    check_fields("create_sandbox", options, known)
-    return {"type": type, **drop_none(options)}
-
-
-def step_body(action, actions, model_output, format, screenshot, som, accessibility, som_overlay) -> dict[str, Any]:
-    given = [k for k, v in (("action", action), ("actions", actions), ("model_output", model_output)) if v is not None]
-    if len(given) != 1:
-        raise TypeError(f"step: give exactly one of action, actions or model_output (got {', '.join(given) or 'none'})")
-    return drop_none(
-        {
-            "action": action, "actions": actions, "model_output": model_output, "format": format,
-            "screenshot": screenshot, "som": som, "accessibility": accessibility, "som_overlay": som_overlay,
-        }
-    )
 
 
 class Client:
@@ -246,6 +222,11 @@ class Client:
         """One call on the task's service: ``{status, body, calls}`` (recorded for the task's grader)."""
         return self._json("clawEvalCall", {"id": id}, body={"tool": tool, "arguments": arguments or {}})
 
+    def claw_eval_reply(self, id: str, text: str) -> dict:
+        """The agent's turn without tool calls: ``{user, done, rounds}``, the task's simulated user's next message
+        (multi-turn tasks), or ``done`` when the conversation is over (then grade)."""
+        return self._json("clawEvalReply", {"id": id}, body={"text": text})
+
     def claw_eval_grade(self, id: str, *, answer: str | None = None) -> dict:
         """Ends the episode; the task's own grader.py scores it (``score`` null when the grader failed)."""
         return self._json("clawEvalGrade", {"id": id}, body=drop_none({"answer": answer}))
@@ -267,104 +248,6 @@ class Client:
 
     def openapi(self) -> dict:
         return self._json("openapi")
-
-
-class Sandbox:
-    """One sandbox, bound to its client. Use as ``with client.sandbox(start_url=...) as sb: sb.step(...)``."""
-
-    def __init__(self, client: Client, type: str, options: Mapping[str, Any], ready_timeout: float,
-                 heartbeat_interval: float | None) -> None:
-        self.client = client
-        self.type = type
-        self.options = dict(options)
-        self.ready_timeout = ready_timeout
-        self.heartbeat_interval = heartbeat_interval
-        self.id: str | None = None
-        self.info: dict | None = None
-        self._stop = threading.Event()
-        self._beat: threading.Thread | None = None
-
-    @classmethod
-    def attach(cls, client: Client, sandbox_id: str) -> "Sandbox":
-        sb = cls(client, "browser", {}, 0, None)
-        sb.id = sandbox_id
-        return sb
-
-    def open(self) -> "Sandbox":
-        info = self.client.create_sandbox(self.type, **self.options)
-        self.id = info["sandbox_id"]
-        try:
-            self.info = self.client.wait_ready(self.id, self.ready_timeout)
-            if self.heartbeat_interval:
-                self._beat = threading.Thread(target=self._heartbeat_loop, name=f"grove-heartbeat-{self.id}", daemon=True)
-                self._beat.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def _heartbeat_loop(self) -> None:
-        assert self.heartbeat_interval
-        while not self._stop.wait(self.heartbeat_interval):
-            try:
-                self.client.heartbeat(self.id)  # type: ignore[arg-type]
-            except GroveApiError as e:
-                if e.code in ("sandbox_closed", "sandbox_not_found"):
-                    return
-
-    def close(self) -> None:
-        """Deletes the sandbox. A KeyboardInterrupt during the delete does not stop it: the delete is sent again
-        once, then the interrupt goes on."""
-        self._stop.set()
-        if self.id is None:
-            return
-        interrupted: BaseException | None = None
-        for _ in range(2):
-            try:
-                self.client.delete_sandbox(self.id)
-                break
-            except KeyboardInterrupt as e:
-                interrupted = e
-            except GroveApiError:
-                break
-        if self._beat is not None and self._beat is not threading.current_thread():
-            self._beat.join(timeout=5)
-        self.id = None
-        if interrupted is not None:
-            raise interrupted
-
-    def __enter__(self) -> "Sandbox":
-        return self.open()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # --- per-sandbox calls ------------------------------------------------------------------------------------
-    def _sid(self) -> str:
-        if self.id is None:
-            raise RuntimeError("the sandbox is not open")
-        return self.id
-
-    def step(self, action: Mapping[str, Any] | None = None, **kw: Any) -> dict:
-        return self.client.step(self._sid(), action, **kw)
-
-    def observation(self, **kw: Any) -> dict:
-        return self.client.observation(self._sid(), **kw)
-
-    def screenshot(self) -> bytes:
-        return self.client.screenshot(self._sid())
-
-    def screenshot_array(self) -> Any:
-        return self.client.screenshot_array(self._sid())
-
-    def evaluate(self, **kw: Any) -> dict:
-        return self.client.evaluate(self._sid(), **kw)
-
-    def heartbeat(self) -> dict:
-        return self.client.heartbeat(self._sid())
-
-    def get(self) -> dict:
-        return self.client.get_sandbox(self._sid())
 
 
 __all__ = ["Client", "Sandbox", "screenshot_bytes", "DEFAULT_URL"]
