@@ -29,19 +29,6 @@ ERROR_RATE where the task sets none (Claw-Eval's default is 0).`;
 
 type Values = Record<string, string | boolean | undefined>;
 
-/** The checkout's LLMJudge with every chat call relayed to Grove's judge client (judges/model.ts: retries, limits). */
-async function judgeRelay(baseURL: string, model: string, apiKey: string | undefined): Promise<import('../../claw-env/claw-eval/grade.ts').ClawEvalJudgeConfig> {
-  const { JudgeModel } = await import('../../judges/model.ts');
-  const jm = new JudgeModel({ baseURL, model, apiKey });
-  return {
-    model,
-    relay: async (req) => {
-      const r = await jm.call({ purpose: 'claw-eval grader', messages: req.messages as never, parse: (t) => t, params: { temperature: req.temperature, maxTokens: req.max_tokens } });
-      return r.text;
-    },
-  };
-}
-
 /** The first three ids, then an ellipsis when there are more. */
 function someIds(tasks: { id: string }[]): string {
   return `${tasks.slice(0, 3).map((t) => t.id).join(', ')}${tasks.length > 3 ? ', …' : ''}`;
@@ -138,7 +125,8 @@ export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Pr
       errorRate,
       policy: new ChatClawEvalPolicy({ baseURL: v.policy as string, model: v.model as string, apiKey: v['policy-key'] as string | undefined }),
       userModel: v['user-url'] ? { base_url: v['user-url'] as string, model: v['user-model'] as string, api_key: v['user-key'] as string | undefined } : undefined,
-      judge: v['judge-url'] ? await judgeRelay(v['judge-url'] as string, v['judge-model'] as string, v['judge-key'] as string | undefined) : undefined,
+      // The checkout's LLMJudge with every chat call relayed to Grove's judge client (judges/claw-eval.ts).
+      judge: v['judge-url'] ? (await import('../../judges/claw-eval.ts')).clawEvalJudgeRelay(v['judge-url'] as string, v['judge-model'] as string, v['judge-key'] as string | undefined) : undefined,
       onTrial: (r, done, total) => io.err(`[${done}/${total}] ${r.task_id} #${r.trial}: ${r.grade ? `score ${r.grade.task_score}${r.grade.passed ? ' pass' : ''}` : `errored (${r.error})`} (${r.tool_calls} calls)\n`),
     });
     io.out(`${clawEvalReportText(report)}\n`);
