@@ -91,8 +91,20 @@ function customTool(t: ToolDef): Block {
   return { name: t.function.name, ...(t.function.description ? { description: t.function.description } : {}), input_schema: t.function.parameters };
 }
 
-/** The SDK's client without its default credential chain (local profiles, config files): the key given is the key. */
+/**
+ * The SDK's client without its default credential chain (local profiles, config files): the key given is the key.
+ * Nor with the host's ANTHROPIC_CUSTOM_HEADERS, which its constructor (1.x) merges into the default headers with no
+ * option to turn that off: they are put back to the given ones right after. The SDK does not declare `_options` in
+ * its types, hence the narrow cast; test/vlm-client/env-headers.test.ts sets the variable and checks the requests,
+ * so an SDK update that moves the field fails there.
+ */
 class OwnCredentialsAnthropic extends Anthropic {
+  constructor(opts: NonNullable<ConstructorParameters<typeof Anthropic>[0]>) {
+    super(opts);
+    const self = this as unknown as { _options: { defaultHeaders?: unknown } };
+    self._options = { ...self._options, defaultHeaders: opts.defaultHeaders };
+  }
+
   protected override _shouldResolveDefaultCredentials(): boolean {
     return false;
   }

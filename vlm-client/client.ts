@@ -16,6 +16,19 @@ export {
   UnprocessableEntityError, RateLimitError, InternalServerError, APIConnectionError, APITimeoutError, APIUserAbortError,
 } from './errors.ts';
 
+/**
+ * The official OpenAI client sending the headers it is given and no others. Its constructor (openai 6.x) merges
+ * OPENAI_CUSTOM_HEADERS from the host's environment into the default headers, with no option to turn that off;
+ * the default headers are put back to the given ones right after (`_options` is the SDK's protected field).
+ * test/vlm-client/env-headers.test.ts sets the variable and checks the requests.
+ */
+class OwnHeadersOpenAI extends OpenAI {
+  constructor(opts: NonNullable<ConstructorParameters<typeof OpenAI>[0]>) {
+    super(opts);
+    this._options = { ...this._options, defaultHeaders: opts.defaultHeaders };
+  }
+}
+
 export class ChatClient {
   readonly model: string;
   readonly baseURL: string;
@@ -112,11 +125,11 @@ export class ChatClient {
 
   /**
    * The official OpenAI client, made once. Everything it would take from the environment (key, organization,
-   * project, admin key, webhook secret, log level) is given here: a policy talks to the server it was configured
-   * for with the key it was given.
+   * project, admin key, webhook secret, log level, custom headers) is given here: a policy talks to the server it
+   * was configured for with the key and headers it was given.
    */
   private client(): OpenAI {
-    this.openaiSdk ??= new OpenAI({
+    this.openaiSdk ??= new OwnHeadersOpenAI({
       baseURL: this.baseURL,
       // Without a key no Authorization header goes out (a local vLLM); the SDK itself insists on one.
       apiKey: this.apiKey ?? 'none',
