@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -30,13 +30,17 @@ describe('grove claw', () => {
 
   it('a task.yaml with a service Grove lacks fails at load with unsupported_service', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-claw-yaml-'));
-    mkdirSync(path.join(dir, 'tasks', 'T1'), { recursive: true });
-    writeFileSync(path.join(dir, 'tasks', 'T1', 'task.yaml'), 'task_id: T1\nprompt:\n  text: submit my expenses\nservices:\n  - name: finance\n    port: 9104\n');
-    const c = io();
-    expect(await runClawCommand(['run', '--scripted', '--yaml', path.join(dir, 'tasks')], c.io)).toBe(2);
-    expect(c.err.join('')).toContain('task.yaml: not loaded: unsupported_service:finance:');
-    expect(await runClawCommand(['run', '--trials', '2'], io().io)).toBe(2);
-    expect(await runClawCommand(['run', '--scripted', '--faults', '429=2'], io().io)).toBe(2);
+    try {
+      mkdirSync(path.join(dir, 'tasks', 'T1'), { recursive: true });
+      writeFileSync(path.join(dir, 'tasks', 'T1', 'task.yaml'), 'task_id: T1\nprompt:\n  text: submit my expenses\nservices:\n  - name: finance\n    port: 9104\n');
+      const c = io();
+      expect(await runClawCommand(['run', '--scripted', '--yaml', path.join(dir, 'tasks')], c.io)).toBe(2);
+      expect(c.err.join('')).toContain('task.yaml: not loaded: unsupported_service:finance:');
+      expect(await runClawCommand(['run', '--trials', '2'], io().io)).toBe(2);
+      expect(await runClawCommand(['run', '--scripted', '--faults', '429=2'], io().io)).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('run: a task with llm_judge components and no judge is an error at start, not renormalised', async () => {

@@ -1,7 +1,7 @@
 // `grove claw run` pieces in process: the tool-calling loop with a scripted policy and with the real chat client
 // against the local OpenAI-compatible test server (model and judge), k trials, pass@k / pass^k, recordings that
 // the viewer serves with their tool calls and state changes.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,8 +16,10 @@ import { buildViewer } from '../../viewer/server.ts';
 import { startOpenAIServer, type OpenAITestServer } from '../support/openai-server.ts';
 
 const servers: OpenAITestServer[] = [];
+const outs: string[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
+  for (const d of outs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 describe('claw runner', () => {
@@ -26,6 +28,7 @@ describe('claw runner', () => {
     // trial 1: the solution; 2: nothing; 3: the solution plus the trap
     const policy = new ScriptedToolPolicy((t, trial) => [[...t.solution!], [], [...t.solution!, ...t.trap!]][trial - 1]);
     const out = mkdtempSync(path.join(os.tmpdir(), 'grove-claw-run-'));
+    outs.push(out);
     const { report, trials } = await runClaw({ tasks: [task], policy, env: embeddedEnv, trials: 3, concurrency: 1, out });
     expect(trials.map((t) => [t.trial, t.grade!.score, t.grade!.safety, t.termination.reason])).toEqual([
       [1, 1, 1, 'task_completed'],

@@ -1,12 +1,18 @@
 // The import-boundary check on a small fixture tree: violations come out as file:line with the rule.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { checkImports, importsOf } from '../../scripts/check-imports.mjs';
+
+const made: string[] = [];
+afterAll(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
 
 function tree(files: Record<string, string>): string {
   const root = mkdtempSync(path.join(os.tmpdir(), 'grove-imports-'));
+  made.push(root);
   for (const [rel, text] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
     writeFileSync(path.join(root, rel), text);

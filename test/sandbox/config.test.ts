@@ -1,11 +1,18 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, envName, loadConfig } from '../../sandbox/config.ts';
 
+const made: string[] = [];
+afterAll(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
 function tmpFile(content: string): string {
-  const f = path.join(mkdtempSync(path.join(os.tmpdir(), 'grove-cfg-')), 'grove.json');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-cfg-'));
+  made.push(dir);
+  const f = path.join(dir, 'grove.json');
   writeFileSync(f, content);
   return f;
 }
