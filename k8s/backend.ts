@@ -16,7 +16,9 @@ import { updatePod } from './pod-writer.ts';
 import { Placer } from './placement.ts';
 import { closedRecord, encodeRecord, isLive, liveCount, podRecords, pruneTombstones, recordKey, type SandboxRecord } from './records.ts';
 import { Reconciler } from './reconciler.ts';
-import { RemoteSandbox, type Attach, type Placement, type PlacementDriver, type RemoteHar } from './remote-sandbox.ts';
+import type { RemoteHar } from './remote-files.ts';
+import type { Attach, Placement, PlacementDriver } from './remote-placement.ts';
+import { RemoteSandbox } from './remote-sandbox.ts';
 import { RemoteShellSandbox } from './remote-shell.ts';
 import { RemoteClawSandbox } from './remote-claw.ts';
 import { placementOf, SharedState } from './shared.ts';
@@ -191,6 +193,8 @@ export class KubernetesBackend implements Backend, PlacementDriver {
       seen: now,
       labels: sb.spec.labels ?? {},
       ...(sb.spec.type === 'shell' && sb.spec.image ? { image: sb.spec.image } : {}),
+      ...(sb.spec.type === 'browser' && sb.spec.record ? { recorded: true as const } : {}),
+      ...(sb.spec.type === 'browser' && sb.spec.record_har ? { har: true as const } : {}),
     };
     const paired = sb.spec.type === 'browser' ? sb.spec.claw_sandbox : undefined;
     const name = paired !== undefined ? await this.placeBeside(rec, paired) : await this.placer.place(rec, new Date(this.clock.now() + ttl * 1000).toISOString());

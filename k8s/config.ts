@@ -59,6 +59,14 @@ export const K8sConfigSchema = z
     /** Images a shell sandbox's `image` may name, run as its pod's image (k8s/pod-image.ts): exact references, or
      * prefixes ending in `*` (e.g. "docker.io/swebench/sweb.eval.x86_64.*"). Empty: `image` is refused. */
     shellImages: z.array(z.string().min(1).max(256)).max(256).default([]),
+    /** Folders of a shell sandbox's image its commands must own: before the worker starts, an init container of the
+     * image itself (as the pod's user) copies each into an emptyDir mounted at the same path, which then belongs to
+     * the pod's user (k8s/pod-image.ts). SWE-bench's images are built as root: files their setup made after its
+     * `chmod -R 777 /testbed` are root's, read-only to a non-root pod. A path the image lacks is an empty folder. */
+    shellImageOwnedPaths: z
+      .array(z.string().regex(/^(\/[A-Za-z0-9._-]+)+$/, 'an absolute path of plain names').refine((p) => !p.split('/').some((c) => c === '.' || c === '..'), 'no . or .. components'))
+      .max(8)
+      .default(['/testbed']),
     /** Recordings (episodes, frames, HARs, verdicts) on a volume every orchestrator replica mounts, so `grove view`,
      * exports and reads work whichever replica recorded: a ReadWriteMany PersistentVolumeClaim, named (made by the
      * operator) or rendered here with `size` (and `storageClassName`). Absent: each replica's own /tmp. */

@@ -10,7 +10,7 @@ import type { Logger } from '../sandbox/log.ts';
 import { podShellRefusal, type PodNetwork } from '../sandbox/pod-isolation.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import { KubernetesBackend } from './backend.ts';
-import type { RemoteHar } from './remote-sandbox.ts';
+import type { RemoteHar } from './remote-files.ts';
 import type { K8sConfig } from './config.ts';
 import { loadKubeConfig } from './kube.ts';
 import { shellImageRefusal } from './pod-image.ts';
@@ -22,6 +22,9 @@ import { shellImageRefusal } from './pod-image.ts';
  * is relayed (docs/kubernetes.md, "What runs where").
  */
 export function refuseUnrelayable(spec: CreateSandboxBody, config: Pick<K8sConfig, 'network' | 'shellImages'>): void {
+  // First, before the network check a paired shell's opened network would fail: the reason is the pairing.
+  if (spec.type === 'shell' && spec.claw_sandbox !== undefined) throw new GroveError('not_supported_on_backend', SHELL_PAIRING);
+  if (spec.type === 'claw' && (spec as { claw_eval_task?: unknown }).claw_eval_task !== undefined) throw new GroveError('not_supported_on_backend', CLAW_EVAL);
   const network: PodNetwork = config.network;
   // Shell pods are pod-isolated (the restricted defaults forbid bubblewrap): their network is the install's.
   const why = spec.type === 'shell' ? podShellRefusal(spec, network) : null;
@@ -30,15 +33,28 @@ export function refuseUnrelayable(spec: CreateSandboxBody, config: Pick<K8sConfi
     const refused = shellImageRefusal(config, spec.image);
     if (refused) throw new GroveError('not_supported_on_backend', refused);
   }
-  // A paired browser joins its claw sandbox's pod (backend.ts); a shell sandbox's pod is its own (its image, pod
-  // isolation), and no pod reaches another's apps.
-  if (spec.type === 'shell' && spec.claw_sandbox !== undefined) {
-    throw new GroveError('not_supported_on_backend', 'claw_sandbox pairing of shell sandboxes is not available on the kubernetes backend: a shell sandbox runs on a pod of its own, and the Claw apps are served on the claw sandbox\'s pod, which no other pod can reach. Use the claw tool routes (/sandboxes/{id}/claw/call), or the local backend.');
-  }
-  if (spec.type === 'claw' && (spec as { claw_eval_task?: unknown }).claw_eval_task !== undefined) {
-    throw new GroveError('not_supported_on_backend', 'claw_eval_task is not available on the kubernetes backend: a Claw-Eval checkout\'s services run in bubblewrap, which worker pods do not allow. Use the local backend (grove serve --claw-eval DIR).');
-  }
 }
+
+// With the pod as the boundary, everything in one pod is one trust domain. A shell's commands run as the worker's
+// user: on the claw sandbox's pod they could read the worker's token and rewrite the apps' state and audit log the
+// grade is computed from (locally bubblewrap keeps the shell away from them); with the apps in the shell's pod, the
+// same. A pod gets no second container after it started, and no pod reaches another pod's loopback.
+const SHELL_PAIRING =
+  'claw_sandbox pairing of shell sandboxes is not available on the kubernetes backend: the pod is the isolation there, ' +
+  "and a shell's commands run as the pod's one user, so in the pod that serves the Claw apps they could read its worker " +
+  'token and rewrite the apps\' state and the audit log the grade is computed from; the apps are not reachable from any ' +
+  'other pod. Drive the apps with the claw tool routes (/sandboxes/{id}/claw/call) or a paired browser, or use the ' +
+  'local backend, where bubblewrap keeps the shell away from them.';
+
+// Claw-Eval's services are the user's checkout (grove serve --claw-eval DIR, on the orchestrator's file system, not
+// in the worker image), started by claw-env/claw-eval in bubblewrap, which a restricted pod (no user namespaces, no
+// capabilities) cannot run. Isolation-wise a pod of their own would do; what is missing is the checkout and its
+// Python environment in that pod.
+const CLAW_EVAL =
+  "claw_eval_task is not available on the kubernetes backend: a Claw-Eval task's services come from the checkout given " +
+  "to this server (--claw-eval DIR), which worker pods do not have, and Grove starts them in bubblewrap, which a pod " +
+  'under the restricted Pod Security defaults cannot run (no user namespaces, no capabilities). Use the local backend ' +
+  '(grove serve --claw-eval DIR).';
 
 export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnvironments {
   const admit = (spec: CreateSandboxBody) => {

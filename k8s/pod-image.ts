@@ -1,7 +1,8 @@
 // A shell sandbox's `image` as its pod's image (SWE-bench's per-instance images on a cluster). The image need not
 // contain Node or Grove: an init container from the worker image copies the worker runtime (node and the app) into
 // an emptyDir, and the sandbox image's container runs `grove worker` from there — so commands run on the image's own
-// file system. Only references the install allows (config `shellImages`: exact names, or prefixes ending in `*`)
+// file system; folders the sandbox must write to (SWE-bench's /testbed, root's in their images) are copied by the
+// image itself into emptyDirs its non-root user owns. Only references the install allows (config `shellImages`: exact names, or prefixes ending in `*`)
 // become pods; anything else a client sends is refused before a pod is made.
 import type { V1PodSpec } from '@kubernetes/client-node';
 import type { K8sConfig } from './config.ts';
@@ -27,10 +28,12 @@ export function shellImageRefusal(cfg: Pick<K8sConfig, 'shellImages'>, image: st
   return null;
 }
 
-/** The worker pod spec turned into one that runs the sandbox's image, the worker runtime copied in at start. */
-export function withSandboxImage(spec: V1PodSpec, image: string): V1PodSpec {
+/** The worker pod spec turned into one that runs the sandbox's image, the worker runtime copied in at start, and
+ * the image's `owned` folders copied into emptyDirs of the pod's user (config shellImageOwnedPaths). */
+export function withSandboxImage(spec: V1PodSpec, image: string, owned: readonly string[] = [], ownedSize = '4Gi'): V1PodSpec {
   const worker = spec.containers[0]!;
   const runtime = { name: 'grove-runtime', mountPath: RUNTIME_DIR };
+  const copies = owned.map((p, i) => ({ path: p, volume: `grove-owned-${i}`, at: `/mnt/grove-owned-${i}` }));
   return {
     ...spec,
     initContainers: [
@@ -43,6 +46,24 @@ export function withSandboxImage(spec: V1PodSpec, image: string): V1PodSpec {
         securityContext: worker.securityContext,
         volumeMounts: [runtime],
       },
+      // The image's own folders, copied as the pod's user: the copy is its own (modes kept, owner the pod's user),
+      // so git and the tests can write where the image's root-owned files were. Fails the pod on an unreadable file
+      // rather than start a sandbox on half a repository.
+      ...(copies.length
+        ? [
+            {
+              name: 'grove-owned',
+              image,
+              imagePullPolicy: worker.imagePullPolicy,
+              // Into a folder of the volume (its root is the kubelet's), mounted by subPath: /testbed itself is then
+              // the pod user's, as git's ownership check wants.
+              command: ['/bin/sh', '-c', 'while [ $# -gt 0 ]; do if [ -d "$1" ]; then cp -a "$1" "$2/d"; else mkdir "$2/d"; fi || exit 1; shift 2; done', 'sh', ...copies.flatMap((c) => [c.path, c.at])],
+              resources: worker.resources,
+              securityContext: worker.securityContext,
+              volumeMounts: copies.map((c) => ({ name: c.volume, mountPath: c.at })),
+            },
+          ]
+        : []),
     ],
     containers: [
       {
@@ -56,9 +77,13 @@ export function withSandboxImage(spec: V1PodSpec, image: string): V1PodSpec {
         // The image's files are what the sandbox works on (a repository at /testbed, say): its writable layer is
         // the pod's own and goes with it.
         securityContext: { ...worker.securityContext, readOnlyRootFilesystem: false },
-        volumeMounts: [...(worker.volumeMounts ?? []), { ...runtime, readOnly: true }],
+        volumeMounts: [...(worker.volumeMounts ?? []), { ...runtime, readOnly: true }, ...copies.map((c) => ({ name: c.volume, mountPath: c.path, subPath: 'd' }))],
       },
     ],
-    volumes: [...(spec.volumes ?? []), { name: 'grove-runtime', emptyDir: { sizeLimit: '1Gi' } }],
+    volumes: [
+      ...(spec.volumes ?? []),
+      { name: 'grove-runtime', emptyDir: { sizeLimit: '1Gi' } },
+      ...copies.map((c) => ({ name: c.volume, emptyDir: { sizeLimit: ownedSize } })),
+    ],
   };
 }

@@ -114,7 +114,9 @@ export function workerPod(
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: cfg.namespace, labels, annotations },
-    spec: image ? withSandboxImage(workerPodSpec(cfg, templateName, token), image) : workerPodSpec(cfg, templateName, token),
+    spec: image
+      ? withSandboxImage(workerPodSpec(cfg, templateName, token), image, cfg.shellImageOwnedPaths, cfg.templates[templateName]!.workspaceSize)
+      : workerPodSpec(cfg, templateName, token),
   };
 }
 

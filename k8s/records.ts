@@ -32,6 +32,11 @@ export const SandboxRecordSchema = z.object({
   /** Last heartbeat/activity any replica recorded. */
   seen: Iso,
   labels: z.record(z.string(), z.string()),
+  /** Recorded (`record: true`): a replica serving its steps appends them to its episode on the shared recordings
+   * volume (server/recording.ts), so one recording holds every step whichever replica served it. */
+  recorded: z.literal(true).optional(),
+  /** With `record_har`: the worker records the HAR; whichever replica deletes the sandbox fetches it into the episode. */
+  har: z.literal(true).optional(),
   /** A shell sandbox's own image: its pod runs it (never a warm pod of the template). */
   image: z.string().min(1).max(256).optional(),
   /** Closed records (tombstones, pruned after a while): why and when. */

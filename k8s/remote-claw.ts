@@ -4,7 +4,9 @@
 // from the worker.
 // A browser paired with it (claw_sandbox) is placed on the same pod (backend.ts), the only place its origin is
 // reachable; no other pod and nothing outside the pod reaches it (the worker NetworkPolicy admits the orchestrator).
+// Every replica can pair with it: one that adopted it reads its origin and token from the worker.
 import type { GroveClient } from '../client/index.ts';
+import type { SandboxDetails } from '../sandbox/types.ts';
 import { RemoteSandbox } from './remote-sandbox.ts';
 
 /** The shape of claw-env's CallResult (which k8s/ may not import): what an in-process caller (MCP) reads. */
@@ -23,6 +25,12 @@ export class RemoteClawSandbox extends RemoteSandbox {
   protected override async started(client: GroveClient, wid: string): Promise<void> {
     const res = await client.request('GET', `/sandboxes/${encodeURIComponent(wid)}/claw/tools`);
     this.tools = (JSON.parse(await res.text()) as { tools: unknown[] }).tools;
+    // Adopted from another replica: the origin, login URL and token a paired browser needs are the worker's own
+    // sandbox details (the pod token reads them), so any replica pairs with it (no secret in the pod's records).
+    if (!this.details().claw) {
+      const info = JSON.parse(await (await client.request('GET', `/sandboxes/${encodeURIComponent(wid)}`)).text()) as { claw?: SandboxDetails['claw'] };
+      if (info.claw) this.setDetails({ ...this.details(), claw: info.claw });
+    }
   }
 
   /** The tool definitions (OpenAI function-calling shape), as ClawSandbox.toolDefs() gives them (MCP's tools/list). */

@@ -1,15 +1,11 @@
 // A sandbox that lives on a worker pod. The orchestrator's routes call it exactly as they call a local browser
 // sandbox (the shape of browser-env's BrowserSandbox, which k8s/ may not import); each call is one HTTP request to
 // the worker at podIP:port with the pod's token — the Kubernetes API is never on this path. Download bytes and HAR
-// files are streamed through (worker-http.ts), never held whole; HAR record/replay use the worker's own routes
-// (server/worker-routes.ts): the replay file is uploaded before the worker creates its sandbox, the recorded one is
-// fetched back into the orchestrator's episode directory after the worker closed it.
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+// files are streamed through by remote-files.ts (the replay HAR uploaded before the worker creates its sandbox, the
+// recorded one fetched back into the episode directory after the worker closed it); this file is the relay of
+// starts, steps, observations and closes.
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { GroveApiError, GroveClient } from '../client/index.ts';
+import { GroveClient } from '../client/index.ts';
 import type { Action } from '../protocol/action.ts';
 import { ERROR_CATALOG, GroveError, type ErrorCode } from '../protocol/errors.ts';
 import type { Observation, SomElement, StepResult, Tab } from '../protocol/observation.ts';
@@ -18,7 +14,9 @@ import type { ResetRequest } from '../protocol/api.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import type { Sandbox, SandboxDetails } from '../sandbox/types.ts';
 import { startOnWorkerSites, startsOnSites, workerSiteState } from './beside.ts';
-import { reachFailure, workerRequest, type WorkerEndpoint } from './worker-http.ts';
+import { dropReplayHar, fetchRecordedHar, openWorkerDownload, uploadReplayHar, workerJson, type RemoteHar } from './remote-files.ts';
+import { workerError, type Attach, type Placement, type PlacementDriver } from './remote-placement.ts';
+import type { WorkerEndpoint } from './worker-http.ts';
 
 /** The shape of browser-env's ParseContext (which k8s/ may not import). */
 export interface ParseContextCopy {
@@ -46,53 +44,11 @@ export interface DownloadInfo {
   failure?: string;
 }
 
-/** Where a placed sandbox runs. */
-export interface Placement {
-  pod: string;
-  url: string;
-  token: string;
-}
-
-/** The backend's side of a remote sandbox: finding it a worker, and giving the worker back. */
-export interface PlacementDriver {
-  /** Finds (claims or creates) a worker and waits until it is ready; rejects with a GroveError. */
-  place(sandbox: RemoteSandbox): Promise<Placement>;
-  /** The sandbox is gone from the worker (or never reached it): free its slot / pod. */
-  release(sandbox: RemoteSandbox, placement: Placement | null): Promise<void>;
-  /** Milliseconds left for the worker to create its sandbox. */
-  readyDeadline(): number;
-  /** The worker created the sandbox (its id there): recorded before the sandbox counts as ready. */
-  started?(sandbox: RemoteSandbox, workerId: string): Promise<void>;
-}
-
-/** HAR files of a `record_har` / `replay_har` sandbox on the orchestrator (the recording layer's paths). */
-export interface RemoteHar {
-  /** Where the recorded HAR goes once the sandbox closed. */
-  recordPath?: string;
-  /** The HAR to replay: uploaded to the worker before its sandbox is created. */
-  replayPath?: string;
-}
-
 export interface RemoteSandboxExtras {
   har?: RemoteHar;
   log?: Logger;
   /** Adopted, not created: the sandbox exists on a worker already (another replica created it). */
   attach?: Attach;
-}
-
-/** A sandbox another replica created: where it runs, learnt from its record (k8s/records.ts) — at once, or once
- * the replica creating it recorded it ready. */
-export type Attached = { placement: Placement; workerId: string };
-export type Attach = Attached | ((signal: AbortSignal) => Promise<Attached>);
-
-/** Maps an error from a worker call onto the error catalog (the worker speaks the same API). */
-export function workerError(err: unknown, pod: string): GroveError {
-  if (err instanceof GroveError) return err;
-  if (err instanceof GroveApiError) {
-    if (err.status === 0) return new GroveError('worker_lost', `Worker pod ${pod} cannot be reached (${reachFailure(err)}).`, { cause: err });
-    if (err.code in ERROR_CATALOG) return new GroveError(err.code as ErrorCode, err.message, { cause: err, retryAfter: err.retryAfter });
-  }
-  return new GroveError('internal_error', undefined, { cause: err });
 }
 
 export class RemoteSandbox implements Sandbox {
@@ -186,7 +142,10 @@ export class RemoteSandbox implements Sandbox {
     const podImage = body.type === 'shell' && typeof body.image === 'string' ? body.image : null;
     if (podImage) delete body.image;
     try {
-      if (this.har.replayPath) body.replay_har = await this.uploadReplay(placement, this.har.replayPath);
+      if (this.har.replayPath) {
+        body.replay_har = await uploadReplayHar(placement, this.id, this.har.replayPath, this.aborted.signal);
+        this.replayName = this.id;
+      }
       // An offline task starts on the sites the worker serves on its own loopback (k8s/beside.ts).
       if (body.type === 'browser' && startsOnSites(body)) await startOnWorkerSites(this.client, body);
       const info = await this.client.createSandbox(body as Parameters<GroveClient['createSandbox']>[0]);
@@ -227,30 +186,25 @@ export class RemoteSandbox implements Sandbox {
   /** What a kind of remote sandbox reads from its worker before it counts as ready (nothing here). */
   protected async started(_client: GroveClient, _wid: string): Promise<void> {}
 
-  /** Streams the replay HAR to the worker; answers the path the worker's create takes as replay_har. */
-  private async uploadReplay(placement: Placement, path: string): Promise<string> {
-    const name = this.id;
-    const res = await workerRequest(placement, { method: 'PUT', path: `/worker/har/${encodeURIComponent(name)}`, body: createReadStream(path), signal: this.aborted.signal });
-    const answer = JSON.parse(await readAll(res.body)) as { replay_har: string };
-    this.replayName = name;
-    return answer.replay_har;
-  }
-
-  /** After the worker closed its sandbox (Playwright wrote the HAR then): the HAR into the orchestrator's episode. */
-  private async fetchRecordedHar(placement: Placement, wid: string, to: string): Promise<void> {
-    const res = await workerRequest(placement, { method: 'GET', path: `/worker/recordings/${encodeURIComponent(wid)}/har` });
-    await mkdir(dirname(to), { recursive: true });
-    await pipeline(res.body, createWriteStream(to));
-  }
-
   details(): SandboxDetails {
     return this.detailsOf;
+  }
+
+  /** What a kind of remote sandbox learnt from its worker for details() (an adopted one: read in started()). */
+  protected setDetails(d: SandboxDetails): void {
+    this.detailsOf = d;
   }
 
   /** The worker this sandbox runs on, for the streamed routes (throws like any call when it is not live). */
   protected endpoint(): WorkerEndpoint & { wid: string } {
     const { wid } = this.live();
     return { ...this.placement!, wid };
+  }
+
+  /** Adopted from the replica recording it (server/recording.ts): where the worker's HAR goes when this replica is
+   * the one that deletes the sandbox (the recordings volume every replica mounts). */
+  recordHarTo(path: string): void {
+    if (this.attach && this.options.record_har) this.har.recordPath = path;
   }
 
   /** Tells the worker of a heartbeat received by the orchestrator (its last-use time is what the leader checks
@@ -335,14 +289,7 @@ export class RemoteSandbox implements Sandbox {
   /** The worker's file as a stream (its Content-Length kept); undefined when the worker has no saved file. */
   async openDownload(id: string): Promise<{ stream: Readable; size: number | null } | undefined> {
     const w = this.endpoint();
-    try {
-      const res = await workerRequest(w, { method: 'GET', path: `/sandboxes/${encodeURIComponent(w.wid)}/downloads/${encodeURIComponent(id)}` });
-      const len = Number(res.headers['content-length']);
-      return { stream: res.body, size: Number.isSafeInteger(len) && len >= 0 ? len : null };
-    } catch (err) {
-      if (err instanceof GroveError && err.code === 'download_not_found') return undefined;
-      throw err;
-    }
+    return openWorkerDownload(w, w.wid, id);
   }
 
   parseContext(): ParseContextCopy {
@@ -354,8 +301,7 @@ export class RemoteSandbox implements Sandbox {
   async syncParseContext(): Promise<void> {
     const w = this.endpoint();
     try {
-      const res = await workerRequest(w, { method: 'GET', path: `/worker/sandboxes/${encodeURIComponent(w.wid)}/parse-context` });
-      this.last = JSON.parse(await readAll(res.body)) as ParseContextCopy;
+      this.last = await workerJson<ParseContextCopy>(w, `/worker/sandboxes/${encodeURIComponent(w.wid)}/parse-context`);
     } catch (err) {
       // A worker that cannot answer (an older image, gone): the copy this replica saw is parsed against; the step
       // that follows reports a worker that is gone.
@@ -381,25 +327,15 @@ export class RemoteSandbox implements Sandbox {
       if (this.client && this.workerId && !this.lostReason) {
         const deleted = await this.client.deleteSandbox(this.workerId).then(() => true, () => false);
         if (deleted && this.har.recordPath && this.placement) {
-          await this.fetchRecordedHar(this.placement, this.workerId, this.har.recordPath).catch((err: unknown) =>
+          await fetchRecordedHar(this.placement, this.workerId, this.har.recordPath).catch((err: unknown) =>
             this.log.warn({ err: String(err), sandbox_id: this.id }, 'fetching the recorded HAR from the worker failed'),
           );
         }
       }
-      if (this.replayName && this.placement && !this.lostReason) {
-        await workerRequest(this.placement, { method: 'DELETE', path: `/worker/har/${encodeURIComponent(this.replayName)}` })
-          .then((r) => r.body.resume())
-          .catch(() => undefined);
-      }
+      if (this.replayName && this.placement && !this.lostReason) await dropReplayHar(this.placement, this.replayName);
       this.client?.close();
       this.state = 'closed';
       await this.driver.release(this, this.placement);
     })());
   }
-}
-
-async function readAll(body: Readable): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of body) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -6,7 +6,7 @@ import type { ApplyPatchResult, ExecRequest, ExecResult, FileEntry, JobInfo } fr
 import { RemoteSandbox } from './remote-sandbox.ts';
 import type { PtyInit, PtySession } from '../sandbox/pty.ts';
 import { openRemotePty } from './remote-pty.ts';
-import { workerError } from './remote-sandbox.ts';
+import { workerError } from './remote-placement.ts';
 import { workerRequest } from './worker-http.ts';
 
 type ExecBody = Parameters<GroveClient['exec']>[1];

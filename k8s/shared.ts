@@ -15,7 +15,8 @@ import type { PodCache } from './pod-cache.ts';
 import { fresh, updatePod } from './pod-writer.ts';
 import { podCondition } from './pods.ts';
 import { encodeRecord, isLive, podRecords, recordKey, type SandboxRecord } from './records.ts';
-import type { Attach, Attached, Placement, RemoteSandbox } from './remote-sandbox.ts';
+import type { Attach, Attached, Placement } from './remote-placement.ts';
+import type { RemoteSandbox } from './remote-sandbox.ts';
 import { workerToken } from './token.ts';
 
 export interface SharedDeps {
@@ -72,7 +73,8 @@ export class SharedState implements SharedSandboxes {
     const found = this.record(id);
     if (!found || !isLive(found.rec) || this.d.held.has(id)) return null;
     const { rec, pod } = found;
-    const spec = { type: rec.type, labels: rec.labels, ttl_seconds: rec.ttl, idle_timeout_seconds: rec.idle } as CreateSandboxBody;
+    const recording = rec.recorded ? { record: true, ...(rec.har ? { record_har: true } : {}) } : {};
+    const spec = { type: rec.type, labels: rec.labels, ttl_seconds: rec.ttl, idle_timeout_seconds: rec.idle, ...recording } as CreateSandboxBody;
     const now = this.attachNow(id);
     const sb = this.d.adopted(rec, spec, now ?? ((signal) => this.attachLater(id, signal)));
     this.d.held.set(id, sb);
@@ -87,6 +89,7 @@ export class SharedState implements SharedSandboxes {
       ttlMs: rec.ttl * 1000,
       idleMs: rec.idle * 1000,
       creating: rec.state === 'creating',
+      recorded: rec.recorded === true,
     };
   }
 

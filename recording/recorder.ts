@@ -15,6 +15,7 @@ import type { Termination, Verdict } from '../protocol/task.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { decodeSmall, expectsVisibleChange, NOOP_THRESHOLD, type RawFrame } from './diff.ts';
 import { changedShareOffThread } from './diff-thread.ts';
+import { lastStepOnDisk } from './shared-steps.ts';
 
 export const EPISODE_FILE = 'episode.json';
 export const STEPS_FILE = 'steps.jsonl';
@@ -48,6 +49,9 @@ export interface RecorderOptions {
   noopThreshold?: number;
   /** fsync every frame and step line (default true). Only bulk generators (bench fixtures) turn it off. */
   durable?: boolean;
+  /** Other servers append steps to this episode too (kubernetes replicas on one recordings volume): step numbers
+   * and diffs follow the steps on storage (shared-steps.ts). */
+  shared?: boolean;
 }
 
 export interface EpisodeEnd {
@@ -95,6 +99,9 @@ export class EpisodeRecorder {
   private readonly diffOn: boolean;
   private readonly noopThreshold: number;
   private readonly durable: boolean;
+  private readonly shared: boolean;
+  /** Opened with join(): appends steps, never writes episode.json (the creating server owns it). */
+  private joined = false;
   private prev: RawFrame | undefined;
   /** Serialises writes so callers that do not await still get ordered, complete lines. */
   private chain: Promise<unknown> = Promise.resolve();
@@ -108,6 +115,7 @@ export class EpisodeRecorder {
     this.diffOn = opts.diff ?? true;
     this.noopThreshold = opts.noopThreshold ?? NOOP_THRESHOLD;
     this.durable = opts.durable ?? true;
+    this.shared = opts.shared ?? false;
   }
 
   /** Creates the directory (which must not already hold an episode) and writes a `running` episode.json. */
@@ -132,6 +140,15 @@ export class EpisodeRecorder {
     await writeFileAtomic(join(dir, EPISODE_FILE), JSON.stringify(meta, null, 2));
     const steps = await open(join(dir, STEPS_FILE), 'a');
     return new EpisodeRecorder(dir, meta, steps, opts);
+  }
+
+  /** Appends the steps this server serves to an episode another server created and ends (shared-steps.ts). */
+  static async join(dir: string, opts: RecorderOptions = {}): Promise<EpisodeRecorder> {
+    const meta = EpisodeMeta.parse(JSON.parse(await readFile(join(dir, EPISODE_FILE), 'utf8')));
+    const steps = await open(join(dir, STEPS_FILE), 'a');
+    const r = new EpisodeRecorder(dir, meta, steps, { ...opts, shared: true });
+    r.joined = true;
+    return r;
   }
 
   /** The episode metadata as last written. */
@@ -166,8 +183,9 @@ export class EpisodeRecorder {
     return this.enqueue(async () => {
       this.assertOpen();
       const out: StepRecord = StepRecord.parse(rec);
+      if (this.shared) await this.followStorage(out);
       if (frame) {
-        out.frame = frameName(rec.step, frame.ext);
+        out.frame = frameName(out.step, frame.ext);
         await writeFileSynced(join(this.dir, out.frame), frame.bytes, this.durable);
         if (this.diffOn) {
           const cur = await this.decode(frame.bytes);
@@ -187,9 +205,28 @@ export class EpisodeRecorder {
       }
       await this.steps.write(JSON.stringify(out) + '\n');
       if (this.durable) await this.steps.sync();
-      this.meta = { ...this.meta, steps: Math.max(this.meta.steps, rec.step) };
+      this.meta = { ...this.meta, steps: Math.max(this.meta.steps, out.step) };
       return out;
     });
+  }
+
+  /** Shared: the step numbered after the last one on storage, its diff against that step's frame (or frame 0). */
+  private async followStorage(out: StepRecord): Promise<void> {
+    const last = await lastStepOnDisk(join(this.dir, STEPS_FILE));
+    out.step = (last?.step ?? 0) + 1;
+    if (!this.diffOn) return;
+    const before = last ? last.frame : (await this.storedMeta())?.initial_frame;
+    const bytes = before ? await readFile(join(this.dir, before)).catch(() => null) : null;
+    this.prev = bytes ? await this.decode(bytes) : undefined;
+  }
+
+  private storedMeta(): Promise<EpisodeMeta | null> {
+    return readFile(join(this.dir, EPISODE_FILE), 'utf8').then((t) => EpisodeMeta.parse(JSON.parse(t)), () => null);
+  }
+
+  /** Shared: the last step on storage, whoever recorded it (null when none); undefined when not shared. */
+  lastStep(): Promise<StepRecord | null | undefined> {
+    return this.enqueue(async () => (this.shared ? lastStepOnDisk(join(this.dir, STEPS_FILE)) : undefined));
   }
 
   /** Stores judge verdicts (and a reward) now; may be called before or after finish(). */
@@ -204,8 +241,15 @@ export class EpisodeRecorder {
   finish(end: EpisodeEnd): Promise<void> {
     return this.enqueue(async () => {
       if (this.closed) return;
+      if (this.joined) {
+        // The server that created the episode ends it; this one only stops appending.
+        this.closed = true;
+        return this.steps.close();
+      }
+      const stored = this.shared ? ((await lastStepOnDisk(join(this.dir, STEPS_FILE)))?.step ?? 0) : 0;
       this.meta = {
         ...this.meta,
+        steps: Math.max(this.meta.steps, stored),
         status: 'complete',
         finished_at: new Date().toISOString(),
         termination: end.termination,
@@ -236,6 +280,7 @@ export class EpisodeRecorder {
   }
 
   private writeMeta(): Promise<void> {
+    if (this.joined) return Promise.resolve();
     return writeFileAtomic(join(this.dir, EPISODE_FILE), JSON.stringify(this.meta, null, 2));
   }
 }

@@ -14,6 +14,8 @@ export interface EpisodeRecorderLike {
   recordInitial(frame?: Frame, obs?: InitialObservation): Promise<void>;
   recordStep(rec: Omit<StepRecord, 'frame' | 'diff'>, frame?: Frame): Promise<unknown>;
   finish(end: EpisodeEndInfo): Promise<void>;
+  /** A recording several servers append to (shared-steps.ts): its last step on storage, whoever took it. */
+  lastStep?(): Promise<Pick<StepRecord, 'actions'> | null | undefined>;
 }
 
 /** The state an episode starts from: an observation, or the parts of one a sandbox gives without taking one. */
@@ -75,6 +77,15 @@ function buildStepRecord(step: number, ctx: StepContext, ts = new Date()): { rec
   return { record, frame: fresh ? frameOf(o) : undefined };
 }
 
+/** The end a terminal step (answer / terminate) gives an episode; null for any other step. */
+function terminalOf(rec: Pick<StepRecord, 'actions'> | null): { answer?: string; termination: Termination } | null {
+  const actions = rec?.actions.map((a) => a.action) ?? [];
+  const end = actions.find((a) => a.action === 'answer' || a.action === 'terminate');
+  if (!end) return null;
+  const termination = agentTermination(actions);
+  return end.action === 'answer' ? { answer: end.text, termination } : { termination };
+}
+
 /**
  * Records one episode through a recorder: frame 0 (`begin`, or `onReady` with `initialOf` for a sandbox), one
  * step record per step, the episode end. Steps are numbered in the order onStep is called, from 1.
@@ -123,9 +134,11 @@ export class RecordingHook implements StepHook {
       const termination = agentTermination(ctx.actions.map((a) => a.action));
       this.terminal = ctx.answer === undefined ? { termination } : { answer: ctx.answer, termination };
     }
-    if (!this.rec) return Promise.reject(new Error('step recorded before the recording was opened'));
     const { record, frame } = buildStepRecord(step, ctx);
-    return this.rec.recordStep(record, frame).then(() => undefined);
+    if (this.rec) return this.rec.recordStep(record, frame).then(() => undefined);
+    // A recording joined from another server (open() called at attach) may still be opening; steps keep their order.
+    if (!this.opening) return Promise.reject(new Error('step recorded before the recording was opened'));
+    return this.opening.then((rec) => rec.recordStep(record, frame)).then(() => undefined);
   }
 
   /** Finishes the recording (once); without an end given (a closed sandbox), a terminal step ends it (task_completed, or agent_gave_up for terminate(failure)). */
@@ -136,7 +149,9 @@ export class RecordingHook implements StepHook {
     await this.starting?.catch(() => undefined);
     const rec = this.rec ?? (this.opening ? await this.opening.catch(() => null) : null);
     if (!rec) return;
-    const t = this.terminal;
+    // Shared by several servers: the episode ends as its last step on storage says, whoever served it.
+    const stored = await rec.lastStep?.();
+    const t = stored === undefined ? this.terminal : terminalOf(stored);
     await rec.finish(
       end ?? {
         termination: t ? t.termination : { reason: 'aborted', detail: 'the sandbox was closed before a terminal action' },

@@ -82,6 +82,7 @@ export class SandboxRegistry {
     if (!a) return undefined;
     const entry = adoptedEntry(id, a);
     this.entries.set(id, entry);
+    this.hooks.adopted(id, a);
     return entry;
   }
 
@@ -97,7 +98,10 @@ export class SandboxRegistry {
     const e = this.entries.get(id);
     if (e && !(e.phase === 'creating' && e.adopted)) return;
     await shared.refresh(id);
-    this.adopt(id);
+    // Adopted now as ready: what its sandbox reads before it serves (a remote claw sandbox's tools and details from
+    // its worker) is read before the request that adopted it goes on.
+    const adopted = this.adopt(id);
+    if (adopted?.adopted && adopted.phase === 'live') await adopted.sandbox?.ready().catch(() => undefined);
   }
 
   /** Adopts every sandbox of the shared state not held here yet (before listing them all, or closing them all). */

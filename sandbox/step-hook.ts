@@ -6,7 +6,7 @@
 import type { Observation, ResolvedAction } from '../protocol/observation.ts';
 import type { Termination, Verdict } from '../protocol/task.ts';
 import { silentLogger, type Logger } from './log.ts';
-import type { Sandbox } from './types.ts';
+import type { AdoptedSandbox, Sandbox } from './types.ts';
 
 /** Where a step's actions came from when they were raw model text (recorded beside the actions). */
 export interface StepSource {
@@ -56,6 +56,7 @@ export interface StepHook {
 /** The hooks of each sandbox, by id. */
 export class StepHooks {
   private readonly bySandbox = new Map<string, StepHook[]>();
+  private readonly adoptions: Array<(sandboxId: string, a: AdoptedSandbox) => void> = [];
 
   constructor(private readonly log: Logger = silentLogger) {}
 
@@ -63,6 +64,16 @@ export class StepHooks {
     const list = this.bySandbox.get(sandboxId);
     if (list) list.push(hook);
     else this.bySandbox.set(sandboxId, [hook]);
+  }
+
+  /** Attaches hooks to sandboxes the registry adopts from another server (e.g. a recording the servers share). */
+  onAdopted(fn: (sandboxId: string, a: AdoptedSandbox) => void): void {
+    this.adoptions.push(fn);
+  }
+
+  /** The registry adopted a sandbox another server created. */
+  adopted(sandboxId: string, a: AdoptedSandbox): void {
+    for (const fn of this.adoptions) fn(sandboxId, a);
   }
 
   has(sandboxId: string): boolean {

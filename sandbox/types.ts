@@ -42,6 +42,9 @@ export interface AdoptedSandbox {
   idleMs: number;
   /** Still being created by its replica: sandbox.ready() settles when it is ready or failed. */
   creating: boolean;
+  /** Created with `record: true`: the steps this server serves go into the same episode (a recordings directory the
+   * servers share). */
+  recorded?: boolean;
 }
 
 /**

@@ -9,6 +9,9 @@
 // (every close path goes through the registry: DELETE, expiry, shutdown). The sandbox itself is not wrapped.
 // HAR recording/replay reach the browser as ContextExtras (context options and a context hook), so browser-env
 // never learns what a HAR is.
+// Several servers sharing the sandboxes (kubernetes replicas, one recordings volume): the creating server records
+// frame 0 and ends the episode, and every server that serves a step appends it to the same episode
+// (recording/shared-steps.ts): a sandbox it adopts with `record: true` gets a hook that joins the recording.
 import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
@@ -16,11 +19,11 @@ import type { ContextExtras, BrowserSandbox } from '../browser-env/types.ts';
 import { GroveError } from '../protocol/errors.ts';
 import type { BrowserCreateOptions } from '../protocol/sandbox.ts';
 import { harPathFor, harRecordOptions, replayFromHar } from '../recording/har.ts';
-import { EpisodeRecorder } from '../recording/recorder.ts';
-import { RecordingHook, type InitialState } from '../recording/step-hook.ts';
+import { EpisodeRecorder, type Frame } from '../recording/recorder.ts';
+import { RecordingHook, type EpisodeRecorderLike, type InitialState } from '../recording/step-hook.ts';
 import type { EnvironmentFactory } from '../sandbox/local-backend.ts';
 import type { Logger } from '../sandbox/log.ts';
-import type { StepHooks } from '../sandbox/step-hook.ts';
+import type { EpisodeEndInfo, StepHooks } from '../sandbox/step-hook.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 
 /** The episode directory of a sandbox. Registry ids are `sb_<hex>`; anything else is refused, not escaped. */
@@ -105,7 +108,31 @@ export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCr
     private readonly recordingsDir: string,
     private readonly log: Logger,
     private readonly hooks: StepHooks,
-  ) {}
+    /** The sandboxes are shared with other servers on one recordings directory (the kubernetes backend). */
+    private readonly shared = false,
+  ) {
+    if (shared) {
+      hooks.onAdopted((id, a) => {
+        try {
+          if (a.recorded) this.join(id, a.sandbox);
+        } catch (err) {
+          // An id no episode directory can be named after: served, not recorded (adoption never fails for it).
+          this.log.warn({ err: String(err), sandbox_id: id }, 'joining the recording of an adopted sandbox failed');
+        }
+      });
+    }
+  }
+
+  /** Appends the steps this server serves of a sandbox another server records (its episode must be on storage here). */
+  private join(id: string, sandbox: Sandbox): void {
+    const dir = episodeDirFor(this.recordingsDir, id);
+    const joined = new JoinedRecording(dir, id, this.log);
+    const hook = new RecordingHook(async () => joined);
+    hook.open().catch(() => undefined);
+    this.hooks.attach(id, hook);
+    // A recorded HAR is on the worker until the sandbox closes: fetched by whichever server deletes it.
+    (sandbox as { recordHarTo?(path: string): void }).recordHarTo?.(harPathFor(dir));
+  }
 
   async create(id: string, options: BrowserCreateOptions): Promise<Sandbox> {
     if (!options.record && !options.replay_har) return this.inner.create(id, options);
@@ -125,7 +152,7 @@ export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCr
     const sb = await this.inner.create(id, options, extras);
     if (options.record) {
       // The registry runs it: frame 0 at ready (a failing recorder fails the creation), each step, the end at close.
-      const open = () => EpisodeRecorder.create(dir, { episode_id: id, config: { ...options } }, { logger: this.log });
+      const open = () => EpisodeRecorder.create(dir, { episode_id: id, config: { ...options } }, { logger: this.log, shared: this.shared });
       this.hooks.attach(id, new RecordingHook(open, browserInitial));
     }
     return sb;
@@ -141,5 +168,50 @@ export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCr
 
   stats(): Record<string, number> {
     return this.inner.stats();
+  }
+}
+
+/**
+ * The episode another server records, joined on the first step served here once its episode.json is on storage
+ * (the creating server writes it with frame 0, just after the sandbox's record turned ready: a step in between, or
+ * on a server that does not share the recordings volume, is served and not recorded, with a warning).
+ */
+class JoinedRecording implements EpisodeRecorderLike {
+  private rec: EpisodeRecorder | null = null;
+  private joining: Promise<EpisodeRecorder | null> | null = null;
+  private warned = false;
+
+  constructor(
+    private readonly dir: string,
+    private readonly id: string,
+    private readonly log: Logger,
+  ) {}
+
+  private recorder(): Promise<EpisodeRecorder | null> {
+    if (this.rec) return Promise.resolve(this.rec);
+    this.joining ??= EpisodeRecorder.join(this.dir, { logger: this.log }).then(
+      (r) => (this.rec = r),
+      (err: unknown) => {
+        this.joining = null;
+        if (!this.warned) this.log.warn({ err: String(err), sandbox_id: this.id }, "a step of a sandbox another server records is not recorded: its episode is not in this server's recordings directory (yet); mount one volume on every replica (k8s config recordings)");
+        this.warned = true;
+        return null;
+      },
+    );
+    return this.joining;
+  }
+
+  async recordInitial(): Promise<void> {}
+
+  async recordStep(rec: Parameters<EpisodeRecorder['recordStep']>[0], frame?: Frame): Promise<void> {
+    await (await this.recorder())?.recordStep(rec, frame);
+  }
+
+  async finish(end: EpisodeEndInfo): Promise<void> {
+    await this.rec?.finish(end);
+  }
+
+  async lastStep(): Promise<undefined> {
+    return undefined;
   }
 }

@@ -210,7 +210,11 @@ class StubWorker {
       if (op === 'step') {
         sb.steps++;
         sb.last_used_at = new Date().toISOString();
-        return this.reply(res, 200, { observation: { ...OBSERVATION, step: sb.steps }, actions: [], done: false });
+        // Every action "succeeds" as given (a browser resolves them; a terminal one ends the episode).
+        const actions = ((JSON.parse(Buffer.concat(chunks).toString() || '{}') as Obj).actions ?? []) as Obj[];
+        const end = actions.find((a) => a.action === 'answer' || a.action === 'terminate');
+        const resolved = actions.map((a) => ({ action: a, error: null, ms: 0 }));
+        return this.reply(res, 200, { observation: { ...OBSERVATION, step: sb.steps }, actions: resolved, done: !!end, ...(end?.action === 'answer' ? { answer: end.text } : {}) });
       }
       if (op === 'observation') return this.reply(res, 200, { ...OBSERVATION, step: sb.steps });
       if (op === 'screenshot') {

@@ -10,7 +10,7 @@
 // that is gone are removed when the next kubelet starts, so a crashed test run leaks nothing for long.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { KubeSim } from './api-server.ts';
@@ -99,9 +99,15 @@ export function podmanRunArgs(pod: Obj, c: Obj, opts: { name: string; ip: string
       args.push(`--shm-size=${v.emptyDir.sizeLimit ? memoryBytes(v.emptyDir.sizeLimit) : 64 * 2 ** 20}`);
       continue;
     }
-    const src = path.join(opts.podDir, `vol-${m.name}`);
+    let src = path.join(opts.podDir, `vol-${m.name}`);
     mkdirSync(src, { recursive: true });
     chmodSync(src, 0o777);
+    if (m.subPath !== undefined) {
+      // A folder of the volume (made by the kubelet when missing; else left as an init container made it).
+      if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(m.subPath) || m.subPath === '..') throw new Error(`subPath refused: ${m.subPath}`);
+      src = path.join(src, m.subPath);
+      if (!existsSync(src)) mkdirSync(src);
+    }
     args.push(`--volume=${src}:${m.mountPath}:${m.readOnly ? 'ro' : 'rw'}`);
   }
   const limits = c.resources?.limits ?? {};

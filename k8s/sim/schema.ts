@@ -6,7 +6,7 @@ import { Lease, LeaseList } from 'kubernetes-models/coordination.k8s.io/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
-import { ConfigMap, Namespace, Pod, PodList, PodTemplate, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { ConfigMap, Namespace, PersistentVolumeClaim, PersistentVolumeClaimList, Pod, PodList, PodTemplate, Service, ServiceAccount } from 'kubernetes-models/v1';
 
 type Model = { validate(): void };
 const MODELS: Record<string, new (data: never) => Model> = {
@@ -17,6 +17,9 @@ const MODELS: Record<string, new (data: never) => Model> = {
   'v1/Pod': Pod,
   'v1/PodList': PodList,
   'v1/PodTemplate': PodTemplate,
+  // The orchestrators' shared recordings volume (k8s config `recordings` with a size).
+  'v1/PersistentVolumeClaim': PersistentVolumeClaim,
+  'v1/PersistentVolumeClaimList': PersistentVolumeClaimList,
   'v1/Status': Status,
   'apps/v1/Deployment': Deployment,
   'rbac.authorization.k8s.io/v1/Role': Role,

@@ -18,7 +18,11 @@ export async function createOne(ctx: RouteContext, body: CreateSandboxBody): Pro
   checkStartUrl(body.start_url);
   // Recording options that cannot work answer 400 now, not as a failed sandbox later.
   await checkRecordingOptions(body, ctx.config.recordingsDir);
-  if (body.claw_sandbox !== undefined) pairWithClaw(body, ctx);
+  if (body.claw_sandbox !== undefined) {
+    // Another server sharing the sandboxes may hold it (kubernetes replicas): adopted here, its details read.
+    await ctx.registry.sync(body.claw_sandbox);
+    pairWithClaw(body, ctx);
+  }
   // A task fills in the start URL (offline sites: a fresh session) and the episode's state.
   const prepared = await ctx.episodes.prepare(body);
   const info = ctx.registry.create(prepared.body);

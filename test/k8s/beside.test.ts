@@ -58,13 +58,15 @@ async function createClaw(body: Obj): Promise<string> {
   return id;
 }
 
+const CONFIG = {
+  workerPort: 20000 + Math.floor(Math.random() * 1000),
+  // Shared browser workers: a claw sandbox still gets a pod of its own.
+  templates: { browser: { type: 'browser' as const, placement: 'shared' as const, maxPerWorker: 4, warmPool: 0 }, shell: { type: 'shell' as const, placement: 'pod' as const, warmPool: 0 } },
+};
+
 beforeAll(async () => {
   await sim.start();
-  orch = await startOrchestrator(sim, {
-    workerPort: 20000 + Math.floor(Math.random() * 1000),
-    // Shared browser workers: a claw sandbox still gets a pod of its own.
-    templates: { browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 0 }, shell: { type: 'shell', placement: 'pod', warmPool: 0 } },
-  });
+  orch = await startOrchestrator(sim, CONFIG);
 }, 30_000);
 
 afterAll(async () => {
@@ -126,6 +128,35 @@ describe('Claw sandboxes on worker pods', () => {
     await until(() => !sim.listPodObjects().some((p) => p.metadata.name === pod.metadata.name || p.metadata.name === secondPod.metadata.name), 'the claw pods deleted');
   });
 
+  test('through a replica that did not create it: its details read from the worker, a browser paired with it on its pod', async () => {
+    const id = await createClaw({ task_id: 'hand-doc-summary' });
+    const origin = (await inject('GET', `/sandboxes/${id}`)).json().claw;
+    const b = await startOrchestrator(sim, CONFIG, 'orch-b');
+    try {
+      // B never saw the claw sandbox: it adopts it from the pod's record and reads the origin and token from the worker.
+      const seen = (await b.app.inject({ method: 'GET', url: `/sandboxes/${id}` })).json();
+      expect(seen.claw).toEqual(origin);
+      const pods = sim.listPodObjects().length;
+      const creates = sim.count('CREATE pods');
+      const paired = await b.app.inject({ method: 'POST', url: '/sandboxes', payload: { type: 'browser', claw_sandbox: id } });
+      expect(paired.statusCode, paired.body).toBe(201);
+      const browser = paired.json().sandbox_id as string;
+      // Placed on the claw's pod (the only place its origin is reachable), by B, whose worker was asked to start it:
+      // these workers serve no browsers, so it refused (beside.slow pairs a real one through another replica).
+      const settled = (await b.app.inject({ method: 'GET', url: `/sandboxes/${browser}/wait?timeout=20` })).json();
+      expect(settled.status).toBe('error');
+      expect(settled.error.code).not.toBe('invalid_request');
+      expect([sim.listPodObjects().length, sim.count('CREATE pods')]).toEqual([pods, creates]);
+      expect((await b.app.inject({ method: 'DELETE', url: `/sandboxes/${browser}` })).statusCode).toBe(204);
+      // A claw id B does not know anywhere: 400 as on the replica that created nothing.
+      const none = await b.app.inject({ method: 'POST', url: '/sandboxes', payload: { type: 'browser', claw_sandbox: 'sb_00000000deadbeef' } });
+      expect([none.statusCode, none.json().error.code]).toEqual([400, 'invalid_request']);
+    } finally {
+      await b.close();
+    }
+    expect((await inject('DELETE', `/sandboxes/${id}`)).statusCode).toBe(204);
+  });
+
   test('attacks: bad task ids, bad pairing, bad arguments answer 4xx with stable codes; no route leaks the worker', async () => {
     const bad = await inject('POST', '/sandboxes', { type: 'claw', task_id: '../../etc/passwd' });
     expect(bad.statusCode).toBe(400);
@@ -144,12 +175,19 @@ describe('Claw sandboxes on worker pods', () => {
     expect(JSON.stringify(call)).not.toMatch(/127\.\d+\.\d+\.\d+:\d+|stack/);
     const unknownTool = await inject('POST', `/sandboxes/${id}/claw/call`, { tool: 'rm -rf /', arguments: {} });
     expect(unknownTool.statusCode).toBeLessThan(500);
-    // A Claw-Eval checkout's services need bubblewrap, which worker pods do not allow.
+    // A Claw-Eval checkout's services need the checkout and bubblewrap, which worker pods have neither of.
+    const pods = sim.listPodObjects().length;
     const clawEval = await inject('POST', '/sandboxes', { type: 'claw', claw_eval_task: 'T01' });
     expect([clawEval.statusCode, clawEval.json().error.code]).toEqual([400, 'not_supported_on_backend']);
-    // A shell cannot be paired: its pod is its own, and no pod reaches another's apps.
-    const shell = await inject('POST', '/sandboxes', { type: 'shell', claw_sandbox: id });
-    expect([shell.statusCode, shell.json().error.code]).toEqual([400, 'not_supported_on_backend']);
+    expect(clawEval.json().error.message).toMatch(/checkout .*worker pods do not have.*bubblewrap.*restricted Pod Security/);
+    // A shell cannot be paired: in the apps' pod its commands could rewrite the audit log the grade is computed
+    // from (the pod is the boundary), and no other pod reaches the apps. Refused for that, not for its network.
+    for (const shellBody of [{ claw_sandbox: id }, { claw_sandbox: id, block_network: true }]) {
+      const shell = await inject('POST', '/sandboxes', { type: 'shell', ...shellBody });
+      expect([shell.statusCode, shell.json().error.code]).toEqual([400, 'not_supported_on_backend']);
+      expect(shell.json().error.message).toMatch(/pod's one user.*worker token.*audit log the grade is computed from/);
+    }
+    expect(sim.listPodObjects()).toHaveLength(pods);
     // Pairing with what is not a claw sandbox, or with nothing.
     const nothing = await inject('POST', '/sandboxes', { type: 'browser', claw_sandbox: 'sb_nope' });
     expect([nothing.statusCode, nothing.json().error.code]).toEqual([400, 'invalid_request']);

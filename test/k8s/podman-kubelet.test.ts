@@ -49,11 +49,22 @@ describe('podman kubelet: pod spec to podman run', () => {
     expect(mutate((p) => (p.spec.containers[0].securityContext.privileged = true))).toThrow(/privileged/);
     expect(mutate((p) => (p.spec.containers[0].volumeMounts[1].mountPath = '/workspace/../etc'))).toThrow(/mount path refused/);
     expect(mutate((p) => (p.spec.volumes[1] = { name: 'workspace', hostPath: { path: '/' } }))).toThrow(/only emptyDir/);
+    for (const sub of ['..', '../x', 'a/b', '/etc', '']) expect(mutate((p) => (p.spec.containers[0].volumeMounts[1].subPath = sub)), sub).toThrow(/subPath refused/);
     // A value is one argument, whatever it holds.
     const pod = podOf('shell');
     pod.spec.containers[0].env.push({ name: 'X', value: '--privileged --volume=/:/host' });
     const args = podmanRunArgs(pod, pod.spec.containers[0], opts);
     expect(args).toContain('X=--privileged --volume=/:/host');
     expect(args).not.toContain('--privileged');
+  });
+
+  test("a shell pod on an image of its own: the image's /testbed copied by its own init container, mounted by subPath", () => {
+    const pod = JSON.parse(JSON.stringify(workerPod(cfg, 'shell', 'grove-shell-0123456789', 'gwt_token', { owner: 'o', sandboxId: 'sb_1' }, 'localhost/swe:1')));
+    const init = pod.spec.initContainers[1];
+    const initArgs = podmanRunArgs(pod, init, { ...opts, name: 'grove-sim-x-init1' });
+    expect(initArgs).toEqual(expect.arrayContaining(['--user=10001:10001', '--cap-drop=all', `--volume=${path.join(podDir, 'vol-grove-owned-0')}:/mnt/grove-owned-0:rw`]));
+    expect(initArgs.slice(-1)).toEqual(['localhost/swe:1']);
+    const main = podmanRunArgs(pod, pod.spec.containers[0], opts);
+    expect(main).toContain(`--volume=${path.join(podDir, 'vol-grove-owned-0', 'd')}:/testbed:rw`);
   });
 });

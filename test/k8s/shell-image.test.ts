@@ -47,6 +47,15 @@ describe('shell sandbox image on the pod backend', () => {
     expect(c.command).toEqual([`${RUNTIME_DIR}/node`, `${RUNTIME_DIR}/grove/bin/grove.mjs`]);
     expect(c.securityContext).toMatchObject({ runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
     expect(pod.spec.initContainers[0]).toMatchObject({ name: 'grove-runtime', image: parseK8sConfig({}).workerImage });
+    // SWE-bench's /testbed (root's in their images) copied by the image itself, as the pod's user, into an emptyDir
+    // mounted where it was: the pod's non-root user owns the repository (containers.slow grades an instance so).
+    const owned = pod.spec.initContainers[1];
+    expect(owned).toMatchObject({ name: 'grove-owned', image: SWE, securityContext: { runAsNonRoot: true, capabilities: { drop: ['ALL'] } } });
+    expect(owned.command.slice(-2)).toEqual(['/testbed', '/mnt/grove-owned-0']);
+    expect(owned.volumeMounts).toEqual([{ name: 'grove-owned-0', mountPath: '/mnt/grove-owned-0' }]);
+    expect(c.volumeMounts).toContainEqual({ name: 'grove-owned-0', mountPath: '/testbed', subPath: 'd' });
+    expect(pod.spec.volumes).toContainEqual({ name: 'grove-owned-0', emptyDir: { sizeLimit: '4Gi' } });
+    expect(pod.spec.securityContext).toMatchObject({ runAsUser: 10001, runAsNonRoot: true });
     expect(o.backend.stats()).toMatchObject({ k8s_warm_hits: 0, k8s_warm_misses: 1 });
     expect(sim.listPodObjects().filter((p) => p.metadata.labels[L.state] === 'warm')).toHaveLength(1);
     expect((await o.app.inject({ method: 'DELETE', url: `/sandboxes/${id}` })).statusCode).toBe(204);
@@ -65,5 +74,10 @@ describe('shell sandbox image on the pod backend', () => {
     expect(shellImageRefusal({ shellImages: [] }, SWE)).toMatch(/not enabled/);
     expect(shellImageRefusal({ shellImages: ['registry.example/tools:1'] }, 'registry.example/tools:1')).toBeNull();
     expect(shellImageRefusal({ shellImages: ['docker.io/swebench/*'] }, `docker.io/swebench/sweb.eval.x86_64.astropy__astropy-12907@sha256:${'a'.repeat(64)}`)).toBeNull();
+    // The owned folders are the operator's config, checked at load: plain absolute paths only (they reach a shell's argv).
+    for (const bad of ['testbed', '/testbed/../etc', '/a b', '/x;rm -rf /', '/$(id)', '/', '/./x']) {
+      expect(() => parseK8sConfig({ shellImageOwnedPaths: [bad] }), bad).toThrow(/shellImageOwnedPaths/);
+    }
+    expect(parseK8sConfig({ shellImageOwnedPaths: ['/testbed', '/opt/miniconda3/envs'] }).shellImageOwnedPaths).toHaveLength(2);
   });
 });

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { GroveClient } from '../../client/index.ts';
 import { GroveError } from '../../protocol/errors.ts';
-import { workerError } from '../../k8s/remote-sandbox.ts';
+import { workerError } from '../../k8s/remote-placement.ts';
 import { reachFailure, workerRequest } from '../../k8s/worker-http.ts';
 
 async function closedPort(): Promise<number> {
