@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { SweSpecRow } from './specs.ts';
+import { editsRepository, type SweSpecRow } from './specs.ts';
 
 const run = promisify(execFile);
 const PODMAN = '/usr/bin/podman';
@@ -75,6 +75,11 @@ async function hostPipConfig(): Promise<{ conf: string; mounts: string[] }> {
   return { conf, mounts: [...mounts].filter((m) => !system.includes(m)).sort() };
 }
 
+/** A row's pip installs: its `packages` when they are names (not a requirements or environment file), then its pins. */
+export function rowPins(row: SweSpecRow): string[] {
+  return [...(row.packages && !row.packages.includes('.') ? row.packages.split(/\s+/).filter(Boolean) : []), ...(row.pip_packages ?? [])];
+}
+
 /** A shell word, single-quoted. */
 const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
@@ -106,9 +111,10 @@ export async function planEnvImage(repo: string, version: string, row: SweSpecRo
     throw new EnvBuildError('no_requirements', `${repo} ${version}: packages "requirements.txt" needs the file read from the repository (its requirements_paths at the instance's environment_setup_commit)`);
   }
   const lines = [`FROM ${base.image}`, 'ENV DEBIAN_FRONTEND=noninteractive'];
-  for (const cmd of row.pre_install ?? []) lines.push(`RUN ${cmd.replace(/\n/g, ' ')}`);
+  // Commands that edit the repository run in the checkout instead (specs.ts editsRepository): the image has none.
+  for (const cmd of (row.pre_install ?? []).filter((c) => !editsRepository(c))) lines.push(`RUN ${cmd.replace(/\n/g, ' ')}`);
   lines.push(`RUN python3 -m venv --system-site-packages ${ENV_VENV}`);
-  const pins = [...(row.packages && !row.packages.includes('.') ? row.packages.split(/\s+/).filter(Boolean) : []), ...(row.pip_packages ?? [])];
+  const pins = rowPins(row);
   let mounts: string[] = [];
   const files: Record<string, string> = {};
   const reqs = inputs.requirements;

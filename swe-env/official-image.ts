@@ -8,6 +8,7 @@
 import type { ExecInput, ExecResult } from '../protocol/shell.ts';
 import type { Evaluation } from './evaluate.ts';
 import { isImageRef } from '../shell-env/image-root.ts';
+import { pinnedRef } from './registry.ts';
 import { grade } from './grading.ts';
 import { LOG_PARSERS } from './log-parsers.ts';
 import { testDirectives, type RepoSpec } from './specs.ts';
@@ -59,12 +60,13 @@ export class ImageNameError extends Error {
 /**
  * The image of an instance as SWE-bench names it (their TestSpec.instance_image_key): `sweb.eval.<arch>.<id, lower
  * case>:<tag>`; with a namespace, `<namespace>/` before it and every `__` of the whole name turned into `_1776_`.
- * A dataset's own `image` wins. An id, namespace or tag that would make something else of the name is refused.
+ * A dataset's own `image` wins (a digest-pinned one as `name@sha256:…`). An id, namespace or tag that would make something else of the name is refused.
  */
 export function officialImageName(inst: Pick<SweInstance, 'instance_id' | 'image'>, o: OfficialImageOptions): string {
   if (inst.image) {
-    if (!isImageRef(inst.image)) throw new ImageNameError(`invalid_image_name: the instance's image "${inst.image.slice(0, 100)}" is not an image reference ([registry/]name[:tag])`);
-    return inst.image;
+    if (!isImageRef(inst.image)) throw new ImageNameError(`invalid_image_name: the instance's image "${inst.image.slice(0, 100)}" is not an image reference ([registry/]name[:tag][@sha256:digest])`);
+    // Pinned by digest (`name@sha256:…`): checked, pulled and run by that digest; a tag beside it is dropped.
+    return pinnedRef(inst.image);
   }
   if (!INSTANCE_ID.test(inst.instance_id)) throw new ImageNameError(`invalid_image_name: instance id "${inst.instance_id.slice(0, 100)}" cannot name an image (letters, digits, _ . -)`);
   if (!IMAGE_TAG.test(o.tag)) throw new ImageNameError(`invalid_image_name: "${o.tag.slice(0, 100)}" is not an image tag`);

@@ -1,9 +1,11 @@
 // What a SWE run needs, checked before any sandbox opens, so a run fails in seconds with a message that says what
 // to fix, never after minutes of setup: a local source per repository that has every base commit, a spec row per
-// (repository, version), and for environment images podman, the base image of each Python and a buildable row.
+// (repository, version), and for environment images podman, the base image of each Python, a buildable row and its
+// pins in the package index (pins.ts).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { EnvBuildError, planEnvImage, type PackageIndex } from './env-image.ts';
+import { EnvBuildError, planEnvImage, rowPins, type PackageIndex } from './env-image.ts';
+import { missingPins } from './pins.ts';
 import { instanceEnvInputs, RequirementsError } from './requirements.ts';
 import { ImageNameError, INSTANCE_ID, officialImageName, type OfficialImageOptions } from './official-image.ts';
 import { checkOfficialImages } from './registry.ts';
@@ -74,6 +76,8 @@ export async function preflight(o: PreflightInput): Promise<string[]> {
       });
       try {
         await planEnvImage(repo, version, spec.row, o.index, inputs);
+        // The pins in the index, for the row's Python: pip would find out only inside the build.
+        for (const gone of await missingPins(rowPins(spec.row), o.index, spec.row.python ?? '3.11')) problems.push(`${repo} ${version}: pins not in the package index: ${gone} (give --index a source that has them, or a --specs row without them)`);
       } catch (err) {
         if (!(err instanceof EnvBuildError)) throw err;
         // Without podman every base image is "missing": the line above says it once.

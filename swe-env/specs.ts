@@ -45,7 +45,8 @@ export interface RepoSpec {
   log_parser: LogParserName;
   /** How test files of the test patch become test directives: file paths, or dotted modules (Django). */
   directives: 'paths' | 'modules';
-  /** Commands run once after checkout (the row's `install`). */
+  /** Commands run in the checkout before the tests: the row's pre_install commands that edit the repository's files
+   * (editsRepository), then its `install`. */
   install: string[];
   /** The repository's requirements file paths (rows whose packages is "requirements.txt"). */
   requirements_paths: string[];
@@ -102,10 +103,20 @@ export function specFor(repo: string, version: string | number | undefined, tabl
     test_cmd: [...(row.eval_commands ?? []), ...cmds].join('\n'),
     log_parser: row.log_parser ?? entry.log_parser,
     directives: repo === 'django/django' ? 'modules' : 'paths',
-    install: row.install ? [row.install] : [],
+    install: [...(row.pre_install ?? []).filter(editsRepository), ...(row.install ? [row.install] : [])],
     requirements_paths: entry.requirements_paths ?? [],
     test_timeout_s: row.test_timeout_s ?? 1800,
   };
+}
+
+/**
+ * A pre_install command that edits the repository's own files (`sed -i 's/>=>=/>=/' setup.cfg`, astropy's
+ * pyproject.toml, sphinx's tox.ini): SWE-bench runs pre_install in the checkout (/testbed) before the install, so
+ * Grove runs these there too. The others (apt-get, locales) change the system: they build the environment image.
+ */
+export function editsRepository(cmd: string): boolean {
+  const words = cmd.trim().split(/\s+/);
+  return words[0] === 'sed' && words.includes('-i') && words.length > 2 && !words[words.length - 1].startsWith('/');
 }
 
 /** The files a unified diff touches (its `b/` side), in order, as SWE-bench reads them. */

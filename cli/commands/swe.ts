@@ -19,7 +19,8 @@ Patches (one of):
   --policy URL --model M      an agent: an OpenAI-compatible model server, bash-only loop (mini-swe-agent style)
       [--api-key K] [--max-steps N (30)] [--command-timeout S (60)] [--temperature T]
   --predictions-path FILE     SWE-bench predictions (preds.json: list, keyed object or JSONL; also --preds)
-  --gold                      the instances' own gold patches (checks the harness on a dataset)
+  --gold                      the instances' own gold patches (checks the harness on a dataset; also
+                              --predictions-path gold, as SWE-bench spells it)
 Environments:
   --images env|host|swebench  env: an environment image per (repository, version), built once with podman from
                               scripts/swe-images.sh's Debian bases (default for --instances); host: the server's
@@ -28,8 +29,10 @@ Environments:
                               script as their harness does (patches only; no --repo needed)
   --namespace NS|none         swebench: the images' [registry[:port]/]namespace as SWE-bench's (swebench: Docker
                               Hub; e.g. 127.0.0.1:5000/swebench); none: locally built names. Missing images are
-                              pulled with your podman/docker auth file and registries.conf; a missing image or an
-                              unreachable or refusing registry stops the run before it starts (exit 2)
+                              pulled with your podman/docker auth file and registries.conf; each is checked first
+                              by its manifest (skopeo; no tag listing needed): a missing image or digest, or an
+                              unreachable, refusing or rate-limiting registry stops the run before it starts (exit 2).
+                              A dataset's image may be pinned by digest (name@sha256:...): pulled by that digest
   --instance-image-tag TAG    swebench: the images' tag (latest)
   --cache-level none|base|env|instance  swebench: instance keeps the images this run pulled; below it (default
                               env, as SWE-bench) each is removed with its unpacked root once its instance is graded
@@ -81,6 +84,8 @@ export async function sweRun(argv: string[], io: CommandIO): Promise<number> {
   if (typeof parsed === 'number') return parsed;
   const v = parsed.values;
   v.preds ??= v['predictions-path'];
+  // SWE-bench's `--predictions_path gold`: the instances' own patches.
+  if (v.preds === 'gold') [v.preds, v.gold] = [undefined, true];
   v.concurrency ??= v['max-workers'];
   const ids = [...(list(v.ids) ?? []), ...((v['instance-ids'] as string[] | undefined) ?? []).flatMap((x) => list(x) ?? [])];
   const images = v.images ?? (v.fixture ? 'host' : 'env');

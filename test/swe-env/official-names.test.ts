@@ -29,12 +29,15 @@ const { preflight } = await import('../../swe-env/preflight.ts');
 const { loadSpecs } = await import('../../swe-env/specs.ts');
 const { fixtureInstances } = await import('../../swe-env/fixture.ts');
 
-const podmanCalls = () => spawned.filter((a) => a.some((x) => x.includes('podman')));
+const podmanCalls = () => spawned.filter((a) => a.some((x) => x.includes('podman') || x.includes('skopeo')));
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'grove-swe-names-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 beforeEach(() => void spawned.splice(0));
 
 const ATTACKS = ['--root=/tmp/x', '../../etc/passwd', 'a__b/../../c', 'x;touch /tmp/p', 'a b', '$(id)', '-rm', '.hidden', 'x\ny'];
+const HEX = 'ab429c404d'.padEnd(64, 'e');
+/** Digests that are not `@sha256:` + 64 lower-case hex, or carry something after it. */
+const DIGEST_ATTACKS = ['x@sha256:abc', `x@sha256:${'g'.repeat(64)}`, `x@sha512:${HEX}${HEX}`, `x@sha256:${HEX} --rm`, `x@sha256:${HEX}/../../etc`, `x@@sha256:${HEX}`, `x@sha256:${HEX}@sha256:${HEX}`, `-x@sha256:${HEX}`, `x@sha256:${HEX.toUpperCase()}`, `x@sha256:${HEX};id`];
 
 describe('SWE-bench image names for a registry', () => {
   it('follows their instance_image_key: namespace/ before the key, every __ of the whole name → _1776_, id lower case', () => {
@@ -42,7 +45,10 @@ describe('SWE-bench image names for a registry', () => {
     expect(officialImageName({ instance_id: 'Sphinx-Doc__sphinx-8721' }, { namespace: 'registry.example.com/my__team', tag: 'V2' })).toBe('registry.example.com/my_1776_team/sweb.eval.x86_64.sphinx-doc_1776_sphinx-8721:V2');
     expect(officialImageName({ instance_id: 'a__b-1' }, { namespace: 'localhost:5000', tag: 'latest' })).toBe('localhost:5000/sweb.eval.x86_64.a_1776_b-1:latest');
     // Locally built (namespace none): no replacement, as theirs.
-    expect(officialImageName({ instance_id: 'a__b-1' }, { namespace: null, tag: 'latest' })).toBe('sweb.eval.x86_64.a__b-1:latest');
+    expect(officialImageName({ instance_id: 'a__b-1' }, { namespace: null, tag: 'latest' })).toBe('sweb.eval.x86_64.a__b-1:latest');    // A dataset's image pinned by digest is used by that digest; a tag beside the digest is dropped (docker's reading).
+    expect(officialImageName({ instance_id: 'a__b-1', image: `127.0.0.1:5000/ns/x@sha256:${HEX}` }, { namespace: 'swebench', tag: 'latest' })).toBe(`127.0.0.1:5000/ns/x@sha256:${HEX}`);
+    expect(officialImageName({ instance_id: 'a__b-1', image: `127.0.0.1:5000/ns/x:v1@sha256:${HEX}` }, { namespace: 'swebench', tag: 'latest' })).toBe(`127.0.0.1:5000/ns/x@sha256:${HEX}`);
+    expect(remoteRef(`swebench/x:v1@sha256:${HEX}`)).toBe(`docker.io/swebench/x@sha256:${HEX}`);
   });
 
   it('reads a namespace as docker does: [host[:port]/]path; Docker Hub names are qualified for podman', () => {
@@ -59,22 +65,28 @@ describe('SWE-bench image names for a registry', () => {
     expect(classify('pinging container registry 127.0.0.1:9: Get "https://127.0.0.1:9/v2/": dial tcp 127.0.0.1:9: connect: connection refused')).toBe('registry_unreachable');
     expect(classify('http: server gave HTTP response to HTTPS client')).toBe('registry_unreachable');
     expect(classify('unable to retrieve auth token: invalid username/password: unauthorized: authentication required')).toBe('registry_unauthorized');
+    expect(classify('reading manifest latest in docker.io/swebench/x: toomanyrequests: You have reached your pull rate limit.')).toBe('registry_rate_limited');
+    expect(classify('fetching tags list: invalid status code from registry 429 (Too Many Requests)')).toBe('registry_rate_limited');
+    // Numbers inside a digest are not status codes.
+    expect(classify(`reading manifest sha256:${HEX} in 127.0.0.1:5000/x: manifest unknown`)).toBe('image_not_found');
+    expect(classify(`reading manifest sha256:${HEX} in 127.0.0.1:5000/x: unauthorized: authentication required`)).toBe('registry_unauthorized');
   });
 });
 
 describe('an attacker\'s names never reach podman', () => {
   it('instance ids and dataset images: refused by the preflight, no podman command started', async () => {
     const base = (await fixtureInstances())[0];
-    const instances = [...ATTACKS.map((id) => ({ ...base, instance_id: id })), ...ATTACKS.map((image, k) => ({ ...base, instance_id: `ok__x-${k}`, image }))];
+    const badImages = [...ATTACKS, ...DIGEST_ATTACKS];
+    const instances = [...ATTACKS.map((id) => ({ ...base, instance_id: id })), ...badImages.map((image, k) => ({ ...base, instance_id: `ok__x-${k}`, image }))];
     for (const images of [{ namespace: 'swebench', tag: 'latest' }, { namespace: '127.0.0.1:5000/swebench', tag: 'latest' }]) {
       const problems = await preflight({ instances, sources: {}, specs: loadSpecs(), index: null, official: 'local', images });
       for (const id of ATTACKS.filter((a) => !a.includes('\n'))) expect(problems.some((p) => p.includes(`invalid_instance_id: "${id}"`)), id).toBe(true);
       const byImage = await preflight({ instances: instances.slice(ATTACKS.length), sources: {}, specs: loadSpecs(), index: null, official: 'local', images });
-      expect(byImage).toHaveLength(ATTACKS.length);
+      expect(byImage).toHaveLength(badImages.length);
       for (const p of byImage) expect(p).toContain('invalid_image_name');
     }
-    expect(await checkOfficialImages(ATTACKS)).toHaveLength(ATTACKS.length);
-    for (const a of ATTACKS) await expect(ensureOfficialImage(a)).rejects.toMatchObject({ code: 'invalid_image_name' });
+    expect(await checkOfficialImages(badImages)).toHaveLength(badImages.length);
+    for (const a of badImages) await expect(ensureOfficialImage(a)).rejects.toMatchObject({ code: 'invalid_image_name' });
     expect(() => officialImageName({ instance_id: 'a__b-1' }, { namespace: '--root=/x', tag: 'latest' })).toThrow(/invalid_image_name/);
     expect(() => officialImageName({ instance_id: 'a__b-1' }, { namespace: 'swebench', tag: 'x;y' })).toThrow(/invalid_image_name/);
     expect(podmanCalls()).toEqual([]);

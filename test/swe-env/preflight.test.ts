@@ -69,6 +69,10 @@ describe('preflight', () => {
       const code = await sweCommand.run(['run', '--instances', file, '--gold', '--images', 'host', '--repo', `pytest-dev/pytest=${repo}`, '--run_id', 'x']);
       expect(code).toBe(2);
       expect(err).toMatch(/cannot run:[\s\S]*base commit\(s\) not in/);
+      // SWE-bench's spelling of the gold patches: the same run, the same list.
+      err = '';
+      expect(await sweCommand.run(['run', '--instances', file, '--predictions_path', 'gold', '--images', 'host', '--repo', `pytest-dev/pytest=${repo}`, '--run_id', 'y'])).toBe(2);
+      expect(err).toMatch(/cannot run:[\s\S]*base commit\(s\) not in/);
       const bad = await sweCommand.run(['run', '--instances', file, '--gold', '--run-id', '../x']);
       expect(bad).toBe(2);
       expect(err).toMatch(/--run-id must be letters/);

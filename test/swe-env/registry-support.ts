@@ -4,6 +4,7 @@
 // `requests()` reads its access log (one line per HTTP request), so a test can count what was pulled.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,8 @@ export interface TestRegistry {
   authFile: string | null;
   /** Access log lines: `"GET /v2/<name>/manifests/<tag> HTTP/1.1" 200`. */
   requests(): string[];
+  /** The same, each with the client's user agent (`skopeo/…` for the up-front check, podman's for pulls). */
+  requestsBy(): Array<{ line: string; agent: string }>;
   close(): Promise<void>;
 }
 
@@ -110,6 +113,8 @@ export async function startRegistry(o: { auth?: { user: string; password: string
     registriesConf,
     authFile,
     requests: () => log.split('\n').filter((l) => /^\S+ - \S+ \[/.test(l)).map((l) => /"([^"]*)" (\d+)/.exec(l)).filter((m) => m !== null).map((m) => `"${m![1]}" ${m![2]}`),
+    // The access log is in the combined format: the user agent is the last quoted field.
+    requestsBy: () => log.split('\n').filter((l) => /^\S+ - \S+ \[/.test(l)).map((l) => /"([^"]*)" (\d+).*"([^"]*)"\s*$/.exec(l)).filter((m) => m !== null).map((m) => ({ line: `"${m![1]}" ${m![2]}`, agent: m![3] })),
     async close() {
       if (child.exitCode === null) {
         child.kill('SIGTERM');
@@ -123,4 +128,58 @@ export async function startRegistry(o: { auth?: { user: string; password: string
 /** Reads an access log line count: GETs of `name`'s manifest (one per pull; tag listings are not). */
 export function manifestGets(reg: TestRegistry, repo: string): number {
   return reg.requests().filter((l) => l.startsWith(`"GET /v2/${repo}/manifests/`)).length;
+}
+
+/** Manifest GETs of `repo` by pulls (podman), not by the up-front check (skopeo's manifest request). */
+export function manifestPulls(reg: TestRegistry, repo: string): number {
+  return reg.requestsBy().filter((r) => r.line.startsWith(`"GET /v2/${repo}/manifests/`) && !r.agent.startsWith('skopeo')).length;
+}
+
+/** A registry front that does not list tags (or limits it): what it refuses is answered as a registry would. */
+export interface RefusingFront {
+  host: string;
+  /** Status for `/v2/<name>/tags/list` and for manifests (null: passed to the registry). */
+  refuse: { tags: 404 | 429 | null; manifests: 404 | 429 | null };
+  /** Every request: method, path, status answered, user agent. */
+  seen: Array<{ method: string; path: string; status: number; agent: string }>;
+  close(): Promise<void>;
+}
+
+const REFUSALS = {
+  404: { code: 'UNSUPPORTED', message: 'The operation is unsupported.' },
+  429: { code: 'TOOMANYREQUESTS', message: 'You have reached your request rate limit.' },
+};
+
+/** An HTTP front on 127.0.0.1 passing everything (auth included) to `target` but what `refuse` names. */
+export async function startRefusingFront(target: string): Promise<RefusingFront> {
+  const port = await freePort();
+  const [thost, tport] = target.split(':');
+  const front: RefusingFront = { host: `127.0.0.1:${port}`, refuse: { tags: 404, manifests: null }, seen: [], close: async () => {} };
+  const server = http.createServer((req, res) => {
+    const p = req.url ?? '/';
+    const entry = { method: req.method ?? '', path: p, status: 0, agent: String(req.headers['user-agent'] ?? '') };
+    front.seen.push(entry);
+    const refusal = /^\/v2\/.+\/tags\/list/.test(p) ? front.refuse.tags : /^\/v2\/.+\/manifests\//.test(p) ? front.refuse.manifests : null;
+    if (refusal) {
+      entry.status = refusal;
+      res.writeHead(refusal, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ errors: [REFUSALS[refusal]] }));
+    }
+    const up = http.request({ host: thost, port: Number(tport), method: req.method, path: p, headers: req.headers }, (r) => {
+      entry.status = r.statusCode ?? 0;
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    up.on('error', () => {
+      entry.status = 502;
+      res.writeHead(502).end();
+    });
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  front.close = () => new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+  return front;
 }

@@ -18,7 +18,7 @@ import { officialImageCache } from '../../swe-env/images.ts';
 import { officialImageName } from '../../swe-env/official-image.ts';
 import { ensureOfficialImage } from '../../swe-env/registry.ts';
 import { buildLayoutImages } from './official-support.ts';
-import { freePort, manifestGets, registryMissing, startRegistry, type TestRegistry } from './registry-support.ts';
+import { freePort, manifestPulls, registryMissing, startRegistry, type TestRegistry } from './registry-support.ts';
 
 const MISSING = registryMissing() ?? (existsSync('/usr/bin/podman') && !podmanHas('localhost/grove-swe-base:bookworm') ? 'the bookworm base image (scripts/swe-images.sh)' : null);
 const CACHE = '/var/cache/grove/images';
@@ -112,8 +112,9 @@ describe.skipIf(!!MISSING)(`--images swebench from the user's registry${MISSING 
     expect(pulled.code, pulled.err).toBe(0);
     expect(pulled.out).toContain('2 FULL, 0 PARTIAL, 1 NO');
     const repos = remoteNames.map((n) => n.slice(reg.host.length + 1, n.lastIndexOf(':')));
-    // One pull per image (a manifest GET each), layers moved from the registry (blob GETs).
-    expect(repos.map((r) => manifestGets(reg, r))).toEqual([1, 1, 1]);
+    // One pull per image (podman's manifest GET each; the up-front check's own GET is skopeo's), layers moved (blob GETs).
+    expect(repos.map((r) => reg.requestsBy().filter((q) => q.line.startsWith(`"GET /v2/${r}/manifests/`) && q.agent.startsWith('skopeo')).length)).toEqual([1, 1, 1]);
+    expect(repos.map((r) => manifestPulls(reg, r))).toEqual([1, 1, 1]);
     expect(reg.requests().filter((l) => /^"GET \/v2\/swebench\/[^ ]+\/blobs\/sha256:/.test(l) && l.endsWith(' 200')).length).toBeGreaterThan(0);
     for (const n of remoteNames) expect(podmanHas(n)).toBe(true);
     // The same verdicts and per-test statuses as on the locally built images.
@@ -123,16 +124,16 @@ describe.skipIf(!!MISSING)(`--images swebench from the user's registry${MISSING 
     // Stored before this run: not pulled again, and kept (SWE-bench's default cache level removes only what it pulled).
     const again = await grove(['--namespace', `${reg.host}/swebench`, '--max-workers', '3', '--out', path.join(tmp, 'again'), '--run-id', 'again']);
     expect(again.code, again.err).toBe(0);
-    expect(repos.map((r) => manifestGets(reg, r))).toEqual([1, 1, 1]);
+    expect(repos.map((r) => manifestPulls(reg, r))).toEqual([1, 1, 1]);
     for (const n of remoteNames) expect(podmanHas(n)).toBe(true);
   }, 1_800_000);
 
   it('concurrent asks for one image pull it once; at the default cache level it goes with its last user', async () => {
     const repo = shared.slice(reg.host.length + 1, shared.lastIndexOf(':'));
-    const before = manifestGets(reg, repo);
+    const before = manifestPulls(reg, repo);
     const cache = officialImageCache({ keep: false, cacheDir: CACHE });
     await Promise.all([1, 2, 3, 4].map(() => cache.ensure(shared)));
-    expect(manifestGets(reg, repo) - before).toBe(1);
+    expect(manifestPulls(reg, repo) - before).toBe(1);
     expect(podmanHas(shared)).toBe(true);
     await Promise.all([1, 2, 3].map(() => cache.release(shared)));
     expect(podmanHas(shared)).toBe(true);
@@ -141,13 +142,13 @@ describe.skipIf(!!MISSING)(`--images swebench from the user's registry${MISSING 
     // Stored now: asked again, nothing moves.
     expect(await ensureOfficialImage(shared)).toBe(true);
     expect(await ensureOfficialImage(shared)).toBe(false);
-    expect(manifestGets(reg, repo) - before).toBe(2);
+    expect(manifestPulls(reg, repo) - before).toBe(2);
   }, 600_000);
 
   it('three gradings at once on one image (the dataset\'s image field) pull it once; the default cache level removes it after', async () => {
     const repo = shared.slice(reg.host.length + 1, shared.lastIndexOf(':'));
     await removeImages([shared]);
-    const before = manifestGets(reg, repo);
+    const before = manifestPulls(reg, repo);
     const file = path.join(tmp, 'shared.jsonl');
     writeFileSync(file, instances.map((i) => JSON.stringify({ ...i, image: shared, FAIL_TO_PASS: JSON.stringify(i.FAIL_TO_PASS), PASS_TO_PASS: JSON.stringify(i.PASS_TO_PASS) })).join('\n'));
     let out = '';
@@ -155,7 +156,7 @@ describe.skipIf(!!MISSING)(`--images swebench from the user's registry${MISSING 
     const code = await sweRun(['--instances', file, '--gold', '--images', 'swebench', '--namespace', `${reg.host}/swebench`, '--max-workers', '3', '--out', path.join(tmp, 'shared'), '--run-id', 'shared'], { out: (s) => void (out += s), err: (s) => void (err += s) });
     expect(code, err).toBe(0);
     expect(out).toContain('2 FULL, 0 PARTIAL, 1 NO');
-    expect(manifestGets(reg, repo) - before).toBe(1);
+    expect(manifestPulls(reg, repo) - before).toBe(1);
     expect(podmanHas(shared)).toBe(false);
   }, 900_000);
 
