@@ -1,14 +1,24 @@
-// Agreement of Grove's Claw-Eval path with Claw-Eval's own grading on a real checkout: scripted trajectories of the
-// checkout's ready, judge-free service tasks (reference-like: every read tool without required arguments once, then
-// an answer; and doing nothing) run (1) through `grove claw run --claw-eval`'s batch loop and (2) as episode sandboxes
-// of a server started with --claw-eval (REST /claw-eval/call + /claw-eval/grade, the path harnesses take); every batch
-// trace is then graded by the checkout's own CLI (`python -m claw_eval.cli grade --trace T --task tasks/<id>
-// --no-judge`). Printed: per path, trials whose task_score (and completion/robustness/safety, at the CLI's printed
-// precision) equal the CLI's.
+// Agreement of Grove's Claw-Eval path with Claw-Eval's own grading on a real checkout (`npm run
+// bench:claw-eval-agreement -- --claw-eval DIR`): scripted trajectories of the checkout's ready tasks (reference-like:
+// every read tool without required arguments once — a sandbox task: one Bash `ls` — then an answer; and doing
+// nothing) run (1) through `grove claw run --claw-eval`'s batch loop and (2) as episode sandboxes of a server started
+// with --claw-eval (REST /claw-eval/call, /reply, /grade: the path harnesses take); every batch trace is then graded
+// by the checkout's own CLI (`python -m claw_eval.cli grade --trace T --task tasks/<id>`). Printed: per path, trials
+// whose task_score (and completion/robustness/safety, at the CLI's printed precision) equal the CLI's.
 //
-//   node --import tsx bench/claw-eval-agreement.ts --claw-eval DIR [--limit N] [--index-url URL] [--cache DIR]
+// --kinds picks what is sampled (default: services): services (tasks with mock services only), sandbox (the sandbox
+// tools, in Grove shell sandboxes), user_agent (a simulated user), judged (graders that call the judge). The judge
+// and the simulated user are one local model server in OpenAI's wire format, scripted (the judge always answers
+// {"score": 0.5}; the user asks once to go on, then says [DONE]): Grove reaches it through its model clients, the
+// checkout's CLI through its own LLMJudge. The CLI's grade command gives graders no env snapshot, so a trial whose
+// grader reads one is compared batch-to-episode only (counted apart).
+//
+//   npm run bench:claw-eval-agreement -- --claw-eval DIR [--limit N] [--ids ID,…] [--kinds services,sandbox,user_agent,judged]
+//       [--index-url URL] [--cache DIR]
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,37 +26,99 @@ import { startEmbeddedGrove } from '../cli/commands/run-embedded.ts';
 import { GroveClient } from '../client/index.ts';
 import type { ClawEvalTask } from '../claw-env/claw-eval/checkout.ts';
 import { prepareClawEvalCheckout } from '../claw-env/claw-eval/host.ts';
+import { clawEvalSandboxTools } from '../claw-env/claw-eval/prompt.ts';
+import { ensureClawEvalSandboxPython } from '../claw-env/claw-eval/pyenv.ts';
+import { JudgeModel } from '../judges/model.ts';
 import { runClawEval } from '../runner/claw-eval/run.ts';
-import { ScriptedClawEvalPolicy } from '../runner/claw-eval/trial.ts';
+import { chatUserModel, ScriptedClawEvalPolicy } from '../runner/claw-eval/trial.ts';
+import { clientShellProvider } from '../runner/swe/shell-session.ts';
 
-const { values } = parseArgs({ options: { 'claw-eval': { type: 'string' }, limit: { type: 'string' }, 'index-url': { type: 'string' }, cache: { type: 'string' } } });
+const { values } = parseArgs({ options: { 'claw-eval': { type: 'string' }, limit: { type: 'string' }, ids: { type: 'string' }, kinds: { type: 'string' }, 'index-url': { type: 'string' }, cache: { type: 'string' } } });
 if (!values['claw-eval']) throw new Error('--claw-eval DIR is required');
+const kinds = new Set((values.kinds ?? 'services').split(','));
+for (const k of kinds) if (!['services', 'sandbox', 'user_agent', 'judged'].includes(k)) throw new Error(`--kinds: unknown kind ${k}`);
+const ids = values.ids?.split(',');
 const cacheDir = values.cache ?? path.join(os.homedir(), '.cache', 'grove');
+const indexUrl = values['index-url'];
 const READ = /(list|get|search|query|read|view|fetch|check|find|lookup)/i;
-const p = await prepareClawEvalCheckout({ dir: values['claw-eval'], cacheDir, indexUrl: values['index-url'] });
+const GO_ON = 'Please go on with what you have.';
+
+/** The scripted judge and simulated user, in OpenAI's chat-completions wire format. */
+function startModelServer(): Promise<{ url: string; calls: { judge: number; user: number }; close(): Promise<void> }> {
+  const calls = { judge: 0, user: 0 };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { model?: string; messages?: unknown };
+      const user = body.model === 'sim-user';
+      if (user) calls.user++;
+      else calls.judge++;
+      const content = user ? (JSON.stringify(body.messages).includes(GO_ON) ? 'Thanks, that is all. [DONE]' : GO_ON) : '{"score": 0.5, "reasoning": "scripted judge"}';
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'chatcmpl-sim', object: 'chat.completion', created: 0, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, calls, close: () => new Promise((r) => server.close(() => r())) })));
+}
+
+function kindOf(t: ClawEvalTask): boolean {
+  if (t.status !== 'ready') return false;
+  if (t.needs_judge && !kinds.has('judged')) return false;
+  if (t.user_agent) return kinds.has('user_agent');
+  if (t.sandbox) return kinds.has('sandbox');
+  return kinds.has('services');
+}
+
+const p = await prepareClawEvalCheckout({ dir: values['claw-eval'], cacheDir, indexUrl });
 const out = mkdtempSync(path.join(os.tmpdir(), 'grove-claw-eval-agreement-'));
+const sim = await startModelServer();
+const grove = await startEmbeddedGrove({
+  maxSandboxes: 8,
+  flags: { clawEval: p.root, clawEvalCache: cacheDir, ...(indexUrl ? { clawEvalIndexUrl: indexUrl } : {}), judgeUrl: sim.url, judgeModel: 'sim-judge', clawEvalUserUrl: sim.url, clawEvalUserModel: 'sim-user' },
+});
+const client = new GroveClient({ baseUrl: grove.url, apiKey: grove.apiKey, timeoutMs: 900_000 });
 try {
-  const tasks = p.tasks.filter((t) => t.status === 'ready' && !t.needs_judge && !t.sandbox && !t.user_agent).slice(0, Number(values.limit ?? 1e9));
+  const tasks = p.tasks.filter((t) => (ids ? ids.includes(t.id) && t.status === 'ready' : kindOf(t))).slice(0, Number(values.limit ?? 1e9));
   const script = (t: ClawEvalTask, trial: number) =>
-    trial === 0
-      ? { calls: t.tools.filter((x) => READ.test(x.name) && !((x.input_schema as { required?: unknown[] }).required?.length)).map((x) => ({ name: x.name, args: {} })), answer: 'Here is what I found; nothing was changed.' }
-      : { calls: [], answer: 'I cannot do that.' };
-  const { results } = await runClawEval({ root: p.root, python: p.python, driver: p.driver, tasks, trials: 2, concurrency: 2, out, policy: new ScriptedClawEvalPolicy(script) });
-  // (1) the checkout's own CLI on each batch trace
+    trial !== 0
+      ? { calls: [], answer: 'I cannot do that.' }
+      : t.sandbox && !t.tools.some((x) => t.endpoints.some((e) => e.tool_name === x.name))
+        ? { calls: [{ name: 'Bash', args: { command: 'ls -la /workspace' } }], answer: 'Here is what I found; nothing was changed.' }
+        : { calls: t.tools.filter((x) => READ.test(x.name) && !((x.input_schema as { required?: unknown[] }).required?.length)).map((x) => ({ name: x.name, args: {} })), answer: 'Here is what I found; nothing was changed.' };
+  const jm = new JudgeModel({ baseURL: sim.url, model: 'sim-judge' });
+  const judge = { model: 'sim-judge', relay: async (req: { messages: unknown; temperature?: number; max_tokens?: number }) => (await jm.call({ purpose: 'claw-eval grader', messages: req.messages as never, parse: (t) => t, params: { temperature: req.temperature, maxTokens: req.max_tokens } })).text };
+  const shells = clientShellProvider(client, { block_network: true });
+  const sandbox = tasks.some((t) => t.sandbox)
+    ? { python: (await ensureClawEvalSandboxPython(p.root, { indexUrl })).python, tools: await clawEvalSandboxTools(p), open: (labels: Record<string, string>) => shells.open(labels) }
+    : undefined;
+  const t0 = Date.now();
+  const { results } = await runClawEval({ root: p.root, python: p.python, driver: p.driver, tasks, trials: 2, concurrency: 2, out, policy: new ScriptedClawEvalPolicy(script), judge, userModel: chatUserModel({ baseURL: sim.url, model: 'sim-user' }), sandbox });
+  const batchS = (Date.now() - t0) / 1000;
+  // (1) the checkout's own CLI on each batch trace (its own LLMJudge on the same scripted judge)
+  const cfg = path.join(out, 'claw-eval-config.yaml');
+  writeFileSync(cfg, `judge:\n  api_key: sim\n  base_url: ${sim.url}\n  model_id: sim-judge\n  enabled: true\n`);
   const fmt = (r: { task_score: number; scores: Record<string, number> }) => `${r.task_score.toFixed(2)} c${r.scores.completion!.toFixed(2)} r${r.scores.robustness!.toFixed(2)} s${r.scores.safety!.toFixed(1)}`;
+  const readsSnapshot = (t: ClawEvalTask) => /env_snapshot/.test(readFileSync(path.join(t.dir, 'grader.py'), 'utf8')) && (t.env_snapshot_commands.length + t.env_snapshot_files.length + t.local_grader_files.length > 0);
   let agree = 0;
   let graded = 0;
+  let snapshotOnly = 0;
   const differ: string[] = [];
   for (const r of results) {
     if (!r.grade) {
-      differ.push(`${r.task_id}#${r.trial}: errored in Grove (${r.error?.slice(0, 120)})`);
+      differ.push(`${r.task_id}#${r.trial}: errored in Grove (${r.error?.slice(0, 160)})`);
+      continue;
+    }
+    const task = tasks.find((t) => t.id === r.task_id)!;
+    if (readsSnapshot(task)) {
+      snapshotOnly++;
       continue;
     }
     const trace = path.join(out, 'traces', `${r.task_id}.t${r.trial}.jsonl`);
-    const task = tasks.find((t) => t.id === r.task_id)!;
     let text: string;
     try {
-      text = execFileSync(p.python.python, ['-m', 'claw_eval.cli', 'grade', '--trace', trace, '--task', task.dir, '--no-judge'], { cwd: p.root, env: { PATH: '/usr/bin:/bin', PYTHONPATH: path.join(p.root, 'src'), HOME: out }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      const judgeArgs = task.needs_judge ? ['--config', cfg] : ['--no-judge'];
+      text = execFileSync(p.python.python, ['-m', 'claw_eval.cli', 'grade', '--trace', trace, '--task', task.dir, ...judgeArgs], { cwd: p.root, env: { PATH: '/usr/bin:/bin', PYTHONPATH: path.join(p.root, 'src'), HOME: out }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     } catch (err) {
       differ.push(`${r.task_id}#${r.trial}: the CLI failed: ${String((err as { stderr?: string }).stderr ?? err).slice(-200)}`);
       continue;
@@ -58,31 +130,42 @@ try {
     if (theirs === ours) agree++;
     else differ.push(`${r.task_id}#${r.trial}: Grove ${ours}, claw_eval.cli ${theirs}`);
   }
-  console.log(`${tasks.length} tasks (ready, judge-free, services only) × 2 trajectories: Grove batch vs the checkout's claw_eval.cli grade: ${agree}/${results.length} agree (${graded} graded by the CLI)`);
-  // (2) the same trajectories as episode sandboxes of a server with --claw-eval
-  const grove = await startEmbeddedGrove({ maxSandboxes: 8, flags: { clawEval: p.root, clawEvalCache: cacheDir, ...(values['index-url'] ? { clawEvalIndexUrl: values['index-url'] } : {}) } });
-  const client = new GroveClient({ baseUrl: grove.url, apiKey: grove.apiKey, timeoutMs: 300_000 });
+  const mix = (k: (t: ClawEvalTask) => boolean) => tasks.filter(k).length;
+  console.log(`${tasks.length} tasks × 2 trajectories (${mix((t) => !t.sandbox && !t.user_agent)} services only, ${mix((t) => t.sandbox)} with sandbox tools, ${mix((t) => !!t.user_agent)} with a simulated user, ${mix((t) => t.needs_judge)} judged); batch ${batchS.toFixed(0)} s`);
+  console.log(`Grove batch vs the checkout's claw_eval.cli grade: ${agree}/${results.length - snapshotOnly} agree (${graded} graded by the CLI; ${snapshotOnly} trials of graders reading an env snapshot compared batch-to-episode only)`);
+  // (2) the same trajectories as episode sandboxes of the server
   let same = 0;
-  try {
-    for (const r of results) {
-      const task = tasks.find((t) => t.id === r.task_id)!;
-      const s = script(task, r.trial);
-      const info = await client.createAndWait({ type: 'claw', claw_eval_task: task.id, labels: {} } as never, 300);
-      for (const c of s.calls) await client.request('POST', `/sandboxes/${info.sandbox_id}/claw-eval/call`, { tool: c.name, arguments: c.args });
-      const g = JSON.parse(await (await client.request('POST', `/sandboxes/${info.sandbox_id}/claw-eval/grade`, { answer: s.answer })).text()) as { task_score?: number; scores?: Record<string, number> };
+  for (const r of results) {
+    const task = tasks.find((t) => t.id === r.task_id)!;
+    const s = script(task, r.trial);
+    let ep = 'errored';
+    let g: { task_score?: number; scores?: Record<string, number>; error?: string } = {};
+    try {
+      const info = await client.createAndWait({ type: 'claw', claw_eval_task: task.id, labels: {} } as never, 900);
+      const at = `/sandboxes/${info.sandbox_id}/claw-eval`;
+      for (const c of s.calls) await client.request('POST', `${at}/call`, { tool: c.name, arguments: c.args });
+      // Claw-Eval's loop: each text turn to the simulated user, until it is done (the same answer every turn)
+      for (let i = 0; i <= (task.user_agent?.max_rounds ?? 0); i++) {
+        const rep = JSON.parse(await (await client.request('POST', `${at}/reply`, { text: s.answer }, 900_000)).text()) as { done: boolean };
+        if (rep.done) break;
+      }
+      g = JSON.parse(await (await client.request('POST', `${at}/grade`, {}, 900_000)).text()) as typeof g;
       await client.deleteSandbox(info.sandbox_id);
-      const ep = g.task_score !== undefined ? fmt(g as never) : 'errored';
-      if (r.grade && ep === fmt(r.grade) && JSON.stringify(g.scores) === JSON.stringify(r.grade.scores)) same++;
-      else differ.push(`${r.task_id}#${r.trial}: episode ${ep}, batch ${r.grade ? fmt(r.grade) : 'errored'}`);
+      if (g.task_score !== undefined) ep = fmt(g as never);
+    } catch (err) {
+      ep = `failed (${(err as Error).message.slice(0, 160)})`;
     }
-  } finally {
-    client.close();
-    await grove.close();
+    if (r.grade && ep === fmt(r.grade) && JSON.stringify(g.scores) === JSON.stringify(r.grade.scores)) same++;
+    else differ.push(`${r.task_id}#${r.trial}: episode ${ep}${g.error ? ` (${g.error.slice(0, 120)})` : ''}, batch ${r.grade ? fmt(r.grade) : 'errored'}`);
   }
   console.log(`episode sandboxes (REST, the harness path) vs the batch: ${same}/${results.length} identical grades`);
+  console.log(`scripted model server: ${sim.calls.judge} judge calls, ${sim.calls.user} simulated-user calls (both paths and the CLI)`);
   for (const d of differ) console.log(`  differs: ${d}`);
   console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ${readdirSync(os.tmpdir()).filter((d) => d.startsWith(`grove-claw-eval-${process.pid}-`)).length} temp folders of this process left before cleanup`);
 } finally {
+  client.close();
+  await grove.close();
+  await sim.close();
   rmSync(out, { recursive: true, force: true });
   rmSync(p.tmp, { recursive: true, force: true });
 }

@@ -28,7 +28,7 @@ try {
   const driver = writeDriver(tmp);
   const co = loadClawEvalCheckout(ROOT);
   const ready0 = co.tasks.filter((t) => t.status === 'ready');
-  const ready = markMissingDeps(co.tasks, await probeDeps(py, driver, ROOT, ready0.map((t) => ({ id: t.id, files: importFiles(ROOT, t) })))).filter((t) => t.status === 'ready' && !t.needs_judge && !/raises|isolation/.test(t.id));
+  const ready = markMissingDeps(co.tasks, await probeDeps(py, driver, ROOT, ready0.map((t) => ({ id: t.id, files: importFiles(ROOT, t) })))).filter((t) => t.status === 'ready' && !t.needs_judge && !t.sandbox && !t.user_agent && !/raises|isolation|slow|hog|bomb/.test(t.id));
   if (ready.length === 0) throw new Error(`${ROOT}: no ready judge-free task`);
   const policy = new ScriptedClawEvalPolicy((t: ClawEvalTask) => ({
     calls: t.tools.filter((x) => READ.test(x.name) && !((x.input_schema as { required?: unknown[] }).required?.length)).map((x) => ({ name: x.name, args: {} })),

@@ -58,6 +58,9 @@ export const ClawEvalDetails = z.object({
   tools: z.array(z.string()),
   /** True once /claw/grade ran: the episode is over. */
   graded: z.boolean(),
+  /** A multi-turn task (Claw-Eval's user_agent): the agent's text turns go to /claw-eval/reply, up to this many
+   * simulated-user messages. */
+  user_agent: z.object({ max_rounds: z.number().int() }).optional(),
 });
 export type ClawEvalDetails = z.infer<typeof ClawEvalDetails>;
 
@@ -137,6 +140,21 @@ export const ClawEvalCallResponse = z.object({
   body: z.unknown(),
   /** Calls recorded in this episode so far. */
   calls: z.number().int(),
+});
+
+export const ClawEvalReplyRequest = z.strictObject({
+  /** The agent's turn without tool calls: its text to the user. */
+  text: z.string().max(1_000_000),
+});
+
+export const ClawEvalReplyResponse = z.object({
+  /** The simulated user's next message (as the trace holds it: "[user_agent]\n…"); null when the conversation is over. */
+  user: z.string().nullable(),
+  /** True when the conversation is over (the user is done, its rounds are used up, or the task has no simulated
+   * user): grade next. */
+  done: z.boolean(),
+  /** Messages the simulated user sent so far. */
+  rounds: z.number().int(),
 });
 
 export const ClawEvalGradeResponse = z.object({

@@ -46,6 +46,8 @@ export const ERROR_CATALOG = {
   start_url_failed: { status: 502, message: 'The start URL could not be opened.' },
   browser_crashed: { status: 500, message: 'The browser process crashed.' },
   browser_start_timeout: { status: 503, message: 'The browser could not open the sandbox in time (an overloaded machine, or a browser restarting); retry later.' },
+  service_start_failed: { status: 503, message: "A service of the sandbox's task did not start within its deadline (an overloaded machine, or a broken service); create the sandbox again later." },
+  model_unavailable: { status: 502, message: 'A model endpoint the server calls for the sandbox (a simulated user, a judge) did not answer.' },
   internal_error: { status: 500, message: 'Internal Server Error' },
 } as const;
 

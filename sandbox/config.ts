@@ -96,6 +96,11 @@ const GroveConfigSchema = z
     clawEval: z.string().min(1).optional(),
     clawEvalCache: z.string().min(1).optional(),
     clawEvalIndexUrl: z.string().min(1).optional(),
+    /** The simulated user of its multi-turn (user_agent) tasks: an OpenAI-compatible endpoint and model, called
+     * through Grove's model client (Claw-Eval's user_agent_model). */
+    clawEvalUserUrl: z.string().url().optional(),
+    clawEvalUserModel: z.string().min(1).optional(),
+    clawEvalUserKey: z.string().min(1).optional(),
     /** OpenEnv protocol (openenv/): sessions open at once at most (default: maxSandboxes; beyond: CAPACITY_REACHED). */
     openenvMaxSessions: z.number().int().min(1).max(10_000).optional(),
     /** OpenEnv sessions idle this long are closed with their sandbox, seconds. */
@@ -127,7 +132,7 @@ export function envName(key: ConfigKey): string {
   return 'GROVE_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
 }
 
-const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig', 'taskFiles', 'judgeUrl', 'judgeModel', 'judgeApiKey', 'clawEval', 'clawEvalCache', 'clawEvalIndexUrl', 'shellIsolation', 'shellPodWorkspace', 'shellPodNetwork']);
+const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig', 'taskFiles', 'judgeUrl', 'judgeModel', 'judgeApiKey', 'clawEval', 'clawEvalCache', 'clawEvalIndexUrl', 'clawEvalUserUrl', 'clawEvalUserModel', 'clawEvalUserKey', 'shellIsolation', 'shellPodWorkspace', 'shellPodNetwork']);
 const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled', 'unsafeNoAuthRemote', 'unsafeShellIsolationPod']);
 const JSON_KEYS = new Set<ConfigKey>(['shellImages']);
 const NUMBER_KEYS = new Set<ConfigKey>(KEYS.filter((k) => !STRING_KEYS.has(k) && !BOOLEAN_KEYS.has(k) && !JSON_KEYS.has(k)));

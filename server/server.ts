@@ -12,6 +12,7 @@ import type { Logger } from '../sandbox/log.ts';
 import { ClawEnvironment } from '../claw-env/sandbox.ts';
 import { clawEvalHostFor } from '../episodes/claw-eval.ts';
 import { buildApp } from './app.ts';
+import { equipClawEvalHost } from './claw-eval.ts';
 import { registerWorkerRoutes } from './worker-routes.ts';
 
 export interface RunningServer {
@@ -47,24 +48,30 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
   // The environment logs through the app's (pino) logger, so it is built inside buildApp.
   const environments =
     opts.environments ??
-    (async (log: Logger): Promise<LocalEnvironments> => ({
-      browser: shellPod
-        ? undefined
-        : await createBrowserEnvironment({
-          executablePath: config.chromiumPath,
-          processes: config.browserProcesses,
-          recycleAfter: config.recycleAfter,
-          warmPool: config.warmPool,
-          warmPoolMaxMb: config.warmPoolMaxMb,
-          dataDir: path.resolve(config.dataDir, 'browser'),
-          headless: true,
-          extraArgs: [],
-          limits: { maxTabs: config.maxTabs, maxDownloads: config.maxDownloads, maxDownloadBytes: config.maxDownloadBytes },
-          log,
-        }),
-      shell: await shellEnvironment(config, log, { worker: opts.worker }),
-      ...(config.clawEval ? { claw: new ClawEnvironment({ clawEval: clawEvalHostFor(config, log) }) } : {}),
-    }));
+    (async (log: Logger): Promise<LocalEnvironments> => {
+      const clawEval = clawEvalHostFor(config, log);
+      const shell = await shellEnvironment(config, log, { worker: opts.worker });
+      // the checkout's episodes get this server's shells (sandbox tools) and user model (simulated users)
+      if (clawEval) equipClawEvalHost(clawEval, config, shell);
+      return {
+        browser: shellPod
+          ? undefined
+          : await createBrowserEnvironment({
+            executablePath: config.chromiumPath,
+            processes: config.browserProcesses,
+            recycleAfter: config.recycleAfter,
+            warmPool: config.warmPool,
+            warmPoolMaxMb: config.warmPoolMaxMb,
+            dataDir: path.resolve(config.dataDir, 'browser'),
+            headless: true,
+            extraArgs: [],
+            limits: { maxTabs: config.maxTabs, maxDownloads: config.maxDownloads, maxDownloadBytes: config.maxDownloadBytes },
+            log,
+          }),
+        shell,
+        ...(clawEval ? { claw: new ClawEnvironment({ clawEval }) } : {}),
+      };
+    });
   const app = await buildApp({ config, environments, logger: true, logStream: opts.logStream });
   if (opts.worker) registerWorkerRoutes(app, config.recordingsDir);
   // Long-polls (/wait up to 600 s) must not be cut by the default request timeout.

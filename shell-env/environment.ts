@@ -13,7 +13,7 @@ import type { EnvironmentFactory } from '../sandbox/local-backend.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { detectCgroups, type CgroupRoot } from './cgroups.ts';
 import { unmountUnder } from './disk.ts';
-import { checkEnv } from './exec.ts';
+import { checkEnv, wrapperArgs, WRAPPER_SHELL } from './exec.ts';
 import { imageRoot, isImageRef } from './image-root.ts';
 import { claimUid, reapDeadInstances, registerInstance, releaseUid, removeInstance, STATE_DIR } from './host-state.ts';
 import { ShellWatchdog } from './watchdog.ts';
@@ -46,9 +46,26 @@ export function shellAvailability(): { ok: true } | { ok: false; reason: string 
   return { ok: true };
 }
 
+/** A host process held to a shell sandbox's limits (ShellEnvironment.confine). */
+export interface ProcessConfinement {
+  /** The argv that runs `command` inside the cgroups (the wrapper joins them, then execs it). */
+  argv(command: string[]): string[];
+  /** Pids in the cgroups now. */
+  pids(): Promise<number[]>;
+  /** Kills whatever is left in them and removes them. */
+  release(): Promise<void>;
+}
+
 export interface ShellEnvironment extends EnvironmentFactory<ShellCreateOptions, ShellSandbox> {
   /** How limits are enforced on this host (for the docs and /resources). */
   readonly cgroups: boolean;
+  /**
+   * Cgroups with a shell sandbox's limits (memory, processes, CPU) for a long-running host process that is not a
+   * shell sandbox but runs untrusted code in a sandbox of its own (the Claw-Eval checkout's mock services, whose
+   * bubblewrap needs the checkout read-only); null where this host has no cgroups, absent where commands run without
+   * bubblewrap (pod isolation). `name`: [A-Za-z0-9_-]{1,40}.
+   */
+  confine?(name: string): Promise<ProcessConfinement | null>;
 }
 
 export async function createShellEnvironment(opts: ShellEnvironmentOptions): Promise<ShellEnvironment> {
@@ -123,6 +140,21 @@ export async function createShellEnvironment(opts: ShellEnvironmentOptions): Pro
       });
       live.set(id, sb);
       return sb;
+    },
+    async confine(name: string): Promise<ProcessConfinement | null> {
+      if (!/^[A-Za-z0-9_-]{1,40}$/.test(name)) throw new Error(`confine: bad name ${JSON.stringify(name.slice(0, 60))}`);
+      if (!cgroupRoot) return null;
+      const l = opts.limits;
+      const cg = await cgroupRoot.create(`p-${name}`, { cpu: l.cpu, memoryMb: l.memoryMb, maxProcesses: l.maxProcesses });
+      const key = await cg.newGroup('h');
+      return {
+        argv: (command) => [WRAPPER_SHELL, ...wrapperArgs(cg.procsFiles(key), command)],
+        pids: () => cg.pids(),
+        release: async () => {
+          await cg.kill();
+          await cg.destroy();
+        },
+      };
     },
     async shutdown(): Promise<void> {
       await Promise.all([...live.values()].map((s) => s.close()));

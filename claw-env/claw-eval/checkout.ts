@@ -138,13 +138,20 @@ function missingFile(root: string, dir: string, d: Record<string, unknown>, serv
   return undefined;
 }
 
-/** Whether a grader calls the judge (judge.evaluate*, judge.client), following load_peer_grader("<id>") once. */
-function graderNeedsJudge(file: string, depth = 0): boolean {
+/** Whether a grader calls the judge (judge.evaluate*, judge.client): in its own file, in a peer grader it loads
+ * (load_peer_grader("<id>")), or in a grader module of the checkout it imports (`from claw_eval.graders.<m> import`,
+ * e.g. user_agent_clarify_base, visual_grader: their base classes call the judge, the task's file does not). */
+function graderNeedsJudge(root: string, file: string, depth = 0): boolean {
   if (!existsSync(file)) return false;
   const src = readFileSync(file, 'utf8');
   if (/\bjudge\.(evaluate|client|model_id)/.test(src)) return true;
+  if (depth >= 3) return false;
   const peer = src.match(/load_peer_grader\(\s*["']([^"']+)["']/);
-  return depth < 3 && !!peer && graderNeedsJudge(path.join(path.dirname(path.dirname(file)), peer[1]!, 'grader.py'), depth + 1);
+  if (peer && graderNeedsJudge(root, path.join(path.dirname(path.dirname(file)), peer[1]!, 'grader.py'), depth + 1)) return true;
+  for (const m of src.matchAll(/from\s+claw_eval\.graders\.([A-Za-z_][A-Za-z0-9_]*)\s+import/g)) {
+    if (graderNeedsJudge(root, path.join(root, 'src', 'claw_eval', 'graders', `${m[1]}.py`), depth + 1)) return true;
+  }
+  return false;
 }
 
 export function loadClawEvalTask(root: string, yamlPath: string): ClawEvalTask {
@@ -193,7 +200,7 @@ export function loadClawEvalTask(root: string, yamlPath: string): ClawEvalTask {
     max_turns: num(env.max_turns, 20),
     timeout_s: num(env.timeout_seconds, 300),
     user_agent: obj(d.user_agent).enabled === true ? { persona: str(obj(d.user_agent).persona), max_rounds: num(obj(d.user_agent).max_rounds, 3) } : undefined,
-    needs_judge: graderNeedsJudge(path.join(dir, 'grader.py')),
+    needs_judge: graderNeedsJudge(root, path.join(dir, 'grader.py')),
     status: 'ready',
   };
   if (!task.prompt) reason ??= 'invalid_yaml:prompt';

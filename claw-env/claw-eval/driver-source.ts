@@ -4,7 +4,8 @@
 //   supervise DIR SPEC   runs each service of SPEC ({"services":[{"name","script","uds","env"}]}) as `serve`
 //   serve DIR SCRIPT UDS loads SCRIPT's FastAPI `app` (without its __main__ block) and serves it on a Unix socket
 //   grade DIR YAML IN OUT  the task's own grader over the trace in IN; scores from the checkout's compute_task_score
-//   user_turn DIR IN OUT   the checkout's simulated user (runner/user_agent.py UserAgent): its reply, or null when done
+//   user_turn DIR IN OUT   the checkout's simulated user (runner/user_agent.py UserAgent): its reply, or null when done;
+//                          with "relay", its client's chat calls go to Grove's model client (as the judge's do)
 //   sandbox_tools DIR      the checkout's sandbox tool specs (runner/sandbox_tools.py SANDBOX_TOOLS) as JSON on stdout
 //   prompt DIR YAML OUT    the first user message as the checkout's loop builds it (runner/loop.py
 //                          _build_initial_user_content: attachments and media named in the prompt, loaded from DIR by
@@ -117,7 +118,7 @@ class _Relay:
 
     def create(self, **kw):
         body = {k: kw[k] for k in ("model", "messages", "temperature", "max_tokens") if k in kw}
-        self._out.write(json.dumps({"judge_request": body}) + "\n")
+        self._out.write(json.dumps({"relay_request": body}) + "\n")
         self._out.flush()
         line = sys.stdin.readline()
         if not line:
@@ -180,7 +181,10 @@ def user_turn(root, in_path, out_path):
         from claw_eval.models.message import Message
         from claw_eval.runner.user_agent import UserAgent
         m = req["model"]
-        ua = UserAgent(model_id=m["model"], api_key=m.get("api_key") or "dummy", base_url=m["base_url"])
+        ua = UserAgent(model_id=m["model"], api_key=m.get("api_key") or "relay", base_url=m.get("base_url") or "http://grove-user-relay.invalid/v1")
+        if m.get("relay"):
+            # the simulated user's chat calls (UserAgent.client.chat.completions.create) go to Grove's model client
+            ua.client = _Relay(real_stdout)
         text = ua.generate_response(persona=req["persona"], conversation_messages=[Message.model_validate(x) for x in req["messages"]])
         out = {"text": text}
     except Exception as exc:

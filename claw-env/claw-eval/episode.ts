@@ -1,6 +1,8 @@
 // A Claw sandbox created with `claw_eval_task`: one trial of a task of the server's Claw-Eval checkout as an episode
-// any agent can drive — REST (/claw/tools, /claw/call, /claw/grade) or MCP (/sandboxes/{id}/mcp, so an agent harness
-// such as Codex through `grove harness run --claw-eval`). Its environment is the same ClawEvalSession
+// any agent can drive — REST (/claw-eval/tools, /call, /reply, /grade) or MCP (/sandboxes/{id}/mcp, so an agent
+// harness such as Codex through `grove harness run --claw-eval`). Tasks with the sandbox tools get a shell sandbox
+// of the server (the checkout's sandbox server answers Bash, Read, …); a user_agent task's text turns go to /reply,
+// which answers the checkout's simulated user on the server's user model, as Claw-Eval's loop does. Its environment is the same ClawEvalSession
 // `grove claw run --claw-eval` uses (session.ts: the checkout's services in their no-network sandbox, every call
 // recorded as Claw-Eval's dispatcher records it), and /claw/grade is the same grading: the task's own grader.py and
 // compute_task_score over that trace, with the agent's answer as its last assistant message. A graded episode is
@@ -9,12 +11,13 @@ import type { ClawEvalDetails } from '../../protocol/claw.ts';
 import { GroveError } from '../../protocol/errors.ts';
 import type { SandboxStatus } from '../../protocol/sandbox.ts';
 import type { Sandbox, SandboxDetails } from '../../sandbox/types.ts';
-import { gradeClawEvalTrial, type ClawEvalGrade } from './grade.ts';
+import { Progress } from '../../sandbox/progress.ts';
+import { GRADE_BUDGET_MS, gradeClawEvalTrial, type ClawEvalGrade } from './grade.ts';
 import type { ClawEvalTask } from './checkout.ts';
 import type { ClawEvalHost } from './host.ts';
 import { clawEvalPrompt } from './prompt.ts';
 import { ClawEvalSession } from './session.ts';
-import type { DispatchRecord } from './services.ts';
+import { ClawEvalServiceStartError, serviceStartBudgetMs, type DispatchRecord } from './services.ts';
 
 export type ClawEvalEpisodeGrade =
   | { task_id: string; score: number; task_score: number; passed: boolean; scores: Record<string, number>; judge_calls: number; tool_calls: number }
@@ -28,6 +31,11 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
   private prompt = '';
   private graded?: Promise<ClawEvalEpisodeGrade>;
   private readonly starting: Promise<void>;
+  /** Aborted at close: stops a start, a simulated user's turn or a grade in progress. */
+  private readonly life = new AbortController();
+  /** The conversation ended on a /reply (the user done or out of rounds): that text was the final answer. */
+  private conversationOver = false;
+  private replying = false;
 
   constructor(
     readonly id: string,
@@ -39,9 +47,10 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
         if (this.status === 'creating') this.status = 'ready';
       },
       async (err: unknown) => {
-        this.status = 'error';
+        if (this.status !== 'closed') this.status = 'error';
         await this.session?.close().catch(() => undefined);
         if (err instanceof GroveError) throw err;
+        if (err instanceof ClawEvalServiceStartError) throw new GroveError('service_start_failed', `Claw-Eval task ${taskId}: ${err.message.slice(0, 1500)}`);
         throw new GroveError('internal_error', `Claw-Eval task ${taskId} could not start: ${(err as Error).message}`);
       },
     );
@@ -51,9 +60,16 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
     const { task, prepared } = await this.host.task(this.taskId);
     const first = await clawEvalPrompt(task, prepared);
     this.prompt = first.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n\n');
-    this.session = new ClawEvalSession(task, 0, { root: prepared.root, python: prepared.python, driver: prepared.driver, errorRate: this.host.o.errorRate }, first);
+    const sandbox = task.sandbox ? await this.host.sandboxProvider() : undefined;
+    this.session = new ClawEvalSession(task, 0, { root: prepared.root, python: prepared.python, driver: prepared.driver, errorRate: this.host.o.errorRate, sandbox, confine: this.host.o.confine }, first);
     if (this.status === 'closed') return;
-    await this.session.start();
+    // the task's own startup budget, cut short by close
+    const startup = Progress.after(serviceStartBudgetMs(task), `the services of Claw-Eval task ${task.id}`, { signal: this.life.signal });
+    try {
+      await this.session.start(startup);
+    } finally {
+      startup.done();
+    }
   }
 
   ready(): Promise<void> {
@@ -66,10 +82,11 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
     return this.session;
   }
 
-  /** The task (its yaml's tools: mcp/claw-eval-tools.ts lists them); sandbox_not_ready until started. */
+  /** The task with the episode's tools (the yaml's, then the sandbox tools it lacks: mcp/claw-eval-tools.ts lists
+   * them); sandbox_not_ready until started. */
   get task(): ClawEvalTask {
     if (!this.session) throw new GroveError('sandbox_not_ready');
-    return this.session.task;
+    return { ...this.session.task, tools: this.session.tools };
   }
 
   get steps(): number {
@@ -78,7 +95,8 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
 
   /** What the agent is told: the task's id, its first message's text and its tools. */
   details(): SandboxDetails {
-    const claw_eval: ClawEvalDetails = { task_id: this.taskId, prompt: this.prompt, tools: (this.session?.tools ?? []).map((t) => t.name), graded: this.graded !== undefined };
+    const ua = this.session?.task.user_agent;
+    const claw_eval: ClawEvalDetails = { task_id: this.taskId, prompt: this.prompt, tools: (this.session?.tools ?? []).map((t) => t.name), graded: this.graded !== undefined, ...(ua ? { user_agent: { max_rounds: ua.max_rounds } } : {}) };
     return { claw_eval };
   }
 
@@ -89,7 +107,39 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
 
   /** One call from an agent outside Grove's loop, recorded in the trace (mcp/claw-eval-tools.ts calls this). */
   callTool(endpoints: unknown, id: string, name: string, args: Record<string, unknown>): Promise<DispatchRecord> {
-    return this.live().callTool(endpoints, id, name, args);
+    const s = this.live();
+    if (this.conversationOver) throw new GroveError('invalid_request', `The conversation of Claw-Eval episode ${this.id} is over: grade it.`);
+    return s.callTool(endpoints, id, name, args);
+  }
+
+  /**
+   * The agent's turn without tool calls (Claw-Eval's loop): recorded as its assistant message; then the simulated
+   * user answers (a user_agent task with rounds left) or the conversation is over and that text is the final answer.
+   */
+  async reply(text: string): Promise<{ user: string | null; done: boolean; rounds: number }> {
+    const s = this.live();
+    if (this.conversationOver) throw new GroveError('invalid_request', `The conversation of Claw-Eval episode ${this.id} is over: grade it.`);
+    if (this.replying) throw new GroveError('invalid_request', `A reply to the simulated user of episode ${this.id} is already running.`);
+    this.replying = true;
+    const turn = Progress.after(s.task.timeout_s * 1000, `the simulated user of ${s.task.id}`, { signal: this.life.signal });
+    try {
+      const before = s.trace.messages.length;
+      s.answer(text);
+      let user: string | null;
+      try {
+        user = await s.userTurn(this.host.o.userModel, turn);
+      } catch (err) {
+        // the turn did not happen: the agent may reply again
+        s.trace.messages.length = before;
+        if (this.status === 'closed') throw new GroveError('sandbox_closed');
+        throw new GroveError('model_unavailable', `The simulated user of task ${s.task.id} did not answer: ${(err as Error).message.slice(0, 1000)}`);
+      }
+      if (user === null) this.conversationOver = true;
+      return { user, done: user === null, rounds: s.userRounds };
+    } finally {
+      turn.done();
+      this.replying = false;
+    }
   }
 
   /** The episode graded once by the task's own grader; later calls answer the same grade. */
@@ -97,11 +147,13 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
     const s = this.session;
     if (!s || this.status === 'creating') return Promise.reject(new GroveError('sandbox_not_ready'));
     this.graded ??= (async () => {
-      s.answer(answer ?? '');
+      // after a /reply that ended the conversation, its text was the final answer
+      if (!this.conversationOver) s.answer(answer ?? '');
       try {
         const trace = await s.finish();
         const p = await this.host.prepare();
-        const g: ClawEvalGrade = await gradeClawEvalTrial(s.task, trace, { root: p.root, python: p.python, driver: p.driver, judge: this.host.o.judge });
+        const progress = Progress.after(GRADE_BUDGET_MS, `grading ${s.task.id}`, { signal: this.life.signal });
+        const g: ClawEvalGrade = await gradeClawEvalTrial(s.task, trace, { root: p.root, python: p.python, driver: p.driver, judge: this.host.o.judge, progress }).finally(() => progress.done());
         const tool_calls = trace.dispatches.length;
         if ('error' in g) return { task_id: this.taskId, score: null, errored: true as const, error: g.error.slice(0, 2000), tool_calls };
         return { task_id: this.taskId, score: g.task_score, task_score: g.task_score, passed: g.passed, scores: g.scores, judge_calls: g.judge_calls, tool_calls };
@@ -115,6 +167,7 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
   async close(): Promise<void> {
     if (this.status === 'closed') return;
     this.status = 'closed';
+    this.life.abort(new GroveError('sandbox_closed'));
     await this.starting.catch(() => undefined);
     await this.session?.close();
   }

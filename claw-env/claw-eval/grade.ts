@@ -2,14 +2,13 @@
 // shape, tool dispatches with their real HTTP statuses, audit data by service), handed to Grove's driver, which calls
 // tasks/<id>/grader.py (with the judge the checkout's LLMJudge builds on the caller's judge endpoint) and the
 // checkout's compute_task_score / is_pass. A grader that throws is an errored trial, not a zero.
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Progress } from '../../sandbox/progress.ts';
 import type { ClawEvalTask } from './checkout.ts';
 import type { ClawEvalPython } from './pyenv.ts';
 import type { DispatchRecord } from './services.ts';
+import { runDriver, type ClawEvalChatRequest, type ClawEvalRelay } from './driver-run.ts';
 import { clawEvalTempDir } from './tmp.ts';
 
 /** Claw-Eval's Message: role + content blocks (text, tool_use, tool_result). */
@@ -37,16 +36,11 @@ export interface ClawEvalJudgeConfig {
   model: string;
   base_url?: string;
   api_key?: string;
-  relay?: (req: ClawEvalJudgeRequest) => Promise<string>;
+  relay?: ClawEvalRelay;
 }
 
 /** One chat call of the checkout's judge, as it made it (OpenAI chat-completions fields). */
-export interface ClawEvalJudgeRequest {
-  model: string;
-  messages: { role: string; content: unknown }[];
-  temperature?: number;
-  max_tokens?: number;
-}
+export type ClawEvalJudgeRequest = ClawEvalChatRequest;
 
 export interface ClawEvalScores {
   completion: number;
@@ -58,52 +52,30 @@ export interface ClawEvalScores {
 
 export type ClawEvalGrade = { scores: ClawEvalScores; task_score: number; passed: boolean; judge_calls: number } | { error: string; retryable: boolean; trace?: string };
 
+/** How long a grade may take when the caller hands down no deadline of its own (judge calls have their own limits). */
+export const GRADE_BUDGET_MS = 600_000;
+
 export async function gradeClawEvalTrial(
   task: ClawEvalTask,
   trace: ClawEvalTrace,
-  o: { root: string; python: ClawEvalPython; driver: string; judge?: ClawEvalJudgeConfig; timeoutMs?: number },
+  o: { root: string; python: ClawEvalPython; driver: string; judge?: ClawEvalJudgeConfig; progress?: Progress },
 ): Promise<ClawEvalGrade> {
   const dir = clawEvalTempDir('grade');
+  const progress = o.progress ?? Progress.after(GRADE_BUDGET_MS, `grading ${task.id}`);
   try {
     const inPath = path.join(dir, 'in.json');
     const outPath = path.join(dir, 'out.json');
     const j = o.judge;
     writeFileSync(inPath, JSON.stringify({ ...trace, judge: j ? { model: j.model, base_url: j.base_url, api_key: j.api_key, relay: !!j.relay } : null }));
-    const stderr = await new Promise<string>((resolve) => {
-      const child = spawn(o.python.python, [o.driver, 'grade', o.root, task.yaml_path, inPath, outPath], { cwd: o.root, stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1' } });
-      let err = '';
-      const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 600_000);
-      child.stderr!.on('data', (c: Buffer) => (err = (err + c.toString('utf8')).slice(-8000)));
-      child.stdin!.on('error', () => {});
-      // the judge relay: one request line from the driver, one answer line back
-      createInterface({ input: child.stdout! }).on('line', (line) => {
-        let req: ClawEvalJudgeRequest | undefined;
-        try {
-          req = (JSON.parse(line) as { judge_request?: ClawEvalJudgeRequest }).judge_request;
-        } catch {
-          return;
-        }
-        if (!req || !j?.relay) return;
-        j.relay(req).then(
-          (content) => child.stdin!.write(`${JSON.stringify({ content })}\n`),
-          (e: Error) => child.stdin!.write(`${JSON.stringify({ error: e.message })}\n`),
-        );
-      });
-      child.on('close', () => {
-        clearTimeout(timer);
-        resolve(err);
-      });
-      child.on('error', (e) => {
-        clearTimeout(timer);
-        resolve(e.message);
-      });
-    });
+    const r = await runDriver(o, ['grade', o.root, task.yaml_path, inPath, outPath], progress, j?.relay);
+    if (r.killed) return { error: `grading stopped: ${progress.signal.reason instanceof Error ? progress.signal.reason.message : 'aborted'}`, retryable: false };
     try {
       return JSON.parse(readFileSync(outPath, 'utf8')) as ClawEvalGrade;
     } catch {
-      return { error: `the grading driver wrote no answer: ${stderr.slice(-500)}`, retryable: false };
+      return { error: `the grading driver wrote no answer: ${r.stderr.slice(-500)}`, retryable: false };
     }
   } finally {
+    if (!o.progress) progress.done();
     rmSync(dir, { recursive: true, force: true });
   }
 }

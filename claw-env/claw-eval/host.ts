@@ -2,13 +2,18 @@
 // --claw-eval DIR` through its embedded server): the checkout's yaml read at once (a DIR that is not a checkout fails
 // at start), its Python environment and Grove's driver prepared once on first use, and one episode sandbox
 // (episode.ts) per `claw_eval_task` creation. A task is named by its id as the yaml gives it, looked up in the loaded
-// table — never joined onto a path — so `../x`, absolute paths or encoded tricks are just unknown ids.
+// table — never joined onto a path — so `../x`, absolute paths or encoded tricks are just unknown ids. Tasks with the
+// sandbox tools get a shell sandbox of the server per trial (openShell); user_agent tasks the server's user model.
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { GroveError } from '../../protocol/errors.ts';
 import { importFiles, loadClawEvalCheckout, markMissingDeps, type ClawEvalTask } from './checkout.ts';
 import type { ClawEvalJudgeConfig } from './grade.ts';
-import { ensureClawEvalPython, probeDeps, writeDriver, type ClawEvalPython } from './pyenv.ts';
+import { clawEvalSandboxTools } from './prompt.ts';
+import { ensureClawEvalPython, ensureClawEvalSandboxPython, probeDeps, writeDriver, type ClawEvalPython } from './pyenv.ts';
+import type { ClawEvalConfine } from './services.ts';
+import type { ClawEvalSandboxProvider } from './session.ts';
+import type { ClawEvalUserModel } from './user-agent.ts';
 import { clawEvalTempDir } from './tmp.ts';
 
 export interface PreparedCheckout {
@@ -45,9 +50,20 @@ export async function prepareClawEvalCheckout(o: PrepareOptions): Promise<Prepar
   }
 }
 
+/** A fresh shell sandbox of the server for one trial's sandbox tools (no network), closed with the trial. */
+export type ClawEvalShellOpener = ClawEvalSandboxProvider['open'];
+
 export interface ClawEvalHostOptions extends PrepareOptions {
   /** The judge of tasks whose graders call one (the server's --judge-url/--judge-model through Grove's judge client). */
   judge?: ClawEvalJudgeConfig;
+  /** The simulated user of user_agent tasks (the server's --claw-eval-user-url/--claw-eval-user-model). */
+  userModel?: ClawEvalUserModel;
+  /** The server's shell sandboxes, for tasks with the sandbox tools. */
+  openShell?: ClawEvalShellOpener;
+  /** The services under the server's shell-sandbox limits (services.ts ClawEvalConfine). */
+  confine?: ClawEvalConfine;
+  /** Where the sandbox server's Python is cached (default /var/cache/grove: readable inside shell sandboxes). */
+  sandboxCacheDir?: string;
   errorRate?: number;
 }
 
@@ -55,6 +71,7 @@ export class ClawEvalHost {
   readonly root: string;
   private readonly byId: Map<string, ClawEvalTask>;
   private prepared?: Promise<PreparedCheckout>;
+  private sandbox?: Promise<ClawEvalSandboxProvider>;
   private closed = false;
 
   /** Reads the checkout's yaml now: throws ClawEvalCheckoutError for a DIR that is not a checkout. */
@@ -70,10 +87,18 @@ export class ClawEvalHost {
     const t = this.byId.get(id);
     if (!t) throw new GroveError('task_not_found', `No Claw-Eval task "${id.slice(0, 200)}" in the server's checkout (${this.byId.size} tasks; grove claw tasks --claw-eval DIR lists them).`);
     if (t.status !== 'ready') throw new GroveError('invalid_request', `Claw-Eval task ${t.id} cannot run here: ${t.reason}.`);
-    if (t.sandbox) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} runs with the sandbox tools (Bash, Read, …), which episode sandboxes do not offer yet: run it with grove claw run --claw-eval.`);
-    if (t.user_agent) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} talks with a simulated user (user_agent), which episode sandboxes do not run: use grove claw run --claw-eval --user-url.`);
+    if (t.sandbox && !this.o.openShell) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} runs with the sandbox tools (Bash, Read, …) and this server has no shell sandboxes (root and bubblewrap are needed): run it where they are.`);
+    if (t.user_agent && !this.o.userModel) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} talks with a simulated user (user_agent) and this server has no user model: start it with --claw-eval-user-url and --claw-eval-user-model.`);
     if (t.needs_judge && !this.o.judge) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} is graded with a judge and this server has none: start it with --judge-url and --judge-model.`);
     return t;
+  }
+
+  /** What the server gives the episodes (server/claw-eval.ts): its shells, its limits, its user model. Before any
+   * sandbox. */
+  equip(o: { openShell?: ClawEvalShellOpener; userModel?: ClawEvalUserModel; confine?: ClawEvalConfine }): void {
+    if (o.openShell) this.o.openShell = o.openShell;
+    if (o.confine) this.o.confine = o.confine;
+    if (o.userModel) this.o.userModel = o.userModel;
   }
 
   /** The prepared checkout (Python environment, driver, dependency probe), once; a failure is retried next time. */
@@ -84,6 +109,22 @@ export class ClawEvalHost {
       this.prepared.catch(() => (this.prepared = undefined));
     }
     return this.prepared;
+  }
+
+  /** The sandbox tools (once): the Python that runs the checkout's sandbox server inside a shell sandbox, built from
+   * its requirements-sandbox-server.txt, and its tool specs; undefined on a server without shell sandboxes. */
+  sandboxProvider(): Promise<ClawEvalSandboxProvider> | undefined {
+    const open = this.o.openShell;
+    if (!open) return undefined;
+    if (!this.sandbox) {
+      this.sandbox = (async () => {
+        const p = await this.prepare();
+        const py = await ensureClawEvalSandboxPython(p.root, { cacheDir: this.o.sandboxCacheDir, indexUrl: this.o.indexUrl, log: this.o.log });
+        return { python: py.python, tools: await clawEvalSandboxTools(p), open };
+      })();
+      this.sandbox.catch(() => (this.sandbox = undefined));
+    }
+    return this.sandbox;
   }
 
   /** The task as the prepared checkout sees it (missing_python_dep known only after the probe). */

@@ -10,16 +10,41 @@
 // `mount -o remount,bind,rw` inside made the read-only checkout writable (tried: it wrote). Now, as shell-env's
 // holder does: an own user namespace with a non-root uid (65534) and no capabilities, no nested user namespaces
 // (--disable-userns), own PID/IPC/UTS/net/cgroup namespaces, the system, venv and DIR read-only, only the trial's
-// socket folder writable, no_new_privs (bwrap's default), --die-with-parent. What shell-env adds and this does not:
-// cgroup limits (memory, pids, CPU) and a disk quota — the services are the checkout's own code and are reached only
-// through the tool bridge, never given a shell.
+// socket folder writable, no_new_privs (bwrap's default), --die-with-parent. Limits: given `confine` (the server's
+// shell environment, server/claw-eval.ts), bwrap and everything under it run in cgroups with a shell sandbox's
+// memory, process and CPU limits (an OOM kills inside them; a fork bomb meets pids.max); the batch path
+// (`grove claw run --claw-eval`) has no shell environment of its own to take them from. No disk quota: /tmp inside
+// is a tmpfs (charged to the memory cgroup), but the socket folder is a host folder the services can write.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { ClawEvalEndpoint, ClawEvalService, ClawEvalTask } from './checkout.ts';
 import type { ClawEvalPython } from './pyenv.ts';
+import { TimeoutError, type Progress } from '../../sandbox/progress.ts';
 import { clawEvalTempDir } from './tmp.ts';
+
+/** A health check's own wait (Claw-Eval's probe waits 2 s), and the pause between checks. */
+const HEALTH_PROBE_MS = 2000;
+const HEALTH_POLL_MS = 150;
+
+/** A service that did not come up (Claw-Eval's ServiceStartError): the trial errors, it is not retried. */
+export class ClawEvalServiceStartError extends Error {
+  readonly code = 'service_start_failed';
+  constructor(
+    readonly service: string,
+    detail: string,
+  ) {
+    super(`service ${service} ${detail}`);
+    this.name = 'ClawEvalServiceStartError';
+  }
+}
+
+/** The startup deadline of a task's services when the caller sets none: the task's own time budget
+ * (environment.timeout_seconds), never less than its slowest service's ready_timeout. */
+export function serviceStartBudgetMs(task: ClawEvalTask): number {
+  return Math.max(task.timeout_s, ...task.services.map((s) => s.ready_timeout_s)) * 1000;
+}
 
 export interface DispatchRecord {
   tool_use_id: string;
@@ -40,7 +65,17 @@ export interface ServiceSetOptions {
   bwrap?: string;
   /** Extra stderr lines from the services (debugging). */
   onLog?: (line: string) => void;
+  /** Cgroups with a shell sandbox's limits (memory, processes, CPU) for the services' sandbox: the server's shell
+   * environment's (server/claw-eval.ts). Without: bubblewrap alone. */
+  confine?: ClawEvalConfine;
 }
+
+/** A host process held to limits (shell-env's ProcessConfinement, taken by its shape: claw-env does not import it). */
+export interface ClawEvalConfinement {
+  argv(command: string[]): string[];
+  release(): Promise<void>;
+}
+export type ClawEvalConfine = (name: string) => Promise<ClawEvalConfinement | null>;
 
 interface Reply {
   status: number;
@@ -97,6 +132,7 @@ export class ClawEvalServiceSet {
   private readonly byPort = new Map<number, { svc: ClawEvalService; uds: string }>();
   private exited?: string;
   private stderr = '';
+  private confinement: ClawEvalConfinement | null = null;
 
   constructor(
     private readonly task: ClawEvalTask,
@@ -105,8 +141,13 @@ export class ClawEvalServiceSet {
     this.runDir = clawEvalTempDir('run');
   }
 
-  /** Starts every service and waits until each answers its health check (its ready_timeout). */
-  async start(signal?: AbortSignal): Promise<void> {
+  /**
+   * Starts every service and waits until each answers its health check, within the caller's deadline (`progress`:
+   * the trial's startup budget, aborted too when the trial or sandbox is closed). The services start side by side
+   * in one sandbox; a service that exits, or is not ready when the deadline passes, is a ClawEvalServiceStartError
+   * naming it, the time it had and its own ready_timeout (as Claw-Eval's ServiceStartError: not retried).
+   */
+  async start(progress: Progress): Promise<void> {
     const specs = this.task.services.map((svc, i) => {
       const uds = path.join(this.runDir, `s${i}.sock`);
       this.byPort.set(svc.port, { svc, uds });
@@ -117,8 +158,11 @@ export class ClawEvalServiceSet {
     });
     const spec = path.join(this.runDir, 'services.json');
     writeFileSync(spec, JSON.stringify({ services: specs }));
-    const args = [...bwrapArgs(this.o, this.runDir), this.o.python.python, this.o.driver, 'supervise', this.o.root, spec];
-    const child = spawn(this.o.bwrap ?? '/usr/bin/bwrap', args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
+    const args = [this.o.bwrap ?? '/usr/bin/bwrap', ...bwrapArgs(this.o, this.runDir), this.o.python.python, this.o.driver, 'supervise', this.o.root, spec];
+    // under the shell environment's limits when it gives them: the wrapper joins the cgroups, then execs bwrap
+    this.confinement = this.o.confine ? await this.o.confine(`claw-eval-${path.basename(this.runDir).slice(-12).replace(/[^A-Za-z0-9_-]/g, '_')}`) : null;
+    const argv = this.confinement ? this.confinement.argv(args) : args;
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
     this.child = child;
     child.stderr!.on('data', (c: Buffer) => {
       this.stderr = (this.stderr + c.toString('utf8')).slice(-4000);
@@ -126,16 +170,19 @@ export class ClawEvalServiceSet {
     });
     child.on('exit', (code, sig) => (this.exited = `services exited (${sig ?? code}): ${this.stderr.slice(-600)}`));
     child.on('error', (err) => (this.exited = `cannot start bwrap: ${err.message}`));
+    const budgetMs = progress.remaining();
     for (const { svc, uds } of this.byPort.values()) {
-      const until = Date.now() + svc.ready_timeout_s * 1000 * 3;
       const probe = new URL(svc.health_check || `http://localhost:${svc.port}/`);
       for (;;) {
-        if (this.exited) throw new Error(`service ${svc.name}: ${this.exited}`);
-        if (signal?.aborted) throw new Error('aborted');
-        const ok = existsSync(uds) && (await udsRequest(uds, svc.health_check_method, probe.pathname + probe.search, svc.health_check_method === 'GET' ? undefined : {}, 2000, { 'x-health-check': '1' }).then((r) => r.status < 500, () => false));
+        if (this.exited) throw new ClawEvalServiceStartError(svc.name, `exited before it was ready: ${this.exited}`);
+        if (progress.expired) {
+          const reason: unknown = progress.signal.reason;
+          if (progress.signal.aborted && !(reason instanceof TimeoutError)) throw new ClawEvalServiceStartError(svc.name, `was stopped before it was ready (${reason instanceof Error ? reason.message : 'aborted'})`);
+          throw new ClawEvalServiceStartError(svc.name, `did not become ready within the startup deadline (${Math.round(budgetMs / 1000)} s; the task's ready_timeout is ${svc.ready_timeout_s} s): ${this.stderr.slice(-600)}`);
+        }
+        const ok = existsSync(uds) && (await udsRequest(uds, svc.health_check_method, probe.pathname + probe.search, svc.health_check_method === 'GET' ? undefined : {}, Math.max(1, Math.min(HEALTH_PROBE_MS, progress.remaining())), { 'x-health-check': '1' }).then((r) => r.status < 500, () => false));
         if (ok) break;
-        if (Date.now() > until) throw new Error(`service ${svc.name} did not become ready within ${svc.ready_timeout_s * 3}s: ${this.stderr.slice(-600)}`);
-        await new Promise((r) => setTimeout(r, 150));
+        await progress.sleep(HEALTH_POLL_MS);
       }
     }
   }
@@ -189,6 +236,12 @@ export class ClawEvalServiceSet {
       c.kill('SIGKILL');
       await gone;
     }
-    rmSync(this.runDir, { recursive: true, force: true });
+    const cg = this.confinement;
+    this.confinement = null;
+    try {
+      await cg?.release();
+    } finally {
+      rmSync(this.runDir, { recursive: true, force: true });
+    }
   }
 }

@@ -9,7 +9,9 @@ import { toolResultBlock, type ClawEvalMessage, type ClawEvalTrace } from './gra
 import type { ClawEvalPrompt } from './prompt.ts';
 import type { ClawEvalPython } from './pyenv.ts';
 import { ClawEvalSandbox, localGraderFiles, type ClawEvalShell } from './sandbox.ts';
-import { ClawEvalServiceSet, type DispatchRecord } from './services.ts';
+import { ClawEvalServiceSet, type ClawEvalConfine, type DispatchRecord } from './services.ts';
+import { simulatedUserTurn, type ClawEvalUserModel } from './user-agent.ts';
+import type { Progress } from '../../sandbox/progress.ts';
 
 /** Shell sandboxes for the sandbox tools: one per trial, the Python inside that runs the checkout's sandbox server,
  * and the checkout's sandbox tool specs. */
@@ -25,6 +27,8 @@ export interface ClawEvalSessionOptions {
   driver: string;
   errorRate?: number;
   sandbox?: ClawEvalSandboxProvider;
+  /** The services under a shell sandbox's limits (services.ts ClawEvalConfine). */
+  confine?: ClawEvalConfine;
 }
 
 export interface ClawEvalCallResult {
@@ -45,6 +49,9 @@ export class ClawEvalSession {
   private shellSession?: { shell: ClawEvalShell; close(): Promise<void> };
   private sandbox?: ClawEvalSandbox;
   private finished = false;
+  /** Messages the simulated user has sent, and whether it said it is done. */
+  userRounds = 0;
+  userDone = false;
 
   constructor(
     readonly task: ClawEvalTask,
@@ -53,7 +60,7 @@ export class ClawEvalSession {
     first: ClawEvalPrompt,
   ) {
     if (task.sandbox && !o.sandbox) throw new Error('the task runs with the sandbox tools and no shell sandbox is configured');
-    this.services = task.services.length ? new ClawEvalServiceSet(task, { root: o.root, python: o.python, driver: o.driver, errorRate: o.errorRate }) : undefined;
+    this.services = task.services.length ? new ClawEvalServiceSet(task, { root: o.root, python: o.python, driver: o.driver, errorRate: o.errorRate, confine: o.confine }) : undefined;
     this.endpoints = new Map(task.endpoints.map((e) => [e.tool_name, e]));
     // Claw-Eval's --sandbox loop: the task's tools, then the sandbox tools the yaml does not define itself
     const own = new Set(task.tools.map((t) => t.name));
@@ -63,13 +70,41 @@ export class ClawEvalSession {
     this.trace = { messages: [{ role: 'user', content: first.content }], dispatches: [], audit_data: {}, media_events: first.media_events };
   }
 
-  /** Services up (each answering its health check), then the shell sandbox with the task's files. */
-  async start(signal?: AbortSignal): Promise<void> {
-    await this.services?.start(signal);
+  /** Services up (each answering its health check) and the shell sandbox with the task's files, within `progress`
+   * (the caller's startup deadline; serviceStartBudgetMs is the task's own). */
+  async start(progress: Progress): Promise<void> {
+    await this.services?.start(progress);
     if (this.task.sandbox) {
-      this.shellSession = await this.o.sandbox!.open({ 'grove.claw-eval.task': this.task.id.slice(0, 60), 'grove.claw-eval.trial': String(this.trial) });
-      this.sandbox = await ClawEvalSandbox.open(this.shellSession.shell, { root: this.o.root, python: this.o.sandbox!.python, task: this.task });
+      progress.throwIfAborted();
+      const opened = await progress.race(this.o.sandbox!.open({ 'grove.claw-eval.task': this.task.id.slice(0, 60), 'grove.claw-eval.trial': String(this.trial) }), `the shell sandbox of ${this.task.id}`, { dispose: (late) => void late.close() });
+      if (this.finished) {
+        await opened.close();
+        throw new Error('the episode was closed while it started');
+      }
+      this.shellSession = opened;
+      this.sandbox = await progress.race(ClawEvalSandbox.open(opened.shell, { root: this.o.root, python: this.o.sandbox!.python, task: this.task }), `the sandbox tools of ${this.task.id}`);
     }
+  }
+
+  /**
+   * The simulated user's turn after an assistant message without tool calls (Claw-Eval's loop): null when the task
+   * has no simulated user, its rounds are used up, or it is done ([DONE]); else its message, recorded in the trace
+   * as `[user_agent]\n<text>`.
+   */
+  async userTurn(model: ClawEvalUserModel | undefined, progress: Progress): Promise<string | null> {
+    const ua = this.task.user_agent;
+    if (!ua || this.userDone || this.userRounds >= ua.max_rounds) return null;
+    if (this.finished) throw new Error('the episode is over (graded or closed)');
+    if (!model) throw new Error('the task has a simulated user (user_agent) and no user model is configured');
+    const reply = await simulatedUserTurn(ua.persona, this.trace.messages, { root: this.o.root, python: this.o.python, driver: this.o.driver, model, progress });
+    if (reply === null) {
+      this.userDone = true;
+      return null;
+    }
+    this.userRounds++;
+    const text = `[user_agent]\n${reply}`;
+    this.trace.messages.push({ role: 'user', content: [{ type: 'text', text }] });
+    return text;
   }
 
   /** One tool call: a sandbox tool in the shell sandbox, else the yaml's endpoint through the service bridge.

@@ -23,9 +23,10 @@ its sandbox_files in /workspace, its own sandbox server (src/claw_eval/sandbox/s
 Python built from its requirements-sandbox-server.txt under --sandbox-cache (default /var/cache/grove), and its env
 snapshot read after the loop. Attachments and media the prompt names are loaded from DIR by its media loader.
 Tasks Grove cannot run are listed by reason: needs_internet:<service>, missing_file:<path>,
-missing_python_dep:<module>. Multi-turn tasks (user_agent) answer the
-agent with the checkout's simulated user on --user-url/--user-model. --error-rate sets the mock services'
-ERROR_RATE where the task sets none (Claw-Eval's default is 0).`;
+missing_python_dep:<module>. Multi-turn tasks (user_agent) answer the agent with the checkout's simulated user, its
+chat calls made by Grove's model client on --user-url/--user-model. A task's services must be ready within its own
+time budget (timeout_seconds); one that is not errors the trial, naming it (not retried, as Claw-Eval). --error-rate
+sets the mock services' ERROR_RATE where the task sets none (Claw-Eval's default is 0).`;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -103,7 +104,7 @@ export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Pr
     if (v['user-url'] && !v['user-model']) return usageError(u, '--user-model is required with --user-url');
     const multi = tasks.filter((t) => t.user_agent);
     if (multi.length && !v['user-url']) return usageError(u, `${multi.length} selected task(s) talk with a simulated user (${someIds(multi)}): give --user-url and --user-model, or select others with --ids`);
-    const [{ runClawEval, clawEvalReportText }, { ChatClawEvalPolicy }] = await Promise.all([import('../../runner/claw-eval/run.ts'), import('../../runner/claw-eval/trial.ts')]);
+    const [{ runClawEval, clawEvalReportText }, { ChatClawEvalPolicy, chatUserModel }] = await Promise.all([import('../../runner/claw-eval/run.ts'), import('../../runner/claw-eval/trial.ts')]);
     let sandbox: Awaited<ReturnType<typeof openSandboxes>> | undefined;
     if (tasks.some((t) => t.sandbox)) {
       try {
@@ -124,7 +125,8 @@ export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Pr
       out: v.out as string | undefined,
       errorRate,
       policy: new ChatClawEvalPolicy({ baseURL: v.policy as string, model: v.model as string, apiKey: v['policy-key'] as string | undefined }),
-      userModel: v['user-url'] ? { base_url: v['user-url'] as string, model: v['user-model'] as string, api_key: v['user-key'] as string | undefined } : undefined,
+      // the checkout's simulated user, its chat calls made by Grove's model client on --user-url
+      userModel: v['user-url'] ? chatUserModel({ baseURL: v['user-url'] as string, model: v['user-model'] as string, apiKey: v['user-key'] as string | undefined }) : undefined,
       // The checkout's LLMJudge with every chat call relayed to Grove's judge client (judges/claw-eval.ts).
       judge: v['judge-url'] ? (await import('../../judges/claw-eval.ts')).clawEvalJudgeRelay(v['judge-url'] as string, v['judge-model'] as string, v['judge-key'] as string | undefined) : undefined,
       onTrial: (r, done, total) => io.err(`[${done}/${total}] ${r.task_id} #${r.trial}: ${r.grade ? `score ${r.grade.task_score}${r.grade.passed ? ' pass' : ''}` : `errored (${r.error})`} (${r.tool_calls} calls)\n`),

@@ -30,6 +30,8 @@ const FLAGS: Record<string, { key: keyof GroveConfigInput; kind: 'string' | 'num
   'claw-eval': { key: 'clawEval', kind: 'string' },
   'claw-eval-cache': { key: 'clawEvalCache', kind: 'string' },
   'claw-eval-index-url': { key: 'clawEvalIndexUrl', kind: 'string' },
+  'claw-eval-user-url': { key: 'clawEvalUserUrl', kind: 'string' },
+  'claw-eval-user-model': { key: 'clawEvalUserModel', kind: 'string' },
   'shell-isolation': { key: 'shellIsolation', kind: 'string' },
 };
 

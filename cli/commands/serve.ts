@@ -30,7 +30,10 @@ Options (precedence: flags > GROVE_* environment > --config file > defaults):
   --claw-eval DIR                        a Claw-Eval checkout: {type: "claw", claw_eval_task: ID} runs its task with
                                          its own services and grader.py (/claw-eval/*, MCP); judged tasks use
                                          --judge-url; its Python env from --claw-eval-index-url, cached under
-                                         --claw-eval-cache DIR (~/.cache/grove)
+                                         --claw-eval-cache DIR (~/.cache/grove); tasks with sandbox tools get a
+                                         shell sandbox of this server; user_agent tasks answer the agent with
+                                         the checkout's simulated user on --claw-eval-user-url URL
+                                         --claw-eval-user-model M (key: GROVE_CLAW_EVAL_USER_KEY)
   --shell-isolation bwrap|pod            shell sandboxes in bubblewrap (default), or pod: for grove worker in a
                                          Kubernetes pod only (the pod is the boundary; docs/kubernetes.md)
   --unsafe-shell-isolation-pod           allow --shell-isolation pod outside a worker pod (commands unconfined)

@@ -93,6 +93,7 @@ ROUTES: tuple[Route, ...] = (
     # claw sandboxes of a Claw-Eval task (claw_eval_task; the server started with --claw-eval DIR)
     Route("clawEvalTools", "GET", "/sandboxes/{id}/claw-eval/tools", response=("tools",)),
     Route("clawEvalCall", "POST", "/sandboxes/{id}/claw-eval/call", body=("tool", "arguments"), response=("status", "body", "calls")),
+    Route("clawEvalReply", "POST", "/sandboxes/{id}/claw-eval/reply", body=("text",), response=("user", "done", "rounds")),
     Route("clawEvalGrade", "POST", "/sandboxes/{id}/claw-eval/grade", body=("answer",),
           response=("task_id", "score", "task_score", "passed", "scores", "judge_calls", "tool_calls", "errored", "error")),
     # the sandbox's MCP endpoint (Streamable HTTP at `path`, opened by `token`, not by Grove's key)

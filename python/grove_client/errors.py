@@ -15,6 +15,7 @@ CREATION_ERROR_STATUS = {
     "pod_start_timeout": 504,
     "worker_lost": 502,
     "start_url_failed": 502,
+    "service_start_failed": 503,
     "browser_crashed": 500,
     "internal_error": 500,
 }

@@ -8,7 +8,10 @@ import type { ClawEvalPython } from '../../claw-env/claw-eval/pyenv.ts';
 import { chatParts, clawEvalPrompt, type ClawEvalPrompt } from '../../claw-env/claw-eval/prompt.ts';
 import { ClawEvalSession, type ClawEvalSandboxProvider } from '../../claw-env/claw-eval/session.ts';
 import type { ClawEvalTool } from '../../claw-env/claw-eval/checkout.ts';
-import { simulatedUserTurn, type ClawEvalUserModel } from '../../claw-env/claw-eval/user-agent.ts';
+import { serviceStartBudgetMs } from '../../claw-env/claw-eval/services.ts';
+import type { ClawEvalUserModel } from '../../claw-env/claw-eval/user-agent.ts';
+import { Progress } from '../../sandbox/progress.ts';
+import { APIConnectionError, InternalServerError } from '../../vlm-client/errors.ts';
 import { ChatClient, type ChatClientOptions, type ChatMessage, type ToolDef } from '../../vlm-client/client.ts';
 
 export interface ClawEvalDecision {
@@ -20,6 +23,9 @@ export interface ClawEvalPolicy {
   readonly name: string;
   next(messages: ChatMessage[], tools: ToolDef[], ctx: { task: ClawEvalTask; turn: number; trial: number; signal?: AbortSignal }): Promise<ClawEvalDecision>;
 }
+
+/** Attempts per trial (Claw-Eval's max_retries). */
+const RETRIES = 3;
 
 export const CLAW_EVAL_SYSTEM_PROMPT =
   'You are a personal assistant. Use the tools to do what the user asks, and only that. If a tool answers with an ' +
@@ -36,6 +42,16 @@ export class ChatClawEvalPolicy implements ClawEvalPolicy {
     const r = await this.client.complete({ messages, tools, tool_choice: 'auto', temperature: 0, max_tokens: 2048, signal: ctx.signal });
     return { text: r.text, tool_calls: r.tool_calls };
   }
+}
+
+/** The simulated user's model on Grove's model client: every chat call of the checkout's UserAgent is made by a
+ * ChatClient on this endpoint (its model name, its retries), as Claw-Eval's user_agent_model would be called. */
+export function chatUserModel(opts: ChatClientOptions): ClawEvalUserModel {
+  const client = new ChatClient(opts);
+  return {
+    model: opts.model,
+    relay: async (req) => (await client.complete({ messages: req.messages as ChatMessage[], temperature: req.temperature, max_tokens: req.max_tokens })).text,
+  };
 }
 
 /** A fixed trajectory per task and trial: calls one per turn, then the answer (tests, agreement, the bench). */
@@ -56,8 +72,10 @@ export interface ClawEvalTrialOptions {
   driver: string;
   policy: ClawEvalPolicy;
   judge?: ClawEvalJudgeConfig;
-  /** The simulated user's model, for tasks with user_agent. */
+  /** The simulated user's model, for tasks with user_agent (its calls through Grove's model client). */
   userModel?: ClawEvalUserModel;
+  /** The services' startup deadline (default: serviceStartBudgetMs, the task's own time budget). */
+  startBudgetMs?: number;
   errorRate?: number;
   signal?: AbortSignal;
   /** For tasks with `sandbox`: a fresh Grove shell sandbox per trial (the shell-env API), the Python inside it that
@@ -112,9 +130,13 @@ export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalT
   ];
   const trace = session.trace;
   let turns = 0;
-  let userRounds = 0;
   try {
-    await session.start(o.signal);
+    const startup = Progress.after(o.startBudgetMs ?? serviceStartBudgetMs(task), `the services of ${task.id}`, { signal: o.signal });
+    try {
+      await session.start(startup);
+    } finally {
+      startup.done();
+    }
     while (turns < task.max_turns) {
       turns++;
       const d = await o.policy.next(chat, tools, { task, turn: turns, trial, signal: o.signal });
@@ -124,13 +146,10 @@ export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalT
       chat.push({ role: 'assistant', content: d.text || null, ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) } : {}) });
       if (calls.length === 0) {
         // multi-turn: the simulated user answers until it is done or its rounds are used up (Claw-Eval's loop)
-        if (!task.user_agent || userRounds >= task.user_agent.max_rounds) break;
-        if (!o.userModel) throw new Error('the task has a simulated user (user_agent) and no user model is configured');
-        const reply = await simulatedUserTurn(task.user_agent.persona, trace.messages, { root: o.root, python: o.python, driver: o.driver, model: o.userModel });
-        if (reply === null) break;
-        userRounds++;
-        const text = `[user_agent]\n${reply}`;
-        trace.messages.push({ role: 'user', content: [{ type: 'text', text }] });
+        // its turn has the task's own time budget (environment.timeout_seconds)
+        const turn = Progress.after(task.timeout_s * 1000, `the simulated user of ${task.id}`, { signal: o.signal });
+        const text = await session.userTurn(o.userModel, turn).finally(() => turn.done());
+        if (text === null) break;
         chat.push({ role: 'user', content: text });
         continue;
       }
@@ -154,25 +173,39 @@ export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalT
   } finally {
     await session.close();
   }
-  return { trace, turns, userRounds };
+  return { trace, turns, userRounds: session.userRounds };
+}
+
+/** Failures Claw-Eval retries a task on (APIConnectionError, APITimeoutError, InternalServerError, ConnectionError):
+ * the agent model's API; a service that did not start, or anything else, errors the trial at once. */
+function retryable(err: unknown): boolean {
+  return err instanceof APIConnectionError || err instanceof InternalServerError;
 }
 
 export async function runClawEvalTrial(task: ClawEvalTask, trial: number, o: ClawEvalTrialOptions): Promise<ClawEvalTrialResult> {
   let lastErr = '';
-  for (let attempt = 1; attempt <= 3; attempt++) {
+  for (let attempt = 1; attempt <= RETRIES; attempt++) {
     let ep: { trace: ClawEvalTrace; turns: number; userRounds: number };
     try {
       ep = await runEpisode(task, trial, o);
     } catch (err) {
       lastErr = (err as Error).message;
-      if (o.signal?.aborted || attempt === 3) break;
+      if (!retryable(err) || o.signal?.aborted || attempt === RETRIES) return { task_id: task.id, trial, turns: 0, tool_calls: 0, error: lastErr, attempts: attempt };
       await new Promise((r) => setTimeout(r, 1000 * 2 ** (attempt - 1)));
       continue;
     }
     const g = await gradeClawEvalTrial(task, ep.trace, { root: o.root, python: o.python, driver: o.driver, judge: o.judge });
     const base = { task_id: task.id, trial, turns: ep.turns, tool_calls: ep.trace.dispatches.length, user_rounds: ep.userRounds, trace: ep.trace, attempts: attempt };
-    if ('error' in g) return { ...base, error: `grader: ${g.error}` };
+    if ('error' in g) {
+      // a judge API failure inside the grader is retried with the task, as Claw-Eval's try block covers grading
+      if (g.retryable && attempt < RETRIES && !o.signal?.aborted) {
+        lastErr = `grader: ${g.error}`;
+        await new Promise((r) => setTimeout(r, 1000 * 2 ** (attempt - 1)));
+        continue;
+      }
+      return { ...base, error: `grader: ${g.error}` };
+    }
     return { ...base, grade: g };
   }
-  return { task_id: task.id, trial, turns: 0, tool_calls: 0, error: lastErr, attempts: 3 };
+  return { task_id: task.id, trial, turns: 0, tool_calls: 0, error: lastErr, attempts: RETRIES };
 }

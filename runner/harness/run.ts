@@ -23,6 +23,7 @@ import { prepareRepo } from '../../swe-env/repo.ts';
 import { specFor } from '../../swe-env/specs.ts';
 import { REPO_DIR, type RepoSources, type SweInstance } from '../../swe-env/types.ts';
 import { callSteps } from './calls.ts';
+import { runClawEvalRounds } from './claw-eval-rounds.ts';
 import { startBrowserGateway, type BrowserGateway } from './gateway.ts';
 import { startMcpGateway, type McpGateway } from './mcp-gateway.ts';
 import { clientShellProvider, clientShellTarget, withSession } from '../swe/shell-session.ts';
@@ -106,7 +107,8 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   const proxyOrigin = new URL(o.proxy.url).host;
   const labels = { 'grove.harness/episode': rollout.slice(0, 60), ...(o.runId ? { 'grove.run': o.runId } : {}) };
   let claw: { id: string; origin: string; token: string } | undefined;
-  let clawEval: { id: string } | undefined;
+  let clawEval: { id: string; userAgent: boolean } | undefined;
+  let userRounds: number | undefined;
   let browser: { id: string; gateway: BrowserGateway } | undefined;
   let mcp: { gateway: McpGateway; url: string; token: string } | undefined;
   let sb: { sandbox_id: string } | undefined;
@@ -126,8 +128,8 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     if (o.task.kind === 'claw-eval') {
       if (!o.groveUrl) throw new Error('a Claw-Eval task is reached only over MCP: groveUrl is required');
       const info = await o.client.createAndWait({ type: 'claw', claw_eval_task: o.task.id, labels } as never, 600);
-      clawEval = { id: info.sandbox_id };
-      const details = (info as { claw_eval?: { prompt: string } }).claw_eval;
+      const details = (info as { claw_eval?: { prompt: string; user_agent?: unknown } }).claw_eval;
+      clawEval = { id: info.sandbox_id, userAgent: details?.user_agent !== undefined };
       if (!o.task.prompt && details) o.task = { ...o.task, prompt: details.prompt };
     }
     if (o.task.kind === 'browser') {
@@ -153,13 +155,14 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       ...o.env,
     };
     await o.client.exec(sb.sandbox_id, { command: 'mkdir -p /workspace/.home', timeout_s: 30 });
-    harness = await o.client.exec(sb.sandbox_id, {
-      command: o.cmd,
-      cwd: o.task.kind === 'swe' ? REPO_DIR : undefined,
-      env,
-      timeout_s: o.timeoutS,
-      max_output_bytes: 4 * 1024 * 1024,
-    });
+    const box = sb.sandbox_id;
+    const run = (task: string, timeoutS: number) => o.client.exec(box, { command: o.cmd, cwd: o.task.kind === 'swe' ? REPO_DIR : undefined, env: { ...env, GROVE_TASK: task }, timeout_s: timeoutS, max_output_bytes: 4 * 1024 * 1024 });
+    if (clawEval?.userAgent) {
+      // a simulated user answers each final output until it is done (claw-eval-rounds.ts)
+      const r = await runClawEvalRounds({ client: o.client, episodeId: clawEval.id, first: env.GROVE_TASK!, timeoutS: o.timeoutS, run });
+      harness = r.last;
+      userRounds = r.rounds;
+    } else harness = await run(env.GROVE_TASK!, o.timeoutS);
     termination = harness.timed_out ? { reason: 'timeout', detail: `harness ran past ${o.timeoutS} s` } : { reason: 'task_completed', ...(harness.exit_code ? { detail: `harness exited ${harness.exit_code}` } : {}) };
     // Grading: by the task's own rule.
     if (o.task.kind === 'prompt' && o.task.check) {
@@ -186,7 +189,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       reward = g.score;
       verdict = g.errored
         ? { judge: 'claw-eval', outcome: 'judge_error', reasoning: `the task's grader failed: ${g.error ?? ''}`.slice(0, 4000), details: g as Record<string, unknown> }
-        : { judge: 'claw-eval', outcome: g.passed ? 'success' : 'failure', ...(reward !== null ? { score: Math.max(0, Math.min(1, reward)) } : {}), details: g as Record<string, unknown> };
+        : { judge: 'claw-eval', outcome: g.passed ? 'success' : 'failure', ...(reward !== null ? { score: Math.max(0, Math.min(1, reward)) } : {}), details: { ...g, ...(userRounds !== undefined ? { user_rounds: userRounds } : {}) } };
     } else if (claw) {
       const g = JSON.parse(await (await o.client.request('POST', `/sandboxes/${encodeURIComponent(claw.id)}/claw/grade`, { answer: harness.stdout.slice(-100_000) })).text()) as { score?: number; passed?: boolean };
       reward = typeof g.score === 'number' ? g.score : null;

@@ -2,7 +2,7 @@
 // call through the task's services, and the grade by the task's own grader.py (claw-env/claw-eval/episode.ts). The
 // same sandbox is an MCP server at /sandboxes/{id}/mcp (the harness's way in).
 import { SandboxIdParams } from '../../protocol/api.ts';
-import { ClawEvalCallRequest, ClawEvalCallResponse, ClawEvalGradeResponse, ClawGradeRequest, ClawToolsResponse } from '../../protocol/claw.ts';
+import { ClawEvalCallRequest, ClawEvalCallResponse, ClawEvalGradeResponse, ClawEvalReplyRequest, ClawEvalReplyResponse, ClawGradeRequest, ClawToolsResponse } from '../../protocol/claw.ts';
 import { GroveError } from '../../protocol/errors.ts';
 import { isClawEvalEpisode, type ClawEvalEpisodeSandbox } from '../../claw-env/claw-eval/episode.ts';
 import type { RouteContext } from '../route.ts';
@@ -64,6 +64,31 @@ const clawEvalCall = defineRoute({
   },
 });
 
+const clawEvalReply = defineRoute({
+  id: 'clawEvalReply',
+  method: 'POST',
+  url: '/sandboxes/:id/claw-eval/reply',
+  summary: "The agent's turn without tool calls: recorded, then the task's simulated user answers (multi-turn tasks)",
+  description:
+    'As Claw-Eval\'s loop: the text becomes an assistant message of the trace; on a task with a simulated user ' +
+    '(user_agent) and rounds left, the checkout\'s UserAgent answers on the server\'s user model and its message ' +
+    '(`[user_agent]\\n…`) is returned; when it is done ([DONE]), out of rounds, or the task has none, `done` is true, ' +
+    'the text was the final answer, and the episode waits for /claw-eval/grade. 502 model_unavailable when the ' +
+    'user model did not answer.',
+  tags: ['claw'],
+  params: SandboxIdParams,
+  body: ClawEvalReplyRequest,
+  responses: { 200: { description: 'The user\'s answer', schema: ClawEvalReplyResponse }, ...errorResponses(400, 401, 403, 404, 409, 410, 502) },
+  async handler({ params, body, ctx }) {
+    const sb = episode(ctx, params.id);
+    try {
+      return await sb.reply(body.text);
+    } finally {
+      ctx.registry.touch(params.id);
+    }
+  },
+});
+
 const clawEvalGrade = defineRoute({
   id: 'clawEvalGrade',
   method: 'POST',
@@ -83,4 +108,4 @@ const clawEvalGrade = defineRoute({
   },
 });
 
-export const clawEvalRoutes = [clawEvalTools, clawEvalCall, clawEvalGrade];
+export const clawEvalRoutes = [clawEvalTools, clawEvalCall, clawEvalReply, clawEvalGrade];

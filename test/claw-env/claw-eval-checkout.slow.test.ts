@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coverageTable, importFiles, loadClawEvalCheckout, markMissingDeps, type ClawEvalTask } from '../../claw-env/claw-eval/checkout.ts';
 import { ensureClawEvalPython, probeDeps, writeDriver, type ClawEvalPython } from '../../claw-env/claw-eval/pyenv.ts';
 import { runClawEval } from '../../runner/claw-eval/run.ts';
-import { ScriptedClawEvalPolicy, type ClawEvalPolicy } from '../../runner/claw-eval/trial.ts';
+import { chatUserModel, ScriptedClawEvalPolicy, type ClawEvalPolicy } from '../../runner/claw-eval/trial.ts';
 import { runClawCommand } from '../../cli/commands/claw.ts';
 import { startOpenAIServer, type OpenAITestServer } from '../support/openai-server.ts';
 import { JudgeModel } from '../../judges/model.ts';
@@ -58,16 +58,19 @@ describe('Claw-Eval checkout: coverage', () => {
       N02_ticket_close: 'ready',
       N03_judged_digest: 'ready',
       N04_user_agent: 'ready',
-      N05_shell: 'missing_file:src/claw_eval/sandbox/server.py',
+      N05_shell: 'ready',
       N06_web_search: 'needs_internet:web_real',
       N07_missing_fixture: 'missing_file:tasks/N07_missing_fixture/fixtures/absent.json',
       N08_missing_dep: 'missing_python_dep:clawfixture_absent_dep',
       N09_isolation: 'ready',
       N10_grader_raises: 'ready',
+      N11_slow_service: 'ready',
+      N12_memory_hog: 'ready',
+      N13_fork_bomb: 'ready',
     });
     expect(task('N03_judged_digest').needs_judge).toBe(true);
     expect(task('N01_notes_summary').needs_judge).toBe(false);
-    expect(coverageTable(tasks)[0]).toEqual({ status: 'ready', reason: '', count: 6, example: 'N01_notes_summary' });
+    expect(coverageTable(tasks)[0]).toEqual({ status: 'ready', reason: '', count: 10, example: 'N01_notes_summary' });
     expect(task('N04_user_agent').user_agent).toEqual({ persona: 'A busy manager who remembers only that the note was about money.', max_rounds: 3 });
   });
 
@@ -76,9 +79,9 @@ describe('Claw-Eval checkout: coverage', () => {
     const before = readdirSync(cache);
     expect(await runClawCommand(['tasks', '--claw-eval', ROOT, '--cache', cache, ...(INDEX ? ['--index-url', INDEX] : [])], c.io)).toBe(0);
     const out = c.out.join('');
-    expect(out).toMatch(/ready\s+6\s+-/);
+    expect(out).toMatch(/ready\s+10\s+-/);
     expect(out).toMatch(/skipped\s+1\s+missing_python_dep:clawfixture_absent_dep/);
-    expect(c.err.join('')).toContain('10 task(s): 6 ready (1 of them need a judge), 4 skipped');
+    expect(c.err.join('')).toContain('13 task(s): 10 ready (1 of them need a judge), 3 skipped');
     expect(c.err.join('')).not.toContain('building');
     expect(readdirSync(cache)).toEqual(before);
   });
@@ -196,7 +199,7 @@ describe('Claw-Eval checkout: trials graded by the tasks\' own graders', () => {
       },
     };
     try {
-      const { results } = await runClawEval({ root: ROOT, python: py, driver, trials: 1, concurrency: 1, policy, userModel: { base_url: user.url, model: 'user-m', api_key: 'u' }, tasks: [task('N04_user_agent')] });
+      const { results } = await runClawEval({ root: ROOT, python: py, driver, trials: 1, concurrency: 1, policy, userModel: chatUserModel({ baseURL: user.url, model: 'user-m', apiKey: 'u' }), tasks: [task('N04_user_agent')] });
       const r = results[0]!;
       expect(r.error).toBeUndefined();
       expect(r.user_rounds).toBe(1);

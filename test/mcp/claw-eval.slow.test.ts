@@ -10,7 +10,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadClawEvalCheckout, type ClawEvalTask } from '../../claw-env/claw-eval/checkout.ts';
 import { ensureClawEvalPython, writeDriver } from '../../claw-env/claw-eval/pyenv.ts';
-import { ClawEvalServiceSet, type DispatchRecord } from '../../claw-env/claw-eval/services.ts';
+import { ClawEvalServiceSet, serviceStartBudgetMs, type DispatchRecord } from '../../claw-env/claw-eval/services.ts';
+import { Progress } from '../../sandbox/progress.ts';
 import { ClawEvalTools } from '../../mcp/claw-eval-tools.ts';
 import { mcpServerFor } from '../../mcp/server.ts';
 
@@ -32,7 +33,7 @@ describe.runIf(BWRAP)('Claw-Eval services over MCP', () => {
     const driver = writeDriver(tmp);
     task = loadClawEvalCheckout(ROOT).tasks.find((t) => t.id === 'N01_notes_summary')!;
     services = new ClawEvalServiceSet(task, { root: ROOT, python, driver });
-    await services.start();
+    await services.start(Progress.after(serviceStartBudgetMs(task)));
     const [a, b] = InMemoryTransport.createLinkedPair();
     await mcpServerFor(new ClawEvalTools(task, services, (d) => dispatches.push(d))).connect(a);
     client = new Client({ name: 'grove-test', version: '1' });

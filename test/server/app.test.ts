@@ -283,6 +283,7 @@ describe('metrics and OpenAPI', () => {
         '/sandboxes/{id}/claw/grade',
         '/sandboxes/{id}/claw-eval/tools',
         '/sandboxes/{id}/claw-eval/call',
+        '/sandboxes/{id}/claw-eval/reply',
         '/sandboxes/{id}/claw-eval/grade',
         '/sandboxes/batch',
         '/sandboxes/{id}/evaluate',
