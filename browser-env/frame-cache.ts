@@ -32,8 +32,11 @@ import { quietly } from './util.ts';
 const BARRIER_MS = 250;
 /** The state read before a capture (no animation frame to wait for). */
 const STATE_MS = 100;
-/** How long after its reply a capture's own frame may come (measured: before the reply; later under load). */
-const OWN_FRAME_MS = 100;
+/**
+ * How long after its reply a capture's own frame may come (measured: before the reply; later under load). A change
+ * of the page's own in that time sends a new layer tree first, and the capture is not kept.
+ */
+const OWN_FRAME_MS = 250;
 /** How long a capture waits for outstanding acknowledgements before it is taken anyway (then not kept). */
 const ACK_MS = 20;
 
@@ -143,10 +146,8 @@ export class FrameCache<T extends object> {
     // The last capture's own frame is often still being acknowledged: a moment for that keeps this capture.
     const ad = d.within(ACK_MS, 'screencast acknowledgements');
     const quiet = await t.damage.settled(ad).finally(() => ad.done());
-    // Layer trees turned on again (a document restored from the back-forward cache may have them off) and the state
-    // read in one round trip: the renderer answers them in order.
     const sd = d.within(STATE_MS, 'frame cache state');
-    const [, before] = await Promise.all([t.damage.layerTrees(sd), t.damage.state(sd, false)]).finally(() => sd.done());
+    const before = await t.damage.state(sd, false).finally(() => sd.done());
     const dm = t.damage;
     return { tracker: t as Tracker<unknown>, gen: dm.frames, doc: dm.doc, tree: dm.tree, epoch: this.epoch, quiet, before };
   }

@@ -156,14 +156,6 @@ export class Damage {
   }
 
   /**
-   * Layer trees for the current document (the renderer may turn them off with its document; enabling again is
-   * harmless). Called before each capture that may be kept, and after the world is made.
-   */
-  async layerTrees(d: Progress): Promise<void> {
-    await quietly(d.race(this.cdp.send('LayerTree.enable'), 'layer trees'));
-  }
-
-  /**
    * A world in the current document, then layer trees: a navigation after the world was made takes the world with
    * it (the next read fails and makes both again), so trees come for every document the world was read in.
    */
