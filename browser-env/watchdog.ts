@@ -1,6 +1,6 @@
 // The detached watchdog sidecar of one pool: it notices the server's death (its stdin pipe closes, plus a 500 ms
 // poll of the owner's identity) and kills the trees listed in the pool's pidfile and every process carrying the
-// pool's marker flag, then removes the pool's artifacts folders.
+// pool's marker flag, then removes the pool's artifacts folders (and their root, once empty).
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../sandbox/log.ts';
 import { MARKER_FLAG, ORPHAN_MIN_AGE_MS, PROFILE_PREFIX, SINGLETON_PREFIX, type PidFile } from './pidfile.ts';
@@ -52,6 +52,9 @@ function reap() {
   }
   // The pool's artifacts folders (download staging, Chromium's TMPDIR): <artifacts>/<token>.<n>.
   try { for (const n of fs.readdirSync(artifacts)) if (n.split('.')[0] === token) fs.rmSync(path.join(artifacts, n), { recursive: true, force: true }); } catch {}
+  // The folder itself when no pool uses it any more (rmdir fails on a folder that is not empty): in TMPDIR
+  // (grove-a-*, for a deep dataDir) nothing else would ever remove it.
+  try { fs.rmdirSync(artifacts); } catch {}
   try { fs.unlinkSync(file); } catch {}
   process.exit(0);
 }

@@ -159,7 +159,7 @@ async function runBrowser(
   v: { scripted?: boolean; policy?: string; model?: string; format?: string; 'policy-key'?: string; api?: string; 'api-key'?: string; out?: string; trials: number; concurrency: number; maxSteps: number },
   io: CommandIO,
 ): Promise<number> {
-  const [{ runBenchmark }, { clawBrowserTask, ClawWebEnv }, { makePolicyFactory }, { GroveClient }, { startEmbeddedGrove }, { summarize, reportText }, { mkdtemp }, { tmpdir }] = await Promise.all([
+  const [{ runBenchmark }, { clawBrowserTask, ClawWebEnv }, { makePolicyFactory }, { GroveClient }, { startEmbeddedGrove }, { summarize, reportText }, { mkdtemp, rm }, { tmpdir }] = await Promise.all([
     import('../../runner/benchmark.ts'),
     import('../../runner/claw/web.ts'),
     import('./run-policy.ts'),
@@ -169,12 +169,16 @@ async function runBrowser(
     import('node:fs/promises'),
     import('node:os'),
   ]);
-  const embedded = v.api ? null : await startEmbeddedGrove({ browserProcesses: Math.min(2, v.concurrency) });
-  const grove = embedded ? { url: embedded.url, apiKey: embedded.apiKey } : { url: v.api!.replace(/\/+$/, ''), apiKey: v['api-key'] };
-  const out = v.out ?? (await mkdtemp(path.join(tmpdir(), 'grove-claw-browser-')));
+  // Without --out the trials' recordings are kept nowhere (as for the tool runs): the runner writes them to a
+  // temporary folder that goes when the command ends.
+  const scratch = v.out ? undefined : await mkdtemp(path.join(tmpdir(), 'grove-claw-browser-'));
+  const out = v.out ?? scratch!;
+  let embedded: Awaited<ReturnType<typeof startEmbeddedGrove>> | null = null;
   const started = Date.now();
   const trials: import('../../runner/claw/episode.ts').ClawTrial[] = [];
   try {
+    embedded = v.api ? null : await startEmbeddedGrove({ browserProcesses: Math.min(2, v.concurrency), recordingsDir: path.join(out, 'server-recordings') });
+    const grove = embedded ? { url: embedded.url, apiKey: embedded.apiKey } : { url: v.api!.replace(/\/+$/, ''), apiKey: v['api-key'] };
     for (let k = 1; k <= v.trials; k++) {
       const env = new ClawWebEnv(new GroveClient({ baseUrl: grove.url, apiKey: grove.apiKey }), grove, tasks);
       const r = await runBenchmark({
@@ -193,10 +197,11 @@ async function runBrowser(
         const g = e.verdicts[0]?.details as import('../../claw-env/graders/grade.ts').Grade | undefined;
         trials.push({ task_id: e.task_id, trial: k, termination: e.termination, answer: e.answer ?? '', turns: e.steps, tool_calls: 0, grade: g ?? null, steps: [], started_at: '', duration_ms: 0 });
       }
-      io.err(`trial ${k}: ${r.summary.succeeded}/${r.summary.total} passed (${path.join(out, `trial-${k}`)})\n`);
+      io.err(`trial ${k}: ${r.summary.succeeded}/${r.summary.total} passed${scratch ? '' : ` (${path.join(out, `trial-${k}`)})`}\n`);
     }
   } finally {
     await embedded?.close();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
   }
   io.out(`${reportText(summarize(trials, v.trials, { run_id: path.basename(out), policy: v.scripted ? 'scripted (web plans)' : `${v.model} · ${v.format ?? 'qwen3vl'}`, duration_ms: Date.now() - started }))}\n`);
   return 0;

@@ -1,6 +1,6 @@
 // `grove harness run`: an unmodified agent harness inside a sandbox, its model calls recorded by the proxy, graded
 // by the task, written as one episode directory (open with grove view).
-import { readFile, stat, readdir } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { failure, intOption, parseCommandArgs, subcommands, usageError, valueError, options, type CommandIO } from '../args.ts';
@@ -122,55 +122,64 @@ export async function harnessRun(argv: string[], io: CommandIO): Promise<number>
   const files = await filesToUpload(v);
   if (typeof files === 'string') return valueError(u, files);
 
-  let task;
-  if (v['browser-task']) {
-    const [suite, ...rest] = v['browser-task'].split(':');
-    const id = rest.join(':');
-    if (!suite || !id) return valueError(u, `--browser-task expects SUITE:ID, got "${v['browser-task']}"`);
-    let prompt = v.prompt;
-    if (prompt === undefined && suite === 'offline') {
-      const { loadOfflineTasks } = await import('../../sites/tasks.ts');
-      prompt = loadOfflineTasks('http://sites.invalid').find((t) => t.id === id)?.question;
-    }
-    if (prompt === undefined) return valueError(u, `--browser-task ${v['browser-task']}: unknown task, or give its question with --prompt`);
-    task = { kind: 'browser' as const, task: { suite, id }, prompt };
-  } else if (v.prompt !== undefined) task = { kind: 'prompt' as const, id: 'prompt', prompt: v.prompt, check: v.check };
-  else if (v['claw-task']) task = { kind: 'claw' as const, id: v['claw-task'], prompt: '' };
-  else if (v['claw-eval-task'] !== undefined) task = { kind: 'claw-eval' as const, id: v['claw-eval-task'], prompt: v.prompt ?? '' };
-  else {
-    const { fixtureInstances, buildFixtureRepo, FIXTURE_REPO } = await import('../../swe-env/fixture.ts');
-    const inst = (await fixtureInstances()).find((i) => i.instance_id === v['swe-fixture']);
-    if (!inst) return valueError(u, `--swe-fixture: unknown instance "${v['swe-fixture']}"`);
-    const os = await import('node:os');
-    const { mkdtemp } = await import('node:fs/promises');
-    const dir = path.join(await mkdtemp(path.join(os.tmpdir(), 'grove-textkit-')), 'textkit');
-    await buildFixtureRepo(dir);
-    task = { kind: 'swe' as const, instance: inst, sources: { [FIXTURE_REPO]: dir } };
-  }
-  if (task.kind === 'claw') {
-    const { clawTaskPrompt } = await import('../../runner/harness/claw-task.ts');
-    const prompt = clawTaskPrompt(task.id);
-    if (prompt === undefined) return valueError(u, `--claw-task: unknown task "${task.id}" (grove claw tasks lists them)`);
-    task.prompt = prompt;
-  }
-  const out = path.resolve(v.out ?? 'runs/harness');
-  const { startProxy } = await import('../../proxy/index.ts');
-  const { runHarness } = await import('../../runner/harness/run.ts');
-  const { connectGrove } = await import('./run-embedded.ts');
-  const grove = await connectGrove({ server: v.server, serverKey: v['server-key'], ...(clawEval ? { flags: clawEval } : {}) });
-  const client = grove.client;
-  const proxy = await startProxy({ upstream: v.upstream, upstreamKey: v['upstream-key'], dir: path.join(out, 'proxy'), callTimeoutMs: 600_000 });
+  let scratch: string | undefined;
   try {
-    const episodeId = v.episode ?? `${task.kind === 'swe' ? task.instance.instance_id : task.id}--${Date.now().toString(36)}`;
-    const r = await runHarness({ client, proxy, cmd: v.cmd, files, task, model: v.model, env, timeoutS: (timeout as number | undefined) ?? 600, outDir: path.join(out, 'episodes'), episodeId, runId: path.basename(out), groveUrl: grove.url });
-    io.out(`${episodeId}: ${r.termination.reason}${r.termination.detail ? ` (${r.termination.detail})` : ''}, reward ${r.reward ?? '—'}, ${r.calls} model calls recorded; episode in ${r.episodeDir}\n`);
-    // The harness's own failure is the run's: a harness that exited non-zero (or was killed at --timeout) did not finish.
-    if (r.termination.reason === 'env_error') return failure(u, `the run failed: ${r.termination.detail ?? 'environment error'}`);
-    if (r.harness.exit_code !== 0) return failure(u, `the harness ${r.harness.timed_out ? `ran past --timeout ${(timeout as number | undefined) ?? 600} s` : `exited ${r.harness.exit_code}`} (its output: ${path.join(r.episodeDir, 'harness.log')})`);
-    return 0;
+    let task;
+    if (v['browser-task']) {
+      const [suite, ...rest] = v['browser-task'].split(':');
+      const id = rest.join(':');
+      if (!suite || !id) return valueError(u, `--browser-task expects SUITE:ID, got "${v['browser-task']}"`);
+      let prompt = v.prompt;
+      if (prompt === undefined && suite === 'offline') {
+        const { loadOfflineTasks } = await import('../../sites/tasks.ts');
+        prompt = loadOfflineTasks('http://sites.invalid').find((t) => t.id === id)?.question;
+      }
+      if (prompt === undefined) return valueError(u, `--browser-task ${v['browser-task']}: unknown task, or give its question with --prompt`);
+      task = { kind: 'browser' as const, task: { suite, id }, prompt };
+    } else if (v.prompt !== undefined) task = { kind: 'prompt' as const, id: 'prompt', prompt: v.prompt, check: v.check };
+    else if (v['claw-task']) task = { kind: 'claw' as const, id: v['claw-task'], prompt: '' };
+    else if (v['claw-eval-task'] !== undefined) task = { kind: 'claw-eval' as const, id: v['claw-eval-task'], prompt: v.prompt ?? '' };
+    else {
+      const { fixtureInstances, buildFixtureRepo, FIXTURE_REPO } = await import('../../swe-env/fixture.ts');
+      const inst = (await fixtureInstances()).find((i) => i.instance_id === v['swe-fixture']);
+      if (!inst) return valueError(u, `--swe-fixture: unknown instance "${v['swe-fixture']}"`);
+      const os = await import('node:os');
+      // The fixture repository is built into a temporary folder, removed when the command ends.
+      scratch = await mkdtemp(path.join(os.tmpdir(), 'grove-textkit-'));
+      const dir = path.join(scratch, 'textkit');
+      await buildFixtureRepo(dir);
+      task = { kind: 'swe' as const, instance: inst, sources: { [FIXTURE_REPO]: dir } };
+    }
+    if (task.kind === 'claw') {
+      const { clawTaskPrompt } = await import('../../runner/harness/claw-task.ts');
+      const prompt = clawTaskPrompt(task.id);
+      if (prompt === undefined) return valueError(u, `--claw-task: unknown task "${task.id}" (grove claw tasks lists them)`);
+      task.prompt = prompt;
+    }
+    const out = path.resolve(v.out ?? 'runs/harness');
+    const { startProxy } = await import('../../proxy/index.ts');
+    const { runHarness } = await import('../../runner/harness/run.ts');
+    const { connectGrove } = await import('./run-embedded.ts');
+    const grove = await connectGrove({ server: v.server, serverKey: v['server-key'], recordingsDir: path.join(out, 'server-recordings'), ...(clawEval ? { flags: clawEval } : {}) });
+    const client = grove.client;
+    const proxy = await startProxy({ upstream: v.upstream, upstreamKey: v['upstream-key'], dir: path.join(out, 'proxy'), callTimeoutMs: 600_000 }).catch(async (err: unknown) => {
+      await grove.close();
+      throw err;
+    });
+    try {
+      const episodeId = v.episode ?? `${task.kind === 'swe' ? task.instance.instance_id : task.id}--${Date.now().toString(36)}`;
+      const r = await runHarness({ client, proxy, cmd: v.cmd, files, task, model: v.model, env, timeoutS: (timeout as number | undefined) ?? 600, outDir: path.join(out, 'episodes'), episodeId, runId: path.basename(out), groveUrl: grove.url });
+      io.out(`${episodeId}: ${r.termination.reason}${r.termination.detail ? ` (${r.termination.detail})` : ''}, reward ${r.reward ?? '—'}, ${r.calls} model calls recorded; episode in ${r.episodeDir}\n`);
+      // The harness's own failure is the run's: a harness that exited non-zero (or was killed at --timeout) did not finish.
+      if (r.termination.reason === 'env_error') return failure(u, `the run failed: ${r.termination.detail ?? 'environment error'}`);
+      if (r.harness.exit_code !== 0) return failure(u, `the harness ${r.harness.timed_out ? `ran past --timeout ${(timeout as number | undefined) ?? 600} s` : `exited ${r.harness.exit_code}`} (its output: ${path.join(r.episodeDir, 'harness.log')})`);
+      return 0;
+    } finally {
+      await proxy.close();
+      await grove.close();
+    }
   } finally {
-    await proxy.close();
-    await grove.close();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
   }
 }
 

@@ -1,6 +1,6 @@
 // The implementation of `grove run` (loaded on demand by run.ts): a benchmark suite end to end — tasks, a Grove server (remote or embedded), a policy, judges —
 // through the runner; prints the summary table and where summary.json, report.html and the recordings are.
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { GroveClient } from '../../client/index.ts';
 import type { Task } from '../../protocol/task.ts';
 import type { BrowserCreateInput } from '../../protocol/sandbox.ts';
@@ -92,11 +92,13 @@ export async function executeRun(args: RunArgs, io: RunIO = stdio, hooks: RunHoo
       judge: args.judgeModel?.baseURL && args.judge !== 'rule' && args.judge !== 'none' ? { url: args.judgeModel.baseURL, apiKey: args.judgeModel.apiKey ?? judgeEnvKey } : undefined,
     });
     if (remote) closers.push(async () => remote.close());
+    const out = resolve(args.out);
     let env = remote;
     if (!env) {
       const g = await startEmbeddedGrove({
         browserProcesses: args.browserProcesses,
         maxSandboxes: Math.max(32, args.concurrency * 2),
+        recordingsDir: join(out, 'server-recordings'),
       });
       closers.push(() => g.close());
       io.err(`embedded Grove server on ${g.url}\n`);
@@ -107,7 +109,6 @@ export async function executeRun(args: RunArgs, io: RunIO = stdio, hooks: RunHoo
     const sitesUrl = sites?.url;
     const sitesHost = sites ? new URL(sites.url).host : undefined;
     const policy = hooks.policy ?? makePolicyFactory(args, io.logger);
-    const out = resolve(args.out);
     return await runBenchmark({
       suite: args.suite,
       tasks,
