@@ -6,7 +6,7 @@
 //   npm run bench:python            full run (2 rounds) → bench/results/python.json
 //   GROVE_BENCH_QUICK=1 ...         1 round of 4 envs × 10 steps, nothing written
 import { spawn, execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -109,6 +109,7 @@ async function main(): Promise<void> {
   } finally {
     proc.kill('SIGTERM');
     await new Promise((ok) => proc.once('exit', ok));
+    rmSync(dataDir, { recursive: true, force: true });
     fixture.close();
   }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.server
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -52,16 +53,17 @@ class GroveServer:
             self.lines.append(line)
 
     def stop(self) -> None:
-        if self.proc.poll() is not None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        except ProcessLookupError:
-            pass
+        """Ends the server's process group, then removes its data folder."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(self.data_dir, ignore_errors=True)
 
 
 PAGES = {

@@ -1,7 +1,7 @@
 // The offline browser runner (runBenchmark) runs Claw tasks through the web UI in real Chromium: a Claw sandbox
 // per episode, a paired browser sandbox, the existing scripted policy printing qwen3vl tool calls from the
 // task's web plan, and the claw judge grading the apps' final state.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,11 +13,13 @@ import { clawBrowserTask, ClawWebEnv } from '../../runner/claw/web.ts';
 import { ScriptedPolicy } from '../../runner/scripted-policy.ts';
 
 let grove: EmbeddedGrove;
+const outs: string[] = [];
 beforeAll(async () => {
   grove = await startEmbeddedGrove({ browserProcesses: 1 });
 });
 afterAll(async () => {
   await grove?.close();
+  for (const d of outs) rmSync(d, { recursive: true, force: true });
 });
 
 describe('Claw tasks through the web UI with the browser runner', () => {
@@ -27,6 +29,7 @@ describe('Claw tasks through the web UI with the browser runner', () => {
     const all = [...tasks, short];
     const env = new ClawWebEnv(new GroveClient({ baseUrl: grove.url, apiKey: grove.apiKey }), { url: grove.url, apiKey: grove.apiKey }, all);
     const out = mkdtempSync(path.join(os.tmpdir(), 'grove-claw-web-'));
+    outs.push(out);
     const r = await runBenchmark({
       suite: 'claw',
       tasks: all.map(clawBrowserTask),

@@ -2,7 +2,7 @@
 // sandbox state; and a browser sandbox paired with a Claw sandbox reaches exactly that origin.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -125,13 +125,14 @@ describe('Claw web UI in Chromium', () => {
 describe('a browser sandbox paired with a Claw sandbox', () => {
   let app: FastifyInstance;
   let other: http.Server;
+  let dataDir: string | undefined;
   const KEY = 'pair-key-0123456789';
   const H = { 'x-api-key': KEY };
 
   beforeAll(async () => {
     other = http.createServer((_q, s) => s.end('other loopback service'));
     await new Promise<void>((ok) => other.listen(0, '127.0.0.1', ok));
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-claw-pair-'));
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-claw-pair-'));
     const config = loadConfig({ env: {}, flags: { apiKey: KEY, dataDir, browserProcesses: 1 } });
     const browserEnv = await createBrowserEnvironment({ executablePath: config.chromiumPath, processes: 1, recycleAfter: 50, warmPool: 0, dataDir: path.join(dataDir, 'browser'), headless: true, extraArgs: [] });
     app = await buildApp({ config, environments: { browser: browserEnv } });
@@ -140,6 +141,7 @@ describe('a browser sandbox paired with a Claw sandbox', () => {
   afterAll(async () => {
     await app?.close();
     await new Promise<void>((ok) => (other ? other.close(() => ok()) : ok()));
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('opens exactly the Claw origin: the UI loads, Grove\'s API port and other loopback services do not', async () => {

@@ -1,7 +1,7 @@
 // `grove serve` as a real process: boots on a free port, answers /health, runs a browser sandbox, and on
 // SIGTERM closes everything and exits 0 with no Chromium left behind.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,13 +49,16 @@ function cmdline(pid: number): string {
 }
 
 let proc: ChildProcess | undefined;
+const dataDirs: string[] = [];
 afterAll(() => {
   if (proc && proc.exitCode === null) proc.kill('SIGKILL');
+  for (const d of dataDirs) rmSync(d, { recursive: true, force: true, maxRetries: 3 });
 });
 
 describe('grove serve', () => {
   it('boots, serves, and shuts down cleanly on SIGTERM', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-cli-serve-'));
+    dataDirs.push(dataDir);
     proc = spawn(
       process.execPath,
       [path.join(ROOT, 'bin/grove.mjs'), 'serve', '--port', '0', '--api-key', KEY, '--data-dir', dataDir, '--browser-processes', '1'],
@@ -121,6 +124,7 @@ describe('grove worker (the same startup as serve)', () => {
 
   it('with its token: listens, and a SIGTERM right after "listening on" is a clean shutdown (exit 0)', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-cli-worker-'));
+    dataDirs.push(dataDir);
     const w = run(['--port', '0', '--data-dir', dataDir, '--browser-processes', '1'], { GROVE_API_KEY: KEY, GROVE_LOG_LEVEL: 'warn' });
     try {
       await new Promise<void>((resolve, reject) => {

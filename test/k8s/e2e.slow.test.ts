@@ -5,7 +5,7 @@
 // expired and deleted through the other; placement from both never exceeds maxPerWorker); an orchestrator
 // SIGKILLed mid-flight whose sandboxes the other replica serves on and whose half-made sandbox it reconciles.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -73,6 +73,7 @@ afterAll(async () => {
   await sim.close();
   kubelet.killAll();
   await new Promise((r) => site.close(r));
+  rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 /** Starts `grove serve --backend kubernetes`; resolves with a client once it listens. */

@@ -2,7 +2,7 @@
 // typed client over a real port.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -30,6 +30,7 @@ let fixtureUrl: string;
 let hostPort: string;
 let app: FastifyInstance;
 let client: GroveClient;
+let dataDir: string | undefined;
 // Real time plus a jump the TTL test makes, so expiry does not race a slow sandbox start on a loaded machine.
 const clock = { offset: 0, now: () => Date.now() + clock.offset };
 
@@ -56,7 +57,7 @@ beforeAll(async () => {
   hostPort = `127.0.0.1:${port}`;
   fixtureUrl = `http://${hostPort}/`;
 
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-app-slow-'));
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-app-slow-'));
   const config = loadConfig({
     env: {},
     flags: { apiKey: KEY, maxSandboxes: 2, browserProcesses: 1, dataDir, reaperIntervalMs: 100, port: 0 },
@@ -79,6 +80,7 @@ afterAll(async () => {
   // Closing the app closes the sandboxes and the Chromium pool.
   await app?.close();
   await new Promise<void>((ok) => (fixture ? fixture.close(() => ok()) : ok()));
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('browser sandboxes over HTTP', () => {

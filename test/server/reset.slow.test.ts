@@ -3,7 +3,7 @@
 // URL, warm contexts used when the sandbox has the default look, and the error answers.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -26,6 +26,7 @@ let other: http.Server;
 let hostPort: string;
 let otherHostPort: string;
 let app: FastifyInstance;
+let dataDir: string | undefined;
 let env: LocalBrowserEnvironment;
 let client: GroveClient;
 
@@ -41,7 +42,7 @@ async function serve(page: string): Promise<{ server: http.Server; hostPort: str
 beforeAll(async () => {
   ({ server: fixture, hostPort } = await serve(PAGE));
   ({ server: other, hostPort: otherHostPort } = await serve('<!doctype html><title>other site</title>'));
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-reset-slow-'));
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-reset-slow-'));
   const config = loadConfig({ env: {}, flags: { apiKey: KEY, maxSandboxes: 4, browserProcesses: 1, dataDir, port: 0 } });
   env = await createBrowserEnvironment({
     executablePath: config.chromiumPath,
@@ -61,6 +62,7 @@ afterAll(async () => {
   await app?.close();
   await new Promise<void>((ok) => (fixture ? fixture.close(() => ok()) : ok()));
   await new Promise<void>((ok) => (other ? other.close(() => ok()) : ok()));
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('POST /sandboxes/{id}/reset', () => {
