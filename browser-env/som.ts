@@ -4,6 +4,7 @@ import { Progress } from '../sandbox/progress.ts';
 import type { Page } from 'playwright-core';
 import type { FocusedElement, ScrollState, SomElement } from '../protocol/observation.ts';
 import { inPage } from './util.ts';
+import { escapeHtml } from '../protocol/html.ts';
 
 /** Runs in the page. Kept self-contained: Playwright serialises it. */
 function collectInteractive(max: number) {
@@ -133,7 +134,6 @@ export async function collectSom(page: Page, timeoutMs: number, max = 300): Prom
   return (await Progress.after(timeoutMs, 'SoM collection').race(page.evaluate(inPage(collectInteractive, max)))) as SomCollection;
 }
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const COLORS = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#008080', '#9a6324', '#800000', '#000075', '#e6007e'];
 
 /** An SVG of the numbered boxes at image size (`sx`, `sy` = image px per CSS px). */
@@ -151,7 +151,7 @@ export function somOverlaySvg(elements: SomElement[], width: number, height: num
     return (
       `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${w.toFixed(1)}" height="${h.toFixed(1)}" fill="none" stroke="${c}" stroke-width="2"/>` +
       `<rect x="${x.toFixed(1)}" y="${ty.toFixed(1)}" width="${tw.toFixed(1)}" height="${fs + 2}" fill="${c}"/>` +
-      `<text x="${(x + 2).toFixed(1)}" y="${(ty + fs - 1).toFixed(1)}" font-family="DejaVu Sans, sans-serif" font-size="${fs}" font-weight="bold" fill="#fff">${esc(label)}</text>`
+      `<text x="${(x + 2).toFixed(1)}" y="${(ty + fs - 1).toFixed(1)}" font-family="DejaVu Sans, sans-serif" font-size="${fs}" font-weight="bold" fill="#fff">${escapeHtml(label)}</text>`
     );
   });
   return Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${parts.join('')}</svg>`);

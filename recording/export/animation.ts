@@ -4,6 +4,7 @@ import sharp from 'sharp';
 import type { EpisodeView, StepView } from '../reader.ts';
 import { describeAction } from '../action-text.ts';
 import { ExportError, loadFrame } from './common.ts';
+import { escapeHtml } from '../../protocol/html.ts';
 
 export interface AnimationOptions {
   format?: 'webp' | 'gif';
@@ -15,7 +16,6 @@ export interface AnimationOptions {
   overlay?: boolean;
 }
 
-const esc = (s: string) => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** SVG overlay (in image px of a frame `w`×`h` whose CSS→image factor is `scale`) for one step's actions. */
 function actionOverlaySvg(s: StepView, w: number, h: number, scale: number, caption: string): string {
@@ -35,12 +35,12 @@ function actionOverlaySvg(s: StepView, w: number, h: number, scale: number, capt
       parts.push(`<circle cx="${c.x}" cy="${c.y}" r="14" fill="none" stroke="#ff2d55" stroke-width="4"/><circle cx="${c.x}" cy="${c.y}" r="3" fill="#ff2d55"/>`);
     }
     if ((a.action === 'type' || a.action === 'type_label') && c) {
-      parts.push(`<text x="${c.x + 18}" y="${c.y - 16}" font-family="sans-serif" font-size="18" fill="#ff2d55" stroke="#fff" stroke-width="0.6">${esc(a.text.slice(0, 60))}</text>`);
+      parts.push(`<text x="${c.x + 18}" y="${c.y - 16}" font-family="sans-serif" font-size="18" fill="#ff2d55" stroke="#fff" stroke-width="0.6">${escapeHtml(a.text.slice(0, 60))}</text>`);
     }
   }
   const bar = Math.max(28, Math.round(h * 0.06));
   parts.push(`<rect x="0" y="${h - bar}" width="${w}" height="${bar}" fill="rgba(0,0,0,0.7)"/>`);
-  parts.push(`<text x="10" y="${h - bar / 2 + 6}" font-family="sans-serif" font-size="${Math.round(bar * 0.55)}" fill="#fff">${esc(caption.slice(0, 120))}</text>`);
+  parts.push(`<text x="10" y="${h - bar / 2 + 6}" font-family="sans-serif" font-size="${Math.round(bar * 0.55)}" fill="#fff">${escapeHtml(caption.slice(0, 120))}</text>`);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">${parts.join('')}</svg>`;
 }
 
