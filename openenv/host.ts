@@ -31,6 +31,9 @@ export interface OpenEnvMeter {
   reset(env: string, transport: OpenEnvTransport, ok: boolean): void;
   /** An environment step or an MCP tool call on an episode. */
   step(env: string, transport: OpenEnvTransport, kind: 'step' | 'tool', ok: boolean): void;
+  /** A step or tool call that ran in a sandbox, counted with Grove's own steps (grove_steps_total, the step latency
+   * histogram) under its sandbox type: `swe` episodes are shell sandboxes. */
+  ran(type: 'browser' | 'shell' | 'claw', transport: OpenEnvTransport, seconds: number, outcome: 'ok' | 'error' | 'parse_error'): void;
   /** An error answered: OpenEnv's code (VALIDATION_ERROR, ...), JSON-RPC's (PARSE_ERROR, ...) or Grove's (forbidden). */
   error(env: string, transport: OpenEnvTransport, code: string): void;
 }

@@ -1,5 +1,6 @@
 // An environment session that reports its resets, steps and tool calls to the host's meter (/metrics): every
-// transport opens its episodes through openEpisode, so each is counted once, where it runs.
+// transport opens its episodes through openEpisode, so each is counted once, where it runs. The steps that ran in a
+// sandbox are also counted with Grove's own steps (grove_steps_total), reported by the adapter where they ran.
 import type { OpenEnvHost, OpenEnvMeter, OpenEnvTransport } from './host.ts';
 import type { EnvSession, McpTool, OpenEnvAdapter, ToolResult } from './envs/types.ts';
 import type { ResetArgs, StepOut } from './wire.ts';
@@ -52,8 +53,11 @@ class MeteredSession implements EnvSession {
   }
 }
 
-/** A new episode session of `adapter`, counted on the host's meter (when it has one) under `transport`. */
+/** A new episode session of `adapter`, counted on the host's meter (when it has one) under `transport`: its resets,
+ * steps and tool calls here, and the steps that ran in its sandbox (the adapter reports them) with Grove's own. */
 export function openEpisode(adapter: OpenEnvAdapter, host: OpenEnvHost, idleTimeoutS: number, transport: OpenEnvTransport): EnvSession {
-  const inner = adapter.open(host, idleTimeoutS);
-  return host.meter ? new MeteredSession(inner, host.meter, adapter.name, transport) : inner;
+  const meter = host.meter;
+  if (!meter) return adapter.open(host, idleTimeoutS);
+  const inner = adapter.open(host, idleTimeoutS, (type, seconds, outcome) => meter.ran(type, transport, seconds, outcome));
+  return new MeteredSession(inner, meter, adapter.name, transport);
 }

@@ -53,6 +53,7 @@ export class Metrics {
     reset: (env, transport, ok) => this.openenvResets.inc({ env, transport, outcome: ok ? 'ok' : 'error' }),
     step: (env, transport, kind, ok) => this.openenvSteps.inc({ env, transport, kind, outcome: ok ? 'ok' : 'error' }),
     error: (env, transport, code) => this.openenvErrors.inc({ env, transport, code }),
+    ran: (type, transport, seconds, outcome) => this.observeStep(type, seconds, outcome, `openenv_${transport}`),
   };
   private readonly stepBuckets = new Array<number>(STEP_BUCKETS.length).fill(0);
   private stepSum = 0;
@@ -72,8 +73,10 @@ export class Metrics {
     });
   }
 
-  observeStep(type: string, seconds: number, outcome: 'ok' | 'error' | 'parse_error'): void {
-    this.steps.inc({ type, outcome });
+  /** One step: `transport` is `grove` for Grove's own API (its step route, step channel and sandbox MCP servers),
+   * `openenv_<transport>` for a step through OpenEnv's protocol (openenv/host.ts). */
+  observeStep(type: string, seconds: number, outcome: 'ok' | 'error' | 'parse_error', transport = 'grove'): void {
+    this.steps.inc({ type, outcome, transport });
     this.stepSum += seconds;
     this.stepCount++;
     for (let i = 0; i < STEP_BUCKETS.length; i++) if (seconds <= STEP_BUCKETS[i]) this.stepBuckets[i]++;
@@ -114,7 +117,7 @@ export class Metrics {
       'Sandboxes closed by the reaper (TTL or idle timeout).',
       fromCounter(this.closed).filter(([l]) => l.reason?.startsWith('expired')).map(([l, v]) => [{ type: l.type, reason: l.reason }, v]),
     );
-    family('grove_steps_total', 'counter', 'Steps executed, by sandbox type and outcome.', fromCounter(this.steps));
+    family('grove_steps_total', 'counter', 'Steps executed, by sandbox type, outcome and transport (grove: Grove\'s own API; openenv_http, openenv_ws, openenv_mcp, openenv_ws_mcp: OpenEnv\'s).', fromCounter(this.steps));
     out.push('# HELP grove_step_duration_seconds Step latency (action, settle and observation).', '# TYPE grove_step_duration_seconds histogram');
     STEP_BUCKETS.forEach((b, i) => out.push(`grove_step_duration_seconds_bucket{le="${b}"} ${this.stepBuckets[i]}`));
     out.push(`grove_step_duration_seconds_bucket{le="+Inf"} ${this.stepCount}`);

@@ -8,7 +8,7 @@ import type { CreateSandboxBody } from '../../protocol/sandbox.ts';
 import type { Sandbox } from '../../sandbox/types.ts';
 import type { OpenEnvHost } from '../host.ts';
 import { detailOf, OpenEnvError, type ResetArgs, type StepOut } from '../wire.ts';
-import type { EnvSession, McpTool, ToolResult } from './types.ts';
+import type { EnvSession, McpTool, StepOutcome, StepReport, ToolResult } from './types.ts';
 
 /** How long a reset waits for its sandbox to be ready (a browser start on a loaded machine takes seconds). */
 const READY_TIMEOUT_MS = 120_000;
@@ -37,6 +37,7 @@ export abstract class SandboxSession implements EnvSession {
   constructor(
     protected readonly host: OpenEnvHost,
     protected readonly idleTimeoutS: number,
+    private readonly report?: StepReport,
   ) {}
 
   get sandboxId(): string | undefined {
@@ -79,6 +80,19 @@ export abstract class SandboxSession implements EnvSession {
   protected sandbox<T extends Sandbox>(): T {
     if (!this.id) throw new OpenEnvError('EXECUTION_ERROR', 'No episode is running in this session: send a reset first.');
     return this.host.registry.use(this.id) as T;
+  }
+
+  /** Counts a step that ran in the sandbox since `started` (performance.now()) with Grove's own steps. */
+  protected ran(type: Parameters<StepReport>[0], started: number, outcome: StepOutcome): void {
+    this.report?.(type, (performance.now() - started) / 1000, outcome);
+  }
+
+  /** A tool call, counted as a step of `type` when it ran (an error result: outcome error). */
+  protected async countedCall(type: Parameters<StepReport>[0], call: () => Promise<ToolResult>): Promise<ToolResult> {
+    const started = performance.now();
+    const r = await call();
+    this.ran(type, started, r.is_error ? 'error' : 'ok');
+    return r;
   }
 
   protected touch(): void {

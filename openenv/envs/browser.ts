@@ -16,7 +16,7 @@ import type { OpenEnvHost } from '../host.ts';
 import { OpenEnvError, type ResetArgs, type StepOut } from '../wire.ts';
 import { parseOr, pick, SandboxSession } from './base.ts';
 import { sandboxCall, sandboxTools, toolHost } from '../tools.ts';
-import { type EnvSession, type McpTool, type OpenEnvAdapter, type TaskEntry, type ToolResult } from './types.ts';
+import { type EnvSession, type McpTool, type OpenEnvAdapter, type StepReport, type TaskEntry, type ToolResult } from './types.ts';
 
 /** Reset arguments a browser episode takes (others are ignored, as OpenEnv drops what reset() does not accept). */
 const RESET_KEYS = ['start_url', 'viewport', 'coordinate_space', 'rel_divisor', 'som', 'accessibility', 'resize', 'screenshot_format', 'screenshot_quality', 'network', 'episode', 'record', 'locale', 'timezone'] as const;
@@ -94,8 +94,10 @@ class BrowserSession extends SandboxSession {
     const started = performance.now();
     try {
       result = actions.length ? await sb.step(actions, opts) : { observation: await sb.observe(opts), actions: [], done: false };
-      // Admission control measures these steps as it measures REST ones (step time against its budget, captures).
+      // Admission control measures these steps as it measures REST ones (step time against its budget, captures),
+      // and they are counted with them (grove_steps_total: a parse failure, an action error, else ok).
       if (actions.length) this.host.registry.admission?.observeStep(performance.now() - started, stepBudgetMs(sb.options, actions, sb.options.settle), result.observation.timings.capture);
+      this.ran('browser', started, parse && !parse.ok ? 'parse_error' : result.actions.some((a) => a.error !== null) ? 'error' : 'ok');
     } catch (err) {
       this.host.episodes.stepFailed(id, err);
       throw err;
@@ -138,7 +140,7 @@ class BrowserSession extends SandboxSession {
 
   async callTool(name: string, args: Record<string, unknown>): Promise<ToolResult> {
     this.sandbox<BrowserSandbox>();
-    return sandboxCall(this.tools(), this.id as string, name, args);
+    return this.countedCall('browser', () => sandboxCall(this.tools(), this.id as string, name, args));
   }
 
   /** The mcp/ room's browser tools, each call a step of this episode (hooks, episode state) like an action step. */
@@ -183,7 +185,7 @@ export const browserAdapter: OpenEnvAdapter = {
     }
     return out;
   },
-  open(host: OpenEnvHost, idleTimeoutS: number): EnvSession {
-    return new BrowserSession(host, idleTimeoutS);
+  open(host: OpenEnvHost, idleTimeoutS: number, report?: StepReport): EnvSession {
+    return new BrowserSession(host, idleTimeoutS, report);
   },
 };

@@ -1,19 +1,21 @@
 // The Claw environment (tool calls): one Claw sandbox per episode, from a built-in task (`task`) or the seeded
 // fixture world (`seed`). A step calls one tool of the apps ({tool, arguments}, or OpenEnv's call_tool action) or
 // ends the episode with the agent's final {answer}; the terminal step's reward is the task's grade (completion,
-// safety, robustness: Claw-Eval's score), from the same grader as POST /sandboxes/{id}/claw/grade. A task's
+// safety, robustness: Claw-Eval's score), through the same path as POST /sandboxes/{id}/claw/grade
+// (claw-env/sandbox-grade.ts: in this process, or on the audit log and state read back from a worker pod). A task's
 // max_turns truncates the episode, graded as it stands.
 import { z } from 'zod';
 import { ClawCreateOptions } from '../../protocol/claw.ts';
 import { resolveClawSpec, type ClawSandbox } from '../../claw-env/sandbox.ts';
-import { grade, type Grade } from '../../claw-env/graders/grade.ts';
+import type { Grade } from '../../claw-env/graders/grade.ts';
+import { gradeClawSandbox } from '../../claw-env/sandbox-grade.ts';
 import { builtinTask, builtinTasks } from '../../claw-env/tasks/index.ts';
 import { ALL_TOOLS, openAiTool, type OpenAIToolDef } from '../../claw-env/tools.ts';
 import type { OpenEnvHost } from '../host.ts';
 import type { ResetArgs, StepOut } from '../wire.ts';
 import { parseOr, pick, SandboxSession } from './base.ts';
 import { sandboxCall, sandboxTools, toolHost } from '../tools.ts';
-import { type EnvSession, type McpTool, type OpenEnvAdapter, type TaskEntry, type ToolResult } from './types.ts';
+import { type EnvSession, type McpTool, type OpenEnvAdapter, type StepReport, type TaskEntry, type ToolResult } from './types.ts';
 
 const RESET_KEYS = ['apps', 'tools', 'faults', 'state'] as const;
 
@@ -44,6 +46,7 @@ function mcpTool(d: OpenAIToolDef): McpTool {
 class ClawSession extends SandboxSession {
   private goal = '';
   private maxTurns: number | undefined;
+  private taskId: string | null = null;
   private toolDefs: OpenAIToolDef[] | undefined;
 
   async reset(args: ResetArgs): Promise<StepOut> {
@@ -59,6 +62,7 @@ class ClawSession extends SandboxSession {
     const sb = this.sandbox<ClawSandbox>();
     this.goal = task?.prompt ?? '';
     this.maxTurns = task?.limits.max_turns;
+    this.taskId = task?.id ?? null;
     this.toolDefs = sb.toolDefs();
     return { observation: { goal: this.goal, tool: null, status: null, result: { tools: this.toolDefs.map((t) => t.function.name) }, error: null, changes: [], step: 0 }, reward: null, done: false };
   }
@@ -73,19 +77,21 @@ class ClawSession extends SandboxSession {
         parsed = { __unparseable_arguments__: args };
       }
     }
+    const started = performance.now();
     try {
       const r = await sb.call(tool, parsed, 'tool');
       const ok = r.status < 400;
+      this.ran('claw', started, ok ? 'ok' : 'error');
       return { tool, status: r.status, result: ok ? r.body : null, error: ok ? null : (r.body as { error: unknown }).error, changes: r.changes };
     } finally {
       this.touch();
     }
   }
 
-  private async graded(answer: string): Promise<Grade | undefined> {
-    const sb = this.sandbox<ClawSandbox>();
-    if (!sb.task) return undefined;
-    return grade(sb.task, { audit: sb.app.audit, final: sb.app.state, answer });
+  /** The episode's grade (null without a task), wherever the sandbox's apps run. */
+  private async graded(answer: string): Promise<Grade | null> {
+    if (!this.taskId) return null;
+    return gradeClawSandbox(this.sandbox<ClawSandbox>(), answer);
   }
 
   async step(action: Record<string, unknown>): Promise<StepOut> {
@@ -94,6 +100,7 @@ class ClawSession extends SandboxSession {
     this.steps++;
     const base = { goal: this.goal, step: this.steps };
     if ('answer' in a) {
+      this.ran('claw', performance.now(), 'ok');
       const g = await this.graded(a.answer);
       this.ended = true;
       return { observation: { ...base, tool: null, status: null, result: null, error: null, changes: [], ...(g ? { grade: g } : {}) }, reward: g ? g.score : null, done: true };
@@ -113,7 +120,7 @@ class ClawSession extends SandboxSession {
   }
 
   protected stateExtra(): Record<string, unknown> {
-    return { goal: this.goal, task_id: this.id ? (this.sandbox<ClawSandbox>().task?.id ?? null) : null };
+    return { goal: this.goal, task_id: this.id ? this.taskId : null };
   }
 
   listTools(): McpTool[] {
@@ -123,7 +130,7 @@ class ClawSession extends SandboxSession {
   async callTool(name: string, args: Record<string, unknown>): Promise<ToolResult> {
     this.sandbox<ClawSandbox>();
     this.steps++;
-    return sandboxCall(toolHost(this.host), this.id as string, name, args);
+    return this.countedCall('claw', () => sandboxCall(toolHost(this.host), this.id as string, name, args));
   }
 }
 
@@ -136,7 +143,7 @@ export const clawAdapter: OpenEnvAdapter = {
   async tasks(): Promise<TaskEntry[]> {
     return builtinTasks().map((t) => ({ task: t.id, suite: 'claw', id: t.id, question: t.prompt }));
   },
-  open(host: OpenEnvHost, idleTimeoutS: number): EnvSession {
-    return new ClawSession(host, idleTimeoutS);
+  open(host: OpenEnvHost, idleTimeoutS: number, report?: StepReport): EnvSession {
+    return new ClawSession(host, idleTimeoutS, report);
   },
 };

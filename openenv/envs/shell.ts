@@ -8,7 +8,7 @@ import type { OpenEnvHost } from '../host.ts';
 import type { ResetArgs, StepOut } from '../wire.ts';
 import { parseOr, pick, SandboxSession } from './base.ts';
 import { sandboxCall, sandboxTools, staticShellTools, toolHost } from '../tools.ts';
-import { type EnvSession, type McpTool, type OpenEnvAdapter, type ToolResult } from './types.ts';
+import { type EnvSession, type McpTool, type OpenEnvAdapter, type StepReport, type ToolResult } from './types.ts';
 
 const RESET_KEYS = ['image', 'block_network', 'allow', 'cpu', 'memory_mb', 'max_processes', 'disk_mb', 'env'] as const;
 
@@ -44,7 +44,9 @@ export class ShellSession extends SandboxSession {
 
   async step(action: Record<string, unknown>, timeoutS?: number): Promise<StepOut> {
     const req = parseOr(ShellAction, action, ['body', 'action'], 'action');
+    const started = performance.now();
     const r = await this.exec(req, timeoutS);
+    this.ran('shell', started, r.timed_out ? 'error' : 'ok');
     this.steps++;
     return { observation: { ...r, step: this.steps }, reward: null, done: false };
   }
@@ -56,7 +58,7 @@ export class ShellSession extends SandboxSession {
   async callTool(name: string, args: Record<string, unknown>): Promise<ToolResult> {
     this.sandbox<ShellSandbox>();
     this.steps++;
-    return sandboxCall(toolHost(this.host), this.id as string, name, args);
+    return this.countedCall('shell', () => sandboxCall(toolHost(this.host), this.id as string, name, args));
   }
 }
 
@@ -69,7 +71,7 @@ export const shellAdapter: OpenEnvAdapter = {
   async tasks(): Promise<[]> {
     return [];
   },
-  open(host: OpenEnvHost, idleTimeoutS: number): EnvSession {
-    return new ShellSession(host, idleTimeoutS);
+  open(host: OpenEnvHost, idleTimeoutS: number, report?: StepReport): EnvSession {
+    return new ShellSession(host, idleTimeoutS, report);
   },
 };

@@ -22,7 +22,7 @@ import type { OpenEnvHost } from '../host.ts';
 import { OpenEnvError, type ResetArgs, type StepOut } from '../wire.ts';
 import { parseOr } from './base.ts';
 import { ShellAction, ShellSession, shellTools } from './shell.ts';
-import { toolResult, type EnvSession, type McpTool, type OpenEnvAdapter, type TaskEntry, type ToolResult } from './types.ts';
+import { toolResult, type EnvSession, type McpTool, type OpenEnvAdapter, type StepReport, type TaskEntry, type ToolResult } from './types.ts';
 
 export const SweAction = z.union([
   ShellAction,
@@ -69,8 +69,9 @@ class SweSession extends ShellSession {
     host: OpenEnvHost,
     idleTimeoutS: number,
     private readonly src: SweSources,
+    report?: StepReport,
   ) {
-    super(host, idleTimeoutS);
+    super(host, idleTimeoutS, report);
   }
 
   async reset(args: ResetArgs): Promise<StepOut> {
@@ -126,12 +127,15 @@ class SweSession extends ShellSession {
     }
   }
 
-  private async submit(patch: string | undefined, base: Record<string, unknown>): Promise<StepOut> {
+  /** Ends the episode with `patch` (default: the repository's diff); the step (from `started`) is counted before
+   * the grading, which is not part of it. */
+  private async submit(patch: string | undefined, base: Record<string, unknown>, started: number): Promise<StepOut> {
     let p = patch;
     if (p === undefined) {
       const r = await this.exec({ command: 'git add -A && git diff --cached', merge_stderr: false, login_shell: false });
       p = r.stdout;
     }
+    this.ran('shell', started, 'ok');
     const evaluation = await this.grade(p);
     this.ended = true;
     return { observation: { ...base, patch: p, evaluation }, reward: evaluation.resolved ? 1 : 0, done: true };
@@ -141,10 +145,12 @@ class SweSession extends ShellSession {
     const a = parseOr(SweAction, action, ['body', 'action'], 'action');
     if (this.ended) throw new OpenEnvError('EXECUTION_ERROR', 'The episode was submitted: send a reset for a new one.');
     this.steps++;
-    if ('submit' in a) return this.submit(a.patch, { exit_code: 0, timed_out: false, signal: null, stdout: '', stderr: '', step: this.steps });
+    const started = performance.now();
+    if ('submit' in a) return this.submit(a.patch, { exit_code: 0, timed_out: false, signal: null, stdout: '', stderr: '', step: this.steps }, started);
     const r = await this.exec(a, timeoutS);
     const sub = submission(r.stdout, r.exit_code);
-    if (sub !== null) return this.submit(sub, { ...r, step: this.steps });
+    if (sub !== null) return this.submit(sub, { ...r, step: this.steps }, started);
+    this.ran('shell', started, r.timed_out ? 'error' : 'ok');
     return { observation: { ...r, step: this.steps }, reward: null, done: false };
   }
 
@@ -182,8 +188,8 @@ export function sweAdapter(): OpenEnvAdapter & { close(): Promise<void> } {
     async tasks(): Promise<TaskEntry[]> {
       return (await fixtureInstances()).map((i) => ({ task: i.instance_id, suite: 'swe', id: i.instance_id, question: i.problem_statement }));
     },
-    open(host: OpenEnvHost, idleTimeoutS: number): EnvSession {
-      return new SweSession(host, idleTimeoutS, src);
+    open(host: OpenEnvHost, idleTimeoutS: number, report?: StepReport): EnvSession {
+      return new SweSession(host, idleTimeoutS, src, report);
     },
     close: () => src.close(),
   };

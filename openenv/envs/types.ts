@@ -33,6 +33,13 @@ export interface TaskEntry {
   question: string;
 }
 
+/** How a step that ran in a sandbox went, as Grove's own steps are counted (grove_steps_total's `outcome`). */
+export type StepOutcome = 'ok' | 'error' | 'parse_error';
+
+/** Reports a step (an environment step or a tool call) that ran in the episode's sandbox: its sandbox type, its
+ * seconds (a terminal step's grading not included) and outcome. The transport's meter (metered.ts) gives it. */
+export type StepReport = (type: 'browser' | 'shell' | 'claw', seconds: number, outcome: StepOutcome) => void;
+
 export interface EnvSession {
   /** A new episode: the previous sandbox (if any) is closed and a new one created. */
   reset(args: ResetArgs): Promise<StepOut>;
@@ -55,5 +62,5 @@ export interface OpenEnvAdapter {
   /** Tools a client can list before any reset (tool discovery needs no episode). */
   tools(): McpTool[];
   tasks(host: OpenEnvHost): Promise<TaskEntry[]>;
-  open(host: OpenEnvHost, idleTimeoutS: number): EnvSession;
+  open(host: OpenEnvHost, idleTimeoutS: number, report?: StepReport): EnvSession;
 }

@@ -17,8 +17,7 @@ import { GroveError } from '../../protocol/errors.ts';
 import type { BrowserCreateOptions, ShellCreateOptions } from '../../protocol/sandbox.ts';
 import { resolveClawSpec, type ClawSandbox } from '../../claw-env/sandbox.ts';
 import { isClawEvalEpisode } from '../../claw-env/claw-eval/episode.ts';
-import { grade } from '../../claw-env/graders/grade.ts';
-import { parseState } from '../../claw-env/state.ts';
+import { gradeClawSandbox, relayedClaw } from '../../claw-env/sandbox-grade.ts';
 import type { RouteContext } from '../route.ts';
 import { defineRoute } from '../route.ts';
 import { errorResponses } from './common.ts';
@@ -29,18 +28,6 @@ function clawSandbox(ctx: RouteContext, id: string): ClawSandbox {
   // A Claw-Eval task's sandbox has no apps of Grove's (state, audit, reset, pairing): its own routes are /claw-eval/*.
   if (isClawEvalEpisode(sb)) throw new GroveError('wrong_sandbox_type', `Sandbox ${id} runs a Claw-Eval task: use /sandboxes/${id}/claw-eval/tools, /claw-eval/call, /claw-eval/grade or its MCP server.`);
   return sb as ClawSandbox;
-}
-
-/** A claw sandbox whose apps run on a worker pod (k8s/remote-claw.ts): the same route, answered by the worker. */
-interface RelayedClaw {
-  relayClaw(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown>;
-  clawInfo(): Promise<{ task_id: string | null } | null>;
-  resetClaw(body: { task_id?: string }): Promise<unknown>;
-}
-
-function relayed(sb: ClawSandbox): RelayedClaw | null {
-  const r = sb as unknown as Partial<RelayedClaw>;
-  return typeof r.relayClaw === 'function' ? (r as RelayedClaw) : null;
 }
 
 const ERR = errorResponses(400, 401, 403, 404, 409, 410);
@@ -85,7 +72,7 @@ const clawTools = defineRoute({
   responses: { 200: { description: 'Tools', schema: ClawToolsResponse }, ...ERR },
   async handler({ params, ctx }) {
     const sb = clawSandbox(ctx, params.id);
-    return relayed(sb)?.relayClaw('GET', 'tools') ?? { tools: sb.toolDefs() };
+    return relayedClaw(sb)?.relayClaw('GET', 'tools') ?? { tools: sb.toolDefs() };
   },
 });
 
@@ -104,7 +91,7 @@ const clawCall = defineRoute({
   responses: { 200: { description: 'Call result', schema: ClawCallResponse }, ...ERR },
   async handler({ params, body, ctx }) {
     const sb = clawSandbox(ctx, params.id);
-    const remote = relayed(sb);
+    const remote = relayedClaw(sb);
     if (remote) {
       try {
         return await remote.relayClaw('POST', 'call', body);
@@ -145,7 +132,7 @@ const clawState = defineRoute({
   responses: { 200: { description: 'State', schema: ClawStateResponse }, ...ERR },
   async handler({ params, ctx }) {
     const sb = clawSandbox(ctx, params.id);
-    return relayed(sb)?.relayClaw('GET', 'state') ?? { state: sb.app.state };
+    return relayedClaw(sb)?.relayClaw('GET', 'state') ?? { state: sb.app.state };
   },
 });
 
@@ -161,7 +148,7 @@ const clawAudit = defineRoute({
   responses: { 200: { description: 'Audit entries', schema: ClawAuditResponse }, ...ERR },
   async handler({ params, query, ctx }) {
     const sb = clawSandbox(ctx, params.id);
-    return relayed(sb)?.relayClaw('GET', `audit?since=${query.since}`) ?? { entries: sb.app.audit.filter((e) => e.seq > query.since) };
+    return relayedClaw(sb)?.relayClaw('GET', `audit?since=${query.since}`) ?? { entries: sb.app.audit.filter((e) => e.seq > query.since) };
   },
 });
 
@@ -181,7 +168,7 @@ const clawReset = defineRoute({
     const sb = clawSandbox(ctx, params.id);
     // A task id is checked here (a 400 for an unknown one) before a worker is asked.
     const spec = body.task_id === undefined ? null : resolveClawSpec({ type: 'claw', task_id: body.task_id, labels: {} });
-    const remote = relayed(sb);
+    const remote = relayedClaw(sb);
     if (remote) return remote.resetClaw(body);
     if (!spec) sb.app.reset();
     else sb.switchTask(spec);
@@ -200,18 +187,11 @@ const clawGrade = defineRoute({
   body: ClawGradeRequest,
   responses: { 200: { description: 'Grade', schema: z.record(z.string(), z.unknown()) }, ...ERR },
   async handler({ params, body, ctx }) {
-    const sb = clawSandbox(ctx, params.id);
-    // On a worker pod: graded here, on the audit log and final state read back from the worker.
-    const remote = relayed(sb);
-    if (remote) {
-      const [info, audit, state] = await Promise.all([remote.clawInfo(), remote.relayClaw('GET', 'audit'), remote.relayClaw('GET', 'state')]);
-      if (!info?.task_id) throw new GroveError('invalid_request', `Sandbox ${params.id} was not created from a task (task_id).`);
-      const task = resolveClawSpec({ type: 'claw', task_id: info.task_id, labels: {} }).task!;
-      const entries = ClawAuditResponse.parse(audit).entries as unknown as ClawSandbox['app']['audit'];
-      return grade(task, { audit: entries, final: parseState(ClawStateResponse.parse(state).state), answer: body.answer });
-    }
-    if (!sb.task) throw new GroveError('invalid_request', `Sandbox ${params.id} was not created from a task (task_id).`);
-    return grade(sb.task, { audit: sb.app.audit, final: sb.app.state, answer: body.answer });
+    // On a worker pod: graded here, on the audit log and final state read back from the worker (claw-env/sandbox-grade.ts,
+    // the path OpenEnv's claw environment grades its terminal step by).
+    const g = await gradeClawSandbox(clawSandbox(ctx, params.id), body.answer);
+    if (!g) throw new GroveError('invalid_request', `Sandbox ${params.id} was not created from a task (task_id).`);
+    return g;
   },
 });
 

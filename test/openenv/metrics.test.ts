@@ -1,7 +1,13 @@
 // /metrics for OpenEnv: sessions open (by environment and transport), resets, steps and tool calls by outcome, and
 // error answers by code, on every transport (HTTP, /ws, HTTP /mcp, the /mcp WebSocket), including the refusals an
-// attacker earns (wrong key, malformed frames, capacity). Claw environment, loopback port.
+// attacker earns (wrong key, malformed frames, capacity). Claw environment, loopback port. And OpenEnv's steps in
+// Grove's own grove_steps_total (and the step latency histogram) beside REST steps, labelled by transport.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../sandbox/config.ts';
+import { shellEnvironment } from '../../server/server.ts';
 import { Frames, KEY, serve, wsUrl, type Served } from './support.ts';
 
 let s: Served;
@@ -76,4 +82,79 @@ describe('OpenEnv in /metrics', () => {
     ]);
     expect(s.app.grove.registry.list()).toEqual([]);
   });
+});
+
+describe('OpenEnv steps in grove_steps_total', () => {
+  let g: Served;
+  let dataDir: string;
+  beforeAll(async () => {
+    // Claw in process, and a shell environment (real bubblewrap) for the shell steps.
+    dataDir = mkdtempSync(join(os.tmpdir(), 'grove-openenv-metrics-'));
+    const flags = { openenvMaxSessions: 4, openenvIdleTimeoutS: 60, dataDir };
+    const config = loadConfig({ env: {}, flags: { apiKey: KEY, ...flags } });
+    g = await serve(flags, { environments: async (log) => ({ shell: await shellEnvironment(config, log) }) });
+  });
+  afterAll(async () => {
+    await g?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const steps = async () => {
+    const r = await g.app.inject({ method: 'GET', url: '/metrics', headers: { 'x-api-key': KEY } });
+    const lines = r.body.split('\n');
+    return { rows: lines.filter((l) => l.startsWith('grove_steps_total')).sort(), count: Number(lines.find((l) => l.startsWith('grove_step_duration_seconds_count'))?.split(' ')[1]) };
+  };
+
+  it('counts a step through OpenEnv like a REST step: sandbox type, outcome, and the transport (grove for REST)', async () => {
+    expect((await steps()).rows).toEqual([]);
+    // REST: a claw call on a sandbox of Grove's own API.
+    const created = await g.app.inject({ method: 'POST', url: '/sandboxes', headers: { 'x-api-key': KEY }, payload: { type: 'claw', world_seed: 1 } });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().sandbox_id as string;
+    await g.app.inject({ url: `/sandboxes/${id}/wait?timeout=20`, headers: { 'x-api-key': KEY } });
+    expect((await g.app.inject({ method: 'POST', url: `/sandboxes/${id}/claw/call`, headers: { 'x-api-key': KEY }, payload: { tool: 'todo_list' } })).json().status).toBe(200);
+    await g.app.inject({ method: 'DELETE', url: `/sandboxes/${id}`, headers: { 'x-api-key': KEY } });
+    // /ws: two steps (one the app answers 404: an error outcome), a tool call; a malformed step runs nothing.
+    const ws = await Frames.open(wsUrl(g.base, `/openenv/${KEY}/claw/ws`));
+    await ws.send({ type: 'reset', data: { seed: 1 } });
+    expect((await ws.send({ type: 'step', data: { tool: 'todo_list', arguments: {} } })).data.observation.status).toBe(200);
+    expect((await ws.send({ type: 'step', data: { tool: 'no_such_tool', arguments: {} } })).data.observation.status).toBe(404);
+    expect((await ws.send({ type: 'step', data: { type: 'call_tool', tool_name: 'todo_list', arguments: {} } })).type).toBe('observation');
+    expect((await ws.send({ type: 'step', data: { tool: 7 } })).data.code).toBe('VALIDATION_ERROR');
+    await ws.close();
+    // HTTP /step (stateless), HTTP /mcp tools/call (stateless), the /mcp WebSocket.
+    expect((await g.app.inject({ method: 'POST', url: `/openenv/${KEY}/claw/step`, payload: { action: { tool: 'todo_list', arguments: {} } } })).statusCode).toBe(200);
+    const rpc = await g.app.inject({ method: 'POST', url: `/openenv/${KEY}/claw/mcp`, payload: { jsonrpc: '2.0', method: 'tools/call', params: { name: 'todo_list', arguments: {} }, id: 1 } });
+    expect(rpc.json().result.is_error).toBe(false);
+    const mcp = await Frames.open(wsUrl(g.base, `/openenv/${KEY}/claw/mcp`));
+    expect((await mcp.send({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'todo_list', arguments: {} }, id: 1 })).result.is_error).toBe(false);
+    await mcp.close();
+    const after = await steps();
+    expect(after.rows).toEqual([
+      'grove_steps_total{outcome="error",transport="openenv_ws",type="claw"} 1',
+      'grove_steps_total{outcome="ok",transport="grove",type="claw"} 1',
+      'grove_steps_total{outcome="ok",transport="openenv_http",type="claw"} 1',
+      'grove_steps_total{outcome="ok",transport="openenv_mcp",type="claw"} 1',
+      'grove_steps_total{outcome="ok",transport="openenv_ws",type="claw"} 2',
+      'grove_steps_total{outcome="ok",transport="openenv_ws_mcp",type="claw"} 1',
+    ]);
+    // The step latency histogram holds them all.
+    expect(after.count).toBe(7);
+    await expect.poll(() => g.app.grove.registry.list().filter((i) => i.status !== 'closed')).toEqual([]);
+  });
+
+  it('a shell step through OpenEnv counts under the shell type; a timed-out command is an error outcome', async () => {
+    const before = await steps();
+    const ws = await Frames.open(wsUrl(g.base, `/openenv/${KEY}/shell/ws`));
+    expect((await ws.send({ type: 'reset', data: {} })).type).toBe('observation');
+    expect((await ws.send({ type: 'step', data: { command: 'echo hi' } })).data.observation.stdout).toBe('hi\n');
+    expect((await ws.send({ type: 'step', data: { command: 'sleep 5', timeout_s: 0.5 } })).data.observation.timed_out).toBe(true);
+    await ws.close();
+    const after = await steps();
+    expect(after.rows.filter((l) => l.includes('type="shell"'))).toEqual([
+      'grove_steps_total{outcome="error",transport="openenv_ws",type="shell"} 1',
+      'grove_steps_total{outcome="ok",transport="openenv_ws",type="shell"} 1',
+    ]);
+    expect(after.count - before.count).toBe(2);
+  }, 60_000);
 });
