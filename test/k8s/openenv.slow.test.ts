@@ -2,18 +2,24 @@
 // sandboxes live on worker pods (the simulated API server; real `grove worker` processes started by ProcessKubelet:
 // Chromium and bubblewrap run in them). A browser episode on a shared worker pod, a shell episode on a pod of its own
 // (gone with the session), shell tools over /mcp, a wrong key, and a worker killed under a session (a stable error
-// code, the session goes on with a new episode).
-import { mkdtempSync, rmSync } from 'node:fs';
+// code, the session goes on with a new episode). Claw: a task episode on a pod of its own, its terminal reward the
+// grade POST /sandboxes/{id}/claw/grade gives (read back from the worker's apps). SWE: the repository prepared in a
+// shell pod, the gold patch graded 1 in a grading pod of its own. With OPENENV_CHECKOUT (and OPENENV_PYTHON), OpenEnv's
+// own Python clients run their claw, swe and MCP checks against this orchestrator (test/openenv/openenv_client_check.py).
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
+import { builtinTask } from '../../claw-env/tasks/index.ts';
 import { L } from '../../k8s/labels.ts';
 import { podRecords } from '../../k8s/records.ts';
 import { ProcessKubelet } from '../../k8s/sim/kubelets.ts';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
+import { fixtureInstances } from '../../swe-env/fixture.ts';
 import { Frames } from '../openenv/support.ts';
 import { startOrchestrator, until, type Orchestrator } from './harness.ts';
 
@@ -63,6 +69,12 @@ const url = (env: string, route = 'ws', key = KEY) => `${ws}/openenv/${key}/${en
 const podOf = (sandboxId: string) => sim.listPodObjects().find((p) => p.metadata.labels?.[L.sandbox] === sandboxId);
 /** The worker pod whose records hold the sandbox (a shared browser pod records each sandbox it serves). */
 const recordedOn = (sandboxId: string) => sim.listPodObjects().find((p) => podRecords(p as never).has(sandboxId));
+
+const CHECKOUT = process.env.OPENENV_CHECKOUT ?? '';
+const PYTHON = process.env.OPENENV_PYTHON ?? 'python3';
+const SRC = path.join(CHECKOUT, 'src');
+const pyReady = CHECKOUT !== '' && existsSync(path.join(SRC, 'openenv/core/env_client.py')) &&
+  spawnSync(PYTHON, ['-c', 'import openenv.core.generic_client'], { env: { ...process.env, PYTHONPATH: SRC } }).status === 0;
 
 describe('OpenEnv on the kubernetes backend', () => {
   test('browser: an episode on a worker pod, stepped through OpenEnv; the sandbox goes with the session', async () => {
@@ -119,6 +131,71 @@ describe('OpenEnv on the kubernetes backend', () => {
     expect(status).toBe(403);
   }, 180_000);
 
+  test('claw: a task episode on a pod of its own; the terminal reward is the grade /claw/grade gives, from the worker', async () => {
+    const task = builtinTask('hand-triage-urgent')!;
+    const s = await Frames.open(url('claw'));
+    const reset = await s.send({ type: 'reset', data: { task: task.id, episode_id: 'k8s-c' } });
+    expect(reset.type, JSON.stringify(reset).slice(0, 300)).toBe('observation');
+    expect(reset.data.observation.goal).toBe(task.prompt);
+    expect(reset.data.observation.result.tools).toContain('mail_update_message');
+    const state = (await s.send({ type: 'state' })).data;
+    expect(state).toMatchObject({ episode_id: 'k8s-c', task_id: task.id });
+    const sandboxId = state.sandbox_id as string;
+    // The apps run on the worker pod (the claw sandbox's own, its records name it); the orchestrator holds a relay.
+    const pod = recordedOn(sandboxId);
+    expect(pod?.metadata.labels?.[L.sandbox]).toBe(sandboxId);
+    expect(kubelet.procs.has(pod!.metadata.name)).toBe(true);
+    // The task's solution, one tool step each (the last through OpenEnv's call_tool action), then the answer.
+    const steps = task.solution!;
+    for (const [i, st] of steps.entries()) {
+      const out = i === steps.length - 1
+        ? await s.send({ type: 'step', data: { type: 'call_tool', tool_name: st.tool, arguments: st.args } })
+        : await s.send({ type: 'step', data: { tool: st.tool, arguments: st.args } });
+      expect(out.type, JSON.stringify(out).slice(0, 300)).toBe('observation');
+      expect(out.data.done).toBe(false);
+    }
+    const end = await s.send({ type: 'step', data: { answer: task.answer } });
+    expect(end.data).toMatchObject({ done: true, reward: 1, observation: { grade: { task_id: task.id, passed: true } } });
+    // The same path as the route: the orchestrator's /claw/grade on the same sandbox gives the same grade.
+    const route = await orch.app.inject({ method: 'POST', url: `/sandboxes/${sandboxId}/claw/grade`, headers: { 'x-api-key': KEY }, payload: { answer: task.answer } });
+    expect(route.json()).toEqual(end.data.observation.grade);
+    // The audit log the grade read is the worker's: every solution step, as actor tool (the call_tool as mcp).
+    const audit = await orch.app.inject({ url: `/sandboxes/${sandboxId}/claw/audit`, headers: { 'x-api-key': KEY } });
+    expect(audit.json().entries.map((e: { tool: string }) => e.tool)).toEqual(steps.map((st) => st.tool));
+    // A new episode of the same task answered at once: nothing done, the grade fails (not a cached one).
+    expect((await s.send({ type: 'reset', data: { task: task.id } })).type).toBe('observation');
+    const second = (await s.send({ type: 'state' })).data.sandbox_id as string;
+    expect(second).not.toBe(sandboxId);
+    const lazy = await s.send({ type: 'step', data: { answer: task.answer } });
+    expect(lazy.data.done).toBe(true);
+    expect(lazy.data.reward).toBeLessThan(1);
+    expect(lazy.data.observation.grade.passed).toBe(false);
+    // Attacker: an unknown task, a tool the apps do not have, unparseable arguments: stable codes, no stack trace.
+    const badTask = await s.send({ type: 'reset', data: { task: '../../etc/passwd' } });
+    expect(badTask.data.code).toBe('VALIDATION_ERROR');
+    expect((await s.send({ type: 'reset', data: { task: task.id } })).type).toBe('observation');
+    const unknown = await s.send({ type: 'step', data: { tool: 'no_such_tool', arguments: {} } });
+    expect(unknown.data.observation).toMatchObject({ status: 404, error: { code: 'unknown_tool' } });
+    const junk = await s.send({ type: 'step', data: { tool: 'mail_update_message', arguments: '{not json' } });
+    expect(junk.data.observation.status).toBeGreaterThanOrEqual(400);
+    for (const r of [badTask, unknown, junk]) expect(JSON.stringify(r)).not.toMatch(/at \w+ \(|node_modules|127\.191\./);
+    await s.close();
+    await until(() => !podOf(sandboxId) && !podOf(second), 'the claw pods to be deleted', 60_000);
+  }, 240_000);
+
+  test.runIf(pyReady)("OpenEnv's own Python clients: claw, swe and MCP (over /ws, HTTP /mcp and the /mcp WebSocket) on pods", async () => {
+    const script = path.resolve(import.meta.dirname, '../openenv/openenv_client_check.py');
+    const run = spawn(PYTHON, [script, ws.replace(/^ws/, 'http'), KEY, 'claw', 'swe', 'mcp', 'wsmcp'], { env: { ...process.env, PYTHONPATH: SRC }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    run.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    run.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((ok) => run.once('exit', ok));
+    console.log(out);
+    expect(out).toMatch(/^4 passed, 0 failed$/m);
+    expect(code).toBe(0);
+    await until(() => !sim.listPodObjects().some((p) => p.metadata.labels?.[L.sandbox]), 'every sandbox pod to be deleted', 60_000);
+  }, 600_000);
+
   test('attacker/fault: the worker pod killed under a session answers a stable error code; a new reset starts anew', async () => {
     const s = await Frames.open(url('shell'));
     expect((await s.send({ type: 'reset', data: {} })).type).toBe('observation');
@@ -140,4 +217,34 @@ describe('OpenEnv on the kubernetes backend', () => {
     await s.close();
     await until(() => !podOf(second), 'the second shell pod to be deleted', 60_000);
   }, 240_000);
+  // Last: after it, new pods did not become ready within 90 s in one full run at load ~40 (each test alone passes).
+  test('swe: the repository at its base commit in a shell pod; the gold patch graded 1 in a grading pod', async () => {
+    const inst = (await fixtureInstances()).find((i) => i.instance_id === 'grove__textkit-2')!;
+    const s = await Frames.open(url('swe'));
+    const reset = await s.send({ type: 'reset', data: { task: inst.instance_id } });
+    expect(reset.type, JSON.stringify(reset).slice(0, 500)).toBe('observation');
+    expect(reset.data.observation.problem_statement).toBe(inst.problem_statement);
+    const sandboxId = (await s.send({ type: 'state' })).data.sandbox_id as string;
+    expect(podOf(sandboxId)).toBeDefined();
+    const head = await s.send({ type: 'step', data: { command: 'git rev-parse HEAD && pwd' } });
+    expect(head.data.observation.stdout).toBe(`${inst.base_commit}\n/workspace/repo\n`);
+    const pods = new Set<string>();
+    const watch = setInterval(() => sim.listPodObjects().forEach((p) => p.metadata.labels?.[L.sandbox] && pods.add(p.metadata.labels[L.sandbox])), 50);
+    const gold = await s.send({ type: 'step', data: { submit: true, patch: inst.patch } });
+    clearInterval(watch);
+    expect(gold.data, JSON.stringify(gold).slice(0, 500)).toMatchObject({ done: true, reward: 1, observation: { evaluation: { resolved: true, resolution: 'FULL' } } });
+    // Graded in a sandbox of its own (a second shell pod), deleted after.
+    const graders = [...pods].filter((id) => id !== sandboxId);
+    expect(graders.length).toBeGreaterThanOrEqual(1);
+    await until(() => graders.every((id) => !podOf(id)), 'the grading pod to be deleted', 60_000);
+    // A command's submit line with an empty diff: reward 0.
+    const empty = await s.send({ type: 'step', data: { command: 'echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached' } });
+    expect(empty.data.code ?? null).toBe('EXECUTION_ERROR');
+    expect((await s.send({ type: 'reset', data: { task: inst.instance_id } })).type).toBe('observation');
+    const second = (await s.send({ type: 'state' })).data.sandbox_id as string;
+    const none = await s.send({ type: 'step', data: { command: 'echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached' } });
+    expect(none.data).toMatchObject({ done: true, reward: 0, observation: { evaluation: { error: 'empty_patch' } } });
+    await s.close();
+    await until(() => !podOf(sandboxId) && !podOf(second), 'the swe pods to be deleted', 60_000);
+  }, 600_000);
 });
