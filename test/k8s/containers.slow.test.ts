@@ -7,20 +7,29 @@
 // test/k8s/e2e.slow.test.ts is the same with host processes (the quick local loop).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { GroveApiError } from '../../client/index.ts';
 import { L } from '../../k8s/labels.ts';
 import { podRecords } from '../../k8s/records.ts';
+import { readEpisode } from '../../recording/reader.ts';
 import { workerToken } from '../../k8s/token.ts';
+import { runSwe } from '../../runner/swe/run.ts';
+import { clientShellProvider } from '../../runner/swe/shell-session.ts';
+import { fixtureInstances } from '../../swe-env/fixture.ts';
+import { officialImageName } from '../../swe-env/official-image.ts';
 import { evaluate, offlineTask, runPlan } from './offline-episode.ts';
+import { buildRootOwnedLayout, removeImages, runAsPodUser } from './swe-layout.ts';
 import { API_KEY, ContainerCluster, containersMissing, TOKEN_SECRET, type OrchestratorContainer } from './containers.ts';
 import { until } from './harness.ts';
 
 const missing = containersMissing();
 /** A shell sandbox image (scripts/swe-images.sh builds it; scripts/images.sh builds on it). */
 const SWE_IMAGE = 'localhost/grove-swe-base:bookworm';
+/** Where the SWE-bench layout images of this run are named (`<namespace>/sweb.eval.x86_64.<id>:latest`). */
+const SWE_NS = `localhost/grove-k8s-swe-${process.pid}`;
+const sweImages: string[] = [];
 const PAGE = `<!doctype html><title>start</title>
 <button style="position:absolute;left:0;top:0;width:400px;height:300px" onclick="document.title='clicked'">go</button>`;
 
@@ -45,7 +54,7 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
       reconcileIntervalSeconds: 1,
       // Container starts on a loaded 2-core machine: a worker's Node and Chromium start in 20-60 s here.
       readyTimeoutSeconds: 240,
-      shellImages: ['localhost/grove-swe-base:*'],
+      shellImages: ['localhost/grove-swe-base:*', `${SWE_NS}/*`],
       templates: {
         browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 1 },
         shell: { type: 'shell', placement: 'pod', warmPool: 0 },
@@ -55,6 +64,7 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
   }, 300_000);
 
   afterAll(async () => {
+    await removeImages(sweImages);
     await cluster?.cleanup();
     if (site) await new Promise((r) => site.close(r));
     // Nothing of this run is left in podman.
@@ -112,6 +122,35 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
     expect(cluster.sim.invalid).toEqual([]);
   });
 
+  test('a recorded sandbox stepped through two orchestrator containers in turn: one recording on their shared volume', async () => {
+    const shared = path.join(cluster.dir, 'recordings');
+    mkdirSync(shared);
+    chownSync(shared, 10001, 10001);
+    const mount = [`--volume=${shared}:/var/lib/grove/recordings:rw`, '--env', 'GROVE_RECORDINGS_DIR=/var/lib/grove/recordings'];
+    const [r1, r2] = [await cluster.orchestrator('orch-r1', mount), await cluster.orchestrator('orch-r2', mount)];
+    const sb = await cluster.create(r1.client, { type: 'browser', start_url: siteUrl, network: { allow }, record: true, record_har: true });
+    const click = await r1.client.step(sb.sandbox_id, { action: { action: 'click', x: 100, y: 100, space: 'css_px' } });
+    expect(click.observation.title).toBe('clicked');
+    for (const o of [r2, r1]) expect((await o.client.step(sb.sandbox_id, { action: { action: 'wait', ms: 10 } })).observation.screenshot?.mime).toBe('image/jpeg');
+    const last = await r2.client.step(sb.sandbox_id, { action: { action: 'answer', text: 'clicked' } });
+    expect(last.done).toBe(true);
+    await r2.client.deleteSandbox(sb.sandbox_id);
+    const dir = path.join(shared, sb.sandbox_id);
+    const episode = await until(async () => {
+      const v = await readEpisode(dir).catch(() => null);
+      return v?.meta.termination ? v : null;
+    }, 'the episode ended on the shared volume', 60_000);
+    expect(episode.steps.map((x) => [x.step, x.actions[0]?.action.action, x.frame])).toEqual([
+      [1, 'click', 'frames/0001.jpg'], [2, 'wait', 'frames/0002.jpg'], [3, 'wait', 'frames/0003.jpg'], [4, 'answer', 'frames/0004.jpg'],
+    ]);
+    expect(episode.steps[0]!.title).toBe('clicked');
+    expect(episode.meta).toMatchObject({ status: 'complete', steps: 4, answer: 'clicked', termination: { reason: 'task_completed' } });
+    // The HAR the worker recorded, fetched by r2 (the replica that deleted the sandbox) into the same episode.
+    const har = JSON.parse(readFileSync(path.join(dir, 'network.har'), 'utf8'));
+    expect(har.log.entries.some((e: { request: { url: string } }) => e.request.url === siteUrl)).toBe(true);
+    for (const o of [r1, r2]) expect(await cluster.stopOrchestrator(o)).toBe(0);
+  });
+
   test('shell flow: one container per sandbox, exec and files in its /workspace', async () => {
     const sb = await cluster.create(a.client, { type: 'shell' });
     const pod = podOf(sb.sandbox_id)!;
@@ -138,6 +177,28 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
     expect(r.stdout).toBe('(3, 11)\n10001\nno-chromium\n');
     await a.client.deleteSandbox(sb.sandbox_id);
     await until(() => !pods().some((p) => p.metadata.name === pod.metadata.name), 'image pod deleted', 60_000);
+  });
+
+  test('a SWE-bench instance graded in a worker container on its own image, whose /testbed is root\'s: FULL', async () => {
+    const inst = (await fixtureInstances())[0]!;
+    const image = officialImageName(inst, { namespace: SWE_NS, tag: 'latest' });
+    sweImages.push(image);
+    await buildRootOwnedLayout(cluster.dir, [image]);
+    // In the image itself the pod's user can neither write the repository nor make git trust it.
+    expect(await runAsPodUser(image, 'stat -c %u /testbed/textkit; touch /testbed/textkit/x 2>&1 | grep -c denied')).toBe('0\n1\n');
+    // `grove swe run --images swebench` against the orchestrator container: the gold patch applied by git and graded by
+    // the eval script in the instance's image, on a pod whose init container copied /testbed to the pod's user.
+    const { results } = await runSwe({
+      instances: [inst], sources: {}, provider: clientShellProvider(a.client), concurrency: 1, outDir: path.join(cluster.dir, 'swe-run'), runId: 'k8s',
+      mode: { kind: 'patches', patches: new Map([[inst.instance_id, inst.patch ?? null]]), model: 'gold' },
+      official: { namespace: SWE_NS, tag: 'latest' },
+    });
+    expect(results[0]!.evaluation?.error, results[0]!.evaluation?.test_log.slice(-2000)).toBeUndefined();
+    expect(results[0]!.evaluation?.resolution).toBe('FULL');
+    const sb = await cluster.create(a.client, { type: 'shell', image });
+    const r = await a.client.exec(sb.sandbox_id, { command: 'stat -c %u /testbed/textkit; id -u; git -C /testbed status --porcelain | wc -l' });
+    expect(r.stdout).toBe('10001\n10001\n0\n');
+    await a.client.deleteSandbox(sb.sandbox_id);
   });
 
   test('an offline-site task on a browser pod: the worker container serves the sites, the episode is scored by its reward', async () => {
