@@ -127,7 +127,10 @@ function failed(err: unknown, progress: Progress): Answer {
 /** The registry's manifest of exactly this reference (tag or digest): one GET, no layers. */
 async function manifestAnswer(ref: string, progress: Progress): Promise<Answer> {
   try {
-    await run(SKOPEO, ['inspect', '--raw', `docker://${ref}`], { env: registryEnv(), maxBuffer: 16 * 1024 * 1024, signal: progress.signal });
+    const env = registryEnv();
+    // skopeo 1.9 reads no CONTAINERS_REGISTRIES_CONF (podman does): the user's file is named to it.
+    const conf = env.CONTAINERS_REGISTRIES_CONF ? [`--registries-conf=${env.CONTAINERS_REGISTRIES_CONF}`] : [];
+    await run(SKOPEO, [...conf, 'inspect', '--raw', `docker://${ref}`], { env, maxBuffer: 16 * 1024 * 1024, signal: progress.signal });
     return { ok: true };
   } catch (err) {
     return failed(err, progress);
