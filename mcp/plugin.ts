@@ -41,9 +41,11 @@ function fromGroveError(reply: FastifyReply, err: unknown): FastifyReply {
   throw err;
 }
 
-/** The sandbox's own app token (Claw sandboxes), when it has one. */
+/** The sandbox's own app token (Claw sandboxes), when it has one: from its details, which a claw sandbox on a worker
+ * pod (k8s/remote-claw.ts) reports as the worker gave them, as an in-process one does. */
 function appToken(sb: Sandbox): string | undefined {
-  return sb.type === 'claw' ? (sb as Sandbox & { token?: string }).token : undefined;
+  if (sb.type !== 'claw') return undefined;
+  return sb.details?.().claw?.token ?? (sb as Sandbox & { token?: string }).token;
 }
 
 export function mcpPlugin(o: McpPluginOptions) {
