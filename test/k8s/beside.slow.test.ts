@@ -1,8 +1,8 @@
 // The apps served beside the sandbox on its worker pod, with real `grove worker` processes (ProcessKubelet: Chromium
 // inside) against the simulated API server: an offline-site task episode on a browser pod scored by its reward (the
 // worker's sites on its loopback, the session state read back by the orchestrator), a browser paired with a claw
-// sandbox placed on the claw's pod (its UI there, its visits in the audit log, graded), and what a page in another
-// sandbox cannot reach. test/k8s/containers.slow.test.ts does the same with the images, as podman containers.
+// sandbox placed on the claw's pod (its UI there, its visits in the audit log, graded), also through a second replica
+// that did not create the claw sandbox, and what a page in another sandbox cannot reach. test/k8s/containers.slow.test.ts does the same with the images, as podman containers.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,18 +23,15 @@ let client: GroveClient;
 let base = '';
 const podOf = (id: string) => sim.listPodObjects().find((p) => podRecords(p as never).get(id)?.state === 'ready')?.metadata.name;
 
+const CONFIG = {
+  workerPort: 21000 + Math.floor(Math.random() * 1000),
+  readyTimeoutSeconds: 90,
+  templates: { browser: { type: 'browser' as const, placement: 'shared' as const, maxPerWorker: 4, warmPool: 0 }, shell: { type: 'shell' as const, placement: 'pod' as const, warmPool: 0 } },
+};
+
 beforeAll(async () => {
   await sim.start();
-  orch = await startOrchestrator(
-    sim,
-    {
-      workerPort: 21000 + Math.floor(Math.random() * 1000),
-      readyTimeoutSeconds: 90,
-      templates: { browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 0 }, shell: { type: 'shell', placement: 'pod', warmPool: 0 } },
-    },
-    'orch-beside',
-    { dataDir: dir },
-  );
+  orch = await startOrchestrator(sim, CONFIG, 'orch-beside', { dataDir: dir });
   base = await orch.app.listen({ host: '127.0.0.1', port: 0 });
   client = new GroveClient({ baseUrl: base });
 }, 120_000);
@@ -94,6 +91,30 @@ describe('apps beside the sandbox on its pod', { timeout: 300_000 }, () => {
     await client.deleteSandbox(b.sandbox_id);
     // Closing the browser left the claw sandbox (and its pod) alone.
     expect((await client.request('GET', `/sandboxes/${claw.sandbox_id}/claw/state`)).status).toBe(200);
+    await client.deleteSandbox(claw.sandbox_id);
+  });
+
+  test('paired through a replica that did not create the claw sandbox: the browser on the claw\'s pod, at its login', async () => {
+    const claw = await client.createAndWait({ type: 'claw', task_id: 'hand-doc-summary' } as never, 120);
+    const b = await startOrchestrator(sim, CONFIG, 'orch-beside-b', { dataDir: path.join(dir, 'b') });
+    try {
+      const viaB = new GroveClient({ baseUrl: await b.app.listen({ host: '127.0.0.1', port: 0 }) });
+      const paired = await viaB.createAndWait({ type: 'browser', claw_sandbox: claw.sandbox_id }, 120);
+      expect(paired.status).toBe('ready');
+      expect(podOf(paired.sandbox_id)).toBe(podOf(claw.sandbox_id));
+      const obs = await viaB.observation(paired.sandbox_id, { screenshot: 'none' });
+      expect(obs.url.startsWith(claw.claw!.origin)).toBe(true);
+      expect(obs.last_action_error).toBeNull();
+      // Its page visits are in the claw's audit log, read through the replica that created the claw.
+      const app = claw.claw!.apps[0]!;
+      await viaB.step(paired.sandbox_id, { action: { action: 'goto', url: `${claw.claw!.origin}/${app}` }, screenshot: 'none' });
+      const audit = await client.request('GET', `/sandboxes/${claw.sandbox_id}/claw/audit`).then(async (r) => JSON.parse(await r.text()));
+      expect(audit.entries.some((e: { actor: string }) => e.actor === 'web')).toBe(true);
+      await viaB.deleteSandbox(paired.sandbox_id);
+      viaB.close();
+    } finally {
+      await b.close();
+    }
     await client.deleteSandbox(claw.sandbox_id);
   });
 
