@@ -15,13 +15,13 @@
 //
 //   npm run bench:claw-eval-agreement -- --claw-eval DIR [--limit N] [--ids ID,…] [--kinds services,sandbox,user_agent,judged]
 //       [--index-url URL] [--cache DIR]
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { startEmbeddedGrove } from '../cli/commands/run-embedded.ts';
 import { GroveClient } from '../client/index.ts';
 import type { ClawEvalTask } from '../claw-env/claw-eval/checkout.ts';
@@ -42,6 +42,7 @@ const cacheDir = values.cache ?? path.join(os.homedir(), '.cache', 'grove');
 const indexUrl = values['index-url'];
 const READ = /(list|get|search|query|read|view|fetch|check|find|lookup)/i;
 const GO_ON = 'Please go on with what you have.';
+const run = promisify(execFile);
 
 /** The scripted judge and simulated user, in OpenAI's chat-completions wire format. */
 function startModelServer(): Promise<{ url: string; calls: { judge: number; user: number }; close(): Promise<void> }> {
@@ -118,7 +119,8 @@ try {
     let text: string;
     try {
       const judgeArgs = task.needs_judge ? ['--config', cfg] : ['--no-judge'];
-      text = execFileSync(p.python.python, ['-m', 'claw_eval.cli', 'grade', '--trace', trace, '--task', task.dir, ...judgeArgs], { cwd: p.root, env: { PATH: '/usr/bin:/bin', PYTHONPATH: path.join(p.root, 'src'), HOME: out }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      // asynchronous: the CLI's judge calls reach the scripted model server of this very process
+      text = (await run(p.python.python, ['-m', 'claw_eval.cli', 'grade', '--trace', trace, '--task', task.dir, ...judgeArgs], { cwd: p.root, env: { PATH: '/usr/bin:/bin', PYTHONPATH: path.join(p.root, 'src'), HOME: out }, encoding: 'utf8', maxBuffer: 16 << 20 })).stdout;
     } catch (err) {
       differ.push(`${r.task_id}#${r.trial}: the CLI failed: ${String((err as { stderr?: string }).stderr ?? err).slice(-200)}`);
       continue;
