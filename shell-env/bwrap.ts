@@ -32,6 +32,9 @@ export interface HolderSpec {
   infoFd: number;
 }
 
+/** The size of a sandbox's /dev/shm (Docker's default, which SWE-bench's containers have). */
+const DEV_SHM_BYTES = 64 * 1024 * 1024;
+
 export function bwrapArgs(spec: HolderSpec): string[] {
   const args: string[] = [];
   if (spec.writableRoot) args.push('--bind', spec.rootfs, '/');
@@ -48,6 +51,9 @@ export function bwrapArgs(spec: HolderSpec): string[] {
     '--bind', spec.hostTmp, '/tmp',
     '--bind', spec.hostVarTmp, '/var/tmp',
     '--dev', '/dev',
+    // A private /dev/shm as a container has (Docker's 64 MiB, mode 1777): POSIX semaphores and shared memory
+    // (Python's multiprocessing locks) need it writable; its pages count against the sandbox's memory cgroup.
+    '--perms', '1777', '--size', String(DEV_SHM_BYTES), '--tmpfs', '/dev/shm',
     '--proc', '/proc',
   );
   // Grove's helpers live in /.grove (bwrap would create it 0700, unreadable for the sandbox user).

@@ -70,6 +70,20 @@ describe('shell sandboxes', () => {
     expect(uid).not.toBe(0);
   });
 
+  it('has a private, writable /dev/shm of 64 MiB, as a container has (POSIX semaphores: multiprocessing locks work)', async () => {
+    // SWE-bench's pytest-5495 needs a multiprocessing.Lock (a SemLock in /dev/shm); a read-only /dev/shm failed it.
+    const r = await exec(id, {
+      command: 'stat -c %a /dev/shm; python3 -c "import multiprocessing as m; l = m.Lock(); l.acquire(); l.release(); print(\'semlock ok\')"; ' +
+        'dd if=/dev/zero of=/dev/shm/fill bs=1M count=80 2>&1 | grep -c "No space left"; rm -f /dev/shm/fill',
+    });
+    expect(r.stdout.trim().split('\n')).toEqual(['1777', 'semlock ok', '1']);
+    // Another sandbox does not see this one's /dev/shm.
+    await exec(id, { command: 'echo mine > /dev/shm/mark' });
+    const other = await srv.sandbox();
+    expect((await exec(other, { command: 'cat /dev/shm/mark 2>&1 || true' })).stdout).toMatch(/No such file/);
+    await srv.call('DELETE', `/sandboxes/${other}`);
+  });
+
   it('separates or merges the streams, takes argv arrays, cwd and stdin, and reports exit codes', async () => {
     const sep = await exec(id, { command: 'echo out; echo err >&2; exit 3' });
     expect(sep).toMatchObject({ exit_code: 3, stdout: 'out\n', stderr: 'err\n', merged: false, timed_out: false });
