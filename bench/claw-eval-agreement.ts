@@ -143,7 +143,7 @@ try {
     let ep = 'errored';
     let g: { task_score?: number; scores?: Record<string, number>; error?: string } = {};
     try {
-      const info = await client.createAndWait({ type: 'claw', claw_eval_task: task.id, labels: {} } as never, 900);
+      const info = await client.createAndWait({ type: 'claw', claw_eval_task: task.id, labels: {} } as never, 600);
       const at = `/sandboxes/${info.sandbox_id}/claw-eval`;
       for (const c of s.calls) await client.request('POST', `${at}/call`, { tool: c.name, arguments: c.args });
       // Claw-Eval's loop: each text turn to the simulated user, until it is done (the same answer every turn)
