@@ -150,6 +150,12 @@ describe.runIf(BWRAP)('Claw-Eval tasks as episodes of the server', () => {
     c = io();
     expect(await harnessRun([...base, '--claw-eval-task', 'N01_notes_summary'], c.io)).toBe(2);
     expect(c.err.join('')).toMatch(/needs --claw-eval DIR/);
+    c = io();
+    expect(await harnessRun([...base, '--claw-eval', ROOT, '--claw-eval-task', 'N01_notes_summary', '--claw-eval-user-url', 'http://127.0.0.1:9/v1'], c.io)).toBe(2);
+    expect(c.err.join('')).toMatch(/--claw-eval-user-url and --claw-eval-user-model go together/);
+    c = io();
+    expect(await harnessRun([...base, '--claw-eval-user-url', 'http://127.0.0.1:9/v1', '--claw-eval-user-model', 'u', '--prompt', 'x'], c.io)).toBe(2);
+    expect(c.err.join('')).toMatch(/--claw-eval-user-url goes with --claw-eval-task/);
   });
 
   describe.runIf(CODEX)('grove harness run --claw-eval: the Codex CLI over MCP', () => {
