@@ -89,6 +89,9 @@ function alive(pid: number): boolean {
   return listProcesses().some((p) => p.pid === pid && p.state !== 'Z');
 }
 
+/** What is left in a pool's artifacts root: nothing when the watchdog removed the emptied root itself. */
+const leftIn = (root: string): string[] => (existsSync(root) ? readdirSync(root) : []);
+
 describe('temporary folders of a killed Chromium', () => {
   it('a SIGKILLed browser leaves no profile, socket folder or artifacts folder, in the pool or in /tmp', async () => {
     const realTmpBefore = chromiumTempNames('/tmp');
@@ -122,7 +125,7 @@ describe('temporary folders of a killed Chromium', () => {
     await pool.shutdown();
     expect(existsSync(replacement.profile)).toBe(false);
     expect(existsSync(replacement.socketDir)).toBe(false);
-    expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+    expect(leftIn(join(dataDir, 'artifacts'))).toEqual([]);
   });
 
   it('a data dir too deep for a socket path under it still launches Chromium (with the inherited TMPDIR)', async () => {
@@ -155,13 +158,13 @@ describe('temporary folders of a killed Chromium', () => {
       expect(existsSync(f.profile)).toBe(false);
       expect(existsSync(f.socketDir)).toBe(false);
     }
-    expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+    expect(leftIn(join(dataDir, 'artifacts'))).toEqual([]);
 
     // A restarted server on the same data dir starts clean and leaves nothing when it stops.
     const pool = newPool(dataDir);
     await pool.start();
     await pool.shutdown();
-    expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+    expect(leftIn(join(dataDir, 'artifacts'))).toEqual([]);
     // (tsx keeps its compile cache in TMPDIR: a tool's cache, not a browser's.)
     expect(readdirSync(serverTmp).filter((n) => !n.startsWith('tsx-'))).toEqual([]);
     const newInTmp = [...chromiumTempNames('/tmp')].filter((n) => !realTmpBefore.has(n));
@@ -184,7 +187,7 @@ describe('temporary folders of a killed Chromium', () => {
     await until(() => !alive(watchdog));
     expect(existsSync(profile)).toBe(false);
     expect(existsSync(older)).toBe(true);
-    expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+    expect(leftIn(join(dataDir, 'artifacts'))).toEqual([]);
   });
 
   it('the server and its watchdog SIGKILLed during a launch: a restart removes the profile', async () => {
@@ -216,7 +219,7 @@ describe('temporary folders of a killed Chromium', () => {
     await pool.start();
     expect(pids.every((p) => !alive(p))).toBe(true);
     await pool.shutdown();
-    expect(readdirSync(join(dataDir, 'artifacts'))).toEqual([]);
+    expect(leftIn(join(dataDir, 'artifacts'))).toEqual([]);
     expect(readdirSync(serverTmp).filter((n) => !n.startsWith('tsx-'))).toEqual([]);
   });
 });
