@@ -227,6 +227,14 @@ describe.skipIf(!haveData)('every command in the README', () => {
     expect(list.total).toBe(3);
     await stop(s.child);
   });
+  handle(/^npm run bench:claw-eval-agreement -- --claw-eval ~\/claw-eval /, async (line) => {
+    // On the fixture checkout (CI has no copy of Claw-Eval; the fixture has no claw_eval.cli, so the CLI column
+    // reads 0 graded): every episode sandbox grades as the batch does, and both comparisons are printed.
+    const fixture = join(REPO, 'test/claw-env/fixtures/claw-eval-checkout');
+    const { stdout } = await sh(line.replace('~/claw-eval', fixture).replace('--limit 10', '--limit 1').replace(/\s+#.*$/, ''));
+    expect(stdout).toMatch(/Grove batch vs the checkout's claw_eval\.cli grade: \d+\/2 agree/);
+    expect(stdout).toMatch(/episode sandboxes \(REST, the harness path\) vs the batch: 2\/2 identical grades/);
+  });
   handle(/^npm run bench:claw$/, async () => {
     expect(JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).scripts['bench:claw']).toBe('node --import tsx bench/claw.bench.ts');
     expect(existsSync(join(REPO, 'bench/claw.bench.ts'))).toBe(true);
