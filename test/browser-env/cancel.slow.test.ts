@@ -47,7 +47,9 @@ describe('a timed-out action is cancelled', () => {
     const net = { allow: [`127.0.0.1:${fx.port}`] };
     const sb = await te.create({ start_url: fx.url('/start'), network: net, action_timeout_ms: 1000 });
     const r = await sb.step([{ action: 'goto', url: fx.url('/slow') }], { screenshot: 'none' });
-    expect(r.observation.last_action_error?.code).toMatch(/timeout/);
+    // The action gave up at its deadline: a timeout, or — on a loaded machine, when the liveness probe after it also
+    // misses — page_unresponsive (seen in CI at load ~15). What this test is about follows: the request is dropped.
+    expect(r.observation.last_action_error?.code).toMatch(/timeout|page_unresponsive/);
     expect(slow.asked).toBeGreaterThan(0);
     // The browser hung up on the request as the action gave up (not after the server's answer).
     await new Promise((resolve) => setTimeout(resolve, ANSWER_AFTER_MS + 1000));
