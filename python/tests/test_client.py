@@ -152,8 +152,8 @@ def test_capacity_503_is_retried_honouring_retry_after(browser_opts):
             holder.create_sandbox(**browser_opts)
         assert (e.value.status, e.value.code) == (503, "capacity_exhausted")
         assert e.value.retry_after is not None and e.value.retry_after >= 1
-        with Client(small.url, small.api_key, retry=RetryPolicy(max_retries=20, max_delay=0.3)) as c:
-            # the slot frees a little later: the retrying create then gets it
+        with Client(small.url, small.api_key, retry=RetryPolicy(max_retries=100, max_delay=0.3)) as c:
+            # the slot frees a little later (deleting takes seconds on a loaded machine: up to ~30 s of retries)
             timer = threading.Timer(1.0, lambda: holder.delete_sandbox(first))
             timer.start()
             second = c.create_sandbox(**browser_opts)["sandbox_id"]
