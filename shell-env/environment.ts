@@ -11,13 +11,13 @@ import { fileURLToPath } from 'node:url';
 import type { ShellCreateOptions } from '../protocol/sandbox.ts';
 import type { EnvironmentFactory } from '../sandbox/local-backend.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
-import { detectCgroups, type CgroupRoot } from './cgroups.ts';
-import { unmountUnder } from './disk.ts';
+import { detectCgroups, type CgroupRoot, type SandboxCgroups } from './cgroups.ts';
+import { createDisk, unmountUnder } from './disk.ts';
 import { checkEnv, wrapperArgs, WRAPPER_SHELL } from './exec.ts';
 import { imageRoot, isImageRef } from './image-root.ts';
 import { claimUid, reapDeadInstances, registerInstance, releaseUid, removeInstance, STATE_DIR } from './host-state.ts';
 import { ShellWatchdog } from './watchdog.ts';
-import { LocalShellSandbox, type ShellLimits } from './sandbox.ts';
+import { DEFAULT_DISK_MB, LocalShellSandbox, type ShellLimits } from './sandbox.ts';
 import type { ShellSandbox } from './types.ts';
 
 const BWRAP = '/usr/bin/bwrap';
@@ -48,11 +48,19 @@ export function shellAvailability(): { ok: true } | { ok: false; reason: string 
 
 /** A host process held to a shell sandbox's limits (ShellEnvironment.confine). */
 export interface ProcessConfinement {
-  /** The argv that runs `command` inside the cgroups (the wrapper joins them, then execs it). */
+  /** The argv that runs `command` inside the cgroups (the wrapper joins them, then execs it); `command` itself
+   * where this host has no cgroups. */
   argv(command: string[]): string[];
+  /** Whether memory, process and CPU limits hold (cgroups), or only the disk's size. */
+  readonly cgroups: boolean;
+  /** A folder on a size-capped disk of its own (disk.ts, a shell sandbox's disk_mb), owned by the caller's uid: the
+   * process's writable state goes here, removed with it (and by the watchdog if this server dies). */
+  readonly dir: string;
+  /** A /tmp for it on the same disk (mode 1777). */
+  readonly tmp: string;
   /** Pids in the cgroups now. */
   pids(): Promise<number[]>;
-  /** Kills whatever is left in them and removes them. */
+  /** Kills whatever is left in the cgroups, removes them, unmounts the disk and removes its folder. */
   release(): Promise<void>;
 }
 
@@ -60,12 +68,13 @@ export interface ShellEnvironment extends EnvironmentFactory<ShellCreateOptions,
   /** How limits are enforced on this host (for the docs and /resources). */
   readonly cgroups: boolean;
   /**
-   * Cgroups with a shell sandbox's limits (memory, processes, CPU) for a long-running host process that is not a
-   * shell sandbox but runs untrusted code in a sandbox of its own (the Claw-Eval checkout's mock services, whose
-   * bubblewrap needs the checkout read-only); null where this host has no cgroups, absent where commands run without
-   * bubblewrap (pod isolation). `name`: [A-Za-z0-9_-]{1,40}.
+   * A shell sandbox's limits for a long-running host process that is not a shell sandbox but runs untrusted code in a
+   * sandbox of its own (the Claw-Eval checkout's mock services, whose bubblewrap needs the checkout read-only):
+   * cgroups with its memory, process and CPU limits (where this host has cgroups) and a disk of disk_mb for the
+   * process's writable state, under this instance's folder (so removed by the watchdog when this server dies).
+   * Absent where commands run without bubblewrap (pod isolation). `name`: [A-Za-z0-9_-]{1,40}.
    */
-  confine?(name: string): Promise<ProcessConfinement | null>;
+  confine?(name: string): Promise<ProcessConfinement>;
 }
 
 export async function createShellEnvironment(opts: ShellEnvironmentOptions): Promise<ShellEnvironment> {
@@ -141,20 +150,36 @@ export async function createShellEnvironment(opts: ShellEnvironmentOptions): Pro
       live.set(id, sb);
       return sb;
     },
-    async confine(name: string): Promise<ProcessConfinement | null> {
+    async confine(name: string): Promise<ProcessConfinement> {
       if (!/^[A-Za-z0-9_-]{1,40}$/.test(name)) throw new Error(`confine: bad name ${JSON.stringify(name.slice(0, 60))}`);
-      if (!cgroupRoot) return null;
       const l = opts.limits;
-      const cg = await cgroupRoot.create(`p-${name}`, { cpu: l.cpu, memoryMb: l.memoryMb, maxProcesses: l.maxProcesses });
-      const key = await cg.newGroup('h');
-      return {
-        argv: (command) => [WRAPPER_SHELL, ...wrapperArgs(cg.procsFiles(key), command)],
-        pids: () => cg.pids(),
-        release: async () => {
-          await cg.kill();
-          await cg.destroy();
-        },
+      // Its folder beside the sandboxes' (unique: mkdir fails on an existing one), its disk as a sandbox's (disk.ts).
+      const dir = path.join(instance.dir, `p-${name}`);
+      await mkdir(dir, { mode: 0o711 });
+      let cg: SandboxCgroups | null = null;
+      const release = async () => {
+        await cg?.kill();
+        await cg?.destroy();
+        await unmountUnder(dir);
+        await rm(dir, { recursive: true, force: true });
       };
+      try {
+        const disk = await createDisk(dir, l.diskMb ?? DEFAULT_DISK_MB, process.getuid?.() ?? 0);
+        cg = cgroupRoot ? await cgroupRoot.create(`p-${name}`, { cpu: l.cpu, memoryMb: l.memoryMb, maxProcesses: l.maxProcesses }) : null;
+        const files = cg ? cg.procsFiles(await cg.newGroup('h')) : [];
+        const groups = cg;
+        return {
+          argv: (command) => (files.length ? [WRAPPER_SHELL, ...wrapperArgs(files, command)] : command),
+          cgroups: groups !== null,
+          dir: disk.workspace,
+          tmp: disk.tmp,
+          pids: async () => (groups ? groups.pids() : []),
+          release,
+        };
+      } catch (err) {
+        await release();
+        throw err;
+      }
     },
     async shutdown(): Promise<void> {
       await Promise.all([...live.values()].map((s) => s.close()));

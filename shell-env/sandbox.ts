@@ -27,7 +27,7 @@ import type { PtyInit, PtySession, ShellSandbox } from './types.ts';
 
 export const WORKSPACE = '/workspace';
 const PROXY_PORT = 3128;
-const DEFAULT_DISK_MB = 8192;
+export const DEFAULT_DISK_MB = 8192;
 const DEFAULT_EGRESS_CONNECTIONS = 128;
 const DEFAULT_EGRESS_IDLE_S = 300;
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';

@@ -10,12 +10,15 @@
 // `mount -o remount,bind,rw` inside made the read-only checkout writable (tried: it wrote). Now, as shell-env's
 // holder does: an own user namespace with a non-root uid (65534) and no capabilities, no nested user namespaces
 // (--disable-userns), own PID/IPC/UTS/net/cgroup namespaces, the system, venv and DIR read-only, only the trial's
-// socket folder writable, no_new_privs (bwrap's default), --die-with-parent. Limits: given `confine` (the server's
-// shell environment, server/claw-eval.ts), bwrap and everything under it run in cgroups with a shell sandbox's
-// memory, process and CPU limits (an OOM kills inside them; a fork bomb meets pids.max); the batch path
-// (`grove claw run --claw-eval`) has no shell environment of its own to take them from. No disk quota: /tmp inside
-// is a tmpfs (charged to the memory cgroup), but the socket folder is a host folder the services can write.
+// folder writable, no_new_privs (bwrap's default), --die-with-parent.
+// Limits: `confine` (a shell environment's, server/claw-eval.ts clawEvalConfine; the server and `grove claw run
+// --claw-eval` both hand it down, so every service set starts here the same way) puts bwrap and everything under it
+// in cgroups with a shell sandbox's memory, process and CPU limits (an OOM kills inside them; a fork bomb meets
+// pids.max) and gives the trial's writable state (its socket folder, and /tmp inside) a size-capped disk of its own
+// under the shell environment's folder, removed at stop and by its watchdog if the process dies. Without it (no
+// root, no shell environment) the folder is a temp folder (tmp.ts) and /tmp a tmpfs, with no limits.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -65,17 +68,22 @@ export interface ServiceSetOptions {
   bwrap?: string;
   /** Extra stderr lines from the services (debugging). */
   onLog?: (line: string) => void;
-  /** Cgroups with a shell sandbox's limits (memory, processes, CPU) for the services' sandbox: the server's shell
-   * environment's (server/claw-eval.ts). Without: bubblewrap alone. */
+  /** A shell sandbox's limits for the services' sandbox (cgroups and a disk); without: bubblewrap alone. */
   confine?: ClawEvalConfine;
 }
 
-/** A host process held to limits (shell-env's ProcessConfinement, taken by its shape: claw-env does not import it). */
+/** A host process held to limits (shell-env's ProcessConfinement, taken by its shape: claw-env does not import it):
+ * `dir` and `tmp` are on a size-capped disk removed by release(). */
 export interface ClawEvalConfinement {
   argv(command: string[]): string[];
+  readonly dir: string;
+  readonly tmp: string;
   release(): Promise<void>;
 }
-export type ClawEvalConfine = (name: string) => Promise<ClawEvalConfinement | null>;
+export type ClawEvalConfine = (name: string) => Promise<ClawEvalConfinement>;
+
+/** The longest path a Unix socket may have (sun_path, with its terminating zero). */
+const SOCKET_PATH_MAX = 107;
 
 interface Reply {
   status: number;
@@ -106,11 +114,12 @@ function udsRequest(socketPath: string, method: string, urlPath: string, body: u
   });
 }
 
-/** bwrap arguments: the system read-only, the checkout and the venv read-only, the run folder writable, no network. */
-function bwrapArgs(o: ServiceSetOptions, runDir: string): string[] {
+/** bwrap arguments: the system read-only, the checkout and the venv read-only, the run folder writable, /tmp the
+ * confinement's (on its disk) or a tmpfs, no network. */
+function bwrapArgs(o: ServiceSetOptions, runDir: string, tmp: string | undefined): string[] {
   const a = ['--unshare-user', '--uid', '65534', '--gid', '65534', '--disable-userns', '--cap-drop', 'ALL'];
   a.push('--die-with-parent', '--new-session', '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
-  a.push('--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  a.push('--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc', '--proc', '/proc', '--dev', '/dev', ...(tmp ? ['--bind', tmp, '/tmp'] : ['--tmpfs', '/tmp']));
   for (const d of ['/bin', '/lib', '/lib64', '/sbin']) {
     if (!existsSync(d)) continue;
     if (lstatSync(d).isSymbolicLink()) a.push('--symlink', readlinkSync(d), d);
@@ -128,7 +137,10 @@ function bwrapArgs(o: ServiceSetOptions, runDir: string): string[] {
 
 export class ClawEvalServiceSet {
   private child?: ChildProcess;
-  private readonly runDir: string;
+  /** The trial's writable folder: the confinement's (on its disk) or a temp folder of ours (removed at stop). */
+  private runDir?: string;
+  private ownRunDir = false;
+  private stopped = false;
   private readonly byPort = new Map<number, { svc: ClawEvalService; uds: string }>();
   private exited?: string;
   private stderr = '';
@@ -137,9 +149,7 @@ export class ClawEvalServiceSet {
   constructor(
     private readonly task: ClawEvalTask,
     private readonly o: ServiceSetOptions,
-  ) {
-    this.runDir = clawEvalTempDir('run');
-  }
+  ) {}
 
   /**
    * Starts every service and waits until each answers its health check, within the caller's deadline (`progress`:
@@ -148,19 +158,27 @@ export class ClawEvalServiceSet {
    * naming it, the time it had and its own ready_timeout (as Claw-Eval's ServiceStartError: not retried).
    */
   async start(progress: Progress): Promise<void> {
+    // under the shell environment's limits when there are: the wrapper joins the cgroups, then execs bwrap
+    this.confinement = this.o.confine ? await this.o.confine(`claw-eval-${randomBytes(5).toString('hex')}`) : null;
+    if (this.stopped) {
+      await this.stop();
+      throw new ClawEvalServiceStartError(this.task.services[0]?.name ?? 'set', 'was stopped before it was started');
+    }
+    const runDir = this.confinement?.dir ?? clawEvalTempDir('run');
+    this.ownRunDir = !this.confinement;
+    this.runDir = runDir;
     const specs = this.task.services.map((svc, i) => {
-      const uds = path.join(this.runDir, `s${i}.sock`);
+      const uds = path.join(runDir, `s${i}.sock`);
+      if (Buffer.byteLength(uds) > SOCKET_PATH_MAX) throw new ClawEvalServiceStartError(svc.name, `cannot get a socket: its path ${uds} is longer than ${SOCKET_PATH_MAX} bytes (use a shorter data folder, dataDir)`);
       this.byPort.set(svc.port, { svc, uds });
       const env: Record<string, string> = { PATH: '/usr/bin:/bin', HOME: '/tmp', LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', PORT: String(svc.port) };
       if (this.o.errorRate !== undefined) env.ERROR_RATE = String(this.o.errorRate);
       Object.assign(env, svc.env);
       return { name: svc.name, script: svc.script, uds, env };
     });
-    const spec = path.join(this.runDir, 'services.json');
+    const spec = path.join(runDir, 'services.json');
     writeFileSync(spec, JSON.stringify({ services: specs }));
-    const args = [this.o.bwrap ?? '/usr/bin/bwrap', ...bwrapArgs(this.o, this.runDir), this.o.python.python, this.o.driver, 'supervise', this.o.root, spec];
-    // under the shell environment's limits when it gives them: the wrapper joins the cgroups, then execs bwrap
-    this.confinement = this.o.confine ? await this.o.confine(`claw-eval-${path.basename(this.runDir).slice(-12).replace(/[^A-Za-z0-9_-]/g, '_')}`) : null;
+    const args = [this.o.bwrap ?? '/usr/bin/bwrap', ...bwrapArgs(this.o, runDir, this.confinement?.tmp), this.o.python.python, this.o.driver, 'supervise', this.o.root, spec];
     const argv = this.confinement ? this.confinement.argv(args) : args;
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
     this.child = child;
@@ -230,6 +248,7 @@ export class ClawEvalServiceSet {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     const c = this.child;
     if (c && c.exitCode === null && c.signalCode === null) {
       const gone = new Promise((r) => c.once('exit', r));
@@ -238,10 +257,12 @@ export class ClawEvalServiceSet {
     }
     const cg = this.confinement;
     this.confinement = null;
+    const own = this.ownRunDir ? this.runDir : undefined;
+    this.runDir = undefined;
     try {
       await cg?.release();
     } finally {
-      rmSync(this.runDir, { recursive: true, force: true });
+      if (own) rmSync(own, { recursive: true, force: true });
     }
   }
 }

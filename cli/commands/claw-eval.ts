@@ -26,7 +26,10 @@ Tasks Grove cannot run are listed by reason: needs_internet:<service>, missing_f
 missing_python_dep:<module>. Multi-turn tasks (user_agent) answer the agent with the checkout's simulated user, its
 chat calls made by Grove's model client on --user-url/--user-model. A task's services must be ready within its own
 time budget (timeout_seconds); one that is not errors the trial, naming it (not retried, as Claw-Eval). --error-rate
-sets the mock services' ERROR_RATE where the task sets none (Claw-Eval's default is 0).`;
+sets the mock services' ERROR_RATE where the task sets none (Claw-Eval's default is 0). The services are held to the
+limits of Grove's shell sandboxes, as a server's episodes are (GROVE_SHELL_MEMORY_MB, GROVE_SHELL_MAX_PROCESSES,
+GROVE_SHELL_CPU, and GROVE_SHELL_DISK_MB for their writable state, on a disk under GROVE_DATA_DIR, ./.grove by default);
+without root and bubblewrap they run without them (a warning says so).`;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -105,17 +108,26 @@ export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Pr
     const multi = tasks.filter((t) => t.user_agent);
     if (multi.length && !v['user-url']) return usageError(u, `${multi.length} selected task(s) talk with a simulated user (${someIds(multi)}): give --user-url and --user-model, or select others with --ids`);
     const [{ runClawEval, clawEvalReportText }, { ChatClawEvalPolicy, chatUserModel }] = await Promise.all([import('../../runner/claw-eval/run.ts'), import('../../runner/claw-eval/trial.ts')]);
+    // the services' limits, as a server's episodes get them: a shell environment from the same settings
+    let limits: import('./claw-eval-limits.ts').ClawEvalServiceLimits;
+    try {
+      limits = await serviceLimits(io, tasks.some((t) => t.services.length > 0));
+    } catch (err) {
+      return failure(u, `cannot hold the mock services to the shell sandboxes' limits: ${(err as Error).message}`);
+    }
     let sandbox: Awaited<ReturnType<typeof openSandboxes>> | undefined;
     if (tasks.some((t) => t.sandbox)) {
       try {
         sandbox = await openSandboxes(v, p, io, Math.max(16, 2 * concurrency));
       } catch (err) {
+        await limits.close();
         return failure(u, `the sandbox tools need Grove shell sandboxes: ${(err as Error).message}`);
       }
     }
     try {
     const { report } = await runClawEval({
       sandbox: sandbox?.sandbox,
+      confine: limits.confine,
       root: p.root,
       python: p.python,
       driver: p.driver,
@@ -135,9 +147,23 @@ export async function clawEvalRun(v: Values, io: CommandIO, u: CommandUsage): Pr
     if (v.out) io.err(`traces: ${path.join(v.out as string, 'traces')} (Claw-Eval's JSONL trace format)\n`);
     return report.graded_tasks === 0 ? 1 : 0;
     } finally {
-      await sandbox?.close();
+      try {
+        await sandbox?.close();
+      } finally {
+        await limits.close();
+      }
     }
   });
+}
+
+/** The shell environment's limits for the services (claw-eval-limits.ts), when any selected task has services. */
+async function serviceLimits(io: CommandIO, needed: boolean): Promise<import('./claw-eval-limits.ts').ClawEvalServiceLimits> {
+  if (!needed) return { close: async () => {} };
+  const [{ loadConfig }, { openClawEvalServiceLimits }] = await Promise.all([import('../../sandbox/config.ts'), import('./claw-eval-limits.ts')]);
+  const line = (level: string) => (obj: unknown, msg?: string) => io.err(`${level}: ${msg ?? ''} ${JSON.stringify(obj)}\n`);
+  const limits = await openClawEvalServiceLimits(loadConfig(), { debug: () => {}, info: () => {}, warn: line('warning'), error: line('error') });
+  if (limits.missing) io.err(`warning: the mock services run without memory, process, CPU and disk limits: ${limits.missing}\n`);
+  return limits;
 }
 
 /** Shell sandboxes for the sandbox tools: a Grove server (embedded, or --server), the Python that runs the checkout's

@@ -8,7 +8,7 @@ import type { ClawEvalPython } from '../../claw-env/claw-eval/pyenv.ts';
 import { chatParts, clawEvalPrompt, type ClawEvalPrompt } from '../../claw-env/claw-eval/prompt.ts';
 import { ClawEvalSession, type ClawEvalSandboxProvider } from '../../claw-env/claw-eval/session.ts';
 import type { ClawEvalTool } from '../../claw-env/claw-eval/checkout.ts';
-import { serviceStartBudgetMs } from '../../claw-env/claw-eval/services.ts';
+import { serviceStartBudgetMs, type ClawEvalConfine } from '../../claw-env/claw-eval/services.ts';
 import type { ClawEvalUserModel } from '../../claw-env/claw-eval/user-agent.ts';
 import { Progress } from '../../sandbox/progress.ts';
 import { APIConnectionError, InternalServerError } from '../../vlm-client/errors.ts';
@@ -81,6 +81,9 @@ export interface ClawEvalTrialOptions {
   /** For tasks with `sandbox`: a fresh Grove shell sandbox per trial (the shell-env API), the Python inside it that
    * runs the checkout's sandbox server, and the checkout's sandbox tool specs. */
   sandbox?: ClawEvalSandboxProvider;
+  /** The services under a shell environment's limits (cgroups, a disk for their writable state): the same confine
+   * the server hands its episodes (server/claw-eval.ts clawEvalConfine). */
+  confine?: ClawEvalConfine;
   /** The first user message per task id, as the checkout's loop builds it (attachments, media events). */
   prompts?: Map<string, ClawEvalPrompt>;
 }
@@ -121,7 +124,7 @@ export async function runEpisode(task: ClawEvalTask, trial: number, o: ClawEvalT
     first = await clawEvalPrompt(task, o);
     o.prompts?.set(task.id, first);
   }
-  const session = new ClawEvalSession(task, trial, { root: o.root, python: o.python, driver: o.driver, errorRate: o.errorRate, sandbox: o.sandbox }, first);
+  const session = new ClawEvalSession(task, trial, { root: o.root, python: o.python, driver: o.driver, errorRate: o.errorRate, sandbox: o.sandbox, confine: o.confine }, first);
   const tools = toolDefs(task, task.sandbox ? o.sandbox!.tools : []);
   const firstParts = chatParts(first.content);
   const chat: ChatMessage[] = [

@@ -67,10 +67,11 @@ describe('Claw-Eval checkout: coverage', () => {
       N11_slow_service: 'ready',
       N12_memory_hog: 'ready',
       N13_fork_bomb: 'ready',
+      N14_disk_fill: 'ready',
     });
     expect(task('N03_judged_digest').needs_judge).toBe(true);
     expect(task('N01_notes_summary').needs_judge).toBe(false);
-    expect(coverageTable(tasks)[0]).toEqual({ status: 'ready', reason: '', count: 10, example: 'N01_notes_summary' });
+    expect(coverageTable(tasks)[0]).toEqual({ status: 'ready', reason: '', count: 11, example: 'N01_notes_summary' });
     expect(task('N04_user_agent').user_agent).toEqual({ persona: 'A busy manager who remembers only that the note was about money.', max_rounds: 3 });
   });
 
@@ -81,7 +82,7 @@ describe('Claw-Eval checkout: coverage', () => {
     const out = c.out.join('');
     expect(out).toMatch(/ready\s+10\s+-/);
     expect(out).toMatch(/skipped\s+1\s+missing_python_dep:clawfixture_absent_dep/);
-    expect(c.err.join('')).toContain('13 task(s): 10 ready (1 of them need a judge), 3 skipped');
+    expect(c.err.join('')).toContain('14 task(s): 11 ready (1 of them need a judge), 3 skipped');
     expect(c.err.join('')).not.toContain('building');
     expect(readdirSync(cache)).toEqual(before);
   });

@@ -1,8 +1,9 @@
 // ShellEnvironment.confine: a host process held to a shell sandbox's limits (what the Claw-Eval services' own
 // bubblewrap runs in). Attacks: a process eating past the memory limit is OOM-killed inside its cgroup, a fork bomb
-// meets pids.max, what is left is killed at release() and the cgroups are removed; bad names are refused.
+// meets pids.max, what is left is killed at release() and the cgroups are removed; writing past disk_mb into its
+// folder or its /tmp meets ENOSPC, and release() unmounts and removes them; bad names are refused.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import { createShellEnvironment, type ShellEnvironment } from '../../shell-env/i
 const ROOTED = existsSync('/usr/bin/bwrap') && process.getuid?.() === 0 && existsSync('/sys/fs/cgroup/freezer/cgroup.procs');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'grove-confine-test-'));
 let env: ShellEnvironment;
+const DISK_MB = 64;
 
 function run(argv: string[]): Promise<{ code: number | null; signal: string | null; out: string }> {
   return new Promise((resolve) => {
@@ -29,7 +31,7 @@ const groups = (name: string) => ['memory', 'pids', 'freezer'].flatMap((c) => {
 
 describe.runIf(ROOTED)('ShellEnvironment.confine', () => {
   beforeAll(async () => {
-    env = await createShellEnvironment({ dataDir: tmp, images: {}, uidBase: 62_000, limits: { cpu: 1, memoryMb: 64, maxProcesses: 32, maxOutputBytes: 4096, maxFileBytes: 1 << 20, execTimeoutMs: 10_000 } });
+    env = await createShellEnvironment({ dataDir: tmp, images: {}, uidBase: 62_000, limits: { cpu: 1, memoryMb: 64, maxProcesses: 32, maxOutputBytes: 4096, maxFileBytes: 1 << 20, execTimeoutMs: 10_000, diskMb: DISK_MB } });
   });
   afterAll(async () => {
     await env?.shutdown();
@@ -61,6 +63,28 @@ describe.runIf(ROOTED)('ShellEnvironment.confine', () => {
     await c.release();
     await closed;
     expect(groups('forktest')).toEqual([]);
+  });
+
+  it('attacker: writing past disk_mb into its folder or its /tmp meets ENOSPC; release() unmounts and removes them', async () => {
+    const c = (await env.confine!('disktest'))!;
+    // under this environment's own folder (removed by its watchdog if the server dies), never in the host's /tmp
+    expect(c.dir.startsWith(path.join(tmp, 'i'))).toBe(true);
+    expect(c.tmp.startsWith(path.join(tmp, 'i'))).toBe(true);
+    expect(statSync(c.tmp).mode & 0o7777).toBe(0o1777);
+    const fill = (file: string) => run(c.argv(['/bin/sh', '-c', 'dd if=/dev/zero of="$1" bs=1M count=512 oflag=sync 2>&1; echo "rc=$?"; stat -c %s "$1"; rm -f "$1"', 'fill', file]));
+    for (const file of [path.join(c.dir, 'big'), path.join(c.tmp, 'big')]) {
+      const r = await fill(file);
+      expect(r.out).toMatch(/No space left on device/);
+      expect(r.out).not.toMatch(/rc=0/);
+      const size = Number(r.out.trim().split('\n').pop());
+      expect(size).toBeLessThanOrEqual(DISK_MB * 1024 * 1024);
+    }
+    const mounted = () => readFileSync('/proc/self/mountinfo', 'utf8').includes(path.dirname(c.dir));
+    expect(mounted()).toBe(true);
+    await c.release();
+    expect(mounted()).toBe(false);
+    expect(existsSync(path.dirname(path.dirname(c.dir)))).toBe(false);
+    expect(groups('disktest')).toEqual([]);
   });
 
   it('attacker: names that are not plain words are refused', async () => {
