@@ -28,7 +28,7 @@ const repo = path.join(tmp, 'textkit');
 await buildFixtureRepo(repo);
 const base = await fixtureInstances();
 const make = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ ...base[i % base.length], instance_id: `${base[i % base.length].instance_id}__${tag}${i}` }));
-const grove = await startEmbeddedGrove({ maxSandboxes: 32 });
+const grove = await startEmbeddedGrove({ maxSandboxes: 32, browser: false }); // shell sandboxes only: no Chromium beside the gradings
 const client = new GroveClient({ baseUrl: grove.url, apiKey: grove.apiKey, timeoutMs: 600_000 });
 const provider = clientShellProvider(client);
 

@@ -30,13 +30,17 @@ export interface StartServerOptions {
   logStream?: NodeJS.WritableStream;
   /** Worker mode (`grove worker`): also serve the routes only an orchestrator calls (server/worker-routes.ts). */
   worker?: boolean;
+  /** false: no browser environment, no Chromium started or needed (a server for shell sandboxes, as `grove swe run`
+   * embeds); browser sandboxes are then refused as unsupported_sandbox_type. Default true. */
+  browser?: boolean;
 }
 
 export async function startServer(config: GroveConfig, opts: StartServerOptions = {}): Promise<RunningServer> {
   // Environments handed in (e.g. the kubernetes backend's worker pods) need no Chromium in this process, nor does a
   // shell pod's worker (`pod` isolation: the pod serves its one shell sandbox, often on an image without Chromium).
   const shellPod = opts.worker === true && config.shellIsolation === 'pod';
-  if (!opts.environments && !shellPod) {
+  const browser = opts.browser !== false && !shellPod;
+  if (!opts.environments && browser) {
     try {
       await access(config.chromiumPath, constants.X_OK);
     } catch {
@@ -54,7 +58,7 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
       // the checkout's episodes get this server's shells (sandbox tools) and user model (simulated users)
       if (clawEval) equipClawEvalHost(clawEval, config, shell);
       return {
-        browser: shellPod
+        browser: !browser
           ? undefined
           : await createBrowserEnvironment({
             executablePath: config.chromiumPath,

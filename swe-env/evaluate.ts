@@ -1,10 +1,11 @@
 // Evaluating a patch as SWE-bench's harness does: apply the model patch to the checkout at the base commit
 // (git apply, then `patch --fuzz` as a fallback), run the row's install, reset the files of the test patch to the
 // base commit and apply the test patch, run the row's eval commands and test command on the test patch's
-// directives, parse the log with the repository's parser, grade. A run that timed out has no status map (as
-// SWE-bench's "Tests Timed Out" log): not resolved.
+// directives, parse the log with the repository's parser, grade. A run that timed out (its log ends as SWE-bench's
+// does), or whose log describes no test run (grading.ts describesRun), has no status map: not resolved.
 import type { ExecResult } from '../protocol/shell.ts';
-import { grade, type GradeReport } from './grading.ts';
+import { describesRun, grade, type GradeReport } from './grading.ts';
+import { timeoutNote } from './infra-failure.ts';
 import { LOG_PARSERS } from './log-parsers.ts';
 import { installRepo } from './repo.ts';
 import { diffFiles, testDirectives, type RepoSpec } from './specs.ts';
@@ -58,8 +59,9 @@ async function evaluateCheckout(shell: ShellTarget, inst: SweInstance, spec: Rep
   // The directives are arguments of the test command ("$@"), never spliced into it.
   const command = ['bash', '-c', `${spec.test_cmd} "$@"`, 'grove-tests', ...directives];
   const r: ExecResult = await shell.exec({ command, cwd: REPO_DIR, merge_stderr: true, timeout_s: spec.test_timeout_s, max_output_bytes: 8 * 1024 * 1024 });
-  if (r.timed_out) return { resolution: 'NO', resolved: false, report: null, test_log: r.stdout, test_exit_code: r.exit_code, error: 'tests_timed_out' };
+  if (r.timed_out) return { resolution: 'NO', resolved: false, report: null, test_log: r.stdout + timeoutNote(spec.test_timeout_s), test_exit_code: r.exit_code, error: 'tests_timed_out' };
   const status = LOG_PARSERS[spec.log_parser](r.stdout);
+  if (!describesRun(status, r.stdout, r.exit_code)) return { resolution: 'NO', resolved: false, report: null, test_log: r.stdout, test_exit_code: r.exit_code, error: 'no_test_results' };
   const report = grade(inst.FAIL_TO_PASS, inst.PASS_TO_PASS, status);
   return { resolution: report.resolution, resolved: report.resolved, report, test_log: r.stdout, test_exit_code: r.exit_code };
 }

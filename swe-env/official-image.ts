@@ -9,7 +9,8 @@ import type { ExecInput, ExecResult } from '../protocol/shell.ts';
 import type { Evaluation } from './evaluate.ts';
 import { isImageRef } from '../shell-env/image-root.ts';
 import { pinnedRef } from './registry.ts';
-import { grade } from './grading.ts';
+import { describesRun, grade } from './grading.ts';
+import { timeoutNote } from './infra-failure.ts';
 import { LOG_PARSERS } from './log-parsers.ts';
 import { testDirectives, type RepoSpec } from './specs.ts';
 import type { SweInstance } from './types.ts';
@@ -21,6 +22,8 @@ const START = '>>>>> Start Test Output';
 const END = '>>>>> End Test Output';
 /** Strings whose presence in a log means no status map (SWE-bench's bad codes). */
 const BAD_CODES = ['>>>>> Patch Apply Failed', '>>>>> Reset Failed', '>>>>> Tests Errored', '>>>>> Tests Timed Out'];
+/** The test command's own exit status, printed after the end marker (outside the parsed part), as SWE-bench 5 does. */
+const EXIT_CODE = '>>>>> Test Exit Code';
 
 export interface OfficialImageOptions {
   /** Registry namespace (SWE-bench's `--namespace`, default "swebench"; null: locally built names). */
@@ -120,6 +123,24 @@ export function officialEvalScript(inst: SweInstance, spec: RepoSpec): string {
   return `${['#!/bin/bash', 'set -uxo pipefail', ...lines].join('\n')}\n`;
 }
 
+/**
+ * The script with the test command's exit status kept: the script ends with a reset (`git checkout`) and runs without
+ * -e, so its own status is the reset's. As SWE-bench 5: `$?` saved before the end marker, printed after it. A script
+ * without the end marker stays as it is (the log alone decides then).
+ */
+export function recordTestExitCode(script: string): string {
+  const lines = script.split('\n');
+  const i = lines.findIndex((l) => l.includes(END));
+  if (i < 0) return script;
+  return [...lines.slice(0, i), 'SWEBENCH_TEST_EXIT_CODE=$?', lines[i], `echo "${EXIT_CODE}: $SWEBENCH_TEST_EXIT_CODE"`, ...lines.slice(i + 1)].join('\n');
+}
+
+/** The exit status the script recorded, or null. */
+export function recordedExitCode(log: string): number | null {
+  const m = new RegExp(`${EXIT_CODE}:\\s*(-?\\d+)`).exec(log);
+  return m ? Number(m[1]) : null;
+}
+
 /** The part of a log between the markers (SWE-bench's get_logs_eval); null when the markers are missing or a bad code is there. */
 export function testSection(log: string): string | null {
   if (BAD_CODES.some((c) => log.includes(c))) return null;
@@ -172,16 +193,18 @@ export async function evaluateInOfficialImage(shell: ImageShell, inst: SweInstan
     applied = rev.exit_code === 0;
   }
   if (!applied) return { ...base, patch_successfully_applied: false, resolution: 'NO', resolved: false, report: null, test_log: output, test_exit_code: null, error: 'patch_apply_failed' };
-  const script = officialEvalScript(inst, spec);
+  const script = recordTestExitCode(officialEvalScript(inst, spec));
   await ex({ command: ['bash', '-c', 'cat > /tmp/eval.sh'], stdin: script, timeout_s: 60 });
   const r = await ex({ command: ['/bin/bash', '/tmp/eval.sh'], cwd: TESTBED, merge_stderr: true, timeout_s: spec.test_timeout_s, max_output_bytes: 16 * 1024 * 1024 });
-  if (r.timed_out) return { ...base, patch_successfully_applied: true, resolution: 'NO', resolved: false, report: null, test_log: r.stdout, test_exit_code: r.exit_code, error: 'tests_timed_out' };
+  if (r.timed_out) return { ...base, patch_successfully_applied: true, resolution: 'NO', resolved: false, report: null, test_log: r.stdout + timeoutNote(spec.test_timeout_s), test_exit_code: r.exit_code, error: 'tests_timed_out' };
   const section = testSection(r.stdout);
   if (section === null) return { ...base, patch_successfully_applied: true, resolution: 'NO', resolved: false, report: null, test_log: r.stdout, test_exit_code: r.exit_code, error: 'no_test_output' };
   const parse = LOG_PARSERS[spec.log_parser];
   let status = parse(section);
   // Their fallback: results printed outside the markers (stdout/stderr ordering) are read from the whole log.
   if (Object.keys(status).length === 0) status = parse(r.stdout);
+  const exitCode = recordedExitCode(r.stdout);
+  if (!describesRun(status, r.stdout, exitCode)) return { ...base, patch_successfully_applied: true, resolution: 'NO', resolved: false, report: null, test_log: r.stdout, test_exit_code: exitCode, error: 'no_test_results' };
   const report = grade(inst.FAIL_TO_PASS, inst.PASS_TO_PASS, status);
   return { ...base, patch_successfully_applied: true, resolution: report.resolution, resolved: report.resolved, report, test_log: r.stdout, test_exit_code: r.exit_code };
 }

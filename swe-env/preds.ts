@@ -2,6 +2,7 @@
 // `{instance_id, model_name_or_path, model_patch}`), and the evaluation report out (per instance, in the harness's
 // report fields, plus Grove's FULL/PARTIAL/NO and per-test results; and a run summary).
 import type { Evaluation } from './evaluate.ts';
+import { classifyFailure } from './infra-failure.ts';
 
 export type { SwePrediction as Prediction } from '../protocol/swe.ts';
 import type { SwePrediction as Prediction } from '../protocol/swe.ts';
@@ -43,31 +44,56 @@ export interface RunSummary {
 const EMPTY = { success: [] as string[], failure: [] as string[] };
 
 /**
- * An instance's report.json entry exactly as SWE-bench's get_eval_report writes it: the four flags, and
- * tests_status (FAIL_TO_PASS, PASS_TO_PASS, FAIL_TO_FAIL, PASS_TO_FAIL) once the tests ran to the end. A patch
- * that did not apply and a test run that timed out have no status map there: patch_successfully_applied false.
+ * Evaluations SWE-bench's run_instance ends before grading (an EvaluationError): a patch that does not apply, tests
+ * past their time, an image without their layout. They get no report.json and count as errors in the run report.
  */
-export function officialReport(e: Evaluation): Record<string, unknown> {
+const NO_REPORT = new Set(['patch_apply_failed', 'tests_timed_out', 'not_swebench_layout']);
+
+/**
+ * An instance's report.json exactly as SWE-bench 5's get_eval_report writes it: the four flags and `infra_failure`;
+ * `tests_status` (FAIL_TO_PASS, PASS_TO_PASS, FAIL_TO_FAIL, PASS_TO_FAIL) when the log describes a test run; when it
+ * does not, patch_successfully_applied false and the log's failure class (infra-failure.ts), if any. null: no
+ * report.json (NO_REPORT).
+ */
+export function officialReport(e: Evaluation): Record<string, unknown> | null {
+  if (e.error && NO_REPORT.has(e.error)) return null;
   const ran = e.report !== null && e.patch_exists;
-  return {
-    [e.instance_id]: {
-      patch_is_None: e.patch_is_None,
-      patch_exists: e.patch_exists,
-      patch_successfully_applied: ran,
-      resolved: ran && e.resolved,
-      ...(ran && e.report ? { tests_status: { FAIL_TO_PASS: e.report.FAIL_TO_PASS, PASS_TO_PASS: e.report.PASS_TO_PASS, FAIL_TO_FAIL: EMPTY, PASS_TO_FAIL: EMPTY } } : {}),
-    },
-  };
+  const entry: Record<string, unknown> = { patch_is_None: e.patch_is_None, patch_exists: e.patch_exists, patch_successfully_applied: ran, resolved: ran && e.resolved, infra_failure: false };
+  if (ran && e.report) entry.tests_status = { FAIL_TO_PASS: e.report.FAIL_TO_PASS, PASS_TO_PASS: e.report.PASS_TO_PASS, FAIL_TO_FAIL: EMPTY, PASS_TO_FAIL: EMPTY };
+  else if (e.patch_exists) {
+    const c = classifyFailure(e.test_log);
+    if (c) Object.assign(entry, { infra_failure: c.tier === 'environment', infra_failure_reason: c.reason });
+  }
+  return { [e.instance_id]: entry };
 }
 
-/** The run report (`<model>.<run_id>.json`) with SWE-bench's keys: completed = graded, errors = no report. */
-export function officialRunReport(datasetIds: string[], predictions: Map<string, string | null>, reports: Map<string, boolean>): Record<string, unknown> {
-  const ids = { completed: [] as string[], incomplete: [] as string[], empty: [] as string[], resolved: [] as string[], unresolved: [] as string[], error: [] as string[] };
+/** What the run report reads of each instance run: its report's `resolved` (none: no report.json) and its logs. */
+export interface RunOutcome {
+  resolved?: boolean;
+  /** The logs SWE-bench's classifier reads (test_output.txt, run_instance.log): Grove's test output and error. */
+  logs: string[];
+}
+
+/**
+ * The run report (`<model>.<run_id>.json`) with SWE-bench 5's keys: completed = has a report.json, errors = none;
+ * unresolved and error instances are classified by their logs (advisory: infra_failure_ids for environment faults,
+ * ambiguous_failure_ids for the rest, failure_reasons for both; the counts above do not change).
+ */
+export function officialRunReport(datasetIds: string[], predictions: Map<string, string | null>, runs: Map<string, RunOutcome>): Record<string, unknown> {
+  const ids = { completed: [] as string[], incomplete: [] as string[], empty: [] as string[], resolved: [] as string[], unresolved: [] as string[], error: [] as string[], infra: [] as string[], ambiguous: [] as string[] };
   for (const id of datasetIds) {
+    const resolved = runs.get(id)?.resolved;
     if (!predictions.has(id)) ids.incomplete.push(id);
     else if (!predictions.get(id)) ids.empty.push(id);
-    else if (!reports.has(id)) ids.error.push(id);
-    else (ids.completed.push(id), (reports.get(id) ? ids.resolved : ids.unresolved).push(id));
+    else if (resolved === undefined) ids.error.push(id);
+    else (ids.completed.push(id), (resolved ? ids.resolved : ids.unresolved).push(id));
+  }
+  const reasons: Record<string, string> = {};
+  for (const id of [...ids.unresolved, ...ids.error]) {
+    const c = classifyFailure(...(runs.get(id)?.logs ?? []));
+    if (!c) continue;
+    reasons[id] = c.reason;
+    (c.tier === 'environment' ? ids.infra : ids.ambiguous).push(id);
   }
   const sorted = (a: string[]) => [...a].sort();
   return {
@@ -76,6 +102,8 @@ export function officialRunReport(datasetIds: string[], predictions: Map<string,
     completed_instances: ids.completed.length,
     resolved_instances: ids.resolved.length,
     unresolved_instances: ids.unresolved.length,
+    infra_failure_instances: ids.infra.length,
+    ambiguous_failure_instances: ids.ambiguous.length,
     empty_patch_instances: ids.empty.length,
     error_instances: ids.error.length,
     completed_ids: sorted(ids.completed),
@@ -84,6 +112,9 @@ export function officialRunReport(datasetIds: string[], predictions: Map<string,
     submitted_ids: sorted([...predictions.keys()]),
     resolved_ids: sorted(ids.resolved),
     unresolved_ids: sorted(ids.unresolved),
+    infra_failure_ids: sorted(ids.infra),
+    ambiguous_failure_ids: sorted(ids.ambiguous),
+    failure_reasons: Object.fromEntries(Object.entries(reasons).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     error_ids: sorted(ids.error),
     schema_version: 2,
   };
@@ -105,6 +136,9 @@ export function instanceReport(e: Evaluation): Record<string, unknown> {
   };
 }
 
+/** Evaluations without a status map that still grade NO (not errors): the patch did not apply, the log shows no run. */
+const GRADED_NO = new Set(['patch_apply_failed', 'no_test_results', 'no_test_output']);
+
 export function summarize(total: number, evals: (Evaluation | { instance_id: string; error: string })[]): RunSummary {
   const s: RunSummary = {
     total_instances: total, submitted_instances: evals.length, completed_instances: 0, resolved_instances: 0, partial_instances: 0,
@@ -116,7 +150,7 @@ export function summarize(total: number, evals: (Evaluation | { instance_id: str
       s.empty_patch_ids.push(e.instance_id);
       continue;
     }
-    if (!('resolution' in e) || (e.error && e.error !== 'patch_apply_failed' && !e.report)) {
+    if (!('resolution' in e) || (e.error && !GRADED_NO.has(e.error) && !e.report)) {
       s.error_instances++;
       s.error_ids.push(e.instance_id);
       continue;

@@ -30,6 +30,8 @@ export interface EmbeddedOptions {
   env?: Record<string, string | undefined>;
   /** More settings of the server (e.g. clawEval: a Claw-Eval checkout for `grove harness run --claw-eval`). */
   flags?: Partial<GroveConfigInput>;
+  /** false: shell (and claw) sandboxes only, no Chromium started (startServer's `browser`). */
+  browser?: boolean;
 }
 
 const inside = (dir: string, p: string) => {
@@ -56,7 +58,7 @@ export async function startEmbeddedGrove(opts: EmbeddedOptions = {}): Promise<Em
     });
     // Recordings default to <dataDir>/recordings: never inside the folder close() removes when the run has an output.
     const config = own && opts.recordingsDir && inside(own, loaded.recordingsDir) ? { ...loaded, recordingsDir: resolve(opts.recordingsDir) } : loaded;
-    const server = await startServer(config, { logStream: process.stderr });
+    const server = await startServer(config, { logStream: process.stderr, ...(opts.browser === false ? { browser: false } : {}) });
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
@@ -106,9 +108,9 @@ function unwatchSignals(close: () => Promise<void>): void {
 }
 
 /** A Grove client: of the server at `server` (with its key), or of one embedded in this process. */
-export async function connectGrove(o: { server?: string; serverKey?: string; maxSandboxes?: number; timeoutMs?: number; recordingsDir?: string; flags?: Partial<GroveConfigInput> }): Promise<{ client: import('../../client/index.ts').GroveClient; url: string; close(): Promise<void> }> {
+export async function connectGrove(o: { server?: string; serverKey?: string; maxSandboxes?: number; timeoutMs?: number; recordingsDir?: string; flags?: Partial<GroveConfigInput>; browser?: boolean }): Promise<{ client: import('../../client/index.ts').GroveClient; url: string; close(): Promise<void> }> {
   const { GroveClient } = await import('../../client/index.ts');
-  const embedded = o.server ? undefined : await startEmbeddedGrove({ ...(o.maxSandboxes ? { maxSandboxes: o.maxSandboxes } : {}), ...(o.recordingsDir ? { recordingsDir: o.recordingsDir } : {}), ...(o.flags ? { flags: o.flags } : {}) });
+  const embedded = o.server ? undefined : await startEmbeddedGrove({ ...(o.maxSandboxes ? { maxSandboxes: o.maxSandboxes } : {}), ...(o.recordingsDir ? { recordingsDir: o.recordingsDir } : {}), ...(o.flags ? { flags: o.flags } : {}), ...(o.browser === false ? { browser: false } : {}) });
   const client = new GroveClient({ baseUrl: o.server ?? embedded!.url, apiKey: o.server ? o.serverKey : embedded!.apiKey, timeoutMs: o.timeoutMs ?? 600_000 });
   return {
     client,

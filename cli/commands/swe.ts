@@ -181,7 +181,8 @@ export async function sweRun(argv: string[], io: CommandIO): Promise<number> {
       mode = { kind: 'patches' as const, patches: new Map(instances.map((i) => [i.instance_id, i.patch ?? null])), model: 'gold' };
     }
     const { connectGrove } = await import('./run-embedded.ts');
-    const grove = await connectGrove({ server: v.server, serverKey: v['server-key'], maxSandboxes: Math.max(16, 2 * ((ints.concurrency as number | undefined) ?? 4)) });
+    // SWE runs need shell sandboxes only: the embedded server starts no Chromium.
+    const grove = await connectGrove({ server: v.server, serverKey: v['server-key'], maxSandboxes: Math.max(16, 2 * ((ints.concurrency as number | undefined) ?? 4)), browser: false });
     const client = grove.client;
     const out = path.resolve(v.out ?? 'runs/swe');
     try {

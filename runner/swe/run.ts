@@ -9,7 +9,7 @@ import type { Termination } from '../../protocol/task.ts';
 import { evaluatePatch, type Evaluation } from '../../swe-env/evaluate.ts';
 import { evaluateInOfficialImage, officialImageName, type OfficialImageOptions } from '../../swe-env/official-image.ts';
 import { BundleCache } from '../../swe-env/bundle.ts';
-import { instanceReport, officialReport, officialRunReport, summarize, type RunSummary } from '../../swe-env/preds.ts';
+import { instanceReport, officialReport, officialRunReport, summarize, type RunOutcome, type RunSummary } from '../../swe-env/preds.ts';
 import { instanceShell, prepareRepo } from '../../swe-env/repo.ts';
 import { processSignals, type ProcessSignals } from '../../swe-env/signals.ts';
 import { specFor, type RepoSpec, type loadSpecs } from '../../swe-env/specs.ts';
@@ -152,21 +152,23 @@ export async function runSwe(o: SweRunOptions): Promise<SweRunResult> {
   const summary = summarize(o.instances.length, results.map((r) => r.evaluation ?? { instance_id: r.instance_id, error: r.error ?? 'failed' }));
   const grove: Record<string, unknown> = {};
   const official: Record<string, unknown> = {};
+  const runs = new Map<string, RunOutcome>();
   for (const r of results) {
-    if (r.evaluation) {
-      Object.assign(grove, instanceReport(r.evaluation));
-      Object.assign(official, officialReport(r.evaluation));
-    } else grove[r.instance_id] = { resolved: false, resolution: 'NO', error: r.error };
+    const entry = r.evaluation ? officialReport(r.evaluation) : null;
+    if (r.evaluation) Object.assign(grove, instanceReport(r.evaluation));
+    else grove[r.instance_id] = { resolved: false, resolution: 'NO', error: r.error };
+    if (entry) Object.assign(official, entry);
     if (r.signals) (grove[r.instance_id] as Record<string, unknown>).signals = r.signals;
+    const resolved = entry ? (entry[r.instance_id] as { resolved: boolean }).resolved : undefined;
+    runs.set(r.instance_id, { resolved, logs: [r.evaluation?.test_log ?? '', r.evaluation?.error ?? r.error ?? ''] });
   }
   const model = o.mode.model ?? 'grove';
   const runId = o.runId ?? 'grove';
-  // SWE-bench's files: report.json (every evaluated instance), <model>.<run_id>.json, and per instance
-  // logs/run_evaluation/<run_id>/<model>/<instance_id>/{report.json,test_output.txt,patch.diff}.
+  // SWE-bench's files: report.json (every instance with a report), <model>.<run_id>.json, and per instance
+  // logs/run_evaluation/<run_id>/<model>/<instance_id>/{report.json (when graded), test_output.txt, patch.diff}.
   await writeFile(path.join(o.outDir, 'report.json'), `${JSON.stringify(official, null, 2)}\n`);
   const predictions = new Map(results.map((r) => [r.instance_id, r.patch ?? null] as const));
-  const reports = new Map(results.filter((r) => r.evaluation).map((r) => [r.instance_id, (official[r.instance_id] as { resolved: boolean }).resolved] as const));
-  const run = officialRunReport(o.instances.map((i) => i.instance_id), predictions, reports);
+  const run = officialRunReport(o.instances.map((i) => i.instance_id), predictions, runs);
   await writeFile(path.join(o.outDir, `${model.replaceAll('/', '__')}.${runId}.json`), `${JSON.stringify(run, null, 4)}\n`);
   await writeFile(path.join(o.outDir, 'grove-report.json'), `${JSON.stringify(grove, null, 2)}\n`);
   await writeFile(path.join(o.outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
@@ -178,7 +180,8 @@ export async function runSwe(o: SweRunOptions): Promise<SweRunResult> {
     if (!r.evaluation) continue;
     const dir = path.join(o.outDir, 'logs', 'run_evaluation', runId, model.replaceAll('/', '__'), r.instance_id);
     await mkdir(dir, { recursive: true });
-    await writeFile(path.join(dir, 'report.json'), `${JSON.stringify(officialReport(r.evaluation), null, 4)}\n`);
+    const entry = officialReport(r.evaluation);
+    if (entry) await writeFile(path.join(dir, 'report.json'), `${JSON.stringify(entry, null, 4)}\n`);
     await writeFile(path.join(dir, 'test_output.txt'), r.evaluation.test_log);
     await writeFile(path.join(dir, 'patch.diff'), r.patch ?? '');
   }

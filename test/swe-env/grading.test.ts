@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { grade } from '../../swe-env/grading.ts';
+import { describesRun, grade } from '../../swe-env/grading.ts';
 import { parsePytest, parseUnittest } from '../../swe-env/log-parsers.ts';
 import { diffFiles, specFor, testDirectives } from '../../swe-env/specs.ts';
 import { parsePredictions, summarize } from '../../swe-env/preds.ts';
@@ -61,10 +61,38 @@ describe('grading as SWE-bench grades', () => {
     // A test missing from the log counts as failed.
     expect(grade(['a'], ['p'], S({ p: 'PASSED' })).resolution).toBe('NO');
     expect(grade(['a'], ['p'], S({ a: 'PASSED' })).tests).toEqual({ a: 'PASSED', p: 'MISSING' });
-    // SKIPPED is neither success nor failure; an empty list has rate 1.
-    expect(grade(['a'], ['s'], S({ a: 'PASSED', s: 'SKIPPED' })).resolution).toBe('FULL');
+    // As SWE-bench 5: a skipped P2P test is kept (a success), a skipped F2P test resolves nothing (a failure).
+    expect(grade(['a'], ['s'], S({ a: 'PASSED', s: 'SKIPPED' }))).toMatchObject({ resolution: 'FULL', PASS_TO_PASS: { success: ['s'], failure: [] } });
+    expect(grade(['a', 'k'], [], S({ a: 'PASSED', k: 'SKIPPED' }))).toMatchObject({ resolution: 'PARTIAL', FAIL_TO_PASS: { success: ['a'], failure: ['k'] } });
+    expect(grade(['k'], [], S({ k: 'SKIPPED' })).resolution).toBe('NO');
+    // An empty list has rate 1.
     expect(grade([], [], S({})).resolution).toBe('FULL');
     expect(grade(['a', 'b'], [], S({ a: 'FAILED', b: 'ERROR' })).resolution).toBe('NO');
+  });
+
+  it('an id cut inside its parameters stands for the logged tests it begins, when they agree', () => {
+    const S = (m: Record<string, string>) => m as never;
+    const log = S({ 't.py::test_g[log(photon)]': 'PASSED', 't.py::test_g[log(photon, 2)]': 'XFAIL', 't.py::test_h[a]': 'PASSED', 't.py::test_h[b]': 'FAILED' });
+    expect(grade(['t.py::test_g[log(photon'], [], log)).toMatchObject({ resolution: 'FULL', tests: { 't.py::test_g[log(photon': 'PASSED' } });
+    // They disagree (one passed, one failed): missing, a failure.
+    expect(grade(['t.py::test_h['], [], log)).toMatchObject({ resolution: 'NO', tests: { 't.py::test_h[': 'MISSING' } });
+    expect(grade(['t.py::test_h[a'], [], log).resolution).toBe('FULL');
+    // An id with closed brackets (or none) is matched exactly, never by prefix.
+    expect(grade(['t.py::test_g'], [], log).resolution).toBe('NO');
+    expect(grade(['t.py::test_g[log]'], [], log).resolution).toBe('NO');
+  });
+
+  it('a status map describes a test run unless it is empty without evidence, or the tests exited non-zero showing no failure', () => {
+    const S = (m: Record<string, string>) => m as never;
+    expect(describesRun(S({ a: 'PASSED' }), 'PASSED a', 0)).toBe(true);
+    expect(describesRun(S({ a: 'PASSED' }), 'PASSED a', null)).toBe(true);
+    expect(describesRun(S({}), 'ImportError while loading conftest', 4)).toBe(false);
+    // Nothing parsed, but a runner's summary with a count above zero: a run (whose expected tests are then missing).
+    expect(describesRun(S({}), '  3 passing (20ms)', 0)).toBe(true);
+    expect(describesRun(S({}), '  0 passing (20ms)', 0)).toBe(false);
+    // A patch printing "PASSED" lines while the test command failed: no result.
+    expect(describesRun(S({ a: 'PASSED' }), 'PASSED a', 1)).toBe(false);
+    expect(describesRun(S({ a: 'PASSED', b: 'FAILED' }), '', 1)).toBe(true);
   });
 });
 

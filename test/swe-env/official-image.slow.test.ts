@@ -95,6 +95,9 @@ describe.runIf(HAVE_PODMAN)('--images swebench on locally built images of their 
     // Their script's trace (set -x), the conda activation and the markers, as in a container of theirs.
     expect(log).toContain("+ conda activate testbed");
     expect(log).toContain("+ : '>>>>> Start Test Output'");
+    // As SWE-bench 5: the test command's own status, after the end marker (the script's own is the final reset's).
+    expect(log).toMatch(/^>>>>> Test Exit Code: 0$/m);
+    expect(readFileSync(path.join(out, 'logs', 'run_evaluation', 'official', 'gold', 'grove__textkit-3', 'test_output.txt'), 'utf8')).toMatch(/^>>>>> Test Exit Code: 1$/m);
     // The image is untouched: a new sandbox on it sees the base commit, and writes of one sandbox stay in its layer.
     const image = officialImageName(instances[0], { namespace: NAMESPACE, tag: 'latest' });
     const id = (await srv.call('POST', '/sandboxes', { type: 'shell', image, block_network: true })).json.sandbox_id as string;

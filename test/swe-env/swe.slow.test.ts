@@ -1,7 +1,7 @@
 // The SWE environment end to end: the fixture repository's instances in real shell sandboxes (bubblewrap) of an
 // embedded Grove server, graded as SWE-bench grades; agent episodes through the local OpenAI-compatible test
 // server, recorded, with process signals.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,7 +52,7 @@ beforeAll(async () => {
   expect(await buildFixtureRepo(repo)).toBe(FIXTURE_BASE_COMMIT);
   sources = { [FIXTURE_REPO]: repo };
   instances = await fixtureInstances();
-  grove = await startEmbeddedGrove({ maxSandboxes: 32 });
+  grove = await startEmbeddedGrove({ maxSandboxes: 32, browser: false });
   client = new GroveClient({ baseUrl: grove.url, apiKey: grove.apiKey, timeoutMs: 300_000 });
   provider = clientShellProvider(client);
   model = await startOpenAIServer((req) => {
@@ -84,7 +84,7 @@ describe('SWE-bench grading of the fixture instances', () => {
     expect(summary).toMatchObject({ resolved_instances: 2, unresolved_instances: 1, error_instances: 0 });
     // SWE-bench's report.json, exactly its keys; Grove's FULL/PARTIAL/NO beside it.
     const report = JSON.parse(readFileSync(path.join(tmp, 'gold', 'report.json'), 'utf8'));
-    expect(Object.keys(report['grove__textkit-1']).sort()).toEqual(['patch_exists', 'patch_is_None', 'patch_successfully_applied', 'resolved', 'tests_status']);
+    expect(Object.keys(report['grove__textkit-1'])).toEqual(['patch_is_None', 'patch_exists', 'patch_successfully_applied', 'resolved', 'infra_failure', 'tests_status']);
     expect(report['grove__textkit-1']).toMatchObject({ patch_is_None: false, patch_exists: true, patch_successfully_applied: true, resolved: true });
     expect(Object.keys(report['grove__textkit-3'].tests_status)).toEqual(['FAIL_TO_PASS', 'PASS_TO_PASS', 'FAIL_TO_FAIL', 'PASS_TO_FAIL']);
     expect(JSON.parse(readFileSync(path.join(tmp, 'gold', 'grove-report.json'), 'utf8'))['grove__textkit-1']).toMatchObject({ resolution: 'FULL' });
@@ -105,7 +105,10 @@ describe('SWE-bench grading of the fixture instances', () => {
     expect(partial.results[0].evaluation!.report!.FAIL_TO_PASS.success).toEqual([one.FAIL_TO_PASS[0]]);
     const broken = await runSwe({ instances: [one], sources, provider, mode: { kind: 'patches', patches: new Map([[one.instance_id, 'diff --git a/nope.py b/nope.py\n--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n']]) }, concurrency: 1, outDir: path.join(tmp, 'broken') });
     expect(broken.results[0].evaluation).toMatchObject({ resolution: 'NO', patch_successfully_applied: false, error: 'patch_apply_failed' });
-    expect(JSON.parse(readFileSync(path.join(tmp, 'broken', 'report.json'), 'utf8'))[one.instance_id]).toEqual({ patch_is_None: false, patch_exists: true, patch_successfully_applied: false, resolved: false });
+    // As SWE-bench 5's run_instance: a patch that does not apply gets no report.json; the run report counts an error.
+    expect(JSON.parse(readFileSync(path.join(tmp, 'broken', 'report.json'), 'utf8'))).toEqual({});
+    expect(existsSync(path.join(tmp, 'broken', 'logs', 'run_evaluation', 'grove', 'grove', one.instance_id, 'report.json'))).toBe(false);
+    expect(JSON.parse(readFileSync(path.join(tmp, 'broken', 'grove.grove.json'), 'utf8'))).toMatchObject({ completed_instances: 0, error_instances: 1, error_ids: [one.instance_id], infra_failure_ids: [], failure_reasons: {} });
   });
 });
 
