@@ -86,6 +86,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
       held: this.sandboxes,
       adopted: (rec, spec, attach) => this.adoptedSandbox(rec, spec, attach),
       lost: () => this.counters.lost++,
+      leading: () => this.reconciler.isLeader,
     });
     this.reconciler = new Reconciler(this.cfg, this.api, this.cache, opts.replicaId, this.clock, this.log, {
       createWarm: (template) => this.placer.createWarmPod(template),

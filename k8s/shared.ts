@@ -6,7 +6,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { GroveError } from '../protocol/errors.ts';
 import type { CreateSandboxBody } from '../protocol/sandbox.ts';
 import type { Logger } from '../sandbox/log.ts';
-import type { AdoptedSandbox, CloseReason, Clock, SharedSandboxes } from '../sandbox/types.ts';
+import type { AdoptedSandbox, ClosedUnheld, CloseReason, Clock, SharedSandboxes } from '../sandbox/types.ts';
 import type { K8sConfig } from './config.ts';
 import type { KubeApi } from './kube.ts';
 import { L } from './labels.ts';
@@ -33,6 +33,8 @@ export interface SharedDeps {
   adopted(rec: SandboxRecord, spec: CreateSandboxBody, attach: Attach): RemoteSandbox;
   /** A sandbox held here lost its pod (failed under it). */
   lost(): void;
+  /** This replica is the leader (it expires records and deletes pods). */
+  leading(): boolean;
 }
 
 /** Where a worker pod is reached: its IP, the container's `http` port, the token derived from its name. */
@@ -49,6 +51,7 @@ export class SharedState implements SharedSandboxes {
   private readonly podOf = new Map<string, string>();
   private readonly byPod = new Map<string, Map<string, SandboxRecord>>();
   private readonly listeners: Array<(id: string, reason: CloseReason) => void> = [];
+  private readonly unheld: Array<(id: string, c: ClosedUnheld) => void> = [];
   /** Why the registry is closing a sandbox (the reason its tombstone records). */
   readonly reasons = new Map<string, CloseReason>();
   /** Sandboxes closed by someone else: their release writes nothing. */
@@ -186,6 +189,18 @@ export class SharedState implements SharedSandboxes {
     this.listeners.push(fn);
   }
 
+  onClosedUnheld(fn: (id: string, c: ClosedUnheld) => void): void {
+    this.unheld.push(fn);
+  }
+
+  /** The leader closed (expired) a recorded sandbox no replica alive may hold, or its pod went: told here once. A
+   * close by `DELETE` is the deleting replica's, which holds it. */
+  private closedUnheld(id: string, was: SandboxRecord | undefined, now: SandboxRecord | undefined, gone: boolean): void {
+    if (!was || !isLive(was) || !was.recorded || !this.d.leading()) return;
+    if (!gone && (!now || isLive(now) || now.reason === 'deleted')) return;
+    for (const fn of this.unheld) fn(id, { reason: now?.reason ?? 'deleted', recorded: true });
+  }
+
   /** Written to the record at most every min(30 s, idle / 10) per sandbox; forwarded to the worker at once. */
   heartbeat(id: string, at: number): void {
     const sb = this.d.held.get(id);
@@ -256,9 +271,12 @@ export class SharedState implements SharedSandboxes {
     for (const id of new Set([...before.keys(), ...after.keys()])) {
       for (const w of this.waiting.get(id) ?? []) w();
       const sb = this.d.held.get(id);
-      if (!sb) continue;
       const was = before.get(id);
       const now = after.get(id);
+      if (!sb) {
+        this.closedUnheld(id, was, now, gone);
+        continue;
+      }
       if (!gone && now && isLive(now)) {
         if (failed && sb.status !== 'creating' && sb.markLost(c.message)) this.d.lost();
         continue;

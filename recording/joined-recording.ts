@@ -1,6 +1,9 @@
 // The episode another server records (kubernetes replicas on one recordings volume), joined by a server that serves
 // a step of it: the steps go to the creating server's EpisodeRecorder on storage (recording/shared-steps.ts numbers
-// them); frame 0 and the episode's end stay the creator's.
+// them); frame 0 stays the creator's. The end is written by whichever server claims it first (shared-end.ts): a
+// sandbox closed here — deleted through this server, or expired by the leader — ends its episode here too, so an
+// episode whose creator died is still ended (terminal state, files closed) by the server that served it later.
+import type { StepRecord } from '../protocol/recording.ts';
 import type { EpisodeEndInfo } from '../sandbox/step-hook.ts';
 import type { Logger } from '../sandbox/log.ts';
 import { EpisodeRecorder, type Frame } from './recorder.ts';
@@ -28,7 +31,7 @@ export class JoinedRecording implements EpisodeRecorderLike {
       (r) => (this.rec = r),
       (err: unknown) => {
         this.joining = null;
-        if (!this.warned) this.log.warn({ err: String(err), sandbox_id: this.id }, "a step of a sandbox another server records is not recorded: its episode is not in this server's recordings directory (yet); mount one volume on every replica (k8s config recordings)");
+        if (!this.warned) this.log.warn({ err: String(err), sandbox_id: this.id }, "the recording of a sandbox another server created is not joined (its steps here are not recorded, its end not written): its episode is not in this server's recordings directory (yet); mount one volume on every replica (k8s config recordings)");
         this.warned = true;
         return null;
       },
@@ -43,10 +46,11 @@ export class JoinedRecording implements EpisodeRecorderLike {
   }
 
   async finish(end: EpisodeEndInfo): Promise<void> {
-    await this.rec?.finish(end);
+    await (await this.recorder())?.finish(end);
   }
 
-  async lastStep(): Promise<undefined> {
-    return undefined;
+  /** The last step on storage, whoever took it (the episode ends as it says); undefined when not joined. */
+  async lastStep(): Promise<StepRecord | null | undefined> {
+    return (await this.recorder())?.lastStep();
   }
 }

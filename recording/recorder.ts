@@ -5,8 +5,9 @@
 // atomically (tmp + fsync + rename). While the episode is open, `.writer.json` names the writing process
 // (pid + hostname); finish() removes it. Readers (reader.ts `effectiveStatus`) report a `running` episode as
 // `incomplete` when its writer is gone: on the same host by checking the pid, on another host when nothing
-// was written for `staleMs`.
-import { open, mkdir, rename, rm, stat, readFile, type FileHandle } from 'node:fs/promises';
+// was written for `staleMs`. Recorded by several servers at once (option `shared`: kubernetes replicas on one
+// volume), step numbers are claimed on storage (shared-steps.ts) and one server claims the end (shared-end.ts).
+import { open, mkdir, rm, stat, readFile, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { EpisodeMeta, StepRecord } from '../protocol/recording.ts';
@@ -15,7 +16,9 @@ import type { Termination, Verdict } from '../protocol/task.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { decodeSmall, expectsVisibleChange, NOOP_THRESHOLD, type RawFrame } from './diff.ts';
 import { changedShareOffThread } from './diff-thread.ts';
-import { lastStepOnDisk } from './shared-steps.ts';
+import { writeFileAtomic, writeFileSynced } from './files.ts';
+import { claimEnd, settleSteps } from './shared-end.ts';
+import { CLAIMS_DIR, claimedStep, claimStep, commitStep, lastStepOnDisk, latestStep } from './shared-steps.ts';
 
 export const EPISODE_FILE = 'episode.json';
 export const STEPS_FILE = 'steps.jsonl';
@@ -68,29 +71,6 @@ function normaliseExt(ext: string): string {
   return e === 'jpeg' ? 'jpg' : e;
 }
 
-/** Writes `data` to `path` atomically: a reader sees the old file or the new one, never half of one. */
-async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fh = await open(tmp, 'w');
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, path);
-}
-
-async function writeFileSynced(path: string, data: Buffer, durable = true): Promise<void> {
-  const fh = await open(path, 'w');
-  try {
-    await fh.writeFile(data);
-    if (durable) await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
 export class EpisodeRecorder {
   readonly dir: string;
   private meta: EpisodeMeta;
@@ -100,9 +80,11 @@ export class EpisodeRecorder {
   private readonly noopThreshold: number;
   private readonly durable: boolean;
   private readonly shared: boolean;
-  /** Opened with join(): appends steps, never writes episode.json (the creating server owns it). */
+  /** Opened with join(): appends steps; writes episode.json only to end it, when it claims the end (shared-end.ts). */
   private joined = false;
   private prev: RawFrame | undefined;
+  /** Shared: the last step number this server claimed. */
+  private claimed = 0;
   /** Serialises writes so callers that do not await still get ordered, complete lines. */
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -121,6 +103,7 @@ export class EpisodeRecorder {
   /** Creates the directory (which must not already hold an episode) and writes a `running` episode.json. */
   static async create(dir: string, start: EpisodeStart, opts: RecorderOptions = {}): Promise<EpisodeRecorder> {
     await mkdir(join(dir, 'frames'), { recursive: true });
+    if (opts.shared) await mkdir(join(dir, CLAIMS_DIR), { recursive: true });
     const exists = await stat(join(dir, EPISODE_FILE)).then(
       () => true,
       () => false,
@@ -145,6 +128,10 @@ export class EpisodeRecorder {
   /** Appends the steps this server serves to an episode another server created and ends (shared-steps.ts). */
   static async join(dir: string, opts: RecorderOptions = {}): Promise<EpisodeRecorder> {
     const meta = EpisodeMeta.parse(JSON.parse(await readFile(join(dir, EPISODE_FILE), 'utf8')));
+    // Its writer is gone (the creating server died): this server carries it on, and its marker says so.
+    if ((await effectiveStatus(dir, meta)) === 'incomplete' && meta.status === 'running') {
+      await writeFileAtomic(join(dir, WRITER_FILE), JSON.stringify({ pid: process.pid, hostname: hostname(), started_at: meta.started_at }));
+    }
     const steps = await open(join(dir, STEPS_FILE), 'a');
     const r = new EpisodeRecorder(dir, meta, steps, { ...opts, shared: true });
     r.joined = true;
@@ -203,19 +190,25 @@ export class EpisodeRecorder {
         // Without a frame the next diff would compare across two steps; drop the baseline instead.
         this.prev = undefined;
       }
-      await this.steps.write(JSON.stringify(out) + '\n');
+      const line = JSON.stringify(out);
+      if (this.shared) await commitStep(this.dir, out.step, line, this.durable);
+      await this.steps.write(line + '\n');
       if (this.durable) await this.steps.sync();
       this.meta = { ...this.meta, steps: Math.max(this.meta.steps, out.step) };
       return out;
     });
   }
 
-  /** Shared: the step numbered after the last one on storage, its diff against that step's frame (or frame 0). */
+  /** Shared: the first number free on storage after the last step there (claimed, shared-steps.ts), its diff
+   * against the step before it (whoever recorded it; or frame 0). */
   private async followStorage(out: StepRecord): Promise<void> {
     const last = await lastStepOnDisk(join(this.dir, STEPS_FILE));
-    out.step = (last?.step ?? 0) + 1;
+    out.step = await claimStep(this.dir, Math.max(last?.step ?? 0, this.claimed) + 1);
+    this.claimed = out.step;
     if (!this.diffOn) return;
-    const before = last ? last.frame : (await this.storedMeta())?.initial_frame;
+    // The step before may be claimed and not appended yet: its claim file holds its record once written.
+    const prior = out.step === 1 ? null : last?.step === out.step - 1 ? last : ((await claimedStep(this.dir, out.step - 1)) ?? last);
+    const before = prior ? prior.frame : (await this.storedMeta())?.initial_frame;
     const bytes = before ? await readFile(join(this.dir, before)).catch(() => null) : null;
     this.prev = bytes ? await this.decode(bytes) : undefined;
   }
@@ -226,7 +219,7 @@ export class EpisodeRecorder {
 
   /** Shared: the last step on storage, whoever recorded it (null when none); undefined when not shared. */
   lastStep(): Promise<StepRecord | null | undefined> {
-    return this.enqueue(async () => (this.shared ? lastStepOnDisk(join(this.dir, STEPS_FILE)) : undefined));
+    return this.enqueue(async () => (this.shared ? latestStep(this.dir, join(this.dir, STEPS_FILE)) : undefined));
   }
 
   /** Stores judge verdicts (and a reward) now; may be called before or after finish(). */
@@ -241,15 +234,15 @@ export class EpisodeRecorder {
   finish(end: EpisodeEnd): Promise<void> {
     return this.enqueue(async () => {
       if (this.closed) return;
-      if (this.joined) {
-        // The server that created the episode ends it; this one only stops appending.
-        this.closed = true;
-        return this.steps.close();
-      }
-      const stored = this.shared ? ((await lastStepOnDisk(join(this.dir, STEPS_FILE)))?.step ?? 0) : 0;
+      this.closed = true;
+      await this.steps.close();
+      // Shared: whichever server claims the end writes it (shared-end.ts), from the episode as stored.
+      if (this.shared && !(await claimEnd(this.dir))) return;
+      const stored = this.shared ? await settleSteps(this.dir, join(this.dir, STEPS_FILE)) : 0;
+      const base = this.joined ? ((await this.storedMeta()) ?? this.meta) : this.meta;
       this.meta = {
-        ...this.meta,
-        steps: Math.max(this.meta.steps, stored),
+        ...base,
+        steps: Math.max(base.steps, this.meta.steps, stored),
         status: 'complete',
         finished_at: new Date().toISOString(),
         termination: end.termination,
@@ -257,9 +250,7 @@ export class EpisodeRecorder {
         ...(end.reward === undefined ? {} : { reward: end.reward }),
         ...(end.verdicts === undefined ? {} : { verdicts: end.verdicts }),
       };
-      this.closed = true;
-      await this.steps.close();
-      await this.writeMeta();
+      await writeFileAtomic(join(this.dir, EPISODE_FILE), JSON.stringify(this.meta, null, 2));
       await rm(join(this.dir, WRITER_FILE), { force: true });
       this.prev = undefined;
     });

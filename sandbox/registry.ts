@@ -59,6 +59,8 @@ export class SandboxRegistry {
       const e = this.entries.get(id);
       if (e) void this.closeEntry(e, reason);
     });
+    // Closed by this server as the leader without being held here (its creator gone): its hooks' leftovers end.
+    this.shared?.onClosedUnheld?.((id, c) => this.hooks.closedUnheld(id, c));
   }
 
   private get shared(): SharedSandboxes | undefined {

@@ -6,7 +6,7 @@
 import type { Observation, ResolvedAction } from '../protocol/observation.ts';
 import type { Termination, Verdict } from '../protocol/task.ts';
 import { silentLogger, type Logger } from './log.ts';
-import type { AdoptedSandbox, Sandbox } from './types.ts';
+import type { AdoptedSandbox, ClosedUnheld, Sandbox } from './types.ts';
 
 /** Where a step's actions came from when they were raw model text (recorded beside the actions). */
 export interface StepSource {
@@ -57,6 +57,7 @@ export interface StepHook {
 export class StepHooks {
   private readonly bySandbox = new Map<string, StepHook[]>();
   private readonly adoptions: Array<(sandboxId: string, a: AdoptedSandbox) => void> = [];
+  private readonly unheld: Array<(sandboxId: string, c: ClosedUnheld) => void> = [];
 
   constructor(private readonly log: Logger = silentLogger) {}
 
@@ -74,6 +75,16 @@ export class StepHooks {
   /** The registry adopted a sandbox another server created. */
   adopted(sandboxId: string, a: AdoptedSandbox): void {
     for (const fn of this.adoptions) fn(sandboxId, a);
+  }
+
+  /** Ends what a sandbox never held here leaves behind when this server (the shared state's leader) closed it. */
+  onClosedUnheld(fn: (sandboxId: string, c: ClosedUnheld) => void): void {
+    this.unheld.push(fn);
+  }
+
+  /** The shared state's leader closed a sandbox no hook here ran for. */
+  closedUnheld(sandboxId: string, c: ClosedUnheld): void {
+    for (const fn of this.unheld) fn(sandboxId, c);
   }
 
   has(sandboxId: string): boolean {

@@ -47,6 +47,13 @@ export interface AdoptedSandbox {
   recorded?: boolean;
 }
 
+/** A sandbox no server held here, closed by the shared state's leader. */
+export interface ClosedUnheld {
+  reason: CloseReason;
+  /** Created with `record: true`: its episode (on a recordings directory the servers share) is still to be ended. */
+  recorded: boolean;
+}
+
 /**
  * State several servers share (the kubernetes backend's pod annotations): a sandbox created on one replica is
  * served by any other. Lookups are synchronous (a watched cache), never a remote call per request.
@@ -73,6 +80,9 @@ export interface SharedSandboxes {
   closing(id: string, reason: CloseReason): void;
   /** Sandboxes closed elsewhere (another server, or expiry by the shared state's leader). */
   onClosed(fn: (id: string, reason: CloseReason) => void): void;
+  /** Sandboxes no server held here, closed by this server as the shared state's leader (expired, their pod gone, or
+   * left `creating` by a server that is gone): what they leave unfinished, e.g. a recording whose creator died. */
+  onClosedUnheld?(fn: (id: string, closed: ClosedUnheld) => void): void;
   /** At shutdown: true when other servers are alive to serve the sandboxes on (they are then not closed). */
   handOver(): Promise<boolean>;
 }

@@ -11,7 +11,8 @@
 // never learns what a HAR is.
 // Several servers sharing the sandboxes (kubernetes replicas, one recordings volume): the creating server records
 // frame 0 and ends the episode, and every server that serves a step appends it to the same episode
-// (recording/shared-steps.ts): a sandbox it adopts with `record: true` gets a hook that joins the recording.
+// (recording/shared-steps.ts): a sandbox it adopts with `record: true` gets a hook that joins the recording. Any of
+// them may end it (recording/shared-end.ts): the one that closes it, or the leader that expires it unheld.
 import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
@@ -121,6 +122,23 @@ export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCr
           this.log.warn({ err: String(err), sandbox_id: id }, 'joining the recording of an adopted sandbox failed');
         }
       });
+      // Expired by this server as the leader while no replica held it (its creator died): its episode ends here.
+      hooks.onClosedUnheld((id, c) => {
+        if (c.recorded) void this.endUnheld(id);
+      });
+    }
+  }
+
+  /** Ends the episode of a sandbox this server never held (shared-end.ts: unless another server ends it first). */
+  private async endUnheld(id: string): Promise<void> {
+    try {
+      const joined = new JoinedRecording(episodeDirFor(this.recordingsDir, id), id, this.log);
+      const hook = new RecordingHook(async () => joined);
+      await hook.open();
+      await hook.onEnd();
+      this.log.info({ sandbox_id: id }, 'the recording of a sandbox closed while no replica held it was ended');
+    } catch (err) {
+      this.log.warn({ err: String(err), sandbox_id: id }, 'ending the recording of a sandbox closed while no replica held it failed');
     }
   }
 

@@ -36,6 +36,8 @@ export async function readGrove(dir: string, id: string, validate: boolean): Pro
   const meta = EpisodeMeta.parse(await readJson(join(dir, EPISODE_FILE)));
   const text = await readFile(join(dir, STEPS_FILE), 'utf8').catch(() => '');
   const { steps, damaged } = parseStepsJsonl(text, validate);
+  // Servers recording one episode at once (recorder.ts `shared`) may append claimed steps out of order.
+  steps.sort((x, y) => x.step - y.step);
   const initial = ((await readJson(join(dir, INITIAL_FILE)).catch(() => ({}))) ?? {}) as InitialObservation;
   const status = await effectiveStatus(dir, meta);
   const views = withBeforeFrames(steps, meta.initial_frame);

@@ -2,8 +2,9 @@
 // orchestrator's recordings directory), against the simulated API server with stub workers and two replicas with
 // their own data directories and one recordings directory: an episode whose steps alternate between replica A and
 // B is one recording (every step, in order, with frames and diffs), ended by A, readable by any replica (or `grove
-// view`). The manifests mount the volume (a PersistentVolumeClaim, schema-validated).
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+// view`); steps through both at the same instant get each number once (claimed on storage). The manifests mount
+// the volume (a PersistentVolumeClaim, schema-validated).
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -76,6 +77,29 @@ describe('recordings shared by the replicas', () => {
     }
     expect(episode.meta).toMatchObject({ status: 'complete', steps: 4, answer: 'done', termination: { reason: 'task_completed' } });
     expect(existsSync(path.join(shared, id, '.writer.json'))).toBe(false);
+  });
+
+  test('steps through A and B at the same instant: every step number once, the episode whole and in order at the end', async () => {
+    const shared = path.join(root, 'recordings');
+    const a = await startOrchestrator(sim, POD, 'orch-a', { dataDir: path.join(root, 'a'), recordingsDir: shared });
+    orchestrators.push(a);
+    const b = await startOrchestrator(sim, POD, 'orch-b', { dataDir: path.join(root, 'b'), recordingsDir: shared });
+    orchestrators.push(b);
+    const id = await recordedOn(a);
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => step(i % 2 ? b : a, id, { action: 'wait', ms: 1 })));
+    expect(answers.map((r) => r.statusCode)).toEqual(Array(16).fill(200));
+    // Deleted through B this time: whichever replica closes it first ends the episode, the other only its files.
+    expect((await b.app.inject({ method: 'DELETE', url: `/sandboxes/${id}` })).statusCode).toBe(204);
+    const episode = await until(async () => {
+      const v = await readEpisode(path.join(shared, id)).catch(() => null);
+      return v?.meta.termination ? v : null;
+    }, 'the episode closed in the shared directory');
+    const all = Array.from({ length: 16 }, (_, i) => i + 1);
+    expect(episode.steps.map((s) => s.step)).toEqual(all);
+    expect(new Set(episode.steps.map((s) => s.frame)).size).toBe(16);
+    expect(readFileSync(path.join(shared, id, 'steps.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).step)).toEqual(all);
+    expect(episode.meta).toMatchObject({ status: 'complete', steps: 16, termination: { reason: 'aborted' } });
+    expect(existsSync(path.join(shared, id, '.steps'))).toBe(false);
   });
 
   test('deleted through B: closed by A, the replica that created it; a replica on a directory of its own records nothing and serves on', async () => {

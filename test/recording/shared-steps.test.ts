@@ -1,7 +1,8 @@
 // One episode recorded by two servers on one directory (kubernetes replicas on a shared recordings volume,
-// recording/shared-steps.ts): the creator (create, shared) and a joiner (join) append steps in turn. Numbers and
-// diffs follow the steps on storage, whatever number each server's hook gave; only the creator writes episode.json.
-import { appendFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+// recording/shared-steps.ts): the creator (create, shared) and a joiner (join) append steps in turn or at once.
+// Numbers are claimed on storage (each once, whatever number each server's hook gave) and diffs follow the step
+// before; whichever server finishes first ends the episode (shared-end.ts), with steps.jsonl made whole.
+import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -49,14 +50,41 @@ describe('one episode, two writers', () => {
     expect(s2.diff!.changed_share).toBeGreaterThan(0);
     expect(s3.diff).toMatchObject({ changed_share: 0, noop: true });
     expect((await lastStepOnDisk(join(dir, 'steps.jsonl')))?.step).toBe(4);
-    // The joiner never owns the episode: its finish leaves episode.json and the writer marker to the creator.
-    await b.finish({ termination: { reason: 'aborted' } });
-    expect(JSON.parse(await readFile(join(dir, 'episode.json'), 'utf8')).status).toBe('running');
+    // Whoever finishes first ends it (here the joiner: its creator may be dead); a later finish only closes files.
     await stat(join(dir, WRITER_FILE));
-    await a.finish({ termination: { reason: 'task_completed' } });
+    await b.finish({ termination: { reason: 'task_completed' }, answer: 'ok' });
+    expect(JSON.parse(await readFile(join(dir, 'episode.json'), 'utf8'))).toMatchObject({ status: 'complete', steps: 4, answer: 'ok', initial_frame: 'frames/0000.jpg' });
+    await expect(stat(join(dir, WRITER_FILE))).rejects.toThrow(/ENOENT/);
+    await a.finish({ termination: { reason: 'aborted' } });
     const v = await readEpisode(dir);
-    expect(v.meta).toMatchObject({ status: 'complete', steps: 4 });
+    expect(v.meta).toMatchObject({ status: 'complete', steps: 4, termination: { reason: 'task_completed' } });
     expect(v.steps.map((s) => s.step)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('steps taken at the same instant through two servers: every number once, steps.jsonl whole and in order at the end', async () => {
+    const dir = join(root, 'race');
+    const a = await EpisodeRecorder.create(dir, { episode_id: 'race' }, { shared: true });
+    const b = await EpisodeRecorder.join(dir);
+    const c = await EpisodeRecorder.join(dir);
+    const shot = { bytes: await frame(0), ext: 'jpg' };
+    // Every writer's own number is 1: all of them read the same last step on storage and race for the next.
+    const written = await Promise.all(Array.from({ length: 30 }, (_, i) => [a, b, c][i % 3]!.recordStep(step(1, { action: 'wait', ms: 1 }), shot)));
+    expect(written.map((s) => s.step).sort((x, y) => x - y)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(new Set(written.map((s) => s.frame)).size).toBe(30);
+    // Two NFS clients appending at once may clobber a line: the claim files put it back at the end.
+    const lines = (await readFile(join(dir, 'steps.jsonl'), 'utf8')).split('\n');
+    lines[4] = '{"step":5,"ts":"clobbered';
+    await writeFile(join(dir, 'steps.jsonl'), lines.join('\n'));
+    await Promise.all([b.finish({ termination: { reason: 'aborted' } }), c.finish({ termination: { reason: 'aborted' } }), a.finish({ termination: { reason: 'aborted' } })]);
+    const v = await readEpisode(dir);
+    expect(v.steps.map((s) => s.step)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect([v.damaged_lines, v.meta.steps, v.meta.status]).toEqual([0, 30, 'complete']);
+    await expect(stat(join(dir, '.steps'))).rejects.toThrow(/ENOENT/);
+    // Ended: a late step is refused, not numbered.
+    const late = await EpisodeRecorder.join(dir);
+    await expect(late.recordStep(step(1, { action: 'wait', ms: 1 }))).rejects.toThrow(/ended/);
+    await late.finish({ termination: { reason: 'aborted' } });
+    expect((await readEpisode(dir)).meta.termination?.reason).toBe('aborted');
   });
 
   it('the creator\'s hook ends the episode as the last step on storage says, though another server took it', async () => {
