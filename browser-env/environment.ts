@@ -35,6 +35,8 @@ export interface EnvironmentParts {
   /** Memory budget of the warm contexts the pool learns from waves of creates, MiB (0: only `warmPool`). */
   warmPoolMaxMb?: number;
   limits?: SandboxLimits;
+  /** The frame cache for sandboxes that do not say (`frame_cache`); default on. */
+  frameCache?: boolean;
   log: Logger;
 }
 
@@ -61,6 +63,8 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
   async create(id: string, options: BrowserCreateOptions, extras?: ContextExtras): Promise<BrowserSandbox> {
     if (this.stopping) throw new GroveError('shutting_down');
     this.counters.sandboxes_created_total++;
+    // The frame cache is on unless the sandbox or the server's configuration turns it off (kept across resets).
+    options = { ...options, frame_cache: options.frame_cache ?? this.parts.frameCache ?? true };
     const warm = await this.claimWarm(options, extras);
     const sb = new ChromiumSandbox(id, options, {
       source: this.parts.source,

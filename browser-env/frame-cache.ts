@@ -19,14 +19,15 @@
 // - a barrier or a state read that fails or runs out of time, a screencast that could not start: capture as without
 //   a cache.
 //
-// Known gap (why the cache is opt-in, `frame_cache: true`): an animated image (GIF, APNG, animated WebP) changes
-// pixels on the compositor with no paint and no new layer tree (measured: 13 screencast frames, 0 trees in 3 s), and
-// the page does not count as busy: only the screencast sees it, with its hole below.
+// An animated image (GIF, APNG, animated WebP or AVIF, also as a CSS background) changes pixels on the compositor
+// with no paint and no new layer tree (measured: 13 screencast frames, 0 trees in 3 s): a document that loaded one is
+// busy (frame-images.ts reads the images' frame counts). Only a capture's `begin` reads them: an image shown after a
+// kept capture paints when it appears, so the entry's tree no longer matches.
 //
 // Why more than the screencast: Chromium sends no screencast frame for some changes made 1-50 ms after one of our
-// own Page.captureScreenshot calls. bench/frame-probe-stale.mts (a 1-px flip every 230 ms, wait steps back to back)
-// found 12 of 147, 4 of 75, 6 of 135 cached answers stale with the screencast alone; bench/frame-probe-signals.mts
-// measures which signal sees such a change.
+// own Page.captureScreenshot calls. A probe (a 1-px flip every 230 ms, wait steps back to back; bench/frame-probe-
+// stale.mts and frame-probe-signals.mts, in git history at eed177b) found 12 of 147, 4 of 75, 6 of 135 cached answers
+// stale with the screencast alone; the timer pages of test/browser-env/frame-cache.slow.test.ts check it now.
 import type { CDPSession } from 'playwright-core';
 import type { Progress } from '../sandbox/progress.ts';
 import { Damage, type PageState } from './frame-damage.ts';
@@ -150,10 +151,16 @@ export class FrameCache<T extends object> {
     // The last capture's own frame is often still being acknowledged: a moment for that keeps this capture.
     const ad = d.within(ACK_MS, 'screencast acknowledgements');
     const quiet = await t.damage.settled(ad).finally(() => ad.done());
-    const sd = d.within(STATE_MS, 'frame cache state');
-    const before = await t.damage.state(sd, false).finally(() => sd.done());
+    // The counts before the state is read: an animation or animated image that began while it was read has sent a
+    // new tree since (it painted), and the capture is not kept.
     const dm = t.damage;
-    return { tracker: t as Tracker<unknown>, gen: dm.frames, doc: dm.doc, tree: dm.tree, epoch: this.epoch, quiet, before };
+    const gen = dm.frames;
+    const tree = dm.tree;
+    const sd = d.within(STATE_MS, 'frame cache state');
+    const [state, animated] = await Promise.all([dm.state(sd, false), dm.images.animated(sd)]).finally(() => sd.done());
+    // An animated image, or images not read in time: busy.
+    const before: PageState | undefined = state && (animated === false ? state : { busy: true });
+    return { tracker: t as Tracker<unknown>, gen, doc: dm.doc, tree, epoch: this.epoch, quiet, before };
   }
 
   /**

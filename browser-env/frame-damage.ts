@@ -4,13 +4,13 @@
 // - Screencast frames (Page.startScreencast, 8×8, each acknowledged at once): the compositor's own damage, so also
 //   what never passes the page's main thread (compositor animations, video, a worker's OffscreenCanvas, other
 //   processes' iframes). Not every change sends one: Chromium's capture oracle drops and delays frames, and a change
-//   made a few ms after one of our own Page.captureScreenshot calls sometimes sends none at all (measured:
-//   bench/frame-probe-stale.mts, bench/frame-probe-signals.mts).
+//   made a few ms after one of our own Page.captureScreenshot calls sometimes sends none at all (measured by the
+//   probes bench/frame-probe-stale.mts and bench/frame-probe-signals.mts, in git history at eed177b).
 // - The layer tree (LayerTree.layerTreeDidChange): the renderer sends it when it commits a frame, on the same
 //   channel as the answers to our Runtime.evaluate, with each layer's size, screen transform (a composited layer
 //   moved, the page scrolled) and paint count. A change the page painted before our barrier (two animation frames)
 //   ran has therefore sent its tree before the barrier's answer: the barrier orders it. Measured on Chromium 156
-//   (bench/frame-probe-signals.mts and the probe in framecache2's report): 10 of 10 1-px changes sent a changed tree
+//   (bench/frame-probe-signals.mts at eed177b, and the probe in framecache2's report): 10 of 10 1-px changes sent a changed tree
 //   before the barrier's answer, with or without a screencast; LayerTree.layerPainted never came (0 events).
 //   A page with layers of its own elements (a canvas, a focused input's caret, will-change, video, another
 //   process's frame) counts as busy: the compositor changes their opacity, filters or clips without a new paint
@@ -18,8 +18,11 @@
 // - The page's state, read in an isolated world: whether anything runs that changes pixels without a main-thread
 //   paint (running animations, playing media, a frame of another origin, layers the compositor moves), and where the
 //   page and its viewport are scrolled. A busy page is never answered from the cache.
+// - The images its documents loaded (frame-images.ts): an animated one changes pixels with neither a paint nor a new
+//   layer tree, so a document that holds one is busy too.
 import type { CDPSession } from 'playwright-core';
 import type { Progress } from '../sandbox/progress.ts';
+import { DocumentImages } from './frame-images.ts';
 import { inPage, quietly } from './util.ts';
 
 const WORLD = '__grove_frame_cache';
@@ -76,7 +79,7 @@ interface Layer {
 export function composited(layers: Layer[]): boolean {
   return layers.filter((l) => l.drawsContent && l.backendNodeId !== undefined).length > PLAIN_LAYERS;
 }
-/** Layers of a plain page that draw and belong to a node (measured: bench/frame-probe-signals.mts). */
+/** Layers of a plain page that draw and belong to a node (measured: bench/frame-probe-signals.mts at eed177b). */
 const PLAIN_LAYERS = 1;
 
 /** One page's damage signals. */
@@ -95,11 +98,15 @@ export class Damage {
   broken = false;
   /** Called after each screencast frame is counted. */
   onFrame: () => void = () => {};
+  /** The images of the page's documents (animated ones make it busy). */
+  readonly images: DocumentImages;
   private acked: Promise<void> = Promise.resolve();
   private ackedNow: () => void = () => {};
   private world: Promise<number> | undefined;
 
-  constructor(private readonly cdp: CDPSession) {}
+  constructor(private readonly cdp: CDPSession) {
+    this.images = new DocumentImages(cdp);
+  }
 
   async start(): Promise<void> {
     this.cdp.on('LayerTree.layerTreeDidChange', (e) => {
@@ -117,6 +124,11 @@ export class Damage {
         .finally(() => {
           if (--this.unacked === 0) this.ackedNow();
         });
+    });
+    // Page.getResourceContent (the images' bytes) answers only with the Page domain on (page-events.ts turns it on
+    // for this session too).
+    await this.cdp.send('Page.enable').catch(() => {
+      this.broken = true;
     });
     // The first frame Chromium sends on start counts as damage like any other: the capture after it is kept.
     await this.cdp.send('Page.startScreencast', { format: 'jpeg', quality: 1, maxWidth: 8, maxHeight: 8, everyNthFrame: 1 }).catch(() => {

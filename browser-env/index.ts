@@ -38,7 +38,7 @@ export async function createBrowserEnvironment(cfg: BrowserEnvironmentConfig & {
     throw e;
   }
   const limits = { ...DEFAULT_LIMITS, ...cfg.limits };
-  const env = new LocalBrowserEnvironment({ source: pool, gate, dataDir: cfg.dataDir, warmPool: cfg.warmPool, warmPoolMaxMb: cfg.warmPoolMaxMb, log, limits });
+  const env = new LocalBrowserEnvironment({ source: pool, gate, dataDir: cfg.dataDir, warmPool: cfg.warmPool, warmPoolMaxMb: cfg.warmPoolMaxMb, log, limits, frameCache: cfg.frameCache });
   env.startWarm();
   return env;
 }

@@ -96,6 +96,8 @@ export interface BrowserEnvironmentConfig {
   extraArgs: string[];
   /** Per-sandbox limits (defaults: browser-env/limits.ts). */
   limits?: Partial<SandboxLimits>;
+  /** The frame cache for sandboxes that do not say (`frame_cache`); default on (browser-env/frame-cache.ts). */
+  frameCache?: boolean;
 }
 
 /** Creates browser sandboxes; owns the Chromium pool and the network proxy. */

@@ -71,10 +71,10 @@ export const BrowserCreateOptions = z.strictObject({
   screenshot_format: ImageFormat.default('jpeg'),
   screenshot_quality: z.number().int().min(1).max(100).default(80),
   resize: ResizeOptions.optional(),
-  /** Frame cache (default off): while nothing has painted since the last capture (no compositor frame, the same
-   * layer tree, nothing animating), an observation answers that capture again, marked `timings.cached`. An animated
-   * image (GIF) that changes within a frame of a capture can still be answered from it until its next frame
-   * (browser-env/frame-cache.ts). */
+  /** Frame cache (default on; the server's `frameCache` setting, GROVE_FRAME_CACHE=0, changes the default): while
+   * nothing has painted since the last capture (no compositor frame, the same layer tree, nothing animating, no
+   * animated image in the document), an observation answers that capture again, marked `timings.cached`
+   * (browser-env/frame-cache.ts). `false`: every observation is a capture. */
   frame_cache: z.boolean().optional(),
   coordinate_space: CoordinateSpace.default('css_px'),
   rel_divisor: z.union([z.literal(1000), z.literal(999)]).default(1000),

@@ -43,6 +43,8 @@ const GroveConfigSchema = z
     warmPool: z.number().int().min(0).max(256).default(0),
     /** Memory budget of the warm contexts the pool learns from waves of creates (their peak size), MiB; 0: only warmPool. */
     warmPoolMaxMb: z.number().int().min(0).max(1024 * 1024).default(1024),
+    /** The frame cache for browser sandboxes that do not say (`frame_cache`): GROVE_FRAME_CACHE=0 turns it off. */
+    frameCache: z.boolean().default(true),
     dataDir: z.string().min(1).default('./.grove'),
     /** Largest accepted request body, bytes. */
     bodyLimit: z.number().int().min(1024).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
@@ -133,7 +135,7 @@ export function envName(key: ConfigKey): string {
 }
 
 const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig', 'taskFiles', 'judgeUrl', 'judgeModel', 'judgeApiKey', 'clawEval', 'clawEvalCache', 'clawEvalIndexUrl', 'clawEvalUserUrl', 'clawEvalUserModel', 'clawEvalUserKey', 'shellIsolation', 'shellPodWorkspace', 'shellPodNetwork']);
-const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled', 'unsafeNoAuthRemote', 'unsafeShellIsolationPod']);
+const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled', 'unsafeNoAuthRemote', 'unsafeShellIsolationPod', 'frameCache']);
 const JSON_KEYS = new Set<ConfigKey>(['shellImages']);
 const NUMBER_KEYS = new Set<ConfigKey>(KEYS.filter((k) => !STRING_KEYS.has(k) && !BOOLEAN_KEYS.has(k) && !JSON_KEYS.has(k)));
 

@@ -66,6 +66,7 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
             recycleAfter: config.recycleAfter,
             warmPool: config.warmPool,
             warmPoolMaxMb: config.warmPoolMaxMb,
+            frameCache: config.frameCache,
             dataDir: path.resolve(config.dataDir, 'browser'),
             headless: true,
             extraArgs: [],

@@ -47,6 +47,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     'no-auth': { type: 'boolean' },
     'unsafe-no-auth-remote': { type: 'boolean' },
     'unsafe-shell-isolation-pod': { type: 'boolean' },
+    'no-frame-cache': { type: 'boolean' },
   };
   for (const name of Object.keys(FLAGS)) options[name] = { type: 'string' };
   let values: Record<string, string | boolean | undefined>;
@@ -70,6 +71,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
   if (values['no-auth'] === true) flags.authDisabled = true;
   if (values['unsafe-no-auth-remote'] === true) flags.unsafeNoAuthRemote = true;
   if (values['unsafe-shell-isolation-pod'] === true) flags.unsafeShellIsolationPod = true;
+  if (values['no-frame-cache'] === true) flags.frameCache = false;
   return { flags: flags as Partial<GroveConfigInput>, configFile: typeof values.config === 'string' ? values.config : undefined };
 }
 

@@ -3,14 +3,10 @@
 // by an action, by navigation or a tab switch, 1 px or through requestAnimationFrame) is never answered from it.
 // Pages with layers of their own elements (a canvas, a focused input, will-change) count as busy and are captured
 // (frame-damage.ts): the timer pages below check that too.
-import sharp from 'sharp';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cdpCapture } from '../../browser-env/observe.ts';
-import type { Observer } from '../../browser-env/observer.ts';
-import type { SandboxState } from '../../browser-env/sandbox-state.ts';
 import type { ChromiumSandbox } from '../../browser-env/sandbox.ts';
 import type { Observation, StepResult } from '../../protocol/observation.ts';
+import { diffBox, fresh, page } from './frame-pairing.ts';
 import { html, openEnv, startFixture, type Fixture, type TestEnv } from './support.ts';
 
 const PAGE = html(
@@ -57,21 +53,6 @@ afterAll(async () => {
 });
 
 const isStep = (r: unknown): r is StepResult => typeof r === 'object' && r !== null && 'observation' in r;
-const inside = (sb: ChromiumSandbox) => sb as unknown as { s: SandboxState; observer: Observer };
-const page = (sb: ChromiumSandbox): Page => inside(sb).s.page;
-
-async function pixels(b: Buffer): Promise<Buffer> {
-  return sharp(b).removeAlpha().raw().toBuffer();
-}
-
-/** A fresh capture of the sandbox's page through its own session, in the sandbox's format; and the damage count. */
-async function fresh(sb: ChromiumSandbox): Promise<{ bytes: Buffer; damage: { frames: number; tree: string } | undefined }> {
-  const { s, observer } = inside(sb);
-  const cdp = await s.session(s.page);
-  const raw = await cdpCapture(cdp, s.options.screenshot_format, s.options.screenshot_quality, 10_000);
-  return { bytes: raw.bytes, damage: await observer.frames.damage(cdp) };
-}
-
 interface Tally {
   cached: number;
   captured: number;
@@ -79,25 +60,6 @@ interface Tally {
   compared: number;
   /** Answers that differed from the fresh capture because the page changed between the two. */
   changedBetween?: number;
-}
-
-/** Where two images differ: the bounding box of the differing pixels (image px), or null when identical. */
-async function diffBox(a: Buffer, b: Buffer): Promise<{ x0: number; y0: number; x1: number; y1: number } | null> {
-  const ia = await sharp(a).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const pb = await pixels(b);
-  if (ia.data.equals(pb)) return null;
-  const w = ia.info.width;
-  const box = { x0: Infinity, y0: Infinity, x1: -1, y1: -1 };
-  for (let i = 0; i < ia.data.length; i += 3) {
-    if (ia.data[i] === pb[i] && ia.data[i + 1] === pb[i + 1] && ia.data[i + 2] === pb[i + 2]) continue;
-    const x = (i / 3) % w;
-    const y = Math.floor(i / 3 / w);
-    box.x0 = Math.min(box.x0, x);
-    box.y0 = Math.min(box.y0, y);
-    box.x1 = Math.max(box.x1, x);
-    box.y1 = Math.max(box.y1, y);
-  }
-  return box;
 }
 
 /**
@@ -121,12 +83,13 @@ async function observeChecked(sb: ChromiumSandbox, t: Tally, o?: Observation, be
 }
 
 /**
- * Observes until the cache answers (at rest it does on the second look at the latest), and pairs that answer with a
+ * Observes until the cache answers (at rest within a few looks), and pairs that answer with a
  * fresh capture. A capture paints a frame itself, so the captures before it are not paired (they are captures).
  */
 async function observeUntilCached(sb: ChromiumSandbox, t: Tally, what = ''): Promise<void> {
-  // Some changes paint for a while after them (a scrollbar fading out after a scroll): up to 3 s of looks.
-  for (const end = Date.now() + 3000; Date.now() < end; ) {
+  // Some changes paint for a while after them (a scrollbar fading out after a scroll): up to 3 s of looks, and at
+  // least 8 (a new document's first capture is not kept, and at load ~55 a look took ~1 s).
+  for (let i = 0, end = Date.now() + 3000; Date.now() < end || i < 8; i++) {
     const o = await sb.observe();
     if (o.timings.cached) {
       await observeChecked(sb, t, o);
@@ -139,7 +102,7 @@ async function observeUntilCached(sb: ChromiumSandbox, t: Tally, what = ''): Pro
 
 describe('frame cache', () => {
   it('answers a page at rest from the cache, identical to a fresh capture, and never a changed page', async () => {
-    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 400, height: 300 }, screenshot_format: 'png', frame_cache: true });
+    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 400, height: 300 }, screenshot_format: 'png' });
     const t: Tally = { cached: 0, captured: 0, compared: 0 };
     const pg = page(sb);
     const changed = async (what: string, change: () => Promise<unknown>) => {
@@ -187,7 +150,7 @@ describe('frame cache', () => {
   });
 
   it('a blinking caret: cached answers match a fresh capture but where the caret blinked between the two', async () => {
-    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 400, height: 300 }, screenshot_format: 'png', frame_cache: true });
+    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 400, height: 300 }, screenshot_format: 'png' });
     const t: Tally = { cached: 0, captured: 0, compared: 0 };
     await sb.step([{ action: 'click', x: 80, y: 130 }]);
     // The caret's blink time cannot be read from the page: a difference is allowed only inside the input's box.
@@ -213,7 +176,7 @@ describe('frame cache', () => {
   });
 
   it('at device scale 2 the cache is off: Chromium paints frames of its own for each capture there', async () => {
-    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 320, height: 240 }, device_scale_factor: 2, frame_cache: true });
+    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 320, height: 240 }, device_scale_factor: 2 });
     const t: Tally = { cached: 0, captured: 0, compared: 0 };
     for (let i = 0; i < 3; i++) {
       const o = await sb.observe();
@@ -226,7 +189,7 @@ describe('frame cache', () => {
   });
 
   it('an attacker page that replaces requestAnimationFrame and changes 1 px right after each action still gets fresh frames', async () => {
-    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 400, height: 300 }, screenshot_format: 'png', frame_cache: true });
+    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 400, height: 300 }, screenshot_format: 'png' });
     const t: Tally = { cached: 0, captured: 0, compared: 0 };
     const pg = page(sb);
     // The page's own requestAnimationFrame answers at once (a barrier run in the page's world would pass early),
@@ -255,7 +218,7 @@ describe('frame cache', () => {
     let cachedAll = 0;
     let staleAll = 0;
     for (const name of Object.keys(TIMER_PAGES)) {
-      const sb = await te.create({ start_url: fx.url(`/timer/${name}`), network: net(), viewport: { width: 400, height: 300 }, screenshot_format: 'png', frame_cache: true });
+      const sb = await te.create({ start_url: fx.url(`/timer/${name}`), network: net(), viewport: { width: 400, height: 300 }, screenshot_format: 'png' });
       const pg = page(sb);
       let cached = 0;
       let captured = 0;
@@ -289,9 +252,26 @@ describe('frame cache', () => {
     expect(cachedOn.flip).toBeGreaterThan(0);
   }, 300_000);
 
-  it('without frame_cache (the default) every observation is a capture and says nothing of a cache', async () => {
-    const sb = await te.create({ start_url: fx.url('/p'), network: net(), viewport: { width: 400, height: 300 } });
-    for (let i = 0; i < 3; i++) expect((await sb.observe()).timings.cached).toBeUndefined();
-    await sb.close();
+  it('the cache is on by default; frame_cache: false, or an environment configured without it, captures every time', async () => {
+    const at = { start_url: fx.url('/p'), network: net(), viewport: { width: 400, height: 300 } };
+    const on = await te.create(at);
+    expect(on.options.frame_cache).toBe(true);
+    await observeUntilCached(on, { cached: 0, captured: 0, compared: 0 }, 'by default');
+    await on.close();
+    const off = await te.create({ ...at, frame_cache: false });
+    for (let i = 0; i < 3; i++) expect((await off.observe()).timings.cached).toBeUndefined();
+    await off.close();
+    // The server's switch (frameCache: false, GROVE_FRAME_CACHE=0, --no-frame-cache) reaches the environment so.
+    const offEnv = await openEnv({ frameCache: false });
+    try {
+      const sb = await offEnv.create(at);
+      expect(sb.options.frame_cache).toBe(false);
+      for (let i = 0; i < 3; i++) expect((await sb.observe()).timings.cached).toBeUndefined();
+      // A sandbox may still ask for it.
+      const asks = await offEnv.create({ ...at, frame_cache: true });
+      await observeUntilCached(asks, { cached: 0, captured: 0, compared: 0 }, 'asked for on a server without it');
+    } finally {
+      await offEnv.close();
+    }
   });
 });

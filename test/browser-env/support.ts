@@ -73,7 +73,7 @@ export interface TestEnv {
 let seq = 0;
 
 /** One environment (one Chromium process) per test file; sandboxes are closed with it. */
-export async function openEnv(opts: { warmPool?: number; warmPoolMaxMb?: number; limits?: Partial<SandboxLimits> } = {}): Promise<TestEnv> {
+export async function openEnv(opts: { warmPool?: number; warmPoolMaxMb?: number; limits?: Partial<SandboxLimits>; frameCache?: boolean } = {}): Promise<TestEnv> {
   const dataDir = await mkdtemp(join(tmpdir(), 'grove-be-'));
   const env = await createBrowserEnvironment({
     executablePath: '/usr/bin/chromium',
@@ -85,6 +85,7 @@ export async function openEnv(opts: { warmPool?: number; warmPoolMaxMb?: number;
     headless: true,
     extraArgs: [],
     limits: opts.limits,
+    frameCache: opts.frameCache,
   });
   return {
     env,

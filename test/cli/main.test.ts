@@ -67,6 +67,8 @@ describe('grove serve options', () => {
 
   it('--no-auth disables auth; bad values and unknown flags are ConfigErrors naming the flag', () => {
     expect(parseServeArgs(['--no-auth']).flags).toEqual({ authDisabled: true });
+    expect(parseServeArgs(['--no-frame-cache']).flags).toEqual({ frameCache: false });
+    expect(() => parseServeArgs(['--no-frame-cache=1'])).toThrow(ConfigError);
     expect(() => parseServeArgs(['--port', 'x'])).toThrow(new ConfigError('--port: expected a number, got "x"'));
     expect(() => parseServeArgs(['--prot', '1'])).toThrow(/Unknown option '--prot'/);
     expect(() => loadConfig({ env: {}, flags: parseServeArgs(['--no-auth', '--api-key', 'k-123456789']).flags })).toThrow(/contradict/);

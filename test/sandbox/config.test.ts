@@ -61,6 +61,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ env: { GROVE_IDLE_TIMEOUT_SECONDS: '120' } }).idleTimeoutSeconds).toBe(120);
   });
 
+  it('keeps the frame cache on unless GROVE_FRAME_CACHE, the file or a flag turns it off; a bad value is named', () => {
+    expect(loadConfig({ env: {} }).frameCache).toBe(true);
+    expect(loadConfig({ env: { GROVE_FRAME_CACHE: '0' } }).frameCache).toBe(false);
+    expect(loadConfig({ env: {}, configFile: tmpFile('{"frameCache": false}') }).frameCache).toBe(false);
+    expect(loadConfig({ env: { GROVE_FRAME_CACHE: 'off' }, flags: { frameCache: true } }).frameCache).toBe(true);
+    expect(() => loadConfig({ env: { GROVE_FRAME_CACHE: 'sometimes' } })).toThrow('GROVE_FRAME_CACHE: expected a boolean (1/0/true/false), got "sometimes"');
+    expect(() => loadConfig({ env: {}, configFile: tmpFile('{"frameCache": "no"}') })).toThrow(/frameCache \(from .*\): /);
+  });
+
   it('disables auth only when asked, and then has no key', () => {
     const c = loadConfig({ env: { GROVE_AUTH_DISABLED: '1' } });
     expect(c.authDisabled).toBe(true);
