@@ -3,6 +3,7 @@
 import { Progress } from '../sandbox/progress.ts';
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import type { NetworkRules } from '../protocol/sandbox.ts';
+import type { CaptureGate } from './capture-gate.ts';
 import { newPageWithin } from './new-page.ts';
 import { SETTLE_INIT_SCRIPT } from './settle.ts';
 import { TITLE_WATCH_SCRIPT } from './title-watch.ts';
@@ -39,6 +40,8 @@ export interface ProxyGate {
 interface PooledContextLike {
   context: BrowserContext;
   browserPid: number;
+  /** The browser process's capture gate (capture-gate.ts); absent: captures go straight to Chromium. */
+  captures?: CaptureGate;
   release(): Promise<void>;
 }
 export interface ContextSource {

@@ -20,6 +20,11 @@ export interface RawCapture {
 
 /** One CDP capture of the viewport, bounded by `timeoutMs` (a hung renderer never answers). */
 export async function cdpCapture(cdp: CDPSession, format: ImageFormat, quality: number, timeoutMs: number): Promise<RawCapture> {
+  return Progress.after(timeoutMs, 'screenshot capture').race(sendCapture(cdp, format, quality));
+}
+
+/** One CDP capture of the viewport, unbounded: the caller bounds it (cdpCapture, or the capture gate's turn). */
+export async function sendCapture(cdp: CDPSession, format: ImageFormat, quality: number): Promise<RawCapture> {
   const t0 = Date.now();
   const params: { format: ImageFormat; quality?: number; captureBeyondViewport: boolean; optimizeForSpeed: boolean } = {
     format,
@@ -27,7 +32,7 @@ export async function cdpCapture(cdp: CDPSession, format: ImageFormat, quality: 
     optimizeForSpeed: true,
   };
   if (format !== 'png') params.quality = quality;
-  const res = await Progress.after(timeoutMs, 'screenshot capture').race(cdp.send('Page.captureScreenshot', params));
+  const res = await cdp.send('Page.captureScreenshot', params);
   return withLazyBytes({ base64: res.data, format, ms: Date.now() - t0 });
 }
 

@@ -7,7 +7,8 @@ import { GroveError } from '../protocol/errors.ts';
 import { Progress } from '../sandbox/progress.ts';
 import { accessibilityText } from './a11y.ts';
 import { FrameCache } from './frame-cache.ts';
-import { captureFormat, cdpCapture, finishShot, type EncodedShot, type ShotSettings } from './observe.ts';
+import { CaptureQueueTimeout } from './capture-gate.ts';
+import { captureFormat, cdpCapture, finishShot, sendCapture, type EncodedShot, type ShotSettings } from './observe.ts';
 import type { Recovery } from './recovery.ts';
 import { firstLine, PROBE_MS, type SandboxState } from './sandbox-state.ts';
 import { collectSom } from './som.ts';
@@ -77,11 +78,18 @@ export class Observer {
       pending = await this.frames.begin(cdp, d);
     }
     let raw;
+    // The capture's time as the step saw it: its wait for a turn on the browser (capture-gate.ts) included.
+    const started = Date.now();
     for (let tries = 1; ; tries++) {
       try {
-        raw = await cdpCapture(await d.race(s.session(pg), 'CDP session'), f.format, f.quality, budget());
+        const cdp = await d.race(s.session(pg), 'CDP session');
+        // Through the browser process's capture gate (pool contexts have one): a burst is served in order.
+        const gate = s.pooled.captures;
+        raw = gate ? await gate.run(d, budget, () => sendCapture(cdp, f.format, f.quality)) : await cdpCapture(cdp, f.format, f.quality, budget());
         break;
       } catch (e) {
+        // The deadline ran out waiting for a turn: an overloaded machine, not a page to retry or recover.
+        if (e instanceof CaptureQueueTimeout) throw e;
         if (/Unable to capture screenshot/i.test(errMessage(e)) && tries === 1) {
           // Chromium has no compositor frame yet (seen on a page created a moment ago under load): wait for one
           // animation frame, then capture once more.
@@ -93,7 +101,8 @@ export class Observer {
         if (!(e instanceof TimeoutError) || tries >= CAPTURE_TRIES || d.remaining() < CAPTURE_MIN_MS || !(await this.recovery.responsive(pg, d))) throw e;
       }
     }
-    const shot: Shot = Object.assign(await finishShot(raw, settings, som), { captureMs: raw.ms }); // not a spread: that would decode the lazy bytes
+    const captureMs = Date.now() - started;
+    const shot: Shot = Object.assign(await finishShot(raw, settings, som), { captureMs }); // not a spread: that would decode the lazy bytes
     if (pending) this.frames.keep(pending, key, pg.url(), shot);
     if (useCache) shot.cached = false;
     return shot;
@@ -140,8 +149,9 @@ export class Observer {
         if (wantShot) shot = await this.shoot(pg, opts.som_overlay && som ? som : undefined, d);
         break;
       } catch (e) {
-        // A renderer that hangs or died after the action: reopen and observe the fresh page once.
-        if (attempt > 0 || s.closed) {
+        // A renderer that hangs or died after the action: reopen and observe the fresh page once. A capture that
+        // never got its turn on the browser says nothing about the page.
+        if (attempt > 0 || s.closed || e instanceof CaptureQueueTimeout) {
           error ??= observationFailure(e);
           break;
         }

@@ -12,6 +12,7 @@ import type { Browser } from 'playwright-core';
 import type { Logger } from '../sandbox/log.ts';
 import type { ChromiumLauncher } from './chromium-launch.ts';
 import { findProcessByArg, killTree, MARKER_FLAG, removeProfileDir, userDataDirOf, type PidFile } from './reaper.ts';
+import { CaptureGate } from './capture-gate.ts';
 import { guardBrowser } from './url-policy.ts';
 
 export type ProcState = 'launching' | 'ready' | 'closing' | 'dead';
@@ -49,6 +50,8 @@ export class PoolProcess {
   load = 0;
   /** Contexts assigned to this process over its life (recycling counter). */
   assigned = 0;
+  /** Its screenshots are taken a few at a time, in order (capture-gate.ts). */
+  readonly captures = new CaptureGate();
   private closed?: Promise<void>;
 
   constructor(

@@ -10,6 +10,7 @@ import { GroveError } from '../protocol/errors.ts';
 import { silentLogger, type Logger } from '../sandbox/log.ts';
 import { ChromiumLauncher, type ChromiumLaunchConfig } from './chromium-launch.ts';
 import { closeOrphanedContexts, learnFrom, watch } from './playwright-orphans.ts';
+import type { CaptureGate } from './capture-gate.ts';
 import { PoolProcess, type ProcessHost } from './pool-process.ts';
 import { liveTokens, PidFile, reapStale, removeStaleArtifacts, Watchdog } from './reaper.ts';
 
@@ -30,6 +31,8 @@ export interface ChromiumPoolConfig extends ChromiumLaunchConfig {
 export interface PooledContext {
   readonly context: BrowserContext;
   readonly browserPid: number;
+  /** The process's capture gate: its screenshots are served a few at a time, in order. */
+  readonly captures: CaptureGate;
   /** Closes the context and returns its slot to the pool. Idempotent. */
   release(): Promise<void>;
 }
@@ -47,7 +50,7 @@ export class ChromiumPool {
   private shuttingDown = false;
   private pidFile?: PidFile;
   private watchdog?: Watchdog;
-  private counters = { contexts_open: 0, contexts_created_total: 0, browser_restarts_total: 0, browser_crashes_total: 0 };
+  private counters = { contexts_open: 0, contexts_created_total: 0, browser_restarts_total: 0, browser_crashes_total: 0, captures_queued_total: 0 };
 
   constructor(cfg: ChromiumPoolConfig) {
     if (!Number.isInteger(cfg.processes) || cfg.processes < 1) throw new Error('ChromiumPool: processes must be >= 1');
@@ -146,6 +149,7 @@ export class ChromiumPool {
     return {
       context,
       browserPid: proc.pid ?? 0,
+      captures: proc.captures,
       release: () => {
         released ??= context
           .close()
@@ -174,6 +178,7 @@ export class ChromiumPool {
     const n = ++this.launches;
     if (n > this.cfg.processes) this.counters.browser_restarts_total++;
     const proc = new PoolProcess(n, this.host);
+    proc.captures.onWait = () => this.counters.captures_queued_total++;
     proc.ready = proc.launch();
     // Waiters see the error through proc.ready; this handler only keeps an unawaited failure from being unhandled.
     proc.ready.catch((err: unknown) => this.log.error({ err, n }, 'chromium launch failed'));
@@ -211,10 +216,13 @@ export class ChromiumPool {
   }
 
   stats(): Record<string, number> {
-    return {
-      chromium_processes: this.procs.filter((p) => p.state === 'ready' || p.state === 'closing').length,
-      ...this.counters,
-    };
+    const running = this.procs.filter((p) => p.state === 'ready' || p.state === 'closing');
+    const gates = running.map((p) => p.captures.stats());
+    const out: Record<string, number> = { chromium_processes: running.length, ...this.counters, captures_waiting: gates.reduce((n, g) => n + g.queued, 0) };
+    // Browser sandboxes whose screenshots the processes serve within a burst's time (capture-gate.ts), once every
+    // running process has measured it: admission control refuses creates beyond it.
+    if (gates.length && gates.every((g) => g.capacity !== undefined)) out.capture_capacity = gates.reduce((n, g) => n + g.capacity!, 0);
+    return out;
   }
 
   /** Whether no other live server uses this dataDir (then what a dead one left there is garbage). */

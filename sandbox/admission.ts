@@ -6,6 +6,10 @@
 // - pressure: recent step latency against the step's deadline, screenshot capture time against its budget and the
 //   event loop's lateness, each over a sliding window. While any of them is past its limit, creates are refused:
 //   the running episodes keep the capacity they need to meet their deadlines.
+// - capture capacity: the browsers serve a burst of screenshots (every sandbox capturing at once) for so many
+//   sandboxes within its time (browser-env/capture-gate.ts measures it per process); creates beyond it are
+//   refused, and a create that waited in the queue is refused when its turn comes if the sandboxes started by then
+//   already use it. Episodes admitted are episodes whose screenshots the machine serves.
 // - capacity learned from misses: when a screenshot misses its deadline while the server holds N browser
 //   sandboxes, it carries at most max(maxStarting, 3/4 N) until a window passes without a miss; and a create that
 //   waited in the queue while a capture missed is refused when its turn comes (it fails with `overloaded`)
@@ -27,6 +31,9 @@ export interface AdmissionOptions {
   stepShare: number;
   /** The sliding window of the measurements, ms. */
   windowMs: number;
+  /** Browser sandboxes whose screenshots the browsers serve at once (browser-env/capture-gate.ts); undefined while
+   * unmeasured. Absent: not counted. */
+  captureCapacity?: () => number | undefined;
   /** Time source (tests). */
   now?: () => number;
 }
@@ -177,6 +184,10 @@ export class Admission {
    * that slows it is then someone else's, and a runner that bounds its own concurrency must not starve).
    */
   admit(live: number): void {
+    const served = live >= this.opts.maxStarting ? this.opts.captureCapacity?.() : undefined;
+    if (served !== undefined && live >= served) {
+      throw new GroveError('overloaded', `The server is at capacity: its browsers serve screenshots for ${served} sandboxes at once within the time a step's capture has (it holds ${live}); retry later.`, { retryAfter: this.retryAfter(false) });
+    }
     const cap = this.capacity();
     if (live >= cap) {
       throw new GroveError('overloaded', `The server is at capacity: a screenshot missed its deadline recently, so it carries ${cap} sandboxes (holds ${live}) until ${Math.round(this.opts.windowMs / 1000)} s pass without a miss; retry later.`, { retryAfter: this.retryAfter(false) });
@@ -196,9 +207,10 @@ export class Admission {
 
   /**
    * Waits for a start slot (queued behind earlier creates) and returns its release; call it once the sandbox
-   * is ready or failed. A `signal` that aborts while waiting (the sandbox was deleted) leaves the queue.
+   * is ready or failed. A `signal` that aborts while waiting (the sandbox was deleted) leaves the queue. `live`:
+   * the sandboxes the server holds (this one and those still queued included), for the capture capacity.
    */
-  async startSlot(signal?: AbortSignal): Promise<() => void> {
+  async startSlot(signal?: AbortSignal, live?: () => number): Promise<() => void> {
     if (this.starting < this.opts.maxStarting && this.queue.length === 0) this.starting++;
     else {
       const queuedAt = this.now();
@@ -217,11 +229,20 @@ export class Admission {
         signal?.addEventListener('abort', onAbort, { once: true });
         this.queue.push(go);
       });
-      // A screenshot missed its deadline while this create waited: the machine cannot serve one more episode.
-      if (this.lastMiss >= queuedAt) {
+      // A screenshot missed its deadline while this create waited, or the sandboxes started meanwhile already use
+      // what the browsers' captures serve: the machine cannot serve one more episode.
+      const served = live ? this.opts.captureCapacity?.() : undefined;
+      const started = live ? live() - this.queue.length : 0;
+      const why =
+        this.lastMiss >= queuedAt
+          ? 'a screenshot missed its deadline while this sandbox waited to start'
+          : served !== undefined && started > Math.max(served, this.opts.maxStarting)
+            ? `while this sandbox waited to start, its browsers came to serve screenshots for ${served} sandboxes at once and ${started - 1} hold them`
+            : null;
+      if (why) {
         this.starting--;
         this.queue.shift()?.();
-        throw new GroveError('overloaded', 'The server is at capacity: a screenshot missed its deadline while this sandbox waited to start; retry later.', { retryAfter: this.retryAfter(false) });
+        throw new GroveError('overloaded', `The server is at capacity: ${why}; retry later.`, { retryAfter: this.retryAfter(false) });
       }
     }
     const t0 = this.now();

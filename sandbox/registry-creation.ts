@@ -17,6 +17,8 @@ export interface CreationContext {
   emit: (e: RegistryEvent) => void;
   /** Browser sandboxes start a few at a time (admission.ts): later ones wait here, still `creating`. */
   admission?: Admission;
+  /** The sandboxes the registry holds (creating ones included): admission counts them against capture capacity. */
+  live?: () => number;
 }
 
 /** A `creating` entry for a spec; TTL and idle timeout default to the registry's. */
@@ -52,7 +54,7 @@ async function runCreation(ctx: CreationContext, entry: Entry, spec: CreateSandb
   try {
     let sb: Sandbox;
     try {
-      if (ctx.admission && spec.type === 'browser') release = await ctx.admission.startSlot();
+      if (ctx.admission && spec.type === 'browser') release = await ctx.admission.startSlot(undefined, ctx.live);
       // Deleted while it waited for a start slot: nothing was started.
       if (entry.phase !== 'creating') return;
       sb = await ctx.backend.create(entry.id, spec);

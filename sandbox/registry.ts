@@ -53,7 +53,7 @@ export class SandboxRegistry {
     this.hooks = opts.hooks ?? new StepHooks(this.log);
     this.tombstones = new Tombstones(opts.tombstones ?? 1000);
     this.events = new RegistryEvents(this.log);
-    this.creation = { backend: opts.backend, hooks: this.hooks, clock: this.clock, log: this.log, emit: (e) => this.events.emit(e), admission: opts.admission };
+    this.creation = { backend: opts.backend, hooks: this.hooks, clock: this.clock, log: this.log, emit: (e) => this.events.emit(e), admission: opts.admission, live: () => this.liveCount() };
     // Closed by another server (or expired by the shared state's leader): closed here too, with that reason.
     this.shared?.onClosed((id, reason) => {
       const e = this.entries.get(id);

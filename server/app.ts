@@ -146,7 +146,15 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     // Admission control where this process runs the browsers (a kubernetes backend's pods are its capacity).
     admission: opts.backend
       ? undefined
-      : new Admission({ maxStarting: config.maxStarting, startQueue: config.startQueue, loopLagMs: config.overloadLoopLagMs, captureMs: config.overloadCaptureMs, stepShare: config.overloadStepShare }),
+      : new Admission({
+          maxStarting: config.maxStarting,
+          startQueue: config.startQueue,
+          loopLagMs: config.overloadLoopLagMs,
+          captureMs: config.overloadCaptureMs,
+          stepShare: config.overloadStepShare,
+          // What the browsers' capture gates measured they serve (browser-env/capture-gate.ts, the pool's stat).
+          captureCapacity: () => backend.stats().browser_capture_capacity,
+        }),
   });
   metrics.attach(registry);
   const judge = config.judgeUrl && config.judgeModel ? { baseURL: config.judgeUrl, model: config.judgeModel, apiKey: config.judgeApiKey } : undefined;

@@ -63,11 +63,19 @@ async function episode(s: Server, fixture: Fixture, deadlineMs: number, t: Tally
   }
 }
 
-/** The server's worst event-loop lateness so far (grove_process_event_loop_max_delay_seconds, when exported). */
-async function loopMaxMs(s: Server): Promise<number | null> {
+/**
+ * From the server's /metrics: its worst event-loop lateness so far (grove_process_event_loop_max_delay_seconds, when
+ * exported), the captures that waited for their turn on a browser (browser-env/capture-gate.ts) and the capture
+ * capacity admission counted last (absent while no gate was full).
+ */
+async function serverFigures(s: Server): Promise<{ loop: number | null; queued: number | null; capacity: number | null }> {
   const text = await (await fetch(`${s.url}/metrics`, { headers: { 'x-api-key': s.key } })).text();
   const m = /^grove_process_event_loop_\w*max\w*\s+([0-9.e+-]+)$/m.exec(text);
-  return m ? r2(Number(m[1]) * 1000) : null;
+  const stat = (name: string) => {
+    const v = new RegExp(`^grove_backend\\{backend="local",stat="${name}"\\} ([0-9.e+-]+)$`, 'm').exec(text);
+    return v ? Number(v[1]) : null;
+  };
+  return { loop: m ? r2(Number(m[1]) * 1000) : null, queued: stat('browser_captures_queued_total'), capacity: stat('browser_capture_capacity') };
 }
 
 export async function overloadBlock(fixture: Fixture, { results, say }: Report): Promise<void> {
@@ -80,7 +88,7 @@ export async function overloadBlock(fixture: Fixture, { results, say }: Report):
       const t0 = now();
       await Promise.all(Array.from({ length: n }, () => episode(s, fixture, deadlineMs, t)));
       const worst = t.worstPastDeadlineMs === -Infinity ? 0 : Math.max(0, Math.round(t.worstPastDeadlineMs));
-      const loop = await loopMaxMs(s);
+      const { loop, queued, capacity } = await serverFigures(s);
       Object.assign(results, {
         [`overload_${n}_accepted`]: t.accepted,
         [`overload_${n}_refused_503`]: t.refused,
@@ -92,7 +100,8 @@ export async function overloadBlock(fixture: Fixture, { results, say }: Report):
       say(
         `overload ${n} episodes at once: accepted ${t.accepted}, refused 503 ${t.refused}, refused after queueing ${t.refusedQueued}, failed starts ${t.failedStart}, ` +
           `completed ${t.completed}, screenshots missing ${t.missingShots} (target 0), step errors ${t.stepErrors}, ` +
-          `worst step past deadline ${worst} ms (target 0), server loop max ${loop ?? 'n/a'} ms, ${Math.round((now() - t0) / 1000)} s`,
+          `worst step past deadline ${worst} ms (target 0), server loop max ${loop ?? 'n/a'} ms, captures that waited their turn ${queued ?? 'n/a'}, ` +
+          `capture capacity at the end ${capacity ?? 'not measured'}, ${Math.round((now() - t0) / 1000)} s`,
       );
     } finally {
       await s.stop();

@@ -104,3 +104,56 @@ describe('Admission: capacity learned from capture misses', () => {
     expect(a.pressure()).toMatchObject({ starting: 0, queued: 0 });
   });
 });
+
+describe('Admission: capture capacity (browser-env/capture-gate.ts measures it)', () => {
+  it('refuses creates at the sandboxes the browsers serve screenshots for, above its floor only; unmeasured: no bound', () => {
+    let served: number | undefined;
+    const a = new Admission({ maxStarting: 2, captureCapacity: () => served });
+    expect(refusal(() => a.admit(40))).toBeNull();
+    served = 6;
+    expect(refusal(() => a.admit(5))).toBeNull();
+    const e = refusal(() => a.admit(6));
+    expect(e).toMatchObject({ code: 'overloaded', status: 503 });
+    expect(e?.message).toMatch(/its browsers serve screenshots for 6 sandboxes at once .* \(it holds 6\); retry later/);
+    expect(e?.retryAfter).toBeGreaterThanOrEqual(1);
+    // Below maxStarting the server always runs a few, whatever it measured.
+    served = 0;
+    expect(refusal(() => a.admit(1))).toBeNull();
+    expect(refusal(() => a.admit(2))).toMatchObject({ code: 'overloaded' });
+  });
+
+  it('refuses a queued start whose turn comes when the sandboxes started meanwhile use the capacity (the next queued one too); with capacity back a queued one starts', async () => {
+    let served: number | undefined;
+    let live = 0;
+    const a = new Admission({ maxStarting: 2, startQueue: 8, captureCapacity: () => served });
+    // As the registry counts: a create is live from its admission until it fails.
+    const slot = () => {
+      live++;
+      return a.startSlot(undefined, () => live).catch((e: unknown) => {
+        live--;
+        throw e;
+      });
+    };
+    const r1 = await slot();
+    const r2 = await slot();
+    const queued = [slot(), slot()];
+    // Four sandboxes run beside the two starting ones by the time the turns come; the captures serve five.
+    live += 4;
+    served = 5;
+    r1();
+    await expect(queued[0]).rejects.toMatchObject({ code: 'overloaded', status: 503, message: expect.stringMatching(/its browsers came to serve screenshots for 5 sandboxes at once and \d+ hold them/) });
+    // The refused one handed its slot on: the next waiter was judged the same way.
+    await expect(queued[1]).rejects.toMatchObject({ code: 'overloaded' });
+    expect(a.pressure()).toMatchObject({ starting: 1, queued: 0 });
+    // Capacity came back: a create queued behind two starting ones starts in its turn.
+    const r3 = await slot();
+    const last = slot();
+    expect(a.pressure()).toMatchObject({ starting: 2, queued: 1 });
+    served = 50;
+    r2();
+    const r4 = await last;
+    r3();
+    r4();
+    expect(a.pressure()).toMatchObject({ starting: 0, queued: 0 });
+  });
+});
