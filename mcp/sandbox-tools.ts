@@ -8,6 +8,7 @@ import { GroveError } from '../protocol/errors.ts';
 import type { StepResult } from '../protocol/observation.ts';
 import type { Logger } from '../sandbox/log.ts';
 import type { Sandbox } from '../sandbox/types.ts';
+import { countedStep, type StepCounter, type StepTransport } from '../sandbox/step-count.ts';
 import type { BrowserSandbox } from '../browser-env/types.ts';
 import type { ClawSandbox } from '../claw-env/sandbox.ts';
 import { isShellSandbox } from '../shell-env/types.ts';
@@ -22,13 +23,24 @@ import { errorResult, type McpTool, type ToolResult, type ToolSource } from './t
 export interface ToolHost {
   registry: { use(id: string): Sandbox; touch(id: string): void };
   log?: Logger;
-  /** The server's browser step (step hooks, recording, admission, episode state); default: the sandbox's own. */
+  /** The server's browser step (step hooks, recording, admission, episode state); default: the sandbox's own. It
+   * does not count the step: the call is counted (`steps`). */
   browserStep?(id: string, actions: Action[]): Promise<StepResult>;
+  /** Where calls are counted as steps (grove_steps_total) and under which transport; absent, the caller counts. */
+  steps?: { count: StepCounter; transport: StepTransport };
 }
 
 /** The ToolSource of one sandbox as it is now (throws the registry's GroveError for an unusable one). */
 export function sourceOf(host: ToolHost, id: string): ToolSource {
+  return resolve(host, id).source;
+}
+
+function resolve(host: ToolHost, id: string): { source: ToolSource; type: Sandbox['type'] } {
   const sb = host.registry.use(id);
+  return { source: sourceFor(host, id, sb), type: sb.type };
+}
+
+function sourceFor(host: ToolHost, id: string, sb: Sandbox): ToolSource {
   const touched = () => host.registry.touch(id);
   if (sb.type === 'claw' && isClawEvalEpisode(sb)) return new ClawEvalTools(sb.task, sb, touched);
   if (sb.type === 'claw') return new ClawTools(sb as ClawSandbox, touched);
@@ -45,16 +57,20 @@ export function listTools(host: ToolHost, id: string): McpTool[] {
   return sourceOf(host, id).tools();
 }
 
-/** One tool call in a sandbox; a sandbox that cannot be used is an error result (its registry code), not a throw. */
+/** One tool call in a sandbox; a sandbox that cannot be used is an error result (its registry code), not a throw.
+ * A call that reached the sandbox's tools is a step of the sandbox's type, its error result the outcome `error`. */
 export async function callTool(host: ToolHost, id: string, name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> {
-  let source: ToolSource;
+  let found: ReturnType<typeof resolve>;
   try {
-    source = sourceOf(host, id);
+    found = resolve(host, id);
   } catch (err) {
     if (err instanceof GroveError) return errorResult(err.code, err.message);
     throw err;
   }
-  return source.call(name, args, signal);
+  const { source, type } = found;
+  const call = () => source.call(name, args, signal);
+  if (!host.steps) return call();
+  return countedStep(host.steps.count, type, host.steps.transport, call, (r) => (r.isError ? 'error' : 'ok'));
 }
 
 /** A ToolSource following the sandbox `id` through the registry (one MCP session's view of its sandbox). */

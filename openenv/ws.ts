@@ -6,6 +6,7 @@
 // is accepted, told CAPACITY_REACHED and closed, as OpenEnv's server does; an idle session is told SESSION_ERROR and
 // closed. Frames larger than the server's body limit close the connection (1009). OpenEnv's other WebSocket route,
 // /mcp (JSON-RPC frames on their own socket and session), is upgraded here too and served by ws-mcp.ts.
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
@@ -35,15 +36,31 @@ function refuse(socket: Duplex, status: number, detail: string): void {
     `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-/** Observation answers are built around the screenshot's base64 (which never needs escaping) instead of through
- * JSON.stringify, which scans a ~300 KB string char by char on Node 20 (as server/screenshot-answer.ts does). */
-function observationFrame(out: StepOut): string {
+/** Stands in for the screenshot's base64 while the rest of an answer is stringified; random per process, so no
+ * page text can forge it. */
+const PLACEHOLDER = `grove-openenv-b64-${randomBytes(16).toString('hex')}`;
+
+/**
+ * An observation answer as the step route sends its JSON (server/screenshot-answer.ts): the screenshot's base64
+ * (which never needs escaping) is copied into one buffer after the rest is stringified, instead of JSON.stringify
+ * scanning its ~300 KB and the socket encoding the joined string again. The bytes are the same JSON text; the frame
+ * goes out as a text frame.
+ */
+function observationFrame(out: StepOut): string | Buffer {
   const shot = out.observation.screenshot as { base64?: unknown } | null | undefined;
   if (!shot || typeof shot.base64 !== 'string' || shot.base64.length < 4096) return JSON.stringify({ type: 'observation', data: out });
-  const marker = `\u0000grove-b64-${Math.random().toString(36).slice(2)}\u0000`;
-  const text = JSON.stringify({ type: 'observation', data: { ...out, observation: { ...out.observation, screenshot: { ...shot, base64: marker } } } });
-  const at = text.indexOf(JSON.stringify(marker));
-  return text.slice(0, at + 1) + shot.base64 + text.slice(at + JSON.stringify(marker).length - 1);
+  const b64 = shot.base64;
+  const text = JSON.stringify({ type: 'observation', data: { ...out, observation: { ...out.observation, screenshot: { ...shot, base64: PLACEHOLDER } } } });
+  const at = text.indexOf(`"${PLACEHOLDER}"`);
+  if (at < 0) return JSON.stringify({ type: 'observation', data: out });
+  const pre = text.slice(0, at + 1);
+  const post = text.slice(at + 1 + PLACEHOLDER.length);
+  const preLen = Buffer.byteLength(pre);
+  const frame = Buffer.allocUnsafe(preLen + b64.length + Buffer.byteLength(post));
+  frame.write(pre, 0, 'utf8');
+  frame.write(b64, preLen, 'latin1');
+  frame.write(post, preLen + b64.length, 'utf8');
+  return frame;
 }
 
 export class OpenEnvSockets {
@@ -51,7 +68,9 @@ export class OpenEnvSockets {
   private readonly sockets = new Set<WebSocket>();
 
   constructor(private readonly d: WsDeps) {
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: d.host.config.bodyLimit });
+    // No per-message compression (as the step channel): a JPEG's base64 barely shrinks, and deflating ~300 KB per
+    // answer costs the server more than the bytes it saves on a trainer's network.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: d.host.config.bodyLimit, perMessageDeflate: false });
   }
 
   /** Handles an upgrade if its path is an OpenEnv one (answers true), else leaves it to the next handler. */
@@ -95,8 +114,9 @@ export class OpenEnvSockets {
   }
 
   private serve(ws: WebSocket, adapter: OpenEnvAdapter): void {
-    const send = (text: string) => {
-      if (ws.readyState === ws.OPEN) ws.send(text);
+    // Every answer is a text frame (an observation's is built as bytes: observationFrame).
+    const send = (frame: string | Buffer) => {
+      if (ws.readyState === ws.OPEN) ws.send(frame, { binary: false });
     };
     let session: Session;
     try {
@@ -135,8 +155,8 @@ export class OpenEnvSockets {
     return wsError(code, message, extra);
   }
 
-  /** One client frame's answer (a JSON text), or null for `close`. */
-  private async answer(session: Session, adapter: OpenEnvAdapter, text: string): Promise<string | null> {
+  /** One client frame's answer (JSON text, or its UTF-8 bytes), or null for `close`. */
+  private async answer(session: Session, adapter: OpenEnvAdapter, text: string): Promise<string | Buffer | null> {
     let json: unknown;
     try {
       json = JSON.parse(text);

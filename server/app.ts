@@ -255,12 +255,18 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   // Orchard-GUI's per-browser env-server protocol, one base URL per env (server/orchard-gui/plugin.ts).
   void app.register(orchardGuiPlugin(ctx), { prefix: ORCHARD_GUI_PREFIX });
   // An MCP tool server per sandbox at /sandboxes/{id}/mcp, opened by the sandbox's own token (mcp/plugin.ts);
-  const browserStep = (id: string, actions: Action[]) => runBrowserStep(ctx, id, { actions } as StepRequest, 'base64');
-  void app.register(mcpPlugin({ host: { registry, log, browserStep }, tokens: mcpTokens, version: VERSION, log }));
+  // each call is a step (grove_steps_total, transport mcp), counted where it is answered: its browser step is not counted again.
+  const browserStep = (id: string, actions: Action[]) => runBrowserStep(ctx, id, { actions } as StepRequest, 'base64', null);
+  const steps = { count: metrics.countStep, transport: 'mcp' as const };
+  void app.register(mcpPlugin({ host: { registry, log, browserStep, steps }, tokens: mcpTokens, version: VERSION, log }));
   // Terminals (WebSocket upgrades) get the same check as HTTP (key; with auth off, Host and Origin);
   // `?api_key=` is accepted there for clients without headers. The step channel (server/step-socket.ts) too.
   // OpenEnv's protocol (HTTP and its /ws sessions) over the same core, for its own clients unchanged (openenv/).
-  const openenv = openEnvServer({ config, registry, episodes, log, version: VERSION, denied, meter: metrics.openenv });
+  // Its browser steps run the step route's own code (server/browser-step.ts), counted under OpenEnv's transport.
+  const openenv = openEnvServer({
+    config, registry, episodes, log, version: VERSION, denied, meter: metrics.openenv,
+    browserStep: (id, body, capture, count) => runBrowserStep(ctx, id, body, capture, count),
+  });
   void app.register(openenv.routes, { prefix: OPENENV_PREFIX });
   app.addHook('preClose', () => openenv.close());
   attachPtySockets(app, ctx, (headers, queryKey) => denied(queryKey !== undefined && !headers['x-api-key'] ? { ...headers, 'x-api-key': queryKey } : headers), [

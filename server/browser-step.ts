@@ -1,5 +1,6 @@
-// One browser step, whatever carries it: the POST /sandboxes/{id}/step route and the step channel (a WebSocket,
-// server/step-socket.ts) both call runBrowserStep and differ only in how they put the answer on the wire.
+// One browser step, whatever carries it: the POST /sandboxes/{id}/step route, the step channel (a WebSocket,
+// server/step-socket.ts), a sandbox's MCP server and OpenEnv's sessions (given as openenv/host.ts `browserStep`) all
+// call runBrowserStep and differ only in how they put the answer on the wire and how the step is labelled.
 import type { StepRequest } from '../protocol/api.ts';
 import type { Action } from '../protocol/action.ts';
 import { GroveError } from '../protocol/errors.ts';
@@ -8,16 +9,27 @@ import type { StepOptions } from '../browser-env/types.ts';
 import { stepBudgetMs } from '../browser-env/step-budget.ts';
 import { FORMAT_NAMES, getFormat, parseModelOutput } from '../vlm-client/formats/index.ts';
 import type { StepSource } from '../sandbox/step-hook.ts';
+import type { StepOutcome, StepTransport } from '../sandbox/step-count.ts';
 import { missingCapture } from './capture-contract.ts';
 import type { RouteContext } from './route.ts';
 import { browserSandbox } from './routes/common.ts';
+
+/** How a step is counted in grove_steps_total: the transport it came on (`grove` for the REST route and the step
+ * channel), a report of its own (OpenEnv's sessions label theirs), or null where the caller counts (an MCP tool call). */
+export type BrowserStepCount = StepTransport | ((seconds: number, outcome: StepOutcome) => void) | null;
 
 /**
  * Runs a validated step request in sandbox `id` and returns the annotated result (terminated / truncated). `capture`
  * is what the sandbox captures ('base64' for every screenshot-carrying answer, 'none' for none). Throws GroveError:
  * 503 capture_timeout when a screenshot was wanted and none came (the step counted; server/capture-contract.ts).
+ * Every protocol's browser step runs here: the REST route, the step channel, a sandbox's MCP server and OpenEnv's
+ * sessions (openenv/host.ts `browserStep`).
  */
-export async function runBrowserStep(ctx: RouteContext, id: string, body: StepRequest, capture: 'base64' | 'none' | undefined): Promise<StepResult> {
+export async function runBrowserStep(ctx: RouteContext, id: string, body: StepRequest, capture: 'base64' | 'none' | undefined, count: BrowserStepCount = 'grove'): Promise<StepResult> {
+  const counted = (seconds: number, outcome: StepOutcome) => {
+    if (typeof count === 'function') count(seconds, outcome);
+    else if (count !== null) ctx.metrics.countStep('browser', seconds, outcome, count);
+  };
   // Aliases ("ui-tars", "Qwen3-VL") resolve to one canonical name, which is what the response reports.
   const fmt = body.model_output !== undefined ? getFormat(body.format ?? '') : undefined;
   if (body.model_output !== undefined && !fmt) {
@@ -51,7 +63,7 @@ export async function runBrowserStep(ctx: RouteContext, id: string, body: StepRe
       try {
         const result: StepResult = { observation: await sb.observe(opts), actions: [], done: false, parse: { ok: false, format, error: parsed.error } };
         await stepped(result, { ...source, parse_error: parsed.error });
-        ctx.metrics.observeStep('browser', (performance.now() - started) / 1000, 'parse_error');
+        counted((performance.now() - started) / 1000, 'parse_error');
         return finish(result);
       } finally {
         ctx.registry.touch(id);
@@ -69,7 +81,7 @@ export async function runBrowserStep(ctx: RouteContext, id: string, body: StepRe
     if (actions.length > 0 || source) await stepped(result, source);
     const failed = result.actions.some((a) => a.error !== null);
     const ms = performance.now() - started;
-    ctx.metrics.observeStep('browser', ms / 1000, failed ? 'error' : 'ok');
+    counted(ms / 1000, failed ? 'error' : 'ok');
     // Admission control measures what steps take against their deadline, and their captures.
     if (actions.length > 0) ctx.registry.admission?.observeStep(ms, stepBudgetMs(sb.options, actions, sb.options.settle), result.observation.timings.capture);
     return finish(parse ? { ...result, parse } : result);

@@ -2,6 +2,7 @@
 import type { Backend } from '../sandbox/types.ts';
 import type { RegistryEvent, SandboxRegistry } from '../sandbox/registry.ts';
 import type { OpenEnvMeter } from '../openenv/host.ts';
+import type { StepCounter, StepOutcome, StepTransport, StepType } from '../sandbox/step-count.ts';
 import { followLiveHeap, liveHeap } from './heap-live.ts';
 import { followLoopStalls, loopStalls, STALL_MS } from './loop-stalls.ts';
 
@@ -53,8 +54,10 @@ export class Metrics {
     reset: (env, transport, ok) => this.openenvResets.inc({ env, transport, outcome: ok ? 'ok' : 'error' }),
     step: (env, transport, kind, ok) => this.openenvSteps.inc({ env, transport, kind, outcome: ok ? 'ok' : 'error' }),
     error: (env, transport, code) => this.openenvErrors.inc({ env, transport, code }),
-    ran: (type, transport, seconds, outcome) => this.observeStep(type, seconds, outcome, `openenv_${transport}`),
+    ran: (type, transport, seconds, outcome) => this.observeStep(type, seconds, outcome, `openenv_${transport}` as const),
   };
+  /** Where every surface counts its steps (sandbox/step-count.ts). */
+  readonly countStep: StepCounter = (type, seconds, outcome, transport) => this.observeStep(type, seconds, outcome, transport);
   private readonly stepBuckets = new Array<number>(STEP_BUCKETS.length).fill(0);
   private stepSum = 0;
   private stepCount = 0;
@@ -73,9 +76,9 @@ export class Metrics {
     });
   }
 
-  /** One step: `transport` is `grove` for Grove's own API (its step route, step channel and sandbox MCP servers),
-   * `openenv_<transport>` for a step through OpenEnv's protocol (openenv/host.ts). */
-  observeStep(type: string, seconds: number, outcome: 'ok' | 'error' | 'parse_error', transport = 'grove'): void {
+  /** One step: `transport` is `grove` for Grove's own API (its REST routes and step channel), `mcp` for a sandbox's
+   * MCP server, `openenv_<transport>` for a step through OpenEnv's protocol (sandbox/step-count.ts). */
+  observeStep(type: StepType, seconds: number, outcome: StepOutcome, transport: StepTransport): void {
     this.steps.inc({ type, outcome, transport });
     this.stepSum += seconds;
     this.stepCount++;
@@ -117,7 +120,7 @@ export class Metrics {
       'Sandboxes closed by the reaper (TTL or idle timeout).',
       fromCounter(this.closed).filter(([l]) => l.reason?.startsWith('expired')).map(([l, v]) => [{ type: l.type, reason: l.reason }, v]),
     );
-    family('grove_steps_total', 'counter', 'Steps executed, by sandbox type, outcome and transport (grove: Grove\'s own API; openenv_http, openenv_ws, openenv_mcp, openenv_ws_mcp: OpenEnv\'s).', fromCounter(this.steps));
+    family('grove_steps_total', 'counter', 'Steps executed, by sandbox type, outcome and transport (grove: Grove\'s own API; mcp: a sandbox\'s MCP server; openenv_http, openenv_ws, openenv_mcp, openenv_ws_mcp: OpenEnv\'s).', fromCounter(this.steps));
     out.push('# HELP grove_step_duration_seconds Step latency (action, settle and observation).', '# TYPE grove_step_duration_seconds histogram');
     STEP_BUCKETS.forEach((b, i) => out.push(`grove_step_duration_seconds_bucket{le="${b}"} ${this.stepBuckets[i]}`));
     out.push(`grove_step_duration_seconds_bucket{le="+Inf"} ${this.stepCount}`);

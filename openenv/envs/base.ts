@@ -87,6 +87,12 @@ export abstract class SandboxSession implements EnvSession {
     this.report?.(type, (performance.now() - started) / 1000, outcome);
   }
 
+  /** This session's report of a step of `type` (seconds, outcome), for a step that counts itself; null: not counted. */
+  protected reporter(type: Parameters<StepReport>[0]): ((seconds: number, outcome: StepOutcome) => void) | null {
+    const report = this.report;
+    return report ? (seconds, outcome) => report(type, seconds, outcome) : null;
+  }
+
   /** A tool call, counted as a step of `type` when it ran (an error result: outcome error). */
   protected async countedCall(type: Parameters<StepReport>[0], call: () => Promise<ToolResult>): Promise<ToolResult> {
     const started = performance.now();

@@ -8,10 +8,9 @@ import { Action } from '../../protocol/action.ts';
 import { TaskSpec } from '../../protocol/episode.ts';
 import { Observation, ResolvedAction, Screenshot, type StepResult } from '../../protocol/observation.ts';
 import { BrowserCreateOptions } from '../../protocol/sandbox.ts';
-import type { BrowserSandbox, StepOptions } from '../../browser-env/types.ts';
+import { GroveError } from '../../protocol/errors.ts';
+import type { BrowserSandbox } from '../../browser-env/types.ts';
 import { checkStartUrl } from '../../browser-env/url-policy.ts';
-import { stepBudgetMs } from '../../browser-env/step-budget.ts';
-import { getFormat, parseModelOutput, FORMAT_NAMES } from '../../vlm-client/formats/index.ts';
 import type { OpenEnvHost } from '../host.ts';
 import { OpenEnvError, type ResetArgs, type StepOut } from '../wire.ts';
 import { parseOr, pick, SandboxSession } from './base.ts';
@@ -35,10 +34,17 @@ export const BrowserObservation = Observation.omit({ timings: true, settle: true
   evaluation: z.record(z.string(), z.unknown()).optional().describe("the terminal step's evaluation (reward, verdict)"),
 });
 
-function captureMissing(o: StepResult['observation'], executed: boolean): OpenEnvError {
-  const why = o.last_action_error?.code === 'capture_timeout' ? o.last_action_error.message : 'no screenshot was captured';
+/** The capture contract on OpenEnv's wire: no observation without the screenshot it asked for. `what` says what was
+ * missed (the step route's message up to its advice to REST clients); the advice here is OpenEnv's. */
+function captureMissing(what: string, executed: boolean, retryAfterS = 2): OpenEnvError {
   const next = executed ? 'its actions ran: observe again with the step {"actions": []}, do not resend it' : 'reset again';
-  return new OpenEnvError('EXECUTION_ERROR', `The screenshot could not be captured within the deadline (${why}); ${next}.`, undefined, { grove_code: 'capture_timeout', executed, retry_after: 2 });
+  return new OpenEnvError('EXECUTION_ERROR', `${what}; ${next}.`, undefined, { grove_code: 'capture_timeout', executed, retry_after: retryAfterS });
+}
+
+/** What a capture_timeout of the step route says was missed, without its advice to REST clients. */
+function missedOf(err: GroveError): string {
+  const at = err.message.lastIndexOf('); ');
+  return at >= 0 ? err.message.slice(0, at + 1) : 'The screenshot could not be captured within the deadline';
 }
 
 function obsOut(o: StepResult['observation']): Record<string, unknown> {
@@ -69,57 +75,39 @@ class BrowserSession extends SandboxSession {
     let obs = await sb.observe({ screenshot: 'base64' });
     if (!obs.screenshot) obs = await sb.observe({ screenshot: 'base64' });
     this.touch();
-    if (!obs.screenshot) throw captureMissing(obs, false);
+    if (!obs.screenshot) {
+      const why = obs.last_action_error?.code === 'capture_timeout' ? obs.last_action_error.message : 'no screenshot was captured';
+      throw captureMissing(`The screenshot could not be captured within the deadline (${why})`, false);
+    }
     return { observation: { ...obsOut(obs), goal: this.goal, actions: [], terminated: false, truncated: false }, reward: null, done: false };
   }
 
   async step(action: Record<string, unknown>): Promise<StepOut> {
     const body = parseOr(StepRequest, action, ['body', 'action'], 'action');
     if (body.screenshot === 'binary') throw new OpenEnvError('VALIDATION_ERROR', 'screenshot "binary" has no OpenEnv form: use "base64" or "none".');
-    const sb = this.sandbox<BrowserSandbox>();
+    this.sandbox<BrowserSandbox>();
     const id = this.id as string;
-    const opts: StepOptions = { screenshot: body.screenshot === 'none' ? 'none' : 'base64', som: body.som, accessibility: body.accessibility, som_overlay: body.som_overlay };
-    let actions: Action[];
-    let parse: StepResult['parse'];
-    let source: { model_output: string; format: string } | undefined;
-    if (body.model_output !== undefined) {
-      const fmt = getFormat(body.format ?? '');
-      if (!fmt) throw new OpenEnvError('VALIDATION_ERROR', `Unknown policy output format "${body.format}"; known formats: ${FORMAT_NAMES.join(', ')}.`);
-      source = { model_output: body.model_output, format: fmt.name };
-      const parsed = parseModelOutput(fmt.name, body.model_output, sb.parseContext());
-      parse = parsed.ok ? { ok: true, format: fmt.name } : { ok: false, format: fmt.name, error: parsed.error };
-      actions = parsed.ok ? parsed.actions : [];
-    } else actions = body.actions ?? [body.action as Action];
+    // A step of the episode, as the REST route counts one: actions ran, or a policy's text was given (parsed or not).
+    const counts = body.model_output !== undefined || (body.actions ?? [body.action]).length > 0;
     let result: StepResult;
-    const started = performance.now();
     try {
-      result = actions.length ? await sb.step(actions, opts) : { observation: await sb.observe(opts), actions: [], done: false };
-      // Admission control measures these steps as it measures REST ones (step time against its budget, captures),
-      // and they are counted with them (grove_steps_total: a parse failure, an action error, else ok).
-      if (actions.length) this.host.registry.admission?.observeStep(performance.now() - started, stepBudgetMs(sb.options, actions, sb.options.settle), result.observation.timings.capture);
-      this.ran('browser', started, parse && !parse.ok ? 'parse_error' : result.actions.some((a) => a.error !== null) ? 'error' : 'ok');
+      // The step route's own code (server/browser-step.ts, through the host): the policy format parsed on the
+      // sandbox's parse context, step hooks (recording), admission, episode state, counted under this transport.
+      result = await this.host.browserStep(id, body, body.screenshot === 'none' ? 'none' : 'base64', this.reporter('browser'));
     } catch (err) {
-      this.host.episodes.stepFailed(id, err);
-      throw err;
-    } finally {
-      this.touch();
+      if (!(err instanceof GroveError) || err.code !== 'capture_timeout') throw err;
+      const executed = (err.clientDetails as { executed?: boolean } | undefined)?.executed === true;
+      if (executed) this.steps++;
+      throw captureMissing(missedOf(err), executed, err.retryAfter);
     }
-    if (parse) result = { ...result, parse };
-    // The sandbox's step hooks (its recording) see every step, as through the REST step route.
-    const src = source && parse && !parse.ok ? { ...source, parse_error: parse.error } : source;
-    await this.host.registry.stepped({ sandboxId: id, source: src, actions: result.actions, observation: result.observation, done: result.done, answer: result.answer });
-    const annotated = this.host.episodes.annotate(id, result, { model_output: body.model_output });
-    this.steps++;
-    const terminated = annotated.terminated ?? false;
-    const truncated = annotated.truncated ?? false;
+    if (counts) this.steps++;
+    const terminated = result.terminated ?? false;
+    const truncated = result.truncated ?? false;
     const done = terminated || truncated;
     const observation: Record<string, unknown> = {
       ...obsOut(result.observation), goal: this.goal, actions: result.actions, terminated, truncated,
-      ...(parse ? { parse } : {}), ...(result.answer !== undefined ? { answer: result.answer } : {}),
+      ...(result.parse ? { parse: result.parse } : {}), ...(result.answer !== undefined ? { answer: result.answer } : {}),
     };
-    // Grove's capture contract (server/capture-contract.ts): never an observation without the screenshot it asked
-    // for. The step counted; the client observes again with {"actions": []} instead of resending it.
-    if (opts.screenshot === 'base64' && !result.observation.screenshot) throw captureMissing(result.observation, true);
     let reward: number | null = null;
     if (done && !this.ended && this.hasTask) {
       const evaluation = await this.host.episodes.evaluate(id, {});
@@ -143,16 +131,13 @@ class BrowserSession extends SandboxSession {
     return this.countedCall('browser', () => sandboxCall(this.tools(), this.id as string, name, args));
   }
 
-  /** The mcp/ room's browser tools, each call a step of this episode (hooks, episode state) like an action step. */
+  /** The mcp/ room's browser tools, each call a step of this episode through the step route's own code (hooks,
+   * episode state) like an action step; the call itself is counted (callTool), its step is not counted again. */
   private tools() {
     return toolHost(this.host, async (actions) => {
-      const sb = this.sandbox<BrowserSandbox>();
-      const r = actions.length ? await sb.step(actions, { screenshot: 'base64' }) : { observation: await sb.observe({ screenshot: 'base64' }), actions: [], done: false };
-      this.touch();
-      if (!actions.length) return r;
-      await this.host.registry.stepped({ sandboxId: this.id as string, actions: r.actions, observation: r.observation, done: r.done, answer: r.answer });
-      this.steps++;
-      return this.host.episodes.annotate(this.id as string, r, {});
+      const r = await this.host.browserStep(this.id as string, { actions } as StepRequest, 'base64', null);
+      if (actions.length) this.steps++;
+      return r;
     });
   }
 }

@@ -1,6 +1,7 @@
 // One OpenEnv environment over one Grove sandbox type: its action schema, reset arguments, observation, rewards
 // and MCP tools. The session manager (sessions.ts) and the transports (http.ts, ws.ts, mcp.ts) know only this.
 import type { z } from 'zod';
+import type { StepOutcome, StepType } from '../../sandbox/step-count.ts';
 import type { OpenEnvHost } from '../host.ts';
 import type { ResetArgs, StepOut } from '../wire.ts';
 
@@ -34,11 +35,11 @@ export interface TaskEntry {
 }
 
 /** How a step that ran in a sandbox went, as Grove's own steps are counted (grove_steps_total's `outcome`). */
-export type StepOutcome = 'ok' | 'error' | 'parse_error';
+export type { StepOutcome };
 
 /** Reports a step (an environment step or a tool call) that ran in the episode's sandbox: its sandbox type, its
  * seconds (a terminal step's grading not included) and outcome. The transport's meter (metered.ts) gives it. */
-export type StepReport = (type: 'browser' | 'shell' | 'claw', seconds: number, outcome: StepOutcome) => void;
+export type StepReport = (type: StepType, seconds: number, outcome: StepOutcome) => void;
 
 export interface EnvSession {
   /** A new episode: the previous sandbox (if any) is closed and a new one created. */

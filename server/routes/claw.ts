@@ -18,6 +18,7 @@ import type { BrowserCreateOptions, ShellCreateOptions } from '../../protocol/sa
 import { resolveClawSpec, type ClawSandbox } from '../../claw-env/sandbox.ts';
 import { isClawEvalEpisode } from '../../claw-env/claw-eval/episode.ts';
 import { gradeClawSandbox, relayedClaw } from '../../claw-env/sandbox-grade.ts';
+import { countedStep } from '../../sandbox/step-count.ts';
 import type { RouteContext } from '../route.ts';
 import { defineRoute } from '../route.ts';
 import { errorResponses } from './common.ts';
@@ -94,13 +95,13 @@ const clawCall = defineRoute({
     const remote = relayedClaw(sb);
     if (remote) {
       try {
-        return await remote.relayClaw('POST', 'call', body);
+        // Counted here as in process (the worker's answer carries the app's status), as OpenEnv's claw steps on pods.
+        return await countedStep(ctx.metrics.countStep, 'claw', 'grove', () => remote.relayClaw('POST', 'call', body), (r) => ((r as { status?: number }).status ?? 500) < 400 ? 'ok' : 'error');
       } finally {
         ctx.registry.touch(params.id);
       }
     }
     let args: unknown = body.arguments;
-    const started = performance.now();
     if (typeof args === 'string') {
       try {
         args = args.trim() === '' ? {} : JSON.parse(args);
@@ -109,8 +110,7 @@ const clawCall = defineRoute({
       }
     }
     try {
-      const r = await sb.call(body.tool, args, body.actor);
-      ctx.metrics.observeStep('claw', (performance.now() - started) / 1000, r.status < 400 ? 'ok' : 'error');
+      const r = await countedStep(ctx.metrics.countStep, 'claw', 'grove', () => sb.call(body.tool, args, body.actor), (c) => (c.status < 400 ? 'ok' : 'error'));
       const out: z.input<typeof ClawCallResponse> = { status: r.status, changes: r.changes, seq: r.entry.seq };
       if (r.status === 200) out.result = r.body;
       else out.error = (r.body as { error: { code: string; message: string } }).error;

@@ -17,6 +17,7 @@ import {
   JobWaitQuery,
 } from '../../protocol/shell.ts';
 import { isShellSandbox, type ShellSandbox } from '../../shell-env/index.ts';
+import { countedStep } from '../../sandbox/step-count.ts';
 import type { RouteContext } from '../route.ts';
 import { defineRoute } from '../route.ts';
 import { errorResponses } from './common.ts';
@@ -63,7 +64,8 @@ const exec = defineRoute({
       reply.code(202);
       return sb.startJob(body);
     }
-    return touching(ctx, params.id, () => sb.exec(body));
+    // A finished command is a step (grove_steps_total, as OpenEnv's shell steps and MCP exec calls): a timeout is its error.
+    return touching(ctx, params.id, () => countedStep(ctx.metrics.countStep, 'shell', 'grove', () => sb.exec(body), (r) => (r.timed_out ? 'error' : 'ok')));
   },
 });
 

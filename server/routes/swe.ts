@@ -1,6 +1,7 @@
 // mini-swe-agent's environment contract on shell sandboxes: POST /sandboxes/{id}/execute.
 import { SandboxIdParams } from '../../protocol/api.ts';
 import { MiniSweExecuteRequest, MiniSweExecuteResult } from '../../protocol/swe.ts';
+import { countedStep } from '../../sandbox/step-count.ts';
 import { defineRoute } from '../route.ts';
 import { errorResponses } from './common.ts';
 import { shellSandbox, touching } from './shell.ts';
@@ -23,9 +24,9 @@ const execute = defineRoute({
   async handler({ params, body, ctx }) {
     const sb = shellSandbox(ctx, params.id);
     const timeout = body.timeout ?? DEFAULT_TIMEOUT_S;
-    const r = await touching(ctx, params.id, () =>
-      sb.exec({ command: body.command, ...(body.cwd ? { cwd: body.cwd } : {}), timeout_s: timeout, merge_stderr: true, login_shell: false, background: false }),
-    );
+    // A step as POST /exec counts it (grove_steps_total): a timeout is its error.
+    const run = () => sb.exec({ command: body.command, ...(body.cwd ? { cwd: body.cwd } : {}), timeout_s: timeout, merge_stderr: true, login_shell: false, background: false });
+    const r = await touching(ctx, params.id, () => countedStep(ctx.metrics.countStep, 'shell', 'grove', run, (x) => (x.timed_out ? 'error' : 'ok')));
     if (r.timed_out) {
       return { output: r.stdout, returncode: -1, exception_info: `An error occurred while executing the command: the command timed out after ${timeout} seconds and was killed` };
     }

@@ -1,7 +1,8 @@
 // /metrics for OpenEnv: sessions open (by environment and transport), resets, steps and tool calls by outcome, and
 // error answers by code, on every transport (HTTP, /ws, HTTP /mcp, the /mcp WebSocket), including the refusals an
 // attacker earns (wrong key, malformed frames, capacity). Claw environment, loopback port. And OpenEnv's steps in
-// Grove's own grove_steps_total (and the step latency histogram) beside REST steps, labelled by transport.
+// Grove's own grove_steps_total (and the step latency histogram) beside REST steps, labelled by transport, and Grove's
+// own surfaces counted the same way: REST exec and /execute, a sandbox's MCP server (the SDK's client).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../sandbox/config.ts';
 import { shellEnvironment } from '../../server/server.ts';
 import { Frames, KEY, serve, wsUrl, type Served } from './support.ts';
+import { connect, INIT, rawPost } from '../mcp/support.ts';
 
 let s: Served;
 beforeAll(async () => {
@@ -157,4 +159,52 @@ describe('OpenEnv steps in grove_steps_total', () => {
     ]);
     expect(after.count - before.count).toBe(2);
   }, 60_000);
+
+  it("Grove's own surfaces count the same way: REST exec and /execute (grove), a sandbox's MCP tool calls (mcp); refusals count nothing", async () => {
+    const before = await steps();
+    const h = { 'x-api-key': KEY };
+    const shell = await g.app.inject({ method: 'POST', url: '/sandboxes', headers: h, payload: { type: 'shell' } });
+    const claw = await g.app.inject({ method: 'POST', url: '/sandboxes', headers: h, payload: { type: 'claw', world_seed: 1 } });
+    const [sid, cid] = [shell.json().sandbox_id as string, claw.json().sandbox_id as string];
+    for (const id of [sid, cid]) expect((await g.app.inject({ url: `/sandboxes/${id}/wait?timeout=30`, headers: h })).json().status).toBe('ready');
+    // REST: an exec, a timed-out exec (error), mini-swe-agent's /execute; a background job is not a finished step.
+    expect((await g.app.inject({ method: 'POST', url: `/sandboxes/${sid}/exec`, headers: h, payload: { command: 'echo hi' } })).json().stdout).toBe('hi\n');
+    expect((await g.app.inject({ method: 'POST', url: `/sandboxes/${sid}/exec`, headers: h, payload: { command: 'sleep 5', timeout_s: 0.5 } })).json().timed_out).toBe(true);
+    expect((await g.app.inject({ method: 'POST', url: `/sandboxes/${sid}/execute`, headers: h, payload: { command: 'echo x' } })).json().returncode).toBe(0);
+    expect((await g.app.inject({ method: 'POST', url: `/sandboxes/${sid}/exec`, headers: h, payload: { command: 'true', background: true } })).statusCode).toBe(202);
+    // Attacker: refused before anything ran (bad body, wrong sandbox type, unknown sandbox, no key): nothing counted.
+    expect((await g.app.inject({ method: 'POST', url: `/sandboxes/${sid}/exec`, headers: h, payload: { command: 7 } })).json().error.code).toBe('invalid_request');
+    expect((await g.app.inject({ method: 'POST', url: `/sandboxes/${cid}/exec`, headers: h, payload: { command: 'id' } })).json().error.code).toBe('wrong_sandbox_type');
+    expect((await g.app.inject({ method: 'POST', url: '/sandboxes/sb_nope/exec', headers: h, payload: { command: 'id' } })).statusCode).toBe(404);
+    expect((await g.app.inject({ method: 'POST', url: `/sandboxes/${sid}/exec`, payload: { command: 'id' } })).statusCode).toBe(401);
+    expect((await g.app.inject({ method: 'POST', url: `/sandboxes/${cid}/claw/call`, headers: h, payload: { tool: 7 } })).statusCode).toBe(400);
+    // A sandbox's MCP server, the SDK's own client: shell and claw tool calls; an unknown tool is an error result.
+    const sdk = async (id: string) => {
+      const t = (await g.app.inject({ url: `/sandboxes/${id}/mcp/token`, headers: h })).json();
+      return connect(`${g.base}${t.path}`, t.token);
+    };
+    const [ms, mc] = [await sdk(sid), await sdk(cid)];
+    try {
+      expect((await ms.callTool({ name: 'exec', arguments: { command: 'echo mcp' } })).isError).toBeFalsy();
+      expect((await mc.callTool({ name: 'todo_list', arguments: {} })).isError).toBeFalsy();
+      expect((await mc.callTool({ name: 'no_such_tool', arguments: {} })).isError).toBe(true);
+    } finally {
+      await Promise.all([ms.close(), mc.close()]);
+    }
+    // A wrong token opens nothing and counts nothing.
+    const denied = await rawPost(`${g.base}/sandboxes/${cid}/mcp`, INIT, { authorization: 'Bearer not-the-token' });
+    expect(denied.status).toBe(403);
+    expect(denied.text).not.toMatch(/at .*\.ts:\d+/);
+    for (const id of [sid, cid]) await g.app.inject({ method: 'DELETE', url: `/sandboxes/${id}`, headers: h });
+    const after = await steps();
+    const added = after.rows.filter((r) => !before.rows.includes(r));
+    expect(added).toEqual([
+      'grove_steps_total{outcome="error",transport="grove",type="shell"} 1',
+      'grove_steps_total{outcome="error",transport="mcp",type="claw"} 1',
+      'grove_steps_total{outcome="ok",transport="grove",type="shell"} 2',
+      'grove_steps_total{outcome="ok",transport="mcp",type="claw"} 1',
+      'grove_steps_total{outcome="ok",transport="mcp",type="shell"} 1',
+    ]);
+    expect(after.count - before.count).toBe(6);
+  }, 90_000);
 });
