@@ -1,11 +1,12 @@
 // Every environment through OpenEnv's WebSocket session protocol with real sandboxes: browser (real Chromium on an
 // offline site's task: canonical actions, a policy's raw text, the terminal reward from the task's rule judge),
 // shell (bubblewrap exec, MCP tools), SWE (the fixture repository; the gold patch submitted is graded 1, an empty
-// one 0), and browser sessions side by side.
+// one 0), browser sessions side by side, and observation frames as UTF-8 JSON text whatever the page's text.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { createBrowserEnvironment } from '../../browser-env/index.ts';
 import { fixtureInstances } from '../../swe-env/fixture.ts';
 import { serve, Frames, KEY, wsUrl, type Served } from './support.ts';
@@ -58,6 +59,27 @@ describe('browser', () => {
     expect(st.data).toMatchObject({ episode_id: 'b1', step_count: 4, done: true });
     await ws.close();
     await expect.poll(() => s.app.grove.registry.list().length, { timeout: 30_000 }).toBe(0);
+  }, 120_000);
+
+  it('an observation frame is UTF-8 JSON text whatever the page says: quotes, U+2028, non-ASCII, a look-alike placeholder', async () => {
+    const title = 'a "quoted" \u2028 line — é 漢字 😀 "grove-openenv-b64-00" \\ end';
+    const w = new WebSocket(url('browser'));
+    await new Promise((ok, fail) => w.once('open', ok).once('error', fail));
+    const next = () => new Promise<{ text: string; binary: boolean }>((ok) => w.once('message', (raw: Buffer, binary: boolean) => ok({ text: raw.toString('utf8'), binary })));
+    w.send(JSON.stringify({ type: 'reset', data: { start_url: `data:text/html;charset=utf-8,${encodeURIComponent(`<title>${title}</title><p>x</p>`)}` } }));
+    const reset = await next();
+    w.send(JSON.stringify({ type: 'step', data: { action: { action: 'wait', ms: 10 } } }));
+    const step = await next();
+    for (const f of [reset, step]) {
+      expect(f.binary).toBe(false);
+      const o = JSON.parse(f.text).data.observation;
+      expect(o.title).toBe(title);
+      // The base64 spliced in is the whole JPEG, nothing of the JSON around it.
+      expect(o.screenshot.base64).toMatch(/^[A-Za-z0-9+/]+={0,2}$/);
+      expect([...Buffer.from(o.screenshot.base64, 'base64').subarray(0, 3)]).toEqual([0xff, 0xd8, 0xff]);
+    }
+    w.close();
+    await expect.poll(() => s.app.grove.registry.list().filter((i) => i.status !== 'closed').length, { timeout: 30_000 }).toBe(0);
   }, 120_000);
 
   it('MCP tools over the session are the mcp/ room\'s browser tools; two sessions step side by side', async () => {
