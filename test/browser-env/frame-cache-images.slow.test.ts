@@ -115,7 +115,7 @@ describe('frame cache and animated images', () => {
 
   it('an animated GIF the page inserts after the cache answered: no cached answer after it is shown', async () => {
     const sb = await create('/still');
-    const before = await look(sb, 10);
+    const before = await look(sb, 14);
     expect(before.stale).toBe(0);
     expect(before.cached).toBeGreaterThan(0);
     // The page itself (no action) shows an animated GIF, and says when it has loaded.
