@@ -10,6 +10,7 @@ import path from 'node:path';
 import { GroveClient } from '../../client/index.ts';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { PodmanKubelet, podmanImageMissing } from '../../k8s/sim/podman-kubelet.ts';
+import { simKubeconfig } from './orchestrator-process.ts';
 
 export const WORKER_IMAGE = 'localhost/grove-worker:dev';
 export const ORCHESTRATOR_IMAGE = 'localhost/grove-orchestrator:dev';
@@ -46,18 +47,7 @@ export class ContainerCluster {
     await this.sim.start();
     const etc = path.join(this.dir, 'etc');
     mkdirSync(etc);
-    writeFileSync(
-      path.join(etc, 'kubeconfig'),
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters: [{name: sim, cluster: {server: "${this.sim.url}", insecure-skip-tls-verify: true}}]`,
-        `users: [{name: grove, user: {token: "${this.sim.token}"}}]`,
-        'contexts: [{name: sim, context: {cluster: sim, user: grove, namespace: grove}}]',
-        'current-context: sim',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(path.join(etc, 'kubeconfig'), simKubeconfig(this.sim));
     writeFileSync(path.join(etc, 'k8s.json'), JSON.stringify({ kubeconfig: '/etc/grove/kubeconfig', workerImage: WORKER_IMAGE, imagePullPolicy: 'Never', ...k8s }));
     for (const f of ['kubeconfig', 'k8s.json']) chmodSync(path.join(etc, f), 0o644);
     chmodSync(this.dir, 0o755);

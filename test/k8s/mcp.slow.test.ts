@@ -4,29 +4,20 @@
 // apps). Browser computer-use tools on a shared worker pod, shell tools on a pod of its own, a Claw task's tools on
 // its own pod (audited by the worker, graded by the orchestrator), and the attacker's side: tokens, ids, sessions,
 // frames, and a worker killed under a session.
-import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { builtinTask } from '../../claw-env/tasks/index.ts';
 import { L } from '../../k8s/labels.ts';
 import { podRecords } from '../../k8s/records.ts';
-import { ProcessKubelet } from '../../k8s/sim/kubelets.ts';
-import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { api, connect, createSandbox, INIT, mcpAccess, rawPost, type Served } from '../mcp/support.ts';
-import { startOrchestrator, until, type Orchestrator } from './harness.ts';
+import { until, type Orchestrator } from './harness.ts';
+import { ProcessCluster } from './process-cluster.ts';
 
 const KEY = 'k8s-mcp-key-0123456789abcdef';
-const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-mcp-'));
-const kubelet = new ProcessKubelet(process.env);
-const sim = new KubeSim(kubelet);
-kubelet.sim = sim;
+const cluster = new ProcessCluster('mcp');
+const { sim, kubelet } = cluster;
 let orch: Orchestrator;
 let s: Served;
-let site: http.Server;
 let siteHost = '';
 
 const PAGE = `<!doctype html><title>start</title>
@@ -34,33 +25,19 @@ const PAGE = `<!doctype html><title>start</title>
 <input style="position:absolute;left:0;top:250px;width:400px;height:40px" oninput="document.title='typed:'+this.value">`;
 
 beforeAll(async () => {
-  site = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(req.url === '/two' ? '<title>two</title>' : PAGE));
-  await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
-  siteHost = `127.0.0.1:${(site.address() as AddressInfo).port}`;
-  await sim.start();
-  orch = await startOrchestrator(
-    sim,
-    {
-      workerPort: 21000 + Math.floor(Math.random() * 1000),
-      readyTimeoutSeconds: 90,
-      templates: {
-        browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 0 },
-        shell: { type: 'shell', placement: 'pod', warmPool: 0 },
-      },
-    },
-    'orch-mcp',
-    { dataDir: dir, authDisabled: false, apiKey: KEY },
-  );
-  s = { url: await orch.app.listen({ host: '127.0.0.1', port: 0 }), key: KEY };
+  await cluster.start({
+    replica: 'orch-mcp',
+    workerPortBase: 21000,
+    readyTimeoutSeconds: 90,
+    grove: { authDisabled: false, apiKey: KEY },
+    site: (req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(req.url === '/two' ? '<title>two</title>' : PAGE),
+  });
+  orch = cluster.orch;
+  siteHost = cluster.siteHost;
+  s = { url: cluster.url, key: KEY };
 }, 60_000);
 
-afterAll(async () => {
-  await orch?.close();
-  await sim.close();
-  kubelet.killAll();
-  await new Promise((r) => site.close(r));
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => cluster.close());
 
 const podOf = (sandboxId: string) => sim.listPodObjects().find((p) => p.metadata.labels?.[L.sandbox] === sandboxId);
 const recordedOn = (sandboxId: string) => sim.listPodObjects().find((p) => podRecords(p as never).has(sandboxId));

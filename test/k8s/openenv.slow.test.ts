@@ -7,63 +7,42 @@
 // shell pod, the gold patch graded 1 in a grading pod of its own. With OPENENV_CHECKOUT (and OPENENV_PYTHON), OpenEnv's
 // own Python clients run their claw, swe and MCP checks against this orchestrator (test/openenv/openenv_client_check.py).
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
 import { builtinTask } from '../../claw-env/tasks/index.ts';
 import { L } from '../../k8s/labels.ts';
 import { podRecords } from '../../k8s/records.ts';
-import { ProcessKubelet } from '../../k8s/sim/kubelets.ts';
-import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { fixtureInstances } from '../../swe-env/fixture.ts';
 import { Frames } from '../openenv/support.ts';
-import { startOrchestrator, until, type Orchestrator } from './harness.ts';
+import { until, type Orchestrator } from './harness.ts';
+import { ProcessCluster } from './process-cluster.ts';
 
 const KEY = 'k8s-openenv-key-0123456789';
-const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-openenv-'));
-const kubelet = new ProcessKubelet(process.env);
-const sim = new KubeSim(kubelet);
-kubelet.sim = sim;
+const cluster = new ProcessCluster('openenv');
+const { sim, kubelet } = cluster;
 let orch: Orchestrator;
 let ws = '';
-let site: http.Server;
 let siteHost = '';
 
 const PAGE = `<!doctype html><title>start</title>
 <button style="position:absolute;left:0;top:0;width:400px;height:300px" onclick="document.title='clicked'">go</button>`;
 
 beforeAll(async () => {
-  site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
-  await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
-  siteHost = `127.0.0.1:${(site.address() as AddressInfo).port}`;
-  await sim.start();
-  orch = await startOrchestrator(
-    sim,
-    {
-      workerPort: 20000 + Math.floor(Math.random() * 1000),
-      readyTimeoutSeconds: 90,
-      templates: {
-        browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 0 },
-        shell: { type: 'shell', placement: 'pod', warmPool: 0 },
-      },
-    },
-    'orch-openenv',
-    { dataDir: dir, authDisabled: false, apiKey: KEY },
-  );
-  ws = (await orch.app.listen({ host: '127.0.0.1', port: 0 })).replace(/^http/, 'ws');
+  await cluster.start({
+    replica: 'orch-openenv',
+    workerPortBase: 20000,
+    readyTimeoutSeconds: 90,
+    grove: { authDisabled: false, apiKey: KEY },
+    site: (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE),
+  });
+  orch = cluster.orch;
+  siteHost = cluster.siteHost;
+  ws = cluster.url.replace(/^http/, 'ws');
 }, 60_000);
 
-afterAll(async () => {
-  await orch?.close();
-  await sim.close();
-  kubelet.killAll();
-  await new Promise((r) => site.close(r));
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => cluster.close());
 
 const url = (env: string, route = 'ws', key = KEY) => `${ws}/openenv/${key}/${env}/${route}`;
 const podOf = (sandboxId: string) => sim.listPodObjects().find((p) => p.metadata.labels?.[L.sandbox] === sandboxId);
