@@ -59,7 +59,9 @@ async def shell():
 
 
 async def claw():
-    async with GenericEnvClient(base_url=url("claw")) as env:
+    # A reset that starts a worker pod (the kubernetes backend) can take longer than the client's default 60 s on a
+    # loaded machine, as the SWE check's does: the client's own knob, message_timeout_s.
+    async with GenericEnvClient(base_url=url("claw"), message_timeout_s=300) as env:
         r = await env.reset(task="hand-triage-urgent")
         assert r.observation["goal"]
         r = await env.step({"tool": "mail_list_messages", "arguments": {}})
