@@ -24,6 +24,8 @@ interface Tally {
   completed: number;
   stepErrors: number;
   missingShots: number;
+  /** Why screenshots were missing (capture_timeout messages, their cause part), with counts. */
+  why: Map<string, number>;
   worstPastDeadlineMs: number;
 }
 
@@ -52,7 +54,12 @@ async function episode(s: Server, fixture: Fixture, deadlineMs: number, t: Tally
         if (!r.observation.screenshot?.base64) t.missingShots++;
         if (r.observation.last_action_error) t.stepErrors++;
       } catch (e) {
-        if (e instanceof GroveApiError && e.code === 'capture_timeout') t.missingShots++;
+        if (e instanceof GroveApiError && e.code === 'capture_timeout') {
+          t.missingShots++;
+          // "… (observation failed: waiting for a screenshot turn …)" or "(… screenshot capture did not finish …)".
+          const cause = (/\((?:observation failed: )?([^(]*?)(?: did not finish| \(|\))/.exec(e.message)?.[1] ?? e.message).slice(0, 60);
+          t.why.set(cause, (t.why.get(cause) ?? 0) + 1);
+        }
         else t.stepErrors++;
       }
       t.worstPastDeadlineMs = Math.max(t.worstPastDeadlineMs, now() - t0 - deadlineMs);
@@ -84,7 +91,7 @@ export async function overloadBlock(fixture: Fixture, { results, say }: Report):
   for (const n of WAVES) {
     const s = await startServer(['--max-sandboxes', '64']);
     try {
-      const t: Tally = { accepted: 0, refused: 0, refusedQueued: 0, failedStart: 0, completed: 0, stepErrors: 0, missingShots: 0, worstPastDeadlineMs: -Infinity };
+      const t: Tally = { accepted: 0, refused: 0, refusedQueued: 0, failedStart: 0, completed: 0, stepErrors: 0, missingShots: 0, why: new Map(), worstPastDeadlineMs: -Infinity };
       const t0 = now();
       await Promise.all(Array.from({ length: n }, () => episode(s, fixture, deadlineMs, t)));
       const worst = t.worstPastDeadlineMs === -Infinity ? 0 : Math.max(0, Math.round(t.worstPastDeadlineMs));
@@ -99,7 +106,7 @@ export async function overloadBlock(fixture: Fixture, { results, say }: Report):
       });
       say(
         `overload ${n} episodes at once: accepted ${t.accepted}, refused 503 ${t.refused}, refused after queueing ${t.refusedQueued}, failed starts ${t.failedStart}, ` +
-          `completed ${t.completed}, screenshots missing ${t.missingShots} (target 0), step errors ${t.stepErrors}, ` +
+          `completed ${t.completed}, screenshots missing ${t.missingShots} (target 0${t.why.size ? `: ${[...t.why].map(([k, v]) => `${v}× ${k}`).join('; ')}` : ''}), step errors ${t.stepErrors}, ` +
           `worst step past deadline ${worst} ms (target 0), server loop max ${loop ?? 'n/a'} ms, captures that waited their turn ${queued ?? 'n/a'}, ` +
           `capture capacity at the end ${capacity ?? 'not measured'}, ${Math.round((now() - t0) / 1000)} s`,
       );
