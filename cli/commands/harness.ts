@@ -43,8 +43,9 @@ Claw-Eval (for --claw-eval-task with the embedded server):
   --claw-eval-cache DIR           where its Python environment is cached (~/.cache/grove)
   --index-url URL                 the package index its environment is built from (pip's configuration)
   --judge-url URL --judge-model M the judge of graders that call one (key: GROVE_JUDGE_API_KEY)
-  --claw-eval-user-url URL --claw-eval-user-model M
-                                  the simulated user of user_agent tasks (key: GROVE_CLAW_EVAL_USER_KEY)
+  --claw-eval-user-url URL --claw-eval-user-model M [--claw-eval-user-key K]
+                                  the simulated user of user_agent tasks (its key: K, else GROVE_CLAW_EVAL_USER_KEY;
+                                  it stays in this process, the harness never sees it)
 Model and run:
   --upstream URL --model M        the real model server (OpenAI-compatible) the proxy forwards to
   --upstream-key KEY              sent upstream as Authorization: Bearer
@@ -54,7 +55,7 @@ Model and run:
 Exit codes: 0 the harness finished (exit 0; whatever the reward), 1 the harness exited non-zero, timed out or the
 sandbox failed, 2 bad options.`;
 
-const OPTS = options(['cmd', 'harness', 'prompt', 'check', 'swe-fixture', 'claw-task', 'claw-eval-task', 'claw-eval', 'claw-eval-cache', 'index-url', 'judge-url', 'judge-model', 'claw-eval-user-url', 'claw-eval-user-model', 'browser-task', 'upstream', 'model', 'upstream-key', 'timeout', 'out', 'episode', 'server', 'server-key'], []);
+const OPTS = options(['cmd', 'harness', 'prompt', 'check', 'swe-fixture', 'claw-task', 'claw-eval-task', 'claw-eval', 'claw-eval-cache', 'index-url', 'judge-url', 'judge-model', 'claw-eval-user-url', 'claw-eval-user-model', 'claw-eval-user-key', 'browser-task', 'upstream', 'model', 'upstream-key', 'timeout', 'out', 'episode', 'server', 'server-key'], []);
 
 async function filesToUpload(v: { harness?: string; upload?: string[] }): Promise<{ path: string; content: Buffer; mode?: string }[] | string> {
   const out: { path: string; content: Buffer; mode?: string }[] = [];
@@ -81,12 +82,14 @@ async function filesToUpload(v: { harness?: string; upload?: string[] }): Promis
  * checkout and the task one of its ids (exit 1 / 2 with the reason); with --server the server's own checkout answers. */
 async function clawEvalFlags(v: Record<string, string | undefined>, u: { usage: string; io: CommandIO; name: string }): Promise<Record<string, string> | undefined | number> {
   const id = v['claw-eval-task'];
-  const claw = ['claw-eval', 'claw-eval-cache', 'index-url', 'judge-url', 'judge-model', 'claw-eval-user-url', 'claw-eval-user-model'].filter((k) => v[k] !== undefined);
+  const claw = ['claw-eval', 'claw-eval-cache', 'index-url', 'judge-url', 'judge-model', 'claw-eval-user-url', 'claw-eval-user-model', 'claw-eval-user-key'].filter((k) => v[k] !== undefined);
   if (id === undefined) return claw.length ? usageError(u, `--${claw[0]} goes with --claw-eval-task`) : undefined;
   if (v.server) return claw.length ? usageError(u, `--${claw[0]}: with --server the server's own checkout runs the task (start it with --claw-eval DIR)`) : undefined;
   if (!v['claw-eval']) return usageError(u, '--claw-eval-task needs --claw-eval DIR (or a --server started with it)');
   if ((v['judge-url'] === undefined) !== (v['judge-model'] === undefined)) return usageError(u, '--judge-url and --judge-model go together');
   if ((v['claw-eval-user-url'] === undefined) !== (v['claw-eval-user-model'] === undefined)) return usageError(u, '--claw-eval-user-url and --claw-eval-user-model go together');
+  if (v['claw-eval-user-key'] !== undefined && v['claw-eval-user-url'] === undefined) return usageError(u, '--claw-eval-user-key goes with --claw-eval-user-url and --claw-eval-user-model');
+  if (v['claw-eval-user-key'] === '') return valueError(u, '--claw-eval-user-key is empty');
   const { loadClawEvalCheckout } = await import('../../claw-env/claw-eval/checkout.ts');
   let ids: string[];
   try {
@@ -101,6 +104,8 @@ async function clawEvalFlags(v: Record<string, string | undefined>, u: { usage: 
     ...(v['index-url'] ? { clawEvalIndexUrl: v['index-url'] } : {}),
     ...(v['judge-url'] ? { judgeUrl: v['judge-url'], judgeModel: v['judge-model']! } : {}),
     ...(v['claw-eval-user-url'] ? { clawEvalUserUrl: v['claw-eval-user-url'], clawEvalUserModel: v['claw-eval-user-model']! } : {}),
+    // the embedded server's setting (this process): the key reaches no child's argv or environment
+    ...(v['claw-eval-user-key'] ? { clawEvalUserKey: v['claw-eval-user-key'] } : {}),
   };
 }
 

@@ -10,10 +10,11 @@
 //   cgroup, one fork-bombing is held to the process limit; the host is unaffected and nothing outlives the episode.
 // Attacks: /reply on the wrong sandbox, after the conversation ended, with a bad body; a user model that fails.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { harnessRun } from '../../cli/commands/harness.ts';
 import { startEmbeddedGrove, type EmbeddedGrove } from '../../cli/commands/run-embedded.ts';
 import { GroveClient } from '../../client/index.ts';
 import { ClawEvalHost, prepareClawEvalCheckout, type PreparedCheckout } from '../../claw-env/claw-eval/host.ts';
@@ -41,11 +42,13 @@ let judge: OpenAITestServer;
 let userFails = false;
 const MEMORY_MB = 512;
 const MAX_PROCS = 64;
-/** The services' cgroup folders of one controller (shell-env's grove/<instance>/p-claw-eval-*). */
+/** The services' cgroup folders of one controller (shell-env's grove/<instance>/p-claw-eval-*), of this test's
+ * server only (its shell instances are the folders of its data folder): other Grove processes on the host have theirs. */
 const serviceGroups = (controller: string) => {
   const base = `/sys/fs/cgroup/${controller}/grove`;
-  if (!existsSync(base)) return [];
-  return readdirSync(base).flatMap((i) => (existsSync(path.join(base, i)) && statSync(path.join(base, i)).isDirectory() ? readdirSync(path.join(base, i)).filter((d) => d.startsWith('p-claw-eval-')).map((d) => path.join(base, i, d)) : []));
+  const shell = path.join(grove.dataDir, 'shell');
+  const mine = existsSync(shell) ? readdirSync(shell).filter((i) => /^i[0-9a-f]{12}$/.test(i)) : [];
+  return mine.flatMap((i) => (existsSync(path.join(base, i)) ? readdirSync(path.join(base, i)).filter((d) => d.startsWith('p-claw-eval-')).map((d) => path.join(base, i, d)) : []));
 };
 const CGROUPS = existsSync('/sys/fs/cgroup/freezer/cgroup.procs');
 
@@ -165,6 +168,26 @@ describe.runIf(BWRAP)('Claw-Eval task kinds as episodes of the server', () => {
     expect(episode.verdicts[0], JSON.stringify(episode)).toMatchObject({ judge: 'claw-eval', outcome: 'success', details: { user_rounds: 1 } });
     const batch = await runClawEval({ root: prepared.root, python: prepared.python, driver: prepared.driver, tasks: [task('N04_user_agent')], trials: 1, concurrency: 1, policy: scripted([{ say: 'Which note do you mean?' }, { say: 'It is the Budget review note.' }]), userModel: chatUserModel({ baseURL: user.url, model: 'user-m' }) });
     expect(r.reward).toBe(batch.results[0]!.grade!.task_score);
+  }, 600_000);
+
+  it('user_agent through the CLI: --claw-eval-user-key is the user model\'s bearer key and reaches no harness, file or argv', async () => {
+    const KEY = 'sk-user-flag-7f3a91c2';
+    const before = user.requests.length;
+    const cmd = `env; cat /proc/*/cmdline 2>/dev/null | tr '\\0' ' '; case "$GROVE_TASK" in *"conversation so far"*) echo "It is the Budget review note.";; *) echo "Which note do you mean?";; esac`;
+    const out: string[] = [];
+    const err: string[] = [];
+    const dir = path.join(tmp, 'harness-cli');
+    const code = await harnessRun(['--cmd', cmd, '--upstream', user.url, '--model', 'm', '--claw-eval', ROOT, '--claw-eval-cache', CACHE, ...(INDEX ? ['--index-url', INDEX] : []), '--claw-eval-task', 'N04_user_agent', '--claw-eval-user-url', user.url, '--claw-eval-user-model', 'user-m', '--claw-eval-user-key', KEY, '--out', dir, '--timeout', '300'], { out: (x: string) => void out.push(x), err: (x: string) => void err.push(x) });
+    expect(code, err.join('')).toBe(0);
+    expect(out.join('')).toMatch(/N04_user_agent--\w+: /);
+    const calls = user.requests.slice(before);
+    expect(calls.length).toBeGreaterThan(0);
+    for (const r of calls) expect(r.headers.authorization).toBe(`Bearer ${KEY}`);
+    // nothing the run wrote holds it: the harness's log (its environment and every argv it could see), the episode
+    const files = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(d, e.name)) : [path.join(d, e.name)]));
+    const written = files(dir);
+    expect(written.some((f) => f.endsWith('harness.log') && readFileSync(f, 'utf8').includes('GROVE_TASK'))).toBe(true);
+    for (const f of written) expect(readFileSync(f).includes(KEY), f).toBe(false);
   }, 600_000);
 
   it('sandbox tools: Bash in a shell sandbox of the server, the env snapshot read after; graded as the batch grades it', async () => {

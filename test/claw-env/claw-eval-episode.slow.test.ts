@@ -156,6 +156,12 @@ describe.runIf(BWRAP)('Claw-Eval tasks as episodes of the server', () => {
     c = io();
     expect(await harnessRun([...base, '--claw-eval-user-url', 'http://127.0.0.1:9/v1', '--claw-eval-user-model', 'u', '--prompt', 'x'], c.io)).toBe(2);
     expect(c.err.join('')).toMatch(/--claw-eval-user-url goes with --claw-eval-task/);
+    c = io();
+    expect(await harnessRun([...base, '--claw-eval', ROOT, '--claw-eval-task', 'N01_notes_summary', '--claw-eval-user-key', 'sk-user'], c.io)).toBe(2);
+    expect(c.err.join('')).toMatch(/--claw-eval-user-key goes with --claw-eval-user-url and --claw-eval-user-model/);
+    c = io();
+    expect(await harnessRun([...base, '--claw-eval', ROOT, '--claw-eval-task', 'N01_notes_summary', '--claw-eval-user-url', 'http://127.0.0.1:9/v1', '--claw-eval-user-model', 'u', '--claw-eval-user-key', ''], c.io)).toBe(2);
+    expect(c.err.join('')).toMatch(/--claw-eval-user-key is empty/);
   });
 
   describe.runIf(CODEX)('grove harness run --claw-eval: the Codex CLI over MCP', () => {
