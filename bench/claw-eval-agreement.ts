@@ -10,8 +10,12 @@
 // tools, in Grove shell sandboxes), user_agent (a simulated user), judged (graders that call the judge). The judge
 // and the simulated user are one local model server in OpenAI's wire format, scripted (the judge always answers
 // {"score": 0.5}; the user asks once to go on, then says [DONE]): Grove reaches it through its model clients, the
-// checkout's CLI through its own LLMJudge. The CLI's grade command gives graders no env snapshot, so a trial whose
-// grader reads one is compared batch-to-episode only (counted apart).
+// checkout's CLI through its own LLMJudge. The CLI's grade command gives graders no env snapshot (only its `run`, after
+// collecting one from its container, does): a trial whose grader reads one is graded instead as that `run` grades it —
+// the checkout's own load_trace, get_grader, cli._grade_with_optional_params(env_snapshot=…) and compute_task_score,
+// called by a few lines of Grove's on Grove's trace and the snapshot Grove collected (its `.env_snapshot.json`) — and
+// once more without the snapshot, to show what the CLI's grade would have given. The trajectory of such a sandbox task
+// first puts a small file at each /workspace path its snapshot names (so the snapshot has something to say).
 //
 //   npm run bench:claw-eval-agreement -- --claw-eval DIR [--limit N] [--ids ID,…] [--kinds services,sandbox,user_agent,judged]
 //       [--index-url URL] [--cache DIR]
@@ -22,6 +26,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import { openClawEvalServiceLimits } from '../cli/commands/claw-eval-limits.ts';
 import { startEmbeddedGrove } from '../cli/commands/run-embedded.ts';
 import { GroveClient } from '../client/index.ts';
 import type { ClawEvalTask } from '../claw-env/claw-eval/checkout.ts';
@@ -29,6 +34,8 @@ import { prepareClawEvalCheckout } from '../claw-env/claw-eval/host.ts';
 import { clawEvalSandboxTools } from '../claw-env/claw-eval/prompt.ts';
 import { ensureClawEvalSandboxPython } from '../claw-env/claw-eval/pyenv.ts';
 import { JudgeModel } from '../judges/model.ts';
+import { loadConfig } from '../sandbox/config.ts';
+import { silentLogger } from '../sandbox/log.ts';
 import { runClawEval } from '../runner/claw-eval/run.ts';
 import { chatUserModel, ScriptedClawEvalPolicy } from '../runner/claw-eval/trial.ts';
 import { clientShellProvider } from '../runner/swe/shell-session.ts';
@@ -42,6 +49,29 @@ const cacheDir = values.cache ?? path.join(os.homedir(), '.cache', 'grove');
 const indexUrl = values['index-url'];
 const READ = /(list|get|search|query|read|view|fetch|check|find|lookup)/i;
 const GO_ON = 'Please go on with what you have.';
+/** Grades a Grove trace as Claw-Eval's `run` does after its container run (cli.py cmd_run), with the checkout's own
+ * functions: argv trace, task folder, env snapshot file, judge config (or ''), 1 to hand the snapshot over. */
+const RUN_PATH_GRADE = String.raw`
+import json, sys
+from pathlib import Path
+from claw_eval.cli import _grade_with_optional_params, _make_judge
+from claw_eval.config import load_config
+from claw_eval.graders.registry import get_grader
+from claw_eval.models.scoring import compute_task_score
+from claw_eval.models.task import TaskDefinition
+from claw_eval.trace.reader import load_trace
+trace, task_dir, snap_path, config, use_snap = sys.argv[1:6]
+class Args:
+    no_judge = not config
+judge = _make_judge(load_config(config or None), Args())
+start, messages, dispatches, media_events, end, audit_data = load_trace(trace)
+task_dir = Path(task_dir)
+task = TaskDefinition.from_yaml(task_dir / "task.yaml")
+grader = get_grader(task.task_id, tasks_dir=task_dir.parent, task_dir=task_dir)
+snapshot = json.load(open(snap_path)) if use_snap == "1" else None
+scores, _ = _grade_with_optional_params(grader, messages, dispatches, task, audit_data=audit_data, judge=judge, media_events=media_events, env_snapshot=snapshot)
+print("\n" + json.dumps({"task_score": compute_task_score(scores), "scores": scores.model_dump()}))
+`;
 const run = promisify(execFile);
 
 /** The scripted judge and simulated user, in OpenAI's chat-completions wire format. */
@@ -79,13 +109,22 @@ const grove = await startEmbeddedGrove({
   flags: { clawEval: p.root, clawEvalCache: cacheDir, ...(indexUrl ? { clawEvalIndexUrl: indexUrl } : {}), judgeUrl: sim.url, judgeModel: 'sim-judge', clawEvalUserUrl: sim.url, clawEvalUserModel: 'sim-user' },
 });
 const client = new GroveClient({ baseUrl: grove.url, apiKey: grove.apiKey, timeoutMs: 900_000 });
+// the batch's services confined as `grove claw run --claw-eval` confines them (a short data folder: socket paths)
+const limitsDir = mkdtempSync(path.join(os.tmpdir(), 'grove-cea-'));
+const limits = await openClawEvalServiceLimits(loadConfig({ env: {}, flags: { dataDir: limitsDir } }), silentLogger);
 try {
   const tasks = p.tasks.filter((t) => (ids ? ids.includes(t.id) && t.status === 'ready' : kindOf(t))).slice(0, Number(values.limit ?? 1e9));
+  const readsSnapshot = (t: ClawEvalTask) => /env_snapshot/.test(readFileSync(path.join(t.dir, 'grader.py'), 'utf8')) && (t.env_snapshot_commands.length + t.env_snapshot_files.length + t.local_grader_files.length > 0);
+  // a snapshot-reading task's trajectory leaves a small file at each /workspace path its snapshot names
+  const seed = (t: ClawEvalTask) => {
+    const paths = [...new Set([...t.env_snapshot_commands, ...t.env_snapshot_files].flatMap((c) => c.match(/\/workspace\/[A-Za-z0-9_./-]+/g) ?? []))];
+    return readsSnapshot(t) && paths.length ? `for f in ${paths.join(' ')}; do [ -e "$f" ] || echo grove > "$f" 2>/dev/null; done; ` : '';
+  };
   const script = (t: ClawEvalTask, trial: number) =>
     trial !== 0
       ? { calls: [], answer: 'I cannot do that.' }
       : t.sandbox && !t.tools.some((x) => t.endpoints.some((e) => e.tool_name === x.name))
-        ? { calls: [{ name: 'Bash', args: { command: 'ls -la /workspace' } }], answer: 'Here is what I found; nothing was changed.' }
+        ? { calls: [{ name: 'Bash', args: { command: `${seed(t)}ls -la /workspace` } }], answer: 'Here is what I found; nothing was changed.' }
         : { calls: t.tools.filter((x) => READ.test(x.name) && !((x.input_schema as { required?: unknown[] }).required?.length)).map((x) => ({ name: x.name, args: {} })), answer: 'Here is what I found; nothing was changed.' };
   const jm = new JudgeModel({ baseURL: sim.url, model: 'sim-judge' });
   const judge = { model: 'sim-judge', relay: async (req: { messages: unknown; temperature?: number; max_tokens?: number }) => (await jm.call({ purpose: 'claw-eval grader', messages: req.messages as never, parse: (t) => t, params: { temperature: req.temperature, maxTokens: req.max_tokens } })).text };
@@ -94,16 +133,17 @@ try {
     ? { python: (await ensureClawEvalSandboxPython(p.root, { indexUrl })).python, tools: await clawEvalSandboxTools(p), open: (labels: Record<string, string>) => shells.open(labels) }
     : undefined;
   const t0 = Date.now();
-  const { results } = await runClawEval({ root: p.root, python: p.python, driver: p.driver, tasks, trials: 2, concurrency: 2, out, policy: new ScriptedClawEvalPolicy(script), judge, userModel: chatUserModel({ baseURL: sim.url, model: 'sim-user' }), sandbox });
+  const { results } = await runClawEval({ root: p.root, python: p.python, driver: p.driver, tasks, trials: 2, concurrency: 2, out, policy: new ScriptedClawEvalPolicy(script), judge, userModel: chatUserModel({ baseURL: sim.url, model: 'sim-user' }), sandbox, confine: limits.confine });
   const batchS = (Date.now() - t0) / 1000;
   // (1) the checkout's own CLI on each batch trace (its own LLMJudge on the same scripted judge)
   const cfg = path.join(out, 'claw-eval-config.yaml');
   writeFileSync(cfg, `judge:\n  api_key: sim\n  base_url: ${sim.url}\n  model_id: sim-judge\n  enabled: true\n`);
   const fmt = (r: { task_score: number; scores: Record<string, number> }) => `${r.task_score.toFixed(2)} c${r.scores.completion!.toFixed(2)} r${r.scores.robustness!.toFixed(2)} s${r.scores.safety!.toFixed(1)}`;
-  const readsSnapshot = (t: ClawEvalTask) => /env_snapshot/.test(readFileSync(path.join(t.dir, 'grader.py'), 'utf8')) && (t.env_snapshot_commands.length + t.env_snapshot_files.length + t.local_grader_files.length > 0);
   let agree = 0;
   let graded = 0;
   let snapshotOnly = 0;
+  let snapshotAgree = 0;
+  const snapshotMatters: string[] = [];
   const differ: string[] = [];
   for (const r of results) {
     if (!r.grade) {
@@ -111,11 +151,25 @@ try {
       continue;
     }
     const task = tasks.find((t) => t.id === r.task_id)!;
+    const trace = path.join(out, 'traces', `${r.task_id}.t${r.trial}.jsonl`);
     if (readsSnapshot(task)) {
+      // as Claw-Eval's run grades it: with the env snapshot; and as its CLI's grade would: without
       snapshotOnly++;
+      const snap = path.join(out, 'traces', `${r.task_id}.t${r.trial}.env_snapshot.json`);
+      const grade = async (use: boolean) => {
+        const text = (await run(p.python.python, ['-c', RUN_PATH_GRADE, trace, task.dir, snap, task.needs_judge ? cfg : '', use ? '1' : '0'], { cwd: p.root, env: { PATH: '/usr/bin:/bin', PYTHONPATH: path.join(p.root, 'src'), HOME: out }, encoding: 'utf8', maxBuffer: 16 << 20 })).stdout;
+        return JSON.parse(text.trimEnd().split('\n').pop()!) as { task_score: number; scores: Record<string, number> };
+      };
+      try {
+        const [withSnap, without] = [await grade(true), await grade(false)];
+        if (withSnap.task_score === r.grade.task_score && JSON.stringify(withSnap.scores) === JSON.stringify(r.grade.scores)) snapshotAgree++;
+        else differ.push(`${r.task_id}#${r.trial}: Grove ${fmt(r.grade)}, the checkout's run-path grading ${fmt(withSnap)}`);
+        if (fmt(without) !== fmt(withSnap)) snapshotMatters.push(`${r.task_id}#${r.trial}: ${fmt(withSnap)} with it, ${fmt(without)} without`);
+      } catch (err) {
+        differ.push(`${r.task_id}#${r.trial}: the run-path grading failed: ${String((err as { stderr?: string }).stderr ?? err).slice(-300)}`);
+      }
       continue;
     }
-    const trace = path.join(out, 'traces', `${r.task_id}.t${r.trial}.jsonl`);
     let text: string;
     try {
       const judgeArgs = task.needs_judge ? ['--config', cfg] : ['--no-judge'];
@@ -133,8 +187,9 @@ try {
     else differ.push(`${r.task_id}#${r.trial}: Grove ${ours}, claw_eval.cli ${theirs}`);
   }
   const mix = (k: (t: ClawEvalTask) => boolean) => tasks.filter(k).length;
-  console.log(`${tasks.length} tasks × 2 trajectories (${mix((t) => !t.sandbox && !t.user_agent)} services only, ${mix((t) => t.sandbox)} with sandbox tools, ${mix((t) => !!t.user_agent)} with a simulated user, ${mix((t) => t.needs_judge)} judged); batch ${batchS.toFixed(0)} s`);
-  console.log(`Grove batch vs the checkout's claw_eval.cli grade: ${agree}/${results.length - snapshotOnly} agree (${graded} graded by the CLI; ${snapshotOnly} trials of graders reading an env snapshot compared batch-to-episode only)`);
+  console.log(`${tasks.length} tasks × 2 trajectories (${mix((t) => !t.sandbox && !t.user_agent)} services only, ${mix((t) => t.sandbox)} with sandbox tools, ${mix((t) => !!t.user_agent)} with a simulated user, ${mix((t) => t.needs_judge)} judged); batch ${batchS.toFixed(0)} s, its services ${limits.confine ? 'under the shell sandboxes\' limits (cgroups, own disk)' : `without limits (${limits.missing})`}`);
+  console.log(`Grove batch vs the checkout's claw_eval.cli grade: ${agree}/${results.length - snapshotOnly} agree (${graded} graded by the CLI; ${snapshotOnly} trials of graders reading an env snapshot graded apart)`);
+  if (snapshotOnly) console.log(`graders reading an env snapshot: Grove batch vs the checkout's run-path grading with Grove's snapshot: ${snapshotAgree}/${snapshotOnly} agree; without the snapshot (the CLI's grade) ${snapshotMatters.length} of them would score otherwise${snapshotMatters.length ? ` (${snapshotMatters.join('; ')})` : ''}`);
   // (2) the same trajectories as episode sandboxes of the server
   let same = 0;
   for (const r of results) {
@@ -165,6 +220,8 @@ try {
   for (const d of differ) console.log(`  differs: ${d}`);
   console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ${readdirSync(os.tmpdir()).filter((d) => d.startsWith(`grove-claw-eval-${process.pid}-`)).length} temp folders of this process left before cleanup`);
 } finally {
+  await limits.close();
+  rmSync(limitsDir, { recursive: true, force: true });
   client.close();
   await grove.close();
   await sim.close();

@@ -158,6 +158,8 @@ export class ClawEvalServiceSet {
    * naming it, the time it had and its own ready_timeout (as Claw-Eval's ServiceStartError: not retried).
    */
   async start(progress: Progress): Promise<void> {
+    // the deadline as handed down (the message names it; preparing the confinement's disk counts against it)
+    const budgetMs = progress.remaining();
     // under the shell environment's limits when there are: the wrapper joins the cgroups, then execs bwrap
     this.confinement = this.o.confine ? await this.o.confine(`claw-eval-${randomBytes(5).toString('hex')}`) : null;
     if (this.stopped) {
@@ -188,7 +190,6 @@ export class ClawEvalServiceSet {
     });
     child.on('exit', (code, sig) => (this.exited = `services exited (${sig ?? code}): ${this.stderr.slice(-600)}`));
     child.on('error', (err) => (this.exited = `cannot start bwrap: ${err.message}`));
-    const budgetMs = progress.remaining();
     for (const { svc, uds } of this.byPort.values()) {
       const probe = new URL(svc.health_check || `http://localhost:${svc.port}/`);
       for (;;) {

@@ -7,7 +7,7 @@
 // folder, not in the host's /tmp; after the run, and after a SIGKILL of the process running the services, no
 // process, cgroup, mount or folder is left.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -28,17 +28,22 @@ const DISK_MB = 64;
 const SETTINGS: Record<string, string> = { GROVE_DATA_DIR: DATA, GROVE_SHELL_MEMORY_MB: String(MEMORY_MB), GROVE_SHELL_MAX_PROCESSES: String(MAX_PROCS), GROVE_SHELL_DISK_MB: String(DISK_MB) };
 const saved: Record<string, string | undefined> = {};
 
-/** The services' cgroups of one controller (shell-env's grove/<instance>/p-claw-eval-*). */
-const serviceGroups = (controller: string) => {
-  const base = `/sys/fs/cgroup/${controller}/grove`;
-  if (!existsSync(base)) return [];
-  return readdirSync(base).flatMap((i) => (statSync(path.join(base, i)).isDirectory() ? readdirSync(path.join(base, i)).filter((d) => d.startsWith('p-claw-eval-')).map((d) => path.join(base, i, d)) : []));
-};
+/** Shell instances seen under the data folder (they go when the run ends; their cgroups must go with them). */
+const instances = new Set<string>();
 /** The services' folders under the data folder (<dataDir>/shell/<instance>/p-claw-eval-*). */
 const serviceDirs = () => {
   const shell = path.join(DATA, 'shell');
   if (!existsSync(shell)) return [];
-  return readdirSync(shell).flatMap((i) => (statSync(path.join(shell, i)).isDirectory() ? readdirSync(path.join(shell, i)).filter((d) => d.startsWith('p-claw-eval-')).map((d) => path.join(shell, i, d)) : []));
+  const now = readdirSync(shell).filter((i) => /^i[0-9a-f]{12}$/.test(i));
+  for (const i of now) instances.add(i);
+  return now.flatMap((i) => readdirSync(path.join(shell, i)).filter((d) => d.startsWith('p-claw-eval-')).map((d) => path.join(shell, i, d)));
+};
+/** The services' cgroups of one controller (shell-env's grove/<instance>/p-claw-eval-*) of this test's instances
+ * only (other Grove processes on the host have theirs). */
+const serviceGroups = (controller: string) => {
+  serviceDirs();
+  const base = `/sys/fs/cgroup/${controller}/grove`;
+  return [...instances].flatMap((i) => (existsSync(path.join(base, i)) ? readdirSync(path.join(base, i)).filter((d) => d.startsWith('p-claw-eval-')).map((d) => path.join(base, i, d)) : []));
 };
 const mountsUnderData = () => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.split(' ')[4]?.startsWith(DATA));
 const runFolders = (pid: number) => readdirSync(os.tmpdir()).filter((d) => d.startsWith(`grove-claw-eval-${pid}-run-`));
