@@ -1,5 +1,5 @@
 // Real orchestrator processes against the simulated API server: `grove serve --backend kubernetes` reading a
-// kubeconfig file that names the simulated API server (e2e.slow, replicas.slow; containers.ts writes the same file
+// kubeconfig file that names the simulated API server (replicas-recording.slow; containers.ts writes the same file
 // for orchestrator containers).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';

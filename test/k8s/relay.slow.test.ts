@@ -2,28 +2,21 @@
 // sandbox's PTY WebSocket (both ways, closes propagated), and HAR record/replay — against the simulated API server
 // with real `grove worker` processes (ProcessKubelet: Chromium and shell sandboxes run in them).
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
+import type http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
 import { GroveApiError, GroveClient } from '../../client/index.ts';
 import { L } from '../../k8s/labels.ts';
-import { ProcessKubelet } from '../../k8s/sim/kubelets.ts';
-import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { hostProcesses } from '../support/processes.ts';
-import { startOrchestrator, until, type Orchestrator } from './harness.ts';
+import { until } from './harness.ts';
+import { ProcessCluster } from './process-cluster.ts';
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-relay-'));
-const kubelet = new ProcessKubelet(process.env);
-const sim = new KubeSim(kubelet);
-kubelet.sim = sim;
-let orch: Orchestrator;
+const cluster = new ProcessCluster('relay');
+const { sim, kubelet, dir } = cluster;
 let client: GroveClient;
 let base = '';
-let site: http.Server;
 let siteUrl = '';
 let siteHost = '';
 let visits = 0;
@@ -32,49 +25,30 @@ let visits = 0;
 const FILE = Buffer.alloc(3 * 1024 * 1024);
 for (let i = 0; i < FILE.length; i += 32) createHash('sha256').update(String(i)).digest().copy(FILE, i);
 
+const SITE: http.RequestListener = (req, res) => {
+  if (req.url === '/file.bin') {
+    return res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="data.bin"', 'content-length': FILE.length }).end(FILE);
+  }
+  if (req.url === '/download') {
+    return res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(`<!doctype html><title>dl</title><a href="/file.bin" download style="position:absolute;left:0;top:0;width:300px;height:200px;display:block">get</a>`);
+  }
+  if (req.url !== '/page') return res.writeHead(404).end();
+  // Every visit of the counter page is a new title: a replayed page shows the recorded one and reaches nobody.
+  visits++;
+  res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>visit-${visits}</title><p>hello</p>`);
+};
+
 beforeAll(async () => {
-  site = http.createServer((req, res) => {
-    if (req.url === '/file.bin') {
-      return res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="data.bin"', 'content-length': FILE.length }).end(FILE);
-    }
-    if (req.url === '/download') {
-      return res
-        .writeHead(200, { 'content-type': 'text/html' })
-        .end(`<!doctype html><title>dl</title><a href="/file.bin" download style="position:absolute;left:0;top:0;width:300px;height:200px;display:block">get</a>`);
-    }
-    if (req.url !== '/page') return res.writeHead(404).end();
-    // Every visit of the counter page is a new title: a replayed page shows the recorded one and reaches nobody.
-    visits++;
-    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>visit-${visits}</title><p>hello</p>`);
-  });
-  await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
-  siteHost = `127.0.0.1:${(site.address() as AddressInfo).port}`;
+  await cluster.start({ replica: 'orch-relay', workerPortBase: 19000, readyTimeoutSeconds: 60, site: SITE });
+  siteHost = cluster.siteHost;
   siteUrl = `http://${siteHost}`;
-  await sim.start();
-  orch = await startOrchestrator(
-    sim,
-    {
-      workerPort: 19000 + Math.floor(Math.random() * 1000),
-      readyTimeoutSeconds: 60,
-      templates: {
-        browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 0 },
-        shell: { type: 'shell', placement: 'pod', warmPool: 0 },
-      },
-    },
-    'orch-relay',
-    { dataDir: dir },
-  );
-  base = await orch.app.listen({ host: '127.0.0.1', port: 0 });
+  base = cluster.url;
   client = new GroveClient({ baseUrl: base });
 }, 60_000);
 
-afterAll(async () => {
-  await orch?.close();
-  await sim.close();
-  kubelet.killAll();
-  await new Promise((r) => site.close(r));
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => cluster.close());
 
 describe('relayed through the kubernetes backend', () => {
   test('a download: the bytes through the orchestrator equal the served file, streamed with its length', async () => {
