@@ -18,6 +18,7 @@ import { liveCount, podRecords } from '../../k8s/records.ts';
 import { ProcessKubelet } from '../../k8s/sim/kubelets.ts';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { until } from './harness.ts';
+import { simKubeconfig } from './orchestrator-process.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const KEY = 'k8s-e2e-api-key-0123456789';
@@ -37,18 +38,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
   siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
   await sim.start();
-  writeFileSync(
-    path.join(dir, 'kubeconfig'),
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      `clusters: [{name: sim, cluster: {server: "${sim.url}", insecure-skip-tls-verify: true}}]`,
-      `users: [{name: grove, user: {token: "${sim.token}"}}]`,
-      'contexts: [{name: sim, context: {cluster: sim, user: grove, namespace: grove}}]',
-      'current-context: sim',
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(path.join(dir, 'kubeconfig'), simKubeconfig(sim));
   writeFileSync(
     path.join(dir, 'k8s.json'),
     JSON.stringify({
