@@ -58,7 +58,8 @@ export function listTools(host: ToolHost, id: string): McpTool[] {
 }
 
 /** One tool call in a sandbox; a sandbox that cannot be used is an error result (its registry code), not a throw.
- * A call that reached the sandbox's tools is a step of the sandbox's type, its error result the outcome `error`. */
+ * A call that reached the sandbox's tools is a step of the sandbox's type, its error result (or a timed-out command)
+ * the outcome `error`. */
 export async function callTool(host: ToolHost, id: string, name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> {
   let found: ReturnType<typeof resolve>;
   try {
@@ -70,7 +71,9 @@ export async function callTool(host: ToolHost, id: string, name: string, args: R
   const { source, type } = found;
   const call = () => source.call(name, args, signal);
   if (!host.steps) return call();
-  return countedStep(host.steps.count, type, host.steps.transport, call, (r) => (r.isError ? 'error' : 'ok'));
+  // A command that ran out of its time is a result (its partial output), but the step's outcome is an error, as a
+  // timed-out REST exec or OpenEnv shell step counts.
+  return countedStep(host.steps.count, type, host.steps.transport, call, (r) => (r.isError || r.structuredContent?.timed_out === true ? 'error' : 'ok'));
 }
 
 /** A ToolSource following the sandbox `id` through the registry (one MCP session's view of its sandbox). */

@@ -186,6 +186,8 @@ describe('OpenEnv steps in grove_steps_total', () => {
     const [ms, mc] = [await sdk(sid), await sdk(cid)];
     try {
       expect((await ms.callTool({ name: 'exec', arguments: { command: 'echo mcp' } })).isError).toBeFalsy();
+      // A command past its time comes back as a result with its partial output; the step counts as an error.
+      expect(((await ms.callTool({ name: 'exec', arguments: { command: 'sleep 5', timeout_s: 0.5 } })).structuredContent as { timed_out?: boolean } | undefined)?.timed_out).toBe(true);
       expect((await mc.callTool({ name: 'todo_list', arguments: {} })).isError).toBeFalsy();
       expect((await mc.callTool({ name: 'no_such_tool', arguments: {} })).isError).toBe(true);
     } finally {
@@ -201,10 +203,11 @@ describe('OpenEnv steps in grove_steps_total', () => {
     expect(added).toEqual([
       'grove_steps_total{outcome="error",transport="grove",type="shell"} 1',
       'grove_steps_total{outcome="error",transport="mcp",type="claw"} 1',
+      'grove_steps_total{outcome="error",transport="mcp",type="shell"} 1',
       'grove_steps_total{outcome="ok",transport="grove",type="shell"} 2',
       'grove_steps_total{outcome="ok",transport="mcp",type="claw"} 1',
       'grove_steps_total{outcome="ok",transport="mcp",type="shell"} 1',
     ]);
-    expect(after.count - before.count).toBe(6);
+    expect(after.count - before.count).toBe(7);
   }, 90_000);
 });
