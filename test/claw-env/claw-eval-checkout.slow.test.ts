@@ -80,7 +80,7 @@ describe('Claw-Eval checkout: coverage', () => {
     const before = readdirSync(cache);
     expect(await runClawCommand(['tasks', '--claw-eval', ROOT, '--cache', cache, ...(INDEX ? ['--index-url', INDEX] : [])], c.io)).toBe(0);
     const out = c.out.join('');
-    expect(out).toMatch(/ready\s+10\s+-/);
+    expect(out).toMatch(/ready\s+11\s+-/);
     expect(out).toMatch(/skipped\s+1\s+missing_python_dep:clawfixture_absent_dep/);
     expect(c.err.join('')).toContain('14 task(s): 11 ready (1 of them need a judge), 3 skipped');
     expect(c.err.join('')).not.toContain('building');
