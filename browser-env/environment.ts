@@ -63,7 +63,8 @@ export class LocalBrowserEnvironment implements BrowserEnvironment {
   async create(id: string, options: BrowserCreateOptions, extras?: ContextExtras): Promise<BrowserSandbox> {
     if (this.stopping) throw new GroveError('shutting_down');
     this.counters.sandboxes_created_total++;
-    // The frame cache is on unless the sandbox or the server's configuration turns it off (kept across resets).
+    // The frame cache as the sandbox asks, else as the server's configuration says (its default: off), else on for an
+    // environment built without one (kept across resets).
     options = { ...options, frame_cache: options.frame_cache ?? this.parts.frameCache ?? true };
     const warm = await this.claimWarm(options, extras);
     const sb = new ChromiumSandbox(id, options, {

@@ -50,7 +50,7 @@ export const Timings = z.object({
   capture: z.number(),
   encode: z.number(),
   total: z.number(),
-  /** With the frame cache on (the default; a sandbox's `frame_cache: false` turns it off): true when nothing had painted since the last capture
+  /** With the frame cache on (a sandbox's `frame_cache`, else the server's `frameCache`, off by default): true when nothing had painted since the last capture
    * and that capture was answered again (`capture` is then the damage check's ms, `encode` 0); false: captured. */
   cached: z.boolean().optional(),
 });

@@ -43,8 +43,10 @@ const GroveConfigSchema = z
     warmPool: z.number().int().min(0).max(256).default(0),
     /** Memory budget of the warm contexts the pool learns from waves of creates (their peak size), MiB; 0: only warmPool. */
     warmPoolMaxMb: z.number().int().min(0).max(1024 * 1024).default(1024),
-    /** The frame cache for browser sandboxes that do not say (`frame_cache`): GROVE_FRAME_CACHE=0 turns it off. */
-    frameCache: z.boolean().default(true),
+    /** The frame cache for browser sandboxes that do not say (`frame_cache`); GROVE_FRAME_CACHE=1 turns it on. Off by
+     * default: on pages that paint at every step (the throughput block's) it cost steps/s, 0.82 with it against 0.93
+     * without at 16 sandboxes (bench quick runs side by side, load ~5, 2026-12-04); it pays where steps do not paint. */
+    frameCache: z.boolean().default(false),
     dataDir: z.string().min(1).default('./.grove'),
     /** Largest accepted request body, bytes. */
     bodyLimit: z.number().int().min(1024).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),

@@ -19,8 +19,8 @@ Options (precedence: flags > GROVE_* environment > --config file > defaults):
   --max-sandboxes N          live sandbox limit (503 capacity_exhausted beyond it)
   --warm-pool N              ready browser contexts kept warm at least
   --warm-pool-max-mb MB      memory for the warm contexts learned from waves of creates (default 1024; 0: off)
-  --no-frame-cache           every observation captures, unless a sandbox asks for frame_cache: true (also
-                             GROVE_FRAME_CACHE=0); by default an unchanged page answers its last capture again
+  --no-frame-cache           every observation captures, unless a sandbox asks for frame_cache: true (the
+                             default; GROVE_FRAME_CACHE=1 makes an unchanged page answer its last capture again)
   --default-ttl S            sandbox lifetime in seconds      --idle-timeout S   idle expiry in seconds
   --browser-processes N      Chromium processes               --recycle-after N  contexts per process
   --chromium-path PATH       --data-dir DIR    --recordings-dir DIR    --log-level LEVEL

@@ -61,8 +61,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ env: { GROVE_IDLE_TIMEOUT_SECONDS: '120' } }).idleTimeoutSeconds).toBe(120);
   });
 
-  it('keeps the frame cache on unless GROVE_FRAME_CACHE, the file or a flag turns it off; a bad value is named', () => {
-    expect(loadConfig({ env: {} }).frameCache).toBe(true);
+  it('keeps the frame cache off unless GROVE_FRAME_CACHE, the file or a flag turns it on; a bad value is named', () => {
+    expect(loadConfig({ env: {} }).frameCache).toBe(false);
+    expect(loadConfig({ env: { GROVE_FRAME_CACHE: '1' } }).frameCache).toBe(true);
     expect(loadConfig({ env: { GROVE_FRAME_CACHE: '0' } }).frameCache).toBe(false);
     expect(loadConfig({ env: {}, configFile: tmpFile('{"frameCache": false}') }).frameCache).toBe(false);
     expect(loadConfig({ env: { GROVE_FRAME_CACHE: 'off' }, flags: { frameCache: true } }).frameCache).toBe(true);
