@@ -65,8 +65,9 @@ export class Observer {
     // At a device scale other than 1 Chromium's capture paints frames of its own after its reply (it changes the
     // page's emulated metrics to capture and restores them: 2-3 frames each, measured): the damage count could never
     // tell a frame of ours from the page's, so no cache there.
-    // On unless the sandbox or the server turns it off (environment.ts resolves frame_cache; frame-cache.ts says what
-    // keeps an answer from being stale: the layer tree, the busy check, animated images in frame-images.ts).
+    // As the sandbox asks, else as the server's configuration says (off by default; environment.ts resolves
+    // frame_cache). frame-cache.ts says what keeps an answer from being stale: the layer tree, the busy check, and
+    // animated images (frame-images.ts).
     const useCache = s.options.frame_cache === true && (s.options.device_scale_factor ?? 1) === 1;
     const key = useCache ? frameKey(settings, som) : '';
     let pending;
