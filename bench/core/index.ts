@@ -18,7 +18,7 @@ import { memoryBlock } from './memory.ts';
 import { overloadBlock } from './overload.ts';
 import { allChromiumPids } from './procfs.ts';
 import { startRaw } from './raw.ts';
-import { failedStarts, ROOT, startServer, stepErrors, type Server } from './server.ts';
+import { failedStarts, refusedCreates, ROOT, startServer, stepErrors, type Server } from './server.ts';
 import { now, QUICK, r2, VIEWPORT, type Report } from './stats.ts';
 import { throughputBlock } from './throughput.ts';
 import { wavesBlock } from './waves.ts';
@@ -41,6 +41,11 @@ export interface CoreRun {
 const ONLY = process.env.GROVE_BENCH_ONLY;
 
 /** Runs every block (or the one GROVE_BENCH_ONLY names); prints progress to stderr. */
+/** Creates the server refused (503) while a block set up, then admitted after their Retry-After: printed when any. */
+function sayRefused(report: Report): void {
+  if (refusedCreates.length) report.say(`creates refused with 503 while setting up, sent again after Retry-After: ${refusedCreates.length} (${refusedCreates.slice(0, 2).join('; ')})`);
+}
+
 export async function runCore(): Promise<CoreRun> {
   const fixture = await startFixture();
   const results: Record<string, number> = {};
@@ -77,6 +82,7 @@ export async function runCore(): Promise<CoreRun> {
     try {
       if (ONLY === 'throughput') {
         await timed('throughput', () => throughputBlock(raw, s, fixture, report));
+        sayRefused(report);
         return { figures: {}, lines };
       }
       await timed('latency', () => latencyBlock(raw, s, fixture, report));
@@ -95,6 +101,7 @@ export async function runCore(): Promise<CoreRun> {
     report.say(`chromium processes left after the servers stopped: ${allChromiumPids().length}`);
     if (failedStarts.length) report.say(`sandboxes created again for the step blocks (start page failed): ${failedStarts.length} (${failedStarts.join('; ')})`);
     results.failed_starts = failedStarts.length;
+    sayRefused(report);
     if (stepErrors.length) report.say(`step answers with an error in the latency/throughput blocks (timed all the same): ${stepErrors.length} (${[...new Set(stepErrors)].slice(0, 3).join('; ')})`);
     results.step_block_errors = stepErrors.length;
   } finally {

@@ -93,13 +93,34 @@ export const failedStarts: string[] = [];
  */
 export async function createReady(s: Server, body: unknown, opts: { retryFailedStart?: boolean } = {}): Promise<string> {
   for (let attempt = 0; ; attempt++) {
-    const c = await api(s, 'POST', '/sandboxes', body);
+    const c = await createAdmitted(s, body);
     let info = c;
     for (let i = 0; info.status === 'creating' && i < 3; i++) info = await api(s, 'GET', `/sandboxes/${c.sandbox_id}/wait?timeout=30`);
     if (!opts.retryFailedStart || (info.status === 'ready' && !info.error)) return c.sandbox_id;
     failedStarts.push(`${info.status}${info.error ? ` ${info.error.code}: ${String(info.error.message).slice(0, 160)}` : ''}`);
     await api(s, 'DELETE', `/sandboxes/${c.sandbox_id}`);
     if (attempt >= 4) throw new Error(`sandbox did not start 5 times: ${failedStarts.slice(-5).join('; ')}`);
+  }
+}
+
+/** Creates refused with 503 while a block set up (e.g. the raw side's 16 new contexts made the server's loop late), waited out and sent again. */
+export const refusedCreates: string[] = [];
+
+/**
+ * POST /sandboxes as a client of the service should: a 503 (the server is at capacity) is waited out for its
+ * Retry-After and sent again, at most 10 times. Any other error throws.
+ */
+async function createAdmitted(s: Server, body: unknown): Promise<any> {
+  for (let attempt = 0; ; attempt++) {
+    const res = await fetch(s.url + '/sandboxes', {
+      method: 'POST', headers: { 'x-api-key': s.key, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.ok) return JSON.parse(text);
+    if (res.status !== 503 || attempt >= 9) throw new Error(`POST /sandboxes → ${res.status} ${text.slice(0, 300)}`);
+    refusedCreates.push(text.slice(0, 200));
+    const after = Number(res.headers.get('retry-after'));
+    await new Promise((ok) => setTimeout(ok, 1000 * (Number.isFinite(after) && after > 0 ? Math.min(after, 30) : 1)));
   }
 }
 
