@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `fast` (pure units, no browser, no child processes) and `slow`
-// (real Chromium, real servers, process-cleanup tests). Both run in CI.
+// Three projects: `fast` (pure units, no browser, no child processes), `slow` (real Chromium, real servers,
+// process-cleanup tests) and `load` (tests that load the whole machine on purpose: alone, after the others, so
+// their load is theirs and no other test runs under it). All run in CI.
 export default defineConfig({
   test: {
     projects: [
@@ -10,7 +11,7 @@ export default defineConfig({
           name: 'fast',
           sequence: { groupOrder: 0 },
           include: ['test/**/*.test.ts'],
-          exclude: ['test/**/*.slow.test.ts'],
+          exclude: ['test/**/*.slow.test.ts', 'test/**/*.load.test.ts'],
           testTimeout: 20_000,
         },
       },
@@ -25,6 +26,17 @@ export default defineConfig({
           // Chromium-heavy files run a few at a time on a 2-core machine.
           maxWorkers: 2,
           fileParallelism: true,
+        },
+      },
+      {
+        test: {
+          name: 'load',
+          sequence: { groupOrder: 2 },
+          include: ['test/**/*.load.test.ts'],
+          testTimeout: 1_800_000,
+          hookTimeout: 120_000,
+          maxWorkers: 1,
+          fileParallelism: false,
         },
       },
     ],
