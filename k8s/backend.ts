@@ -91,6 +91,8 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     this.reconciler = new Reconciler(this.cfg, this.api, this.cache, opts.replicaId, this.clock, this.log, {
       createWarm: (template) => this.placer.createWarmPod(template),
       tokenSecret: opts.tokenSecret,
+      harPath: (id) => this.state.harPath(id),
+      serversChecked: (alive) => this.state.serversChecked(alive),
     });
   }
 

@@ -3,7 +3,7 @@
 // orphans (claimed pods on which no sandbox lives any more), pods past their TTL and failed pods, and keep every
 // template's warm pool full. Nothing but the labels, annotations and Leases is consulted, so a restarted or second
 // replica sees the same truth. A replica that is gone leaves its live sandboxes to the others: they are no orphans.
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Lease, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../sandbox/log.ts';
 import type { Clock } from '../sandbox/types.ts';
 import type { K8sConfig } from './config.ts';
@@ -20,6 +20,10 @@ export interface ReconcilerHooks {
   createWarm(template: string): Promise<void>;
   /** The secret worker tokens derive from (the leader deletes expired sandboxes on their workers). */
   tokenSecret: string;
+  /** Where the recorded HAR of a sandbox the leader closes goes (sandbox-expiry.ts). */
+  harPath?(id: string): string | undefined;
+  /** After each pass: the replicas counted alive (what a gone one was recording is marked: server/shared-recording.ts). */
+  serversChecked?(alive: Set<string>): Promise<void>;
 }
 
 export class Reconciler {
@@ -97,7 +101,7 @@ export class Reconciler {
       await this.guard(async () => {
         const now = this.clock.now();
         const leases = await this.api.listLeases(`${LEASE_KIND_LABEL}=owner,${L.instance}=${this.cfg.instance}`);
-        this.liveReplicas = Math.max(1, new Set(leases.filter((l) => !leaseExpired(l, now)).map((l) => l.spec?.holderIdentity)).size);
+        this.liveReplicas = Math.max(1, new Set(leases.filter((l) => ownerLeaseOf(l) && !leaseExpired(l, now)).map((l) => l.spec?.holderIdentity)).size);
       });
       if (this.isLeader && this.clock.now() - this.lastReconcile >= this.cfg.reconcileIntervalSeconds * 1000) {
         this.lastReconcile = this.clock.now();
@@ -117,14 +121,17 @@ export class Reconciler {
     const recent = new Set<string>([this.replicaId]);
     const lapse = 2 * this.cfg.leaseDurationSeconds * 1000;
     for (const l of leases) {
-      if (!leaseExpired(l, now)) live.add(l.spec?.holderIdentity ?? '');
-      if (!leaseExpired(l, now - lapse)) recent.add(l.spec?.holderIdentity ?? '');
+      // A replica is alive by its own Lease only: one named for another replica says nothing of its holder.
+      const own = ownerLeaseOf(l);
+      if (own && !leaseExpired(l, now)) live.add(l.spec?.holderIdentity ?? '');
+      if (own && !leaseExpired(l, now - lapse)) recent.add(l.spec?.holderIdentity ?? '');
       // A Lease nobody renewed for many durations belongs to a replica that is gone for good.
       else if (l.spec?.holderIdentity !== this.replicaId && leaseExpired(l, now - 3 * this.cfg.leaseDurationSeconds * 1000)) {
         await this.api.deleteLease(l.metadata!.name!);
       }
     }
-    this.sandboxesExpired += await expireRecords({ cfg: this.cfg, api: this.api, cache: this.cache, clock: this.clock, log: this.log, tokenSecret: this.hooks.tokenSecret }, recent);
+    this.sandboxesExpired += await expireRecords({ cfg: this.cfg, api: this.api, cache: this.cache, clock: this.clock, log: this.log, tokenSecret: this.hooks.tokenSecret, harPath: this.hooks.harPath }, recent);
+    await this.guard(async () => this.hooks.serversChecked?.(recent));
     const grace = 2 * this.cfg.leaseDurationSeconds * 1000;
     const doomed: Array<{ pod: V1Pod; why: 'orphan' | 'expired' | 'failed' }> = [];
     for (const pod of this.cache.all()) {
@@ -193,6 +200,13 @@ export class Reconciler {
       await this.guard(() => this.ownerLease.release());
     }
   }
+}
+
+/** A replica's liveness Lease is named after its holder (leases.ts ownerLeaseName): a Lease of another name holding
+ * for a replica (written by mistake or forged) does not keep that replica alive. */
+function ownerLeaseOf(l: V1Lease): boolean {
+  const holder = l.spec?.holderIdentity;
+  return !!holder && l.metadata?.name === ownerLeaseName(holder);
 }
 
 /** The last time a claimed pod's occupancy changed: its claim, or a sandbox created or closed on it. */

@@ -13,6 +13,8 @@ import { KubeError, type KubeApi } from './kube.ts';
 import type { PodCache } from './pod-cache.ts';
 import { updatePod } from './pod-writer.ts';
 import { closedRecord, encodeRecord, isLive, liveCount, podRecords, pruneTombstones, recordDeadline, recordKey, type SandboxRecord } from './records.ts';
+import { fetchRecordedHar } from './remote-files.ts';
+import type { Placement } from './remote-placement.ts';
 import { placementOf } from './shared.ts';
 
 export interface ExpiryDeps {
@@ -22,6 +24,8 @@ export interface ExpiryDeps {
   clock: Clock;
   log: Logger;
   tokenSecret: string;
+  /** Where a `record_har` sandbox's HAR goes (the shared recordings volume), fetched before its worker goes. */
+  harPath?(id: string): string | undefined;
 }
 
 /** Closes every expired record; resolves with how many were closed. `live`: replicas whose owner Lease is current
@@ -73,6 +77,7 @@ async function expireOne(d: ExpiryDeps, pod: V1Pod, r: SandboxRecord, reason: Cl
     });
     if (!closed || !after) return false;
     d.log.info({ sandbox_id: r.id, pod: name, reason }, 'sandbox expired');
+    if (r.har && worker && placement) await fetchHarOfClosed(d, placement, worker, r);
     if (liveCount(after) === 0) {
       await d.api.deletePod(name, true, after.metadata!.resourceVersion).catch((err: unknown) => {
         if (!(err instanceof KubeError && err.status === 409)) throw err;
@@ -84,4 +89,20 @@ async function expireOne(d: ExpiryDeps, pod: V1Pod, r: SandboxRecord, reason: Cl
   } finally {
     worker?.close();
   }
+}
+
+/**
+ * A `record_har` sandbox closed by expiry: its HAR is written by the worker's browser when the sandbox closes there,
+ * so the leader closes it on the worker and fetches the HAR into the episode directory before the pod goes, as a
+ * replica deleting it does (remote-sandbox.ts close). A replica holding it closes it too when it sees the tombstone:
+ * whichever deletes first, both fetch (the worker serves the HAR until one fetch took it; the bytes are the same).
+ */
+async function fetchHarOfClosed(d: ExpiryDeps, placement: Placement, worker: GroveClient, r: SandboxRecord): Promise<void> {
+  const to = d.harPath?.(r.id);
+  if (!to) return;
+  await worker.deleteSandbox(r.worker!).catch(() => undefined);
+  await fetchRecordedHar(placement, r.worker!, to).then(
+    () => d.log.info({ sandbox_id: r.id, har: to }, 'the HAR of an expired sandbox was fetched from its worker'),
+    (err: unknown) => d.log.warn({ err: String(err), sandbox_id: r.id }, 'fetching the HAR of an expired sandbox failed'),
+  );
 }

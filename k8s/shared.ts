@@ -52,6 +52,9 @@ export class SharedState implements SharedSandboxes {
   private readonly byPod = new Map<string, Map<string, SandboxRecord>>();
   private readonly listeners: Array<(id: string, reason: CloseReason) => void> = [];
   private readonly unheld: Array<(id: string, c: ClosedUnheld) => void> = [];
+  private readonly checked: Array<(alive: (server: string) => boolean, recorded: string[]) => Promise<void>> = [];
+  private harTo?: (id: string) => string | undefined;
+  private aliveBefore?: Set<string>;
   /** Why the registry is closing a sandbox (the reason its tombstone records). */
   readonly reasons = new Map<string, CloseReason>();
   /** Sandboxes closed by someone else: their release writes nothing. */
@@ -191,6 +194,33 @@ export class SharedState implements SharedSandboxes {
 
   onClosedUnheld(fn: (id: string, c: ClosedUnheld) => void): void {
     this.unheld.push(fn);
+  }
+
+  get serverId(): string {
+    return this.d.replicaId;
+  }
+
+  onServersChecked(fn: (alive: (server: string) => boolean, recorded: string[]) => Promise<void>): void {
+    this.checked.push(fn);
+  }
+
+  /** The leader's pass found these replicas alive (their Lease current, or lapsed only recently). The recordings are
+   * looked at when this replica starts leading and when a replica was lost since the last look. */
+  async serversChecked(alive: Set<string>): Promise<void> {
+    const before = this.aliveBefore;
+    this.aliveBefore = alive;
+    if (!this.checked.length || (before && [...before].every((s) => alive.has(s)))) return;
+    const recorded = [...this.byPod.values()].flatMap((recs) => [...recs.values()].filter((r) => isLive(r) && r.recorded).map((r) => r.id));
+    for (const fn of this.checked) await fn((s) => alive.has(s), recorded);
+  }
+
+  harDestination(fn: (id: string) => string | undefined): void {
+    this.harTo = fn;
+  }
+
+  /** Where the leader puts the recorded HAR of a sandbox it closes (undefined: nowhere, it stays on the worker). */
+  harPath(id: string): string | undefined {
+    return this.harTo?.(id);
   }
 
   /** The leader closed (expired) a recorded sandbox no replica alive may hold, or its pod went: told here once. A

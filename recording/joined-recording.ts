@@ -23,11 +23,13 @@ export class JoinedRecording implements EpisodeRecorderLike {
     private readonly dir: string,
     private readonly id: string,
     private readonly log: Logger,
+    /** This server's name in the shared state, for the writer marker when it carries the episode on (writer.ts). */
+    private readonly server?: string,
   ) {}
 
   private recorder(): Promise<EpisodeRecorder | null> {
     if (this.rec) return Promise.resolve(this.rec);
-    this.joining ??= EpisodeRecorder.join(this.dir, { logger: this.log }).then(
+    this.joining ??= EpisodeRecorder.join(this.dir, { logger: this.log, server: this.server }).then(
       (r) => (this.rec = r),
       (err: unknown) => {
         this.joining = null;

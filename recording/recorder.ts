@@ -4,9 +4,10 @@
 // line never points at a missing frame and every finished step survives a kill. episode.json is replaced
 // atomically (tmp + fsync + rename). While the episode is open, `.writer.json` names the writing process
 // (pid + hostname); finish() removes it. Readers (reader.ts `effectiveStatus`) report a `running` episode as
-// `incomplete` when its writer is gone: on the same host by checking the pid, on another host when nothing
-// was written for `staleMs`. Recorded by several servers at once (option `shared`: kubernetes replicas on one
-// volume), step numbers are claimed on storage (shared-steps.ts) and one server claims the end (shared-end.ts).
+// `incomplete` when its writer is gone: when the shared state's leader found its server gone (writer.ts), on the
+// same host by checking the pid, on another host when nothing was written for `staleMs`. Recorded by several
+// servers at once (option `shared`: kubernetes replicas on one volume), step numbers are claimed on storage
+// (shared-steps.ts) and one server claims the end (shared-end.ts).
 import { open, mkdir, rm, stat, readFile, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -19,10 +20,11 @@ import { changedShareOffThread } from './diff-thread.ts';
 import { writeFileAtomic, writeFileSynced } from './files.ts';
 import { claimEnd, settleSteps } from './shared-end.ts';
 import { CLAIMS_DIR, claimedStep, claimStep, commitStep, lastStepOnDisk, latestStep } from './shared-steps.ts';
+import { lastWrite, readWriter, WRITER_FILE, writerGone, writerInfo } from './writer.ts';
 
 export const EPISODE_FILE = 'episode.json';
 export const STEPS_FILE = 'steps.jsonl';
-export const WRITER_FILE = '.writer.json';
+export { WRITER_FILE } from './writer.ts';
 /** Observation metadata of frame 0 (after reset), kept beside episode.json. */
 export const INITIAL_FILE = 'initial.json';
 
@@ -55,6 +57,9 @@ export interface RecorderOptions {
   /** Other servers append steps to this episode too (kubernetes replicas on one recordings volume): step numbers
    * and diffs follow the steps on storage (shared-steps.ts). */
   shared?: boolean;
+  /** This server's name in the state the servers share (a kubernetes replica id), written in the writer marker so
+   * the leader can tell readers once it is gone (writer.ts). */
+  server?: string;
 }
 
 export interface EpisodeEnd {
@@ -116,10 +121,7 @@ export class EpisodeRecorder {
       steps: 0,
       verdicts: [],
     });
-    await writeFileAtomic(
-      join(dir, WRITER_FILE),
-      JSON.stringify({ pid: process.pid, hostname: hostname(), started_at: meta.started_at }),
-    );
+    await writeFileAtomic(join(dir, WRITER_FILE), JSON.stringify(writerInfo(meta.started_at, opts.server)));
     await writeFileAtomic(join(dir, EPISODE_FILE), JSON.stringify(meta, null, 2));
     const steps = await open(join(dir, STEPS_FILE), 'a');
     return new EpisodeRecorder(dir, meta, steps, opts);
@@ -130,7 +132,7 @@ export class EpisodeRecorder {
     const meta = EpisodeMeta.parse(JSON.parse(await readFile(join(dir, EPISODE_FILE), 'utf8')));
     // Its writer is gone (the creating server died): this server carries it on, and its marker says so.
     if ((await effectiveStatus(dir, meta)) === 'incomplete' && meta.status === 'running') {
-      await writeFileAtomic(join(dir, WRITER_FILE), JSON.stringify({ pid: process.pid, hostname: hostname(), started_at: meta.started_at }));
+      await writeFileAtomic(join(dir, WRITER_FILE), JSON.stringify(writerInfo(meta.started_at, opts.server)));
     }
     const steps = await open(join(dir, STEPS_FILE), 'a');
     const r = new EpisodeRecorder(dir, meta, steps, { ...opts, shared: true });
@@ -276,36 +278,22 @@ export class EpisodeRecorder {
   }
 }
 
-interface WriterInfo {
-  pid: number;
-  hostname: string;
-  started_at?: string;
-}
-
-async function readWriter(dir: string): Promise<WriterInfo | undefined> {
-  try {
-    return JSON.parse(await readFile(join(dir, WRITER_FILE), 'utf8')) as WriterInfo;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Default: an episode on another host with no write for this long is considered abandoned. */
 const STALE_MS = 15 * 60_000;
 
 /**
  * The status a reader should show: `running` only while the writer is plausibly alive, else `incomplete`.
- * Same host: the writer pid must exist. Other host: the episode must have been written within `staleMs`.
+ * Found gone by the shared state's leader (writer.ts), with nothing written since: incomplete. Same host: the writer
+ * pid must exist. Other host: the episode must have been written within `staleMs`.
  */
 export async function effectiveStatus(dir: string, meta: Pick<EpisodeMeta, 'status'>, staleMs = STALE_MS): Promise<EpisodeMeta['status']> {
   if (meta.status !== 'running') return meta.status;
   const w = await readWriter(dir);
   if (!w) return 'incomplete';
+  const files = [STEPS_FILE, EPISODE_FILE];
+  if (await writerGone(dir, w, files)) return 'incomplete';
   if (w.hostname === hostname()) return pidAlive(w.pid) ? 'running' : 'incomplete';
-  const mtimes = await Promise.all(
-    [STEPS_FILE, EPISODE_FILE].map((f) => stat(join(dir, f)).then((s) => s.mtimeMs, () => 0)),
-  );
-  return Date.now() - Math.max(...mtimes) < staleMs ? 'running' : 'incomplete';
+  return Date.now() - (await lastWrite(dir, files)) < staleMs ? 'running' : 'incomplete';
 }
 
 function pidAlive(pid: number): boolean {

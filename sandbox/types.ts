@@ -85,6 +85,15 @@ export interface SharedSandboxes {
   onClosedUnheld?(fn: (id: string, closed: ClosedUnheld) => void): void;
   /** At shutdown: true when other servers are alive to serve the sandboxes on (they are then not closed). */
   handOver(): Promise<boolean>;
+  /** This server's name in the shared state (a kubernetes replica id): what it records names it, so the others can
+   * tell once it is gone. */
+  readonly serverId?: string;
+  /** As the shared state's leader, after each pass over the servers' liveness: which are alive, and the ids of the
+   * live sandboxes created with `record: true` (a recording whose writer is gone is marked so, recording/writer.ts). */
+  onServersChecked?(fn: (alive: (server: string) => boolean, recorded: string[]) => Promise<void>): void;
+  /** Where a recorded HAR goes when this server, as the leader, closes a `record_har` sandbox (its expiry): a path in
+   * the recordings directory the servers share, or undefined. */
+  harDestination?(fn: (id: string) => string | undefined): void;
 }
 
 /** A backend creates sandboxes of the types it supports. `local` is the embedded default. */

@@ -129,7 +129,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     const envs = typeof opts.environments === 'function' ? await opts.environments(log) : { ...opts.environments };
     // `record` / `record_har` / `replay_har` sandboxes are recorded (or replayed) here, where model output is known.
     sitesBeside = envs.browser?.sitesBesideSandboxes === true;
-    if (envs.browser) envs.browser = new RecordingBrowserEnvironment(envs.browser, config.recordingsDir, log, hooks, envs.shared !== undefined);
+    if (envs.browser) envs.browser = new RecordingBrowserEnvironment(envs.browser, config.recordingsDir, log, hooks, envs.shared);
     // Claw sandboxes need nothing but this process: always available on the local backend.
     envs.claw ??= new ClawEnvironment();
     backend = new LocalBackend(envs);

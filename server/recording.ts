@@ -26,7 +26,8 @@ import { RecordingHook, type InitialState } from '../recording/step-hook.ts';
 import type { EnvironmentFactory } from '../sandbox/local-backend.ts';
 import type { Logger } from '../sandbox/log.ts';
 import type { StepHooks } from '../sandbox/step-hook.ts';
-import type { Sandbox } from '../sandbox/types.ts';
+import type { Sandbox, SharedSandboxes } from '../sandbox/types.ts';
+import { watchSharedRecordings } from './shared-recording.ts';
 
 /** The episode directory of a sandbox. Registry ids are `sb_<hex>`; anything else is refused, not escaped. */
 export function episodeDirFor(recordingsDir: string, sandboxId: string): string {
@@ -105,15 +106,23 @@ async function browserInitial(sandbox: Sandbox): Promise<InitialState> {
 
 /** Wraps a browser environment so `record` / `record_har` / `replay_har` sandboxes get recorded or replayed. */
 export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCreateOptions> {
+  private readonly shared: boolean;
+  /** This server's name in the shared state (the writer marker names it: recording/writer.ts). */
+  private readonly server?: string;
+
   constructor(
     private readonly inner: BrowserEnvironmentLike,
     private readonly recordingsDir: string,
     private readonly log: Logger,
     private readonly hooks: StepHooks,
     /** The sandboxes are shared with other servers on one recordings directory (the kubernetes backend). */
-    private readonly shared = false,
+    private readonly sharedState?: SharedSandboxes,
   ) {
+    const shared = sharedState !== undefined;
+    this.shared = shared;
+    this.server = sharedState?.serverId;
     if (shared) {
+      watchSharedRecordings(sharedState, (id) => episodeDirFor(recordingsDir, id), log);
       hooks.onAdopted((id, a) => {
         try {
           if (a.recorded) this.join(id, a.sandbox);
@@ -132,7 +141,7 @@ export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCr
   /** Ends the episode of a sandbox this server never held (shared-end.ts: unless another server ends it first). */
   private async endUnheld(id: string): Promise<void> {
     try {
-      const joined = new JoinedRecording(episodeDirFor(this.recordingsDir, id), id, this.log);
+      const joined = new JoinedRecording(episodeDirFor(this.recordingsDir, id), id, this.log, this.server);
       const hook = new RecordingHook(async () => joined);
       await hook.open();
       await hook.onEnd();
@@ -145,7 +154,7 @@ export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCr
   /** Appends the steps this server serves of a sandbox another server records (its episode must be on storage here). */
   private join(id: string, sandbox: Sandbox): void {
     const dir = episodeDirFor(this.recordingsDir, id);
-    const joined = new JoinedRecording(dir, id, this.log);
+    const joined = new JoinedRecording(dir, id, this.log, this.server);
     const hook = new RecordingHook(async () => joined);
     hook.open().catch(() => undefined);
     this.hooks.attach(id, hook);
@@ -171,7 +180,7 @@ export class RecordingBrowserEnvironment implements EnvironmentFactory<BrowserCr
     const sb = await this.inner.create(id, options, extras);
     if (options.record) {
       // The registry runs it: frame 0 at ready (a failing recorder fails the creation), each step, the end at close.
-      const open = () => EpisodeRecorder.create(dir, { episode_id: id, config: { ...options } }, { logger: this.log, shared: this.shared });
+      const open = () => EpisodeRecorder.create(dir, { episode_id: id, config: { ...options } }, { logger: this.log, shared: this.shared, server: this.server });
       this.hooks.attach(id, new RecordingHook(open, browserInitial));
     }
     return sb;

@@ -155,6 +155,8 @@ export const STUB_PARSE_CONTEXT = { som: [{ label: 3, tag: 'div', text: 'list', 
 class StubWorker {
   readonly server: http.Server;
   private readonly sandboxes = new Map<string, Obj>();
+  /** HARs of closed `record_har` sandboxes, served once by GET /worker/recordings/{id}/har (server/worker-routes.ts). */
+  readonly hars = new Map<string, string>();
   requests = 0;
 
   /** Sandboxes this worker hosts right now. */
@@ -186,13 +188,19 @@ class StubWorker {
       // The browser's parse context (server/worker-routes.ts): one fixed SoM element, label 3.
       const pc = url.pathname.match(/^\/worker\/sandboxes\/([^/]+)\/parse-context$/);
       if (pc) return this.sandboxes.has(pc[1]!) ? this.reply(res, 200, STUB_PARSE_CONTEXT) : this.reply(res, 404, { error: { code: 'sandbox_not_found', message: pc[1] } });
+      const har = url.pathname.match(/^\/worker\/recordings\/([^/]+)\/har$/);
+      if (har && req.method === 'GET') {
+        const text = this.hars.get(har[1]!);
+        this.hars.delete(har[1]!);
+        return text === undefined ? this.reply(res, 404, { error: { code: 'not_found', message: har[1] } }) : this.reply(res, 200, JSON.parse(text));
+      }
       const m = url.pathname.match(/^\/sandboxes(?:\/([^/]+))?(?:\/(\w+))?$/);
       if (!m) return this.reply(res, 404, { error: { code: 'not_found', message: url.pathname } });
       const [, id, op] = m;
       if (!id && req.method === 'POST') {
         const spec = JSON.parse(Buffer.concat(chunks).toString() || '{}');
         const now = new Date().toISOString();
-        const info = { sandbox_id: 'sb_' + randomBytes(8).toString('hex'), type: spec.type, status: 'ready', created_at: now, last_used_at: now, expires_at: now, steps: 0, labels: spec.labels ?? {}, error: null };
+        const info = { sandbox_id: 'sb_' + randomBytes(8).toString('hex'), type: spec.type, status: 'ready', created_at: now, last_used_at: now, expires_at: now, steps: 0, labels: spec.labels ?? {}, error: null, ...(spec.record_har ? { record_har: true } : {}) };
         this.sandboxes.set(info.sandbox_id, info);
         return this.reply(res, 201, info);
       }
@@ -200,6 +208,8 @@ class StubWorker {
       if (!sb) return this.reply(res, 404, { error: { code: 'sandbox_not_found', message: `no ${id}` } });
       if (req.method === 'DELETE') {
         this.sandboxes.delete(id!);
+        // A browser writes its HAR when the sandbox closes: one entry naming the worker's sandbox.
+        if (sb.record_har) this.hars.set(id!, JSON.stringify({ log: { version: '1.2', creator: { name: 'grove-stub-worker', version: '0' }, entries: [], comment: id } }));
         return this.reply(res, 204);
       }
       if (op === 'wait' || !op) return this.reply(res, 200, sb);
