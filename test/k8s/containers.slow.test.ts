@@ -270,4 +270,36 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
     await until(() => pods().every((p) => p.metadata.labels[L.state] === 'warm'), 'claimed pods deleted', 60_000);
     expect(cluster.sim.invalid).toEqual([]);
   });
+
+  // After the test above (orch-a and orch-b gone): these two are the only replicas, both on one volume, so the
+  // leader is one that mounts it. Read from this host, the episode is on another host's writer (no pid check).
+  test('the replica recording a sandbox killed: its episode reads incomplete within Lease durations; the leader expiring it fetches the HAR', async () => {
+    const shared = path.join(cluster.dir, 'recordings-orphan');
+    mkdirSync(shared);
+    chownSync(shared, 10001, 10001);
+    const mount = [`--volume=${shared}:/var/lib/grove/recordings:rw`, '--env', 'GROVE_RECORDINGS_DIR=/var/lib/grove/recordings'];
+    const [w1, w2] = [await cluster.orchestrator('orch-w1', mount), await cluster.orchestrator('orch-w2', mount)];
+    const sb = await cluster.create(w1.client, { type: 'browser', start_url: siteUrl, network: { allow }, record: true, record_har: true, ttl_seconds: 240 });
+    expect((await w1.client.step(sb.sandbox_id, { action: { action: 'click', x: 100, y: 100, space: 'css_px' } })).observation.title).toBe('clicked');
+    const dir = path.join(shared, sb.sandbox_id);
+    expect((await readEpisode(dir)).meta.status).toBe('running');
+    await cluster.killOrchestrator(w1);
+    const died = Date.now();
+    await until(async () => (await readEpisode(dir)).meta.status === 'incomplete', 'the episode read incomplete', 120_000);
+    console.log(`episode of the killed replica read incomplete after ${Date.now() - died} ms (Leases of 6 s)`);
+    const episode = await until(async () => {
+      const v = await readEpisode(dir).catch(() => null);
+      return v?.meta.termination ? v : null;
+    }, 'the episode ended by the leader at the TTL', 300_000);
+    expect(episode.steps.map((x) => x.actions[0]?.action.action)).toEqual(['click']);
+    const har = await until(() => {
+      try {
+        return JSON.parse(readFileSync(path.join(dir, 'network.har'), 'utf8')) as { log: { entries: Array<{ request: { url: string } }> } };
+      } catch {
+        return null;
+      }
+    }, 'the HAR on the shared volume', 60_000);
+    expect(har.log.entries.some((e) => e.request.url === siteUrl)).toBe(true);
+    expect(await cluster.stopOrchestrator(w2)).toBe(0);
+  });
 });
