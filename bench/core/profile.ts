@@ -1,20 +1,22 @@
 // Where the CPU of a step goes with 16 sandboxes stepping at once (issue 11, "also measured"):
 //
-//   node --import tsx bench/core/profile.ts [--binary] [--prof] [--self] [--gc] [--raw] [--n 16] [--steps 30]
+//   node --import tsx bench/core/profile.ts [--binary | --ws] [--prof] [--self] [--gc] [--raw] [--n 16] [--steps 30]
 //                                           [--node-arg <flag for the server's node>]...
 //
 // Starts `grove serve` as the bench does (one Chromium process, no warm pool), opens n sandboxes on the bench
-// fixture and runs `steps` steps in each at once. Prints the CPU each process spent per step (server, its
-// Chromium tree, this client) from /proc: a change to the step path can be judged without the wall clock of a
-// shared machine. --prof: the server runs under `node --cpu-prof`, and the top self-time files and functions of
-// the measured steps are printed with their heaviest call chains (sampled wall time: on a loaded machine a
-// syscall that wakes another process is over-weighted). --self: the same for this client. --gc: the server's
-// --trace-gc summary. --raw: raw Playwright doing the same steps in this process, for comparison.
+// fixture and runs `steps` steps in each at once (--ws: over one step channel, server/step-socket.ts). Prints the
+// CPU each process spent per step (server, its Chromium tree, this client) from /proc: a change to the step path
+// can be judged without the wall clock of a shared machine. --prof: the server runs under `node --cpu-prof`, and
+// the top self-time files and functions of the measured steps are printed with their heaviest call chains (sampled
+// wall time: on a loaded machine a syscall that wakes another process is over-weighted). --self: the same for this
+// client (with --raw: for raw Playwright's steps). --gc: the server's --trace-gc summary. --raw: raw Playwright
+// doing the same steps in this process, for comparison.
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { GroveClient } from '../../client/index.ts';
+import { StepChannel } from '../../client/step-channel.ts';
 import type { Action } from '../../protocol/action.ts';
 import { startFixture } from './fixture.ts';
 import { N_CONC, startRaw } from './raw.ts';
@@ -24,6 +26,7 @@ import { clickAction, createBody, createReady, ROOT, startServer } from './serve
 const argv = process.argv.slice(2);
 const PROF = argv.includes('--prof');
 const BINARY = argv.includes('--binary');
+const WS = argv.includes('--ws');
 const RAW = argv.includes('--raw');
 /** Also profile this process (the client side) during the measured steps. */
 const SELF = argv.includes('--self');
@@ -44,7 +47,20 @@ async function rawRun(): Promise<void> {
     const chrome = chromiumPidsUnder(process.pid);
     const c0 = chrome.reduce((a, p) => a + cpuMs(p), 0);
     const self0 = process.cpuUsage();
+    const inspector = SELF ? new Session() : undefined;
+    if (inspector) {
+      inspector.connect();
+      await inspector.post('Profiler.enable');
+      await inspector.post('Profiler.start');
+    }
     const wall = await raw.concurrent(STEPS);
+    if (inspector) {
+      const { profile } = await inspector.post('Profiler.stop');
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-prof-'));
+      writeFileSync(path.join(dir, 'raw.cpuprofile.json'), JSON.stringify(profile));
+      inspector.disconnect();
+      report(path.join(dir, 'raw.cpuprofile.json'));
+    }
     const total = N_CONC * STEPS;
     const chromeMs = (chromiumPidsUnder(process.pid).reduce((a, p) => a + cpuMs(p), 0) - c0) / total;
     const u = process.cpuUsage(self0);
@@ -68,10 +84,12 @@ async function main(): Promise<void> {
   const client = new GroveClient({ baseUrl: s.url, apiKey: s.key });
   try {
     const ids = await Promise.all(Array.from({ length: N }, () => createReady(s, createBody(fixture), { retryFailedStart: true })));
+    const channel = WS ? await StepChannel.open({ baseUrl: s.url, apiKey: s.key }) : undefined;
     const run = (n: number) =>
       Promise.all(ids.map(async (id) => {
         for (let i = 0; i < n; i++) {
-          if (BINARY) await client.stepBinary(id, { action: clickAction(i) as Action });
+          if (channel) await channel.step(id, { action: clickAction(i) as Action });
+          else if (BINARY) await client.stepBinary(id, { action: clickAction(i) as Action });
           else await client.step(id, { action: clickAction(i) as Action });
         }
       }));
@@ -101,9 +119,10 @@ async function main(): Promise<void> {
     const selfU = process.cpuUsage(c0.self);
     const self = (selfU.user + selfU.system) / 1000 / total;
     process.stdout.write(
-      `${BINARY ? 'binary' : 'json'} ${total} steps at ${N}: ${(total / (wall / 1000)).toFixed(1)} steps/s; CPU ms per step: ` +
+      `${WS ? 'step channel' : BINARY ? 'binary' : 'json'} ${total} steps at ${N}: ${(total / (wall / 1000)).toFixed(1)} steps/s; CPU ms per step: ` +
         `server ${server.toFixed(2)}  chromium ${chromeMs.toFixed(2)}  client ${self.toFixed(2)}  (load ${os.loadavg()[0].toFixed(2)})\n`,
     );
+    await channel?.close();
     await Promise.all(ids.map((id) => client.deleteSandbox(id)));
   } finally {
     client.close();
