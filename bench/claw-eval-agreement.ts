@@ -17,10 +17,14 @@
 // once more without the snapshot, to show what the CLI's grade would have given. The trajectory of such a sandbox task
 // first puts a small file at each /workspace path its snapshot names (so the snapshot has something to say).
 //
-//   npm run bench:claw-eval-agreement -- --claw-eval DIR [--limit N] [--ids ID,…] [--kinds services,sandbox,user_agent,judged]
-//       [--index-url URL] [--cache DIR]
+// --kinds all is every ready task. --concurrency N: trials (and the CLI's grades) at once (default 2); --skip-episodes
+// leaves out path (2); --out DIR keeps the traces and the CLI's outputs. Printed at the end: trials run, graded, errored
+// (by cause), and tasks whose every trajectory agrees.
+//
+//   npm run bench:claw-eval-agreement -- --claw-eval DIR [--limit N] [--ids ID,…] [--kinds all|services,sandbox,user_agent,judged]
+//       [--concurrency N] [--skip-episodes] [--out DIR] [--index-url URL] [--cache DIR]
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -40,9 +44,11 @@ import { runClawEval } from '../runner/claw-eval/run.ts';
 import { chatUserModel, ScriptedClawEvalPolicy } from '../runner/claw-eval/trial.ts';
 import { clientShellProvider } from '../runner/swe/shell-session.ts';
 
-const { values } = parseArgs({ options: { 'claw-eval': { type: 'string' }, limit: { type: 'string' }, ids: { type: 'string' }, kinds: { type: 'string' }, 'index-url': { type: 'string' }, cache: { type: 'string' } } });
+const { values } = parseArgs({ options: { 'claw-eval': { type: 'string' }, limit: { type: 'string' }, ids: { type: 'string' }, kinds: { type: 'string' }, concurrency: { type: 'string' }, 'skip-episodes': { type: 'boolean' }, out: { type: 'string' }, 'index-url': { type: 'string' }, cache: { type: 'string' } } });
 if (!values['claw-eval']) throw new Error('--claw-eval DIR is required');
-const kinds = new Set((values.kinds ?? 'services').split(','));
+const kinds = new Set((values.kinds === 'all' ? 'services,sandbox,user_agent,judged' : (values.kinds ?? 'services')).split(','));
+const concurrency = Number(values.concurrency ?? 2);
+if (!(Number.isInteger(concurrency) && concurrency >= 1)) throw new Error('--concurrency: a whole number >= 1');
 for (const k of kinds) if (!['services', 'sandbox', 'user_agent', 'judged'].includes(k)) throw new Error(`--kinds: unknown kind ${k}`);
 const ids = values.ids?.split(',');
 const cacheDir = values.cache ?? path.join(os.homedir(), '.cache', 'grove');
@@ -102,7 +108,9 @@ function kindOf(t: ClawEvalTask): boolean {
 }
 
 const p = await prepareClawEvalCheckout({ dir: values['claw-eval'], cacheDir, indexUrl });
-const out = mkdtempSync(path.join(os.tmpdir(), 'grove-claw-eval-agreement-'));
+const keep = values.out ? path.resolve(values.out) : undefined;
+if (keep) mkdirSync(keep, { recursive: true });
+const out = keep ?? mkdtempSync(path.join(os.tmpdir(), 'grove-claw-eval-agreement-'));
 const sim = await startModelServer();
 const grove = await startEmbeddedGrove({
   maxSandboxes: 8,
@@ -133,7 +141,7 @@ try {
     ? { python: (await ensureClawEvalSandboxPython(p.root, { indexUrl })).python, tools: await clawEvalSandboxTools(p), open: (labels: Record<string, string>) => shells.open(labels) }
     : undefined;
   const t0 = Date.now();
-  const { results } = await runClawEval({ root: p.root, python: p.python, driver: p.driver, tasks, trials: 2, concurrency: 2, out, policy: new ScriptedClawEvalPolicy(script), judge, userModel: chatUserModel({ baseURL: sim.url, model: 'sim-user' }), sandbox, confine: limits.confine });
+  const { results } = await runClawEval({ onTrial: (r, done, total) => process.stderr.write(`[${done}/${total}] ${r.task_id}#${r.trial} ${r.grade ? r.grade.task_score : `errored: ${r.error?.slice(0, 160)}`}\n`), root: p.root, python: p.python, driver: p.driver, tasks, trials: 2, concurrency, out, policy: new ScriptedClawEvalPolicy(script), judge, userModel: chatUserModel({ baseURL: sim.url, model: 'sim-user' }), sandbox, confine: limits.confine });
   const batchS = (Date.now() - t0) / 1000;
   // (1) the checkout's own CLI on each batch trace (its own LLMJudge on the same scripted judge)
   const cfg = path.join(out, 'claw-eval-config.yaml');
@@ -145,10 +153,12 @@ try {
   let snapshotAgree = 0;
   const snapshotMatters: string[] = [];
   const differ: string[] = [];
-  for (const r of results) {
+  /** Trials whose grade equals the checkout's own (CLI or run-path grading), by task. */
+  const agreeing = new Set<string>();
+  const cliGrade = async (r: (typeof results)[number]): Promise<void> => {
     if (!r.grade) {
       differ.push(`${r.task_id}#${r.trial}: errored in Grove (${r.error?.slice(0, 160)})`);
-      continue;
+      return;
     }
     const task = tasks.find((t) => t.id === r.task_id)!;
     const trace = path.join(out, 'traces', `${r.task_id}.t${r.trial}.jsonl`);
@@ -162,13 +172,15 @@ try {
       };
       try {
         const [withSnap, without] = [await grade(true), await grade(false)];
-        if (withSnap.task_score === r.grade.task_score && JSON.stringify(withSnap.scores) === JSON.stringify(r.grade.scores)) snapshotAgree++;
-        else differ.push(`${r.task_id}#${r.trial}: Grove ${fmt(r.grade)}, the checkout's run-path grading ${fmt(withSnap)}`);
+        if (withSnap.task_score === r.grade!.task_score && JSON.stringify(withSnap.scores) === JSON.stringify(r.grade!.scores)) {
+          snapshotAgree++;
+          agreeing.add(`${r.task_id}#${r.trial}`);
+        } else differ.push(`${r.task_id}#${r.trial}: Grove ${fmt(r.grade!)}, the checkout's run-path grading ${fmt(withSnap)}`);
         if (fmt(without) !== fmt(withSnap)) snapshotMatters.push(`${r.task_id}#${r.trial}: ${fmt(withSnap)} with it, ${fmt(without)} without`);
       } catch (err) {
         differ.push(`${r.task_id}#${r.trial}: the run-path grading failed: ${String((err as { stderr?: string }).stderr ?? err).slice(-300)}`);
       }
-      continue;
+      return;
     }
     let text: string;
     try {
@@ -177,22 +189,38 @@ try {
       text = (await run(p.python.python, ['-m', 'claw_eval.cli', 'grade', '--trace', trace, '--task', task.dir, ...judgeArgs], { cwd: p.root, env: { PATH: '/usr/bin:/bin', PYTHONPATH: path.join(p.root, 'src'), HOME: out }, encoding: 'utf8', maxBuffer: 16 << 20 })).stdout;
     } catch (err) {
       differ.push(`${r.task_id}#${r.trial}: the CLI failed: ${String((err as { stderr?: string }).stderr ?? err).slice(-200)}`);
-      continue;
+      return;
     }
+    if (keep) writeFileSync(path.join(out, 'traces', `${r.task_id}.t${r.trial}.cli.txt`), text);
     graded++;
     const v = (k: string) => Number(new RegExp(`^${k}:\\s+([0-9.]+)`, 'm').exec(text)?.[1]);
     const theirs = `${v('task_score').toFixed(2)} c${v('completion').toFixed(2)} r${v('robustness').toFixed(2)} s${v('safety').toFixed(1)}`;
     const ours = fmt(r.grade);
-    if (theirs === ours) agree++;
-    else differ.push(`${r.task_id}#${r.trial}: Grove ${ours}, claw_eval.cli ${theirs}`);
-  }
+    if (theirs === ours) {
+      agree++;
+      agreeing.add(`${r.task_id}#${r.trial}`);
+    } else differ.push(`${r.task_id}#${r.trial}: Grove ${ours}, claw_eval.cli ${theirs}`);
+  };
+  const queue = [...results];
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    for (let r = queue.shift(); r; r = queue.shift()) await cliGrade(r);
+  }));
   const mix = (k: (t: ClawEvalTask) => boolean) => tasks.filter(k).length;
   console.log(`${tasks.length} tasks × 2 trajectories (${mix((t) => !t.sandbox && !t.user_agent)} services only, ${mix((t) => t.sandbox)} with sandbox tools, ${mix((t) => !!t.user_agent)} with a simulated user, ${mix((t) => t.needs_judge)} judged); batch ${batchS.toFixed(0)} s, its services ${limits.confine ? 'under the shell sandboxes\' limits (cgroups, own disk)' : `without limits (${limits.missing})`}`);
   console.log(`Grove batch vs the checkout's claw_eval.cli grade: ${agree}/${results.length - snapshotOnly} agree (${graded} graded by the CLI; ${snapshotOnly} trials of graders reading an env snapshot graded apart)`);
+  const errored = results.filter((r) => !r.grade);
+  const causes = new Map<string, number>();
+  for (const r of errored) {
+    const cause = (r.error ?? '?').replaceAll(r.task_id, '<task>').replace(/\d+(\.\d+)?/g, 'N').slice(0, 140);
+    causes.set(cause, (causes.get(cause) ?? 0) + 1);
+  }
+  const taskAgree = tasks.filter((t) => results.filter((r) => r.task_id === t.id).every((r) => agreeing.has(`${r.task_id}#${r.trial}`))).length;
+  console.log(`ran ${results.length} trials of ${tasks.length} tasks: ${results.length - errored.length} graded by Grove, ${errored.length} errored; ${agreeing.size}/${results.length} trajectories and ${taskAgree}/${tasks.length} tasks (every trajectory) equal to the checkout's own grading`);
+  for (const [cause, n] of [...causes].sort((a, b) => b[1] - a[1])) console.log(`  errored ×${n}: ${cause}`);
   if (snapshotOnly) console.log(`graders reading an env snapshot: Grove batch vs the checkout's run-path grading with Grove's snapshot: ${snapshotAgree}/${snapshotOnly} agree; without the snapshot (the CLI's grade) ${snapshotMatters.length} of them would score otherwise${snapshotMatters.length ? ` (${snapshotMatters.join('; ')})` : ''}`);
   // (2) the same trajectories as episode sandboxes of the server
   let same = 0;
-  for (const r of results) {
+  for (const r of values['skip-episodes'] ? [] : results) {
     const task = tasks.find((t) => t.id === r.task_id)!;
     const s = script(task, r.trial);
     let ep = 'errored';
@@ -215,7 +243,7 @@ try {
     if (r.grade && ep === fmt(r.grade) && JSON.stringify(g.scores) === JSON.stringify(r.grade.scores)) same++;
     else differ.push(`${r.task_id}#${r.trial}: episode ${ep}${g.error ? ` (${g.error.slice(0, 120)})` : ''}, batch ${r.grade ? fmt(r.grade) : 'errored'}`);
   }
-  console.log(`episode sandboxes (REST, the harness path) vs the batch: ${same}/${results.length} identical grades`);
+  if (!values['skip-episodes']) console.log(`episode sandboxes (REST, the harness path) vs the batch: ${same}/${results.length} identical grades`);
   console.log(`scripted model server: ${sim.calls.judge} judge calls, ${sim.calls.user} simulated-user calls (both paths and the CLI)`);
   for (const d of differ) console.log(`  differs: ${d}`);
   console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ${readdirSync(os.tmpdir()).filter((d) => d.startsWith(`grove-claw-eval-${process.pid}-`)).length} temp folders of this process left before cleanup`);
@@ -225,6 +253,6 @@ try {
   client.close();
   await grove.close();
   await sim.close();
-  rmSync(out, { recursive: true, force: true });
+  if (!keep) rmSync(out, { recursive: true, force: true });
   rmSync(p.tmp, { recursive: true, force: true });
 }
