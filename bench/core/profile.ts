@@ -11,7 +11,7 @@
 // wall time: on a loaded machine a syscall that wakes another process is over-weighted). --self: the same for this
 // client (with --raw: for raw Playwright's steps). --gc: the server's --trace-gc summary. --raw: raw Playwright
 // doing the same steps in this process, for comparison.
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -141,6 +141,8 @@ async function main(): Promise<void> {
     window = [0, Infinity];
     report(path.join(profDir, 'client.cpuprofile.json'));
   }
+  // Nothing asked to be kept (no --prof, --gc or --self): no empty folder left behind.
+  if (!PROF && !GC && !SELF) rmSync(profDir, { recursive: true, force: true });
 }
 
 interface ProfNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[]; parent?: ProfNode }
