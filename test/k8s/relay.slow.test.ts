@@ -98,6 +98,24 @@ describe('relayed through the kubernetes backend', () => {
     await client.deleteSandbox(replay.sandbox_id);
   });
 
+  test('HAR of a sandbox the leader closes at its TTL: fetched from the worker into the episode before the worker lets it go', async () => {
+    // Not waited for: at load ~60 its start took longer than the TTL, and the wait saw it closing.
+    const sb = await client.createSandbox({ type: 'browser', start_url: `${siteUrl}/page`, network: { allow: [siteHost] }, record: true, record_har: true, ttl_seconds: 30 });
+    const harPath = path.join(dir, 'recordings', sb.sandbox_id, 'network.har');
+    const har = await until(() => {
+      try {
+        return JSON.parse(readFileSync(harPath, 'utf8')) as { log: { entries: Array<{ request: { url: string } }> } };
+      } catch {
+        return null;
+      }
+    }, 'the HAR after the expiry', 180_000);
+    expect(har.log.entries.map((e) => e.request.url)).toContain(`${siteUrl}/page`);
+    // Closed with the reason (its info, or 410 sandbox_closed once its tombstone is all that is left).
+    const closed = await client.getSandbox(sb.sandbox_id).catch((e: unknown) => e);
+    if (closed instanceof GroveApiError) expect(closed.code).toBe('sandbox_closed');
+    else expect(closed).toMatchObject({ status: 'closed' });
+  });
+
   test('a replay_har outside the recordings directory answers 400 as on the embedded backend', async () => {
     const err = await client.createSandbox({ type: 'browser', replay_har: '/etc/passwd' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GroveApiError);
