@@ -12,6 +12,11 @@
 //                                      compare them with bench/heap-diff.ts), and after the end (no sandbox left);
 //                                      each snapshot stops the server for seconds (once 88 s): steps that overlap one
 //                                      are counted apart from the steps over their deadline
+//   --server-cpu-prof DIR              a diagnostic run: every server writes a CPU profile (10 ms samples) into DIR
+//                                      when it exits (not the SIGKILLed ones): which code ran during its stalls
+//
+// Event-loop stalls: the server's (≥ 1 s late; how many while its loop's thread ran, i.e. its own synchronous work,
+// server/loop-stalls.ts), this soak's own, and an idle Node process's beside them (soak/reference-loop.ts).
 //
 // Fault schedule: renderer and browser kills alternate every KILL_PERIOD over the whole run; the server restarts
 // RESTARTS times, evenly, in the first RESTART_WINDOW of the run, so the rest of the run is one server process and
@@ -22,6 +27,7 @@ import { followLoopStalls } from '../server/loop-stalls.ts';
 import { startSites } from '../sites/server.ts';
 import { CI, CONC, KILL_PERIOD_MS, MINUTES, RESTARTS, RESTART_WINDOW, SNAPSHOTS, sleep, soakDir, type ProcFault } from './soak/config.ts';
 import { episode } from './soak/episode.ts';
+import { startReferenceLoop } from './soak/reference-loop.ts';
 import { startFaultServer } from './soak/fault-pages.ts';
 import { heapSnapshot, leakedProcesses, leftoverFolders, startGrove } from './soak/grove-process.ts';
 import { sampleMemory } from './soak/memory.ts';
@@ -39,6 +45,8 @@ async function main(): Promise<void> {
   // The soak's own event loop: a step it times while it was stalled itself (no CPU, a blocked write) runs long on
   // its clock, not necessarily on the server's; the summary shows both.
   followLoopStalls();
+  // An idle Node process beside them: a server stall it shares was the machine's (soak/reference-loop.ts).
+  const reference = startReferenceLoop();
   const t0 = Date.now();
   const end = t0 + MINUTES * 60_000;
   console.log(
@@ -100,12 +108,13 @@ async function main(): Promise<void> {
   run.server.proc.kill('SIGTERM');
   await Promise.race([exited, sleep(30_000)]);
   await sleep(2000);
+  const referenceMaxMs = await reference.stop();
   const leakedProcs = leakedProcesses(serverPid);
   const leakedFolders = leftoverFolders();
   await faults.close();
   await sites.close();
 
-  summarize(t0, end, leakedProcs, leakedFolders);
+  summarize(t0, end, leakedProcs, leakedFolders, { stalls: reference.stalls, maxMs: referenceMaxMs });
   rmSync(soakDir, { recursive: true, force: true });
 }
 

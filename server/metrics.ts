@@ -4,7 +4,7 @@ import type { RegistryEvent, SandboxRegistry } from '../sandbox/registry.ts';
 import type { OpenEnvMeter } from '../openenv/host.ts';
 import type { StepCounter, StepOutcome, StepTransport, StepType } from '../sandbox/step-count.ts';
 import { followLiveHeap, liveHeap } from './heap-live.ts';
-import { followLoopStalls, loopStalls, STALL_MS } from './loop-stalls.ts';
+import { BUSY_MS, followLoopStalls, loopStalls, STALL_MS } from './loop-stalls.ts';
 
 const STEP_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -156,6 +156,12 @@ export class Metrics {
     }
     const stalls = loopStalls();
     family('grove_process_event_loop_stalls_total', 'counter', `Times the server's event loop ran ${STALL_MS} ms or more late (blocked, or no CPU).`, [[{}, stalls.count]]);
+    family(
+      'grove_process_event_loop_busy_stalls_total',
+      'counter',
+      `Of those stalls, the ones during which the event loop's thread itself ran ${BUSY_MS} ms or more (its own synchronous work or GC, not a lack of CPU).`,
+      [[{}, stalls.busyCount]],
+    );
     family('grove_process_event_loop_max_delay_seconds', 'gauge', "The longest the server's event loop has run late since it started.", [[{}, stalls.maxMs / 1000]]);
     family('grove_process_external_memory_bytes', 'gauge', 'Memory of buffers and other objects outside the V8 heap.', [[{}, mem.external + mem.arrayBuffers]]);
     return out.join('\n') + '\n';

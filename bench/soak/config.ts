@@ -14,6 +14,8 @@ export const CI = argv.includes('--ci');
 export const MINUTES = Number(flag('minutes') ?? (CI ? 2 : 60));
 export const CONC = Number(flag('concurrency') ?? (CI ? 4 : 16));
 export const SNAPSHOTS = flag('heap-snapshots');
+/** A diagnostic run: every server writes a CPU profile (10 ms samples) here when it exits (bench/soak/README.md). */
+export const CPU_PROF = flag('server-cpu-prof');
 export const OUT = flag('json') ?? path.join(ROOT, 'bench/results', CI ? 'soak-ci.json' : 'soak.json');
 /** Renderer and browser kills alternate on this period (60 min / 50 s: 36 of each). */
 export const KILL_PERIOD_MS = Number(flag('kill-period-ms') ?? (CI ? 10_000 : 50_000));

@@ -12,7 +12,15 @@ import { inc, run, stats } from './state.ts';
 
 let pageFaultTurn = 0;
 
-class Attributed extends Error {}
+class Attributed extends Error {
+  constructor(
+    cause: string,
+    /** Seconds the server asked to wait before the next create. */
+    readonly retryAfter?: number,
+  ) {
+    super(cause);
+  }
+}
 
 function siteActions(rnd: () => number): Action[] {
   const x = Math.round(50 + rnd() * 1100);
@@ -58,6 +66,9 @@ function attribute(e: unknown, startEpoch: number, creatingSince?: number): neve
   }
   if (e instanceof GroveApiError) {
     if (e.status === 503 && e.code === 'capacity_exhausted') throw new Attributed('capacity');
+    // Admission control refused the create (a 503 with Retry-After, sandbox/admission.ts): the server said it cannot
+    // carry one more now. Counted apart; the worker waits Retry-After before its next create, as a client does.
+    if ((e.status === 503 || e.status === 0) && e.code === 'overloaded' && creatingSince !== undefined) throw new Attributed('overloaded', e.retryAfter);
     // The server said it is too busy to open a browser in time, with a stable retryable code (a create after a
     // browser kill on a machine at load 30); counted apart, so a run shows how often it happens.
     // Status 503 when the create call says so, 0 when the creation failed later and the wait for it reports it.
@@ -101,7 +112,10 @@ export async function episode(worker: number, n: number): Promise<void> {
     }
     stats.episodes_ok++;
   } catch (e) {
-    if (e instanceof Attributed) inc(stats.episodes_attributed, e.message);
+    if (e instanceof Attributed) {
+      inc(stats.episodes_attributed, e.message);
+      if (e.retryAfter) await new Promise((r) => setTimeout(r, e.retryAfter! * 1000));
+    }
     else {
       stats.episodes_lost_unattributed++;
       const msg = e instanceof GroveApiError ? `${e.status} ${e.code}: ${e.message}` : e instanceof Error ? `${e.name}: ${e.message}` : String(e);

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { GroveClient } from '../../client/index.ts';
 import { cmdline, descendantsOf, pids, tree } from '../core/procfs.ts';
-import { CONC, KEY, ROOT, SNAPSHOTS, dataDir, serverLog, serverTmp, sleep, soakDir } from './config.ts';
+import { CONC, CPU_PROF, KEY, ROOT, SNAPSHOTS, dataDir, serverLog, serverTmp, sleep, soakDir } from './config.ts';
 import { run, type Server } from './state.ts';
 
 let port = 0;
@@ -34,6 +34,7 @@ export async function startGrove(): Promise<Server> {
     process.execPath,
     [
       ...(SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOTS}`] : []),
+      ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, '--cpu-prof-interval=10000'] : []),
       path.join(ROOT, 'bin/grove.mjs'),
       ...['serve', '--port', String(port), '--api-key', KEY, '--max-sandboxes', String(CONC * 2 + 8), '--data-dir', dataDir],
     ],

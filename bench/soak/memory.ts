@@ -14,7 +14,7 @@ export async function sampleMemory(): Promise<void> {
     memory.push({
       t: Date.now(), rss: num('grove_process_resident_memory_bytes'), heap: num('grove_process_heap_used_bytes'), live: num('grove_process_heap_live_bytes'), spaces,
       external: num('grove_process_external_memory_bytes'), load1: os.loadavg()[0],
-      stalls: num('grove_process_event_loop_stalls_total'), loopMaxS: num('grove_process_event_loop_max_delay_seconds'), ioFullUs: ioFullUs(), stolenMs: stolenMs(),
+      stalls: num('grove_process_event_loop_stalls_total'), busyStalls: num('grove_process_event_loop_busy_stalls_total'), loopMaxS: num('grove_process_event_loop_max_delay_seconds'), ioFullUs: ioFullUs(), stolenMs: stolenMs(),
     });
   } catch {
     // a restart in progress

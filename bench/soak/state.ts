@@ -58,6 +58,8 @@ export interface MemorySample {
   load1: number;
   /** The server's event-loop stalls of ≥ 1 s so far, and its longest lateness (s) (server/loop-stalls.ts). */
   stalls: number;
+  /** Of them, those during which the server's loop thread ran (its own synchronous work). */
+  busyStalls: number;
   loopMaxS: number;
   /** The machine's /proc/pressure/io `full` total (µs): time every non-idle task waited on the disk. */
   ioFullUs: number;

@@ -30,7 +30,7 @@ function serverErrors(): { count: number; line: string }[] {
 }
 
 /** Prints the summary of the run from t0 to end and writes it, with the memory samples, to OUT. */
-export function summarize(t0: number, end: number, leakedProcs: number, leakedFolders: string[]): void {
+export function summarize(t0: number, end: number, leakedProcs: number, leakedFolders: string[], reference: { stalls: { at: number; ms: number }[]; maxMs: number }): void {
   // Growth over the second half: the median of its last few samples against the median of its first few (one
   // sample is a point in the GC cycle, not a level).
   const half = memory.filter((m) => m.t >= t0 + (end - t0) / 2 && m.t <= end + 60_000);
@@ -64,11 +64,26 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
   );
   // The server's stalls over every process of the run (each restart starts its count again), the longest one,
   // and the machine's disk-stall time; the soak's own stalls from its own monitor.
+  // Per sampling interval: the server's new stalls (each restart starts its counts again), how many of them its
+  // loop's thread spent running (its own work), and whether the idle reference loop stalled in the same interval.
   let serverStalls = 0;
+  let serverBusyStalls = 0;
+  let stallIntervals = 0;
+  let stallIntervalsShared = 0;
+  const delta = (i: number, k: 'stalls' | 'busyStalls') => {
+    const cur = memory[i][k];
+    const prev = i > 0 ? memory[i - 1][k] : 0;
+    return !Number.isFinite(cur) ? 0 : Number.isFinite(prev) && cur >= prev ? cur - prev : cur;
+  };
   for (let i = 0; i < memory.length; i++) {
-    const cur = memory[i].stalls;
-    const prev = i > 0 ? memory[i - 1].stalls : 0;
-    if (Number.isFinite(cur)) serverStalls += Number.isFinite(prev) && cur >= prev ? cur - prev : cur;
+    const n = delta(i, 'stalls');
+    serverStalls += n;
+    serverBusyStalls += delta(i, 'busyStalls');
+    if (n > 0) {
+      stallIntervals++;
+      const from = i > 0 ? memory[i - 1].t : t0;
+      if (reference.stalls.some((r) => r.at > from && r.at <= memory[i].t)) stallIntervalsShared++;
+    }
   }
   const loopMaxS = Math.max(0, ...memory.map((m) => m.loopMaxS).filter(Number.isFinite));
   // The machine's counters (machine.ts) as the samples saw them: disk full-stall time, and the CPU time the host
@@ -93,6 +108,11 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
     load_average_1m: { mean: Number((loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length)).toFixed(1)), max: Number(Math.max(...loads).toFixed(1)) },
     server_event_loop_stalls: serverStalls,
     server_event_loop_max_delay_s: Number(loopMaxS.toFixed(2)),
+    server_event_loop_busy_stalls: serverBusyStalls,
+    server_stall_intervals: stallIntervals,
+    server_stall_intervals_reference_stalled_too: stallIntervalsShared,
+    reference_loop_stalls: reference.stalls.length,
+    reference_loop_max_delay_s: Number((reference.maxMs / 1000).toFixed(2)),
     soak_event_loop_stalls: own.count,
     soak_event_loop_max_delay_s: Number((own.maxMs / 1000).toFixed(2)),
     soak_event_loop_recent_stalls: own.recent.map((s) => ({ at_min: Number(((s.at - t0) / 60_000).toFixed(2)), ms: s.ms })),
@@ -132,6 +152,8 @@ export function summarize(t0: number, end: number, leakedProcs: number, leakedFo
         (stats.steps_over_deadline_in_snapshot ? `; ${stats.steps_over_deadline_in_snapshot} more overlapped a heap snapshot, which stops the server, counted apart` : ''),
       ...stats.over_deadline_steps.map((s) => `    over: ${s.actions} at t=${((s.at - t0) / 60_000).toFixed(2)} min took ${s.ms} ms (budget ${s.budget_ms} ms; host stole ${s.stolen_ms} ms of CPU meanwhile)`),
       `  event loop stalls ≥ 1 s: server ${serverStalls} (longest ${summary.server_event_loop_max_delay_s} s), this soak ${own.count} (longest ${summary.soak_event_loop_max_delay_s} s${own.recent.length ? `; at ${own.recent.map((s) => `${((s.at - t0) / 60_000).toFixed(1)} min ${s.ms} ms`).join(', ')}` : ''}); machine disk full-stall ${summary.machine_io_full_stall_s} s`,
+      `  server stalls by cause: ${serverBusyStalls} of ${serverStalls} while its loop's thread ran (its own synchronous work), the rest without CPU; ` +
+        `an idle Node process beside it stalled ${reference.stalls.length} times (longest ${summary.reference_loop_max_delay_s} s), in ${stallIntervalsShared} of the ${stallIntervals} sampling intervals with a server stall`,
       `  CPU time the host took from this machine (steal, per CPU): ${summary.machine_cpu_stolen_s} s over the run, at most ${summary.machine_cpu_stolen_max_interval_s} s in one sampling interval`,
       `  leaked processes ${leakedProcs}, leaked temp folders ${summary.leaked_temp_folders.length}`,
       `  server memory over time (one process after the last restart at ${((RESTART_WINDOW * MINUTES * RESTARTS) / (RESTARTS + 1)).toFixed(1)} min):`,
