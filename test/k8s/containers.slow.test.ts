@@ -279,7 +279,7 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
     chownSync(shared, 10001, 10001);
     const mount = [`--volume=${shared}:/var/lib/grove/recordings:rw`, '--env', 'GROVE_RECORDINGS_DIR=/var/lib/grove/recordings'];
     const [w1, w2] = [await cluster.orchestrator('orch-w1', mount), await cluster.orchestrator('orch-w2', mount)];
-    const sb = await cluster.create(w1.client, { type: 'browser', start_url: siteUrl, network: { allow }, record: true, record_har: true, ttl_seconds: 240 });
+    const sb = await cluster.create(w1.client, { type: 'browser', start_url: siteUrl, network: { allow }, record: true, record_har: true, ttl_seconds: 90 });
     expect((await w1.client.step(sb.sandbox_id, { action: { action: 'click', x: 100, y: 100, space: 'css_px' } })).observation.title).toBe('clicked');
     const dir = path.join(shared, sb.sandbox_id);
     expect((await readEpisode(dir)).meta.status).toBe('running');
@@ -290,7 +290,7 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
     const episode = await until(async () => {
       const v = await readEpisode(dir).catch(() => null);
       return v?.meta.termination ? v : null;
-    }, 'the episode ended by the leader at the TTL', 300_000);
+    }, 'the episode ended by the leader at the TTL', 150_000);
     expect(episode.steps.map((x) => x.actions[0]?.action.action)).toEqual(['click']);
     const har = await until(() => {
       try {
