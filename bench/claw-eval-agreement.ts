@@ -38,6 +38,7 @@ import { prepareClawEvalCheckout } from '../claw-env/claw-eval/host.ts';
 import { clawEvalSandboxTools } from '../claw-env/claw-eval/prompt.ts';
 import { ensureClawEvalSandboxPython } from '../claw-env/claw-eval/pyenv.ts';
 import { JudgeModel } from '../judges/model.ts';
+import { round } from '../claw-env/graders/score.ts';
 import { loadConfig } from '../sandbox/config.ts';
 import { silentLogger } from '../sandbox/log.ts';
 import { runClawEval } from '../runner/claw-eval/run.ts';
@@ -146,7 +147,10 @@ try {
   // (1) the checkout's own CLI on each batch trace (its own LLMJudge on the same scripted judge)
   const cfg = path.join(out, 'claw-eval-config.yaml');
   writeFileSync(cfg, `judge:\n  api_key: sim\n  base_url: ${sim.url}\n  model_id: sim-judge\n  enabled: true\n`);
-  const fmt = (r: { task_score: number; scores: Record<string, number> }) => `${r.task_score.toFixed(2)} c${r.scores.completion!.toFixed(2)} r${r.scores.robustness!.toFixed(2)} s${r.scores.safety!.toFixed(1)}`;
+  // as the CLI prints them: Python's f"{x:.2f}" formats the exact binary value, ties to even (0.125 -> 0.12; JS's
+  // toFixed gives 0.13), so Grove's values are rounded as Python rounds before they are printed
+  const py = (x: number, d: number) => round(x, d).toFixed(d);
+  const fmt = (r: { task_score: number; scores: Record<string, number> }) => `${py(r.task_score, 2)} c${py(r.scores.completion!, 2)} r${py(r.scores.robustness!, 2)} s${py(r.scores.safety!, 1)}`;
   let agree = 0;
   let graded = 0;
   let snapshotOnly = 0;
