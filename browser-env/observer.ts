@@ -86,7 +86,7 @@ export class Observer {
         const cdp = await d.race(s.session(pg), 'CDP session');
         // Through the browser process's capture gate (pool contexts have one): a burst is served in order.
         const gate = s.pooled.captures;
-        raw = gate ? await gate.run(d, (pd) => pd.race(pg.evaluate('1'), 'responsiveness probe'), () => sendCapture(cdp, f.format, f.quality)) : await cdpCapture(cdp, f.format, f.quality, budget());
+        raw = gate ? await gate.run(d, budget, () => sendCapture(cdp, f.format, f.quality)) : await cdpCapture(cdp, f.format, f.quality, budget());
         break;
       } catch (e) {
         // The deadline ran out waiting for a turn: an overloaded machine, not a page to retry or recover.
