@@ -86,20 +86,12 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
     expect(step.observation.title).toBe('clicked');
     expect(step.observation.screenshot).toMatchObject({ mime: 'image/jpeg', width: 1280 });
     // The same through plain HTTP (no client in between), and the worker's own answer beside it.
-    const raw = await fetch(`${a.url}/sandboxes/${sb.sandbox_id}/step`, {
-      method: 'POST',
-      headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
-      body: JSON.stringify({ action: { action: 'wait', ms: 10 } }),
-    }).then((r) => r.json());
+    const raw = await stepAnswer(`${a.url}/sandboxes/${sb.sandbox_id}/step`, API_KEY);
     expect(raw.observation.screenshot.mime).toBe('image/jpeg');
     expect(Buffer.from(raw.observation.screenshot.base64, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
     // The worker's own answer (its address, its sandbox id, the pod's token) carries the same screenshot fields.
     const wid = podRecords(pod as never).get(sb.sandbox_id)!.worker!;
-    const direct = await fetch(`http://${pod.status.podIP}:${pod.spec.containers[0].ports[0].containerPort}/sandboxes/${wid}/step`, {
-      method: 'POST',
-      headers: { 'x-api-key': workerToken(TOKEN_SECRET, pod.metadata.name), 'content-type': 'application/json' },
-      body: JSON.stringify({ action: { action: 'wait', ms: 10 } }),
-    }).then((r) => r.json());
+    const direct = await stepAnswer(`http://${pod.status.podIP}:${pod.spec.containers[0].ports[0].containerPort}/sandboxes/${wid}/step`, workerToken(TOKEN_SECRET, pod.metadata.name));
     const fields = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'base64'));
     expect(fields(raw.observation.screenshot)).toEqual(fields(direct.observation.screenshot));
     const obs = await a.client.observation(sb.sandbox_id);
@@ -303,3 +295,25 @@ describe.skipIf(missing !== null)(`kubernetes backend with real containers${miss
     expect(await cluster.stopOrchestrator(w2)).toBe(0);
   });
 });
+
+/**
+ * A `wait` step through plain HTTP, as a client of the service sends it: a 503 (a capture that missed its time on a
+ * loaded machine; CI saw one here) is sent again after its Retry-After, at most 3 times; any other answer without an
+ * observation fails with its body.
+ */
+async function stepAnswer(url: string, key: string): Promise<any> {
+  for (let attempt = 1; ; attempt++) {
+    const r = await fetch(url, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ action: { action: 'wait', ms: 10 } }),
+    });
+    const body = await r.json();
+    if (r.status === 503 && attempt < 3) {
+      await new Promise((ok) => setTimeout(ok, 1000 * Math.min(30, Number(r.headers.get('retry-after')) || 1)));
+      continue;
+    }
+    expect(body.observation, `${url} answered ${r.status} ${JSON.stringify(body).slice(0, 300)}`).toBeDefined();
+    return body;
+  }
+}
