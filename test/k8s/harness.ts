@@ -5,7 +5,9 @@ import { parseK8sConfig, type K8sConfigInput } from '../../k8s/config.ts';
 import { kubernetesEnvironments } from '../../k8s/environments.ts';
 import { loadConfig } from '../../sandbox/config.ts';
 import { buildApp } from '../../server/app.ts';
-import type { KubeSim } from '../../k8s/sim/api-server.ts';
+import { expect } from 'vitest';
+import { KubeSim } from '../../k8s/sim/api-server.ts';
+import { StubKubelet } from '../../k8s/sim/kubelets.ts';
 
 const TOKEN_SECRET = 'test-worker-token-secret-0123456789';
 
@@ -40,4 +42,20 @@ export async function until<T>(fn: () => T | Promise<T>, what: string, timeoutMs
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** A simulated API server whose pods are stub workers, started. */
+export async function stubCluster(): Promise<{ sim: KubeSim; kubelet: StubKubelet }> {
+  const kubelet = new StubKubelet();
+  const sim = new KubeSim(kubelet);
+  kubelet.sim = sim;
+  await sim.start();
+  return { sim, kubelet };
+}
+
+/** Closes the replicas, then the API server: every object the replicas sent it must have been valid. */
+export async function closeCluster(orchestrators: Orchestrator[], sim: KubeSim): Promise<void> {
+  for (const o of orchestrators.splice(0)) await o.close();
+  await sim.close();
+  expect(sim.invalid).toEqual([]);
 }

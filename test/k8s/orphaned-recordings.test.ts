@@ -12,10 +12,10 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { parseK8sConfig } from '../../k8s/config.ts';
 import { KubeApi } from '../../k8s/kube.ts';
 import { ownerLeaseLabels } from '../../k8s/leases.ts';
-import { KubeSim } from '../../k8s/sim/api-server.ts';
-import { StubKubelet } from '../../k8s/sim/kubelets.ts';
+import type { KubeSim } from '../../k8s/sim/api-server.ts';
+import type { StubKubelet } from '../../k8s/sim/kubelets.ts';
 import { readEpisode } from '../../recording/reader.ts';
-import { startOrchestrator, until, type Orchestrator } from './harness.ts';
+import { closeCluster, startOrchestrator, stubCluster, until, type Orchestrator } from './harness.ts';
 
 let sim: KubeSim;
 let kubelet: StubKubelet;
@@ -24,19 +24,17 @@ let shared: string;
 const orchestrators: Orchestrator[] = [];
 
 beforeEach(async () => {
-  kubelet = new StubKubelet();
-  sim = new KubeSim(kubelet);
-  kubelet.sim = sim;
-  await sim.start();
+  ({ sim, kubelet } = await stubCluster());
   root = mkdtempSync(path.join(tmpdir(), 'grove-k8s-orphan-'));
   shared = path.join(root, 'recordings');
 });
 
 afterEach(async () => {
-  for (const o of orchestrators.splice(0)) await o.close();
-  await sim.close();
-  rmSync(root, { recursive: true, force: true });
-  expect(sim.invalid).toEqual([]);
+  try {
+    await closeCluster(orchestrators, sim);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 const POD = { templates: { b: { type: 'browser' as const, placement: 'pod' as const } } };
