@@ -157,7 +157,9 @@ export class Observer {
           break;
         }
         const crashed = s.crashed.has(pg);
-        if (!crashed && (await this.recovery.responsive(pg, d))) {
+        // The probe is recovery's first move and has its time (the reserve kept back from d): a capture that used up
+        // d on a starved machine must not make a live page look hung for want of time to ask it.
+        if (!crashed && (await this.recovery.responsive(pg, deadline))) {
           error ??= observationFailure(e);
           break;
         }
