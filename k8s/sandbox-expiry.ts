@@ -77,13 +77,15 @@ async function expireOne(d: ExpiryDeps, pod: V1Pod, r: SandboxRecord, reason: Cl
     });
     if (!closed || !after) return false;
     d.log.info({ sandbox_id: r.id, pod: name, reason }, 'sandbox expired');
-    if (r.har && worker && placement) await fetchHarOfClosed(d, placement, worker, r);
+    // A `record_har` sandbox's HAR is written by the worker's browser when it closes there: close it on the worker
+    // first (also when its pod goes next), then fetch the HAR.
+    const har = r.har ? d.harPath?.(r.id) : undefined;
+    if (worker && (har || liveCount(after) > 0)) await worker.deleteSandbox(r.worker!).catch(() => undefined);
+    if (har && worker && placement) await fetchHarOfClosed(d, placement, r, har);
     if (liveCount(after) === 0) {
       await d.api.deletePod(name, true, after.metadata!.resourceVersion).catch((err: unknown) => {
         if (!(err instanceof KubeError && err.status === 409)) throw err;
       });
-    } else if (worker) {
-      await worker.deleteSandbox(r.worker!).catch(() => undefined);
     }
     return true;
   } finally {
@@ -92,15 +94,12 @@ async function expireOne(d: ExpiryDeps, pod: V1Pod, r: SandboxRecord, reason: Cl
 }
 
 /**
- * A `record_har` sandbox closed by expiry: its HAR is written by the worker's browser when the sandbox closes there,
- * so the leader closes it on the worker and fetches the HAR into the episode directory before the pod goes, as a
- * replica deleting it does (remote-sandbox.ts close). A replica holding it closes it too when it sees the tombstone:
- * whichever deletes first, both fetch (the worker serves the HAR until one fetch took it; the bytes are the same).
+ * A `record_har` sandbox closed by expiry (and on its worker): its HAR is fetched into the episode directory before
+ * the pod goes, as a replica deleting it does (remote-sandbox.ts close). A replica holding it closes it too when it
+ * sees the tombstone: whichever deletes first, both fetch (the worker serves the HAR until one fetch took it; the
+ * bytes are the same).
  */
-async function fetchHarOfClosed(d: ExpiryDeps, placement: Placement, worker: GroveClient, r: SandboxRecord): Promise<void> {
-  const to = d.harPath?.(r.id);
-  if (!to) return;
-  await worker.deleteSandbox(r.worker!).catch(() => undefined);
+async function fetchHarOfClosed(d: ExpiryDeps, placement: Placement, r: SandboxRecord, to: string): Promise<void> {
   await fetchRecordedHar(placement, r.worker!, to).then(
     () => d.log.info({ sandbox_id: r.id, har: to }, 'the HAR of an expired sandbox was fetched from its worker'),
     (err: unknown) => d.log.warn({ err: String(err), sandbox_id: r.id }, 'fetching the HAR of an expired sandbox failed'),
