@@ -79,7 +79,11 @@ export async function clawEvalTasks(v: Values, io: CommandIO, u: CommandUsage): 
     const ready = p.tasks.filter((t) => t.status === 'ready');
     // the skipped by the kind of their reason (missing_file:<path> is one row per file above)
     const kinds = new Map<string, number>();
-    for (const t of p.tasks) if (t.status !== 'ready') kinds.set(t.reason!.split(':')[0]!, (kinds.get(t.reason!.split(':')[0]!) ?? 0) + 1);
+    for (const t of p.tasks) {
+      if (t.status === 'ready') continue;
+      const kind = t.reason!.split(':')[0]!;
+      kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    }
     const byKind = [...kinds].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ');
     io.err(`${p.tasks.length} task(s): ${ready.length} ready (${ready.filter((t) => t.needs_judge).length} of them need a judge), ${p.tasks.length - ready.length} skipped${byKind ? ` (${byKind})` : ''}\n`);
     return 0;
