@@ -4,16 +4,17 @@
 // --judge-url/--judge-model through judges/claw-eval.ts, the relay `grove claw run --claw-eval` uses too.
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { ClawEvalHost } from '../claw-env/claw-eval/host.ts';
+import { ClawEvalHost, type ClawEvalHostOptions } from '../claw-env/claw-eval/host.ts';
 import { clawEvalJudgeRelay } from '../judges/claw-eval.ts';
 import { ConfigError, type GroveConfig } from '../sandbox/config.ts';
 import type { Logger } from '../sandbox/log.ts';
 
 /** The checkout of `config.clawEval`, read at start (a DIR that is not a checkout is a configuration error). */
-export function clawEvalHostFor(config: GroveConfig, log: Logger): ClawEvalHost | undefined {
+export function clawEvalHostFor(config: GroveConfig, log: Logger, more: Pick<ClawEvalHostOptions, 'gradedElsewhere' | 'isolation'> = {}): ClawEvalHost | undefined {
   if (!config.clawEval) return undefined;
   try {
     return new ClawEvalHost({
+      ...more,
       dir: config.clawEval,
       cacheDir: config.clawEvalCache ? path.resolve(config.clawEvalCache) : path.join(homedir(), '.cache', 'grove'),
       indexUrl: config.clawEvalIndexUrl,

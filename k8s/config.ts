@@ -14,7 +14,10 @@ const Resources = z
 
 export const TemplateSchema = z
   .object({
-    type: z.enum(['browser', 'shell']),
+    /** `claw-eval`: pods hosting one Claw-Eval episode each (claw sandboxes with `claw_eval_task`): their image holds the
+     * checkout and its Python environment at `clawEval` (scripts/claw-eval-image.sh), their worker starts the services
+     * without bubblewrap (the pod is the boundary) and the orchestrator grades (docs/kubernetes.md). */
+    type: z.enum(['browser', 'shell', 'claw-eval']),
     /** `pod`: one pod per sandbox (strongest isolation). `shared`: worker pods hosting up to maxPerWorker sandboxes. */
     placement: z.enum(['pod', 'shared']),
     maxPerWorker: z.number().int().min(1).max(64).default(8),
@@ -25,8 +28,14 @@ export const TemplateSchema = z
     image: z.string().min(1).optional(),
     /** Shell templates: size limit of the /workspace emptyDir (default 4Gi). */
     workspaceSize: Quantity.optional(),
+    /** claw-eval templates: the checkout's path in the image (the orchestrator's own --claw-eval path: a venv is bound
+     * to its absolute path) and where its built Python environment is (the image's --claw-eval-cache; default
+     * /opt/grove-claw-eval/cache, as scripts/claw-eval-image.sh builds it). */
+    clawEval: z.string().regex(/^(\/[A-Za-z0-9._+-]+)+$/, 'an absolute path').optional(),
+    clawEvalCache: z.string().regex(/^(\/[A-Za-z0-9._+-]+)+$/, 'an absolute path').optional(),
   })
   .strict()
+  .refine((t) => t.type !== 'claw-eval' || (t.placement === 'pod' && t.clawEval !== undefined && t.image !== undefined), { message: 'claw-eval templates need placement "pod", `clawEval` (the checkout\'s path in the image) and `image` (scripts/claw-eval-image.sh)', path: ['type'] })
   // A shell pod is its sandbox's isolation boundary (pod isolation: one user, one file system, one network).
   .refine((t) => t.type !== 'shell' || t.placement === 'pod', { message: 'shell templates need placement "pod" (the pod is the shell sandbox\'s isolation boundary)', path: ['placement'] });
 export type Template = z.infer<typeof TemplateSchema>;
@@ -142,9 +151,10 @@ export function loadK8sConfig(file?: string): K8sConfig {
 
 /** The template a sandbox of this type uses: `labels.template` when given, else the first template of the type.
  * Claw sandboxes run on browser workers (the worker image serves the Claw apps, and a paired browser joins them). */
-export function templateFor(cfg: K8sConfig, type: string, labels: Record<string, string> | undefined): [string, Template] | null {
+export function templateFor(cfg: K8sConfig, type: string, labels: Record<string, string> | undefined, clawEval = false): [string, Template] | null {
   const wanted = labels?.template;
-  const podType = type === 'claw' ? 'browser' : type;
+  // A claw sandbox with claw_eval_task on a claw-eval template (its image holds the checkout).
+  const podType = type === 'claw' ? (clawEval ? 'claw-eval' : 'browser') : type;
   for (const [name, t] of Object.entries(cfg.templates)) {
     if (t.type !== podType) continue;
     if (wanted === undefined || wanted === name) return [name, t];

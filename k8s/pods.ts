@@ -11,6 +11,9 @@ export const WORKER_UID = 10001;
 /** Where a shell pod's workspace emptyDir is mounted (the path the API and commands see). */
 export const SHELL_WORKSPACE = '/workspace';
 
+/** Where scripts/claw-eval-image.sh builds a checkout's Python environment in the image. */
+export const CLAW_EVAL_CACHE = '/opt/grove-claw-eval/cache';
+
 export function workerPodSpec(cfg: K8sConfig, templateName: string, token: string | null): V1PodSpec {
   const t: Template = cfg.templates[templateName]!;
   const env = [
@@ -28,6 +31,15 @@ export function workerPodSpec(cfg: K8sConfig, templateName: string, token: strin
       { name: 'GROVE_SHELL_ISOLATION', value: 'pod' },
       { name: 'GROVE_SHELL_POD_WORKSPACE', value: SHELL_WORKSPACE },
       { name: 'GROVE_SHELL_POD_NETWORK', value: cfg.network },
+    );
+  }
+  // Claw-Eval pods: one episode, its services from the image's checkout without bubblewrap (the pod is their boundary,
+  // claw-env/claw-eval/services.ts), the Python environment built into the image; no judge or user-model setting.
+  if (t.type === 'claw-eval') {
+    env.push(
+      { name: 'GROVE_CLAW_EVAL', value: t.clawEval! },
+      { name: 'GROVE_CLAW_EVAL_CACHE', value: t.clawEvalCache ?? CLAW_EVAL_CACHE },
+      { name: 'GROVE_CLAW_EVAL_ISOLATION', value: 'pod' },
     );
   }
   // The per-pod token (an HMAC of the pod name under the orchestrators' secret); absent in the rendered template.

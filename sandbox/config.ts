@@ -105,6 +105,9 @@ const GroveConfigSchema = z
     clawEvalUserUrl: z.string().url().optional(),
     clawEvalUserModel: z.string().min(1).optional(),
     clawEvalUserKey: z.string().min(1).optional(),
+    /** `pod`: the checkout's services start without bubblewrap, the pod being their boundary. Only a Claw-Eval worker
+     * pod (`grove worker`, set in its pod spec) takes it; any other server refuses to start with it. */
+    clawEvalIsolation: z.enum(['bwrap', 'pod']).default('bwrap'),
     /** OpenEnv protocol (openenv/): sessions open at once at most (default: maxSandboxes; beyond: CAPACITY_REACHED). */
     openenvMaxSessions: z.number().int().min(1).max(10_000).optional(),
     /** OpenEnv sessions idle this long are closed with their sandbox, seconds. */
@@ -136,7 +139,7 @@ export function envName(key: ConfigKey): string {
   return 'GROVE_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
 }
 
-const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig', 'taskFiles', 'judgeUrl', 'judgeModel', 'judgeApiKey', 'clawEval', 'clawEvalCache', 'clawEvalIndexUrl', 'clawEvalUserUrl', 'clawEvalUserModel', 'clawEvalUserKey', 'shellIsolation', 'shellPodWorkspace', 'shellPodNetwork']);
+const STRING_KEYS = new Set<ConfigKey>(['host', 'apiKey', 'chromiumPath', 'dataDir', 'logLevel', 'recordingsDir', 'backend', 'k8sConfig', 'taskFiles', 'judgeUrl', 'judgeModel', 'judgeApiKey', 'clawEval', 'clawEvalCache', 'clawEvalIndexUrl', 'clawEvalUserUrl', 'clawEvalUserModel', 'clawEvalUserKey', 'clawEvalIsolation', 'shellIsolation', 'shellPodWorkspace', 'shellPodNetwork']);
 const BOOLEAN_KEYS = new Set<ConfigKey>(['authDisabled', 'unsafeNoAuthRemote', 'unsafeShellIsolationPod', 'frameCache']);
 const JSON_KEYS = new Set<ConfigKey>(['shellImages']);
 const NUMBER_KEYS = new Set<ConfigKey>(KEYS.filter((k) => !STRING_KEYS.has(k) && !BOOLEAN_KEYS.has(k) && !JSON_KEYS.has(k)));

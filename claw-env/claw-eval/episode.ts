@@ -12,7 +12,7 @@ import { GroveError } from '../../protocol/errors.ts';
 import type { SandboxStatus } from '../../protocol/sandbox.ts';
 import type { Sandbox, SandboxDetails } from '../../sandbox/types.ts';
 import { Progress } from '../../sandbox/progress.ts';
-import { GRADE_BUDGET_MS, gradeClawEvalTrial, type ClawEvalGrade } from './grade.ts';
+import { GRADE_BUDGET_MS, gradeClawEvalTrial, type ClawEvalGrade, type ClawEvalMessage, type ClawEvalTrace } from './grade.ts';
 import type { ClawEvalTask } from './checkout.ts';
 import type { ClawEvalHost } from './host.ts';
 import { clawEvalPrompt } from './prompt.ts';
@@ -23,13 +23,36 @@ export type ClawEvalEpisodeGrade =
   | { task_id: string; score: number; task_score: number; passed: boolean; scores: Record<string, number>; judge_calls: number; tool_calls: number }
   | { task_id: string; score: null; errored: true; error: string; tool_calls: number };
 
-export class ClawEvalEpisodeSandbox implements Sandbox {
+/** What the routes (server/routes/claw-eval.ts) and MCP (mcp/sandbox-tools.ts) use of an episode: this class, or the
+ * orchestrator's copy of one that runs on a worker pod (k8s/remote-claw-eval.ts, graded on the orchestrator). */
+export interface ClawEvalEpisode extends Sandbox {
+  readonly type: 'claw';
+  readonly clawEval: true;
+  readonly task: ClawEvalTask;
+  readonly steps: number;
+  toolDefs(): { type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }[];
+  callTool(endpoints: unknown, id: string, name: string, args: Record<string, unknown>): Promise<DispatchRecord>;
+  reply(text: string): Promise<{ user: string | null; done: boolean; rounds: number }>;
+  grade(answer: string | undefined): Promise<ClawEvalEpisodeGrade>;
+}
+
+/** What the orchestrator reads of a worker's episode to answer its simulated user (worker route .../conversation). */
+export interface ClawEvalConversation {
+  messages: ClawEvalMessage[];
+  user_rounds: number;
+  user_done: boolean;
+  over: boolean;
+}
+
+export class ClawEvalEpisodeSandbox implements ClawEvalEpisode {
   readonly type = 'claw' as const;
   readonly clawEval = true as const;
   status: SandboxStatus = 'creating';
   private session?: ClawEvalSession;
   private prompt = '';
   private graded?: Promise<ClawEvalEpisodeGrade>;
+  /** A worker's episode ended for its orchestrator's grade (finishForGrade). */
+  private finished?: Promise<ClawEvalTrace>;
   private readonly starting: Promise<void>;
   /** Aborted at close: stops a start, a simulated user's turn or a grade in progress. */
   private readonly life = new AbortController();
@@ -61,7 +84,7 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
     const first = await clawEvalPrompt(task, prepared);
     this.prompt = first.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n\n');
     const sandbox = task.sandbox ? await this.host.sandboxProvider() : undefined;
-    this.session = new ClawEvalSession(task, 0, { root: prepared.root, python: prepared.python, driver: prepared.driver, errorRate: this.host.o.errorRate, sandbox, confine: this.host.o.confine }, first);
+    this.session = new ClawEvalSession(task, 0, { root: prepared.root, python: prepared.python, driver: prepared.driver, errorRate: this.host.o.errorRate, sandbox, confine: this.host.o.confine, isolation: this.host.o.isolation }, first);
     if (this.status === 'closed') return;
     // the task's own startup budget, cut short by close
     const startup = Progress.after(serviceStartBudgetMs(task), `the services of Claw-Eval task ${task.id}`, { signal: this.life.signal });
@@ -78,7 +101,7 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
 
   private live(): ClawEvalSession {
     if (!this.session || this.status === 'creating') throw new GroveError('sandbox_not_ready');
-    if (this.graded) throw new GroveError('invalid_request', `The Claw-Eval episode of sandbox ${this.id} was graded: it is over (create a new sandbox for another trial).`);
+    if (this.graded || this.finished) throw new GroveError('invalid_request', `The Claw-Eval episode of sandbox ${this.id} was graded: it is over (create a new sandbox for another trial).`);
     return this.session;
   }
 
@@ -96,7 +119,7 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
   /** What the agent is told: the task's id, its first message's text and its tools. */
   details(): SandboxDetails {
     const ua = this.session?.task.user_agent;
-    const claw_eval: ClawEvalDetails = { task_id: this.taskId, prompt: this.prompt, tools: (this.session?.tools ?? []).map((t) => t.name), graded: this.graded !== undefined, ...(ua ? { user_agent: { max_rounds: ua.max_rounds } } : {}) };
+    const claw_eval: ClawEvalDetails = { task_id: this.taskId, prompt: this.prompt, tools: (this.session?.tools ?? []).map((t) => t.name), graded: this.graded !== undefined || this.finished !== undefined, ...(ua ? { user_agent: { max_rounds: ua.max_rounds } } : {}) };
     return { claw_eval };
   }
 
@@ -117,6 +140,7 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
    * user answers (a user_agent task with rounds left) or the conversation is over and that text is the final answer.
    */
   async reply(text: string): Promise<{ user: string | null; done: boolean; rounds: number }> {
+    this.refuseOnWorker();
     const s = this.live();
     if (this.conversationOver) throw new GroveError('invalid_request', `The conversation of Claw-Eval episode ${this.id} is over: grade it.`);
     if (this.replying) throw new GroveError('invalid_request', `A reply to the simulated user of episode ${this.id} is already running.`);
@@ -144,6 +168,11 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
 
   /** The episode graded once by the task's own grader; later calls answer the same grade. */
   grade(answer: string | undefined): Promise<ClawEvalEpisodeGrade> {
+    try {
+      this.refuseOnWorker();
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const s = this.session;
     if (!s || this.status === 'creating') return Promise.reject(new GroveError('sandbox_not_ready'));
     this.graded ??= (async () => {
@@ -154,14 +183,61 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
         const p = await this.host.prepare();
         const progress = Progress.after(GRADE_BUDGET_MS, `grading ${s.task.id}`, { signal: this.life.signal });
         const g: ClawEvalGrade = await gradeClawEvalTrial(s.task, trace, { root: p.root, python: p.python, driver: p.driver, judge: this.host.o.judge, progress }).finally(() => progress.done());
-        const tool_calls = trace.dispatches.length;
-        if ('error' in g) return { task_id: this.taskId, score: null, errored: true as const, error: g.error.slice(0, 2000), tool_calls };
-        return { task_id: this.taskId, score: g.task_score, task_score: g.task_score, passed: g.passed, scores: g.scores, judge_calls: g.judge_calls, tool_calls };
+        return episodeGrade(this.taskId, g, trace.dispatches.length);
       } finally {
         await s.close();
       }
     })();
     return this.graded;
+  }
+
+  // --- a worker pod's episode (grove worker --claw-eval): the orchestrator grades and answers the simulated user ---
+
+  /** On a worker, the grade and the simulated user are the orchestrator's (they need its checkout, judge and user
+   * model; none of their keys enter a pod): it reads the conversation and the trace through worker-only routes. */
+  private refuseOnWorker(): void {
+    if (this.host.o.gradedElsewhere) throw new GroveError('invalid_request', `Claw-Eval episode ${this.id} runs on a worker: its orchestrator grades it and answers its simulated user.`);
+  }
+
+  /** The conversation so far (worker route GET /worker/claw-eval/{id}/conversation). */
+  conversation(): ClawEvalConversation {
+    const s = this.live();
+    return { messages: s.trace.messages, user_rounds: s.userRounds, user_done: s.userDone, over: this.conversationOver };
+  }
+
+  /** One text turn answered on the orchestrator: the agent's text, then the simulated user's message (or null: the
+   * user is done or out of rounds, and the text was the final answer). Both recorded at once. */
+  recordTurn(text: string, user: string | null): { user: string | null; done: boolean; rounds: number } {
+    const s = this.live();
+    if (this.conversationOver) throw new GroveError('invalid_request', `The conversation of Claw-Eval episode ${this.id} is over: grade it.`);
+    const ua = s.task.user_agent;
+    if (user !== null && (!ua || s.userRounds >= ua.max_rounds)) throw new GroveError('invalid_request', `Task ${s.task.id} has no simulated user rounds left.`);
+    s.answer(text);
+    if (user === null) {
+      s.userDone = ua !== undefined;
+      this.conversationOver = true;
+      return { user: null, done: true, rounds: s.userRounds };
+    }
+    s.userRounds++;
+    const msg = user.startsWith('[user_agent]\n') ? user : `[user_agent]\n${user}`;
+    s.trace.messages.push({ role: 'user', content: [{ type: 'text', text: msg }] });
+    return { user: msg, done: false, rounds: s.userRounds };
+  }
+
+  /** Ends the episode for the orchestrator's grade: the answer as the last assistant message, the services' audit
+   * read, the services stopped; the trace (worker route POST /worker/claw-eval/{id}/finish). Asked again, the same. */
+  finishForGrade(answer: string | undefined): Promise<ClawEvalTrace> {
+    const s = this.session;
+    if (!s || this.status === 'creating') return Promise.reject(new GroveError('sandbox_not_ready'));
+    this.finished ??= (async () => {
+      if (!this.conversationOver) s.answer(answer ?? '');
+      try {
+        return await s.finish();
+      } finally {
+        await s.close();
+      }
+    })();
+    return this.finished;
   }
 
   async close(): Promise<void> {
@@ -173,6 +249,12 @@ export class ClawEvalEpisodeSandbox implements Sandbox {
   }
 }
 
-export function isClawEvalEpisode(sb: Sandbox): sb is ClawEvalEpisodeSandbox {
-  return (sb as Partial<ClawEvalEpisodeSandbox>).clawEval === true;
+/** A grader's result as an episode's grade answers it (here, and on the orchestrator for a pod's episode). */
+export function episodeGrade(taskId: string, g: ClawEvalGrade, tool_calls: number): ClawEvalEpisodeGrade {
+  if ('error' in g) return { task_id: taskId, score: null, errored: true as const, error: g.error.slice(0, 2000), tool_calls };
+  return { task_id: taskId, score: g.task_score, task_score: g.task_score, passed: g.passed, scores: g.scores, judge_calls: g.judge_calls, tool_calls };
+}
+
+export function isClawEvalEpisode(sb: Sandbox): sb is ClawEvalEpisode {
+  return (sb as Partial<ClawEvalEpisode>).clawEval === true;
 }

@@ -11,7 +11,7 @@ import { importFiles, loadClawEvalCheckout, markMissingDeps, type ClawEvalTask }
 import type { ClawEvalJudgeConfig } from './grade.ts';
 import { clawEvalSandboxTools } from './prompt.ts';
 import { ensureClawEvalPython, ensureClawEvalSandboxPython, probeDeps, writeDriver, type ClawEvalPython } from './pyenv.ts';
-import type { ClawEvalConfine } from './services.ts';
+import type { ClawEvalConfine, ClawEvalIsolation } from './services.ts';
 import type { ClawEvalSandboxProvider } from './session.ts';
 import type { ClawEvalUserModel } from './user-agent.ts';
 import { clawEvalTempDir } from './tmp.ts';
@@ -62,6 +62,11 @@ export interface ClawEvalHostOptions extends PrepareOptions {
   openShell?: ClawEvalShellOpener;
   /** The services under the server's shell-sandbox limits (services.ts ClawEvalConfine). */
   confine?: ClawEvalConfine;
+  /** `pod`: the services without bubblewrap (a Claw-Eval worker pod only: server/server.ts refuses it elsewhere). */
+  isolation?: ClawEvalIsolation;
+  /** A worker's checkout (`grove worker --claw-eval`): its orchestrator grades the episodes and answers their simulated
+   * users (its judge and user model; no key enters a pod), so tasks that need them are not refused here. */
+  gradedElsewhere?: boolean;
   /** Where the sandbox server's Python is cached (default /var/cache/grove: readable inside shell sandboxes). */
   sandboxCacheDir?: string;
   errorRate?: number;
@@ -81,6 +86,11 @@ export class ClawEvalHost {
     this.byId = new Map(co.tasks.map((t) => [t.id, t]));
   }
 
+  /** The task as the checkout's yaml gives it (before the dependency probe); undefined for an unknown id. */
+  peek(id: string): ClawEvalTask | undefined {
+    return this.byId.get(id);
+  }
+
   /** Refuses (4xx) what can never run here, before any sandbox exists: an unknown id, a task skipped at load, a task
    * needing what an episode sandbox does not give (sandbox tools, a simulated user, a judge the server lacks). */
   check(id: string): ClawEvalTask {
@@ -88,8 +98,8 @@ export class ClawEvalHost {
     if (!t) throw new GroveError('task_not_found', `No Claw-Eval task "${id.slice(0, 200)}" in the server's checkout (${this.byId.size} tasks; grove claw tasks --claw-eval DIR lists them).`);
     if (t.status !== 'ready') throw new GroveError('invalid_request', `Claw-Eval task ${t.id} cannot run here: ${t.reason}.`);
     if (t.sandbox && !this.o.openShell) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} runs with the sandbox tools (Bash, Read, …) and this server has no shell sandboxes (root and bubblewrap are needed): run it where they are.`);
-    if (t.user_agent && !this.o.userModel) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} talks with a simulated user (user_agent) and this server has no user model: start it with --claw-eval-user-url and --claw-eval-user-model.`);
-    if (t.needs_judge && !this.o.judge) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} is graded with a judge and this server has none: start it with --judge-url and --judge-model.`);
+    if (t.user_agent && !this.o.userModel && !this.o.gradedElsewhere) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} talks with a simulated user (user_agent) and this server has no user model: start it with --claw-eval-user-url and --claw-eval-user-model.`);
+    if (t.needs_judge && !this.o.judge && !this.o.gradedElsewhere) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} is graded with a judge and this server has none: start it with --judge-url and --judge-model.`);
     return t;
   }
 

@@ -17,6 +17,11 @@
 // pids.max) and gives the trial's writable state (its socket folder, and /tmp inside) a size-capped disk of its own
 // under the shell environment's folder, removed at stop and by its watchdog if the process dies. Without it (no
 // root, no shell environment) the folder is a temp folder (tmp.ts) and /tmp a tmpfs, with no limits.
+// `isolation: 'pod'` (a Claw-Eval worker pod only, `grove worker` with GROVE_CLAW_EVAL_ISOLATION=pod; refused
+// everywhere else, server/server.ts): no bubblewrap, which a restricted pod cannot run — the pod is the boundary,
+// as shell-env's pod isolation: the services run as the pod's non-root user in a process group of their own (killed
+// whole at stop), the checkout and the venv on the pod's read-only root file system, the sockets and /tmp in the
+// pod's /tmp emptyDir, the pod's network namespace (its NetworkPolicy: no egress) and its resources as the limits.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
@@ -70,7 +75,11 @@ export interface ServiceSetOptions {
   onLog?: (line: string) => void;
   /** A shell sandbox's limits for the services' sandbox (cgroups and a disk); without: bubblewrap alone. */
   confine?: ClawEvalConfine;
+  /** `pod`: started without bubblewrap, the worker pod being the boundary (see the top of this file). */
+  isolation?: ClawEvalIsolation;
 }
+
+export type ClawEvalIsolation = 'bwrap' | 'pod';
 
 /** A host process held to limits (shell-env's ProcessConfinement, taken by its shape: claw-env does not import it):
  * `dir` and `tmp` are on a size-capped disk removed by release(). */
@@ -145,6 +154,8 @@ export class ClawEvalServiceSet {
   private exited?: string;
   private stderr = '';
   private confinement: ClawEvalConfinement | null = null;
+  /** isolation `pod`: the process group of the supervisor and its services. */
+  private group?: number;
 
   constructor(
     private readonly task: ClawEvalTask,
@@ -160,8 +171,9 @@ export class ClawEvalServiceSet {
   async start(progress: Progress): Promise<void> {
     // the deadline as handed down (the message names it; preparing the confinement's disk counts against it)
     const budgetMs = progress.remaining();
+    const inPod = this.o.isolation === 'pod';
     // under the shell environment's limits when there are: the wrapper joins the cgroups, then execs bwrap
-    this.confinement = this.o.confine ? await this.o.confine(`claw-eval-${randomBytes(5).toString('hex')}`) : null;
+    this.confinement = this.o.confine && !inPod ? await this.o.confine(`claw-eval-${randomBytes(5).toString('hex')}`) : null;
     if (this.stopped) {
       await this.stop();
       throw new ClawEvalServiceStartError(this.task.services[0]?.name ?? 'set', 'was stopped before it was started');
@@ -180,9 +192,12 @@ export class ClawEvalServiceSet {
     });
     const spec = path.join(runDir, 'services.json');
     writeFileSync(spec, JSON.stringify({ services: specs }));
-    const args = [this.o.bwrap ?? '/usr/bin/bwrap', ...bwrapArgs(this.o, runDir, this.confinement?.tmp), this.o.python.python, this.o.driver, 'supervise', this.o.root, spec];
+    const supervise = [this.o.python.python, this.o.driver, 'supervise', this.o.root, spec];
+    const args = inPod ? supervise : [this.o.bwrap ?? '/usr/bin/bwrap', ...bwrapArgs(this.o, runDir, this.confinement?.tmp), ...supervise];
     const argv = this.confinement ? this.confinement.argv(args) : args;
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
+    // In a pod: a process group of its own (detached), so stop() kills the supervisor and every service under it.
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/bin:/bin', ...(inPod ? { HOME: '/tmp', TMPDIR: '/tmp' } : {}) }, cwd: inPod ? this.o.root : undefined, detached: inPod });
+    this.group = inPod && child.pid !== undefined ? child.pid : undefined;
     this.child = child;
     child.stderr!.on('data', (c: Buffer) => {
       this.stderr = (this.stderr + c.toString('utf8')).slice(-4000);
@@ -255,6 +270,15 @@ export class ClawEvalServiceSet {
       const gone = new Promise((r) => c.once('exit', r));
       c.kill('SIGKILL');
       await gone;
+    }
+    // Without bwrap's PID namespace the services outlive their supervisor: the whole group goes.
+    if (this.group !== undefined) {
+      try {
+        process.kill(-this.group, 'SIGKILL');
+      } catch {
+        // none left
+      }
+      this.group = undefined;
     }
     const cg = this.confinement;
     this.confinement = null;

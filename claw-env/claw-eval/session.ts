@@ -9,7 +9,7 @@ import { toolResultBlock, type ClawEvalMessage, type ClawEvalTrace } from './gra
 import type { ClawEvalPrompt } from './prompt.ts';
 import type { ClawEvalPython } from './pyenv.ts';
 import { ClawEvalSandbox, localGraderFiles, type ClawEvalShell } from './sandbox.ts';
-import { ClawEvalServiceSet, type ClawEvalConfine, type DispatchRecord } from './services.ts';
+import { ClawEvalServiceSet, type ClawEvalConfine, type ClawEvalIsolation, type DispatchRecord } from './services.ts';
 import { simulatedUserTurn, type ClawEvalUserModel } from './user-agent.ts';
 import type { Progress } from '../../sandbox/progress.ts';
 
@@ -29,6 +29,8 @@ export interface ClawEvalSessionOptions {
   sandbox?: ClawEvalSandboxProvider;
   /** The services under a shell sandbox's limits (services.ts ClawEvalConfine). */
   confine?: ClawEvalConfine;
+  /** `pod`: the services without bubblewrap, in a worker pod (services.ts). */
+  isolation?: ClawEvalIsolation;
 }
 
 export interface ClawEvalCallResult {
@@ -60,7 +62,7 @@ export class ClawEvalSession {
     first: ClawEvalPrompt,
   ) {
     if (task.sandbox && !o.sandbox) throw new Error('the task runs with the sandbox tools and no shell sandbox is configured');
-    this.services = task.services.length ? new ClawEvalServiceSet(task, { root: o.root, python: o.python, driver: o.driver, errorRate: o.errorRate, confine: o.confine }) : undefined;
+    this.services = task.services.length ? new ClawEvalServiceSet(task, { root: o.root, python: o.python, driver: o.driver, errorRate: o.errorRate, confine: o.confine, isolation: o.isolation }) : undefined;
     this.endpoints = new Map(task.endpoints.map((e) => [e.tool_name, e]));
     // Claw-Eval's --sandbox loop: the task's tools, then the sandbox tools the yaml does not define itself
     const own = new Set(task.tools.map((t) => t.name));

@@ -4,12 +4,12 @@
 import { SandboxIdParams } from '../../protocol/api.ts';
 import { ClawEvalCallRequest, ClawEvalCallResponse, ClawEvalGradeResponse, ClawEvalReplyRequest, ClawEvalReplyResponse, ClawGradeRequest, ClawToolsResponse } from '../../protocol/claw.ts';
 import { GroveError } from '../../protocol/errors.ts';
-import { isClawEvalEpisode, type ClawEvalEpisodeSandbox } from '../../claw-env/claw-eval/episode.ts';
+import { isClawEvalEpisode, type ClawEvalEpisode } from '../../claw-env/claw-eval/episode.ts';
 import type { RouteContext } from '../route.ts';
 import { defineRoute } from '../route.ts';
 import { errorResponses } from './common.ts';
 
-function episode(ctx: RouteContext, id: string): ClawEvalEpisodeSandbox {
+function episode(ctx: RouteContext, id: string): ClawEvalEpisode {
   const sb = ctx.registry.use(id);
   if (!isClawEvalEpisode(sb)) throw new GroveError('wrong_sandbox_type', `Sandbox ${id} is a ${sb.type} sandbox without a Claw-Eval task; create one with {type: "claw", claw_eval_task: ID}.`);
   return sb;
