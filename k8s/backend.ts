@@ -22,6 +22,7 @@ import { RemoteSandbox } from './remote-sandbox.ts';
 import { RemoteShellSandbox } from './remote-shell.ts';
 import { RemoteClawSandbox } from './remote-claw.ts';
 import { placementOf, SharedState } from './shared.ts';
+import { addPairedShell, endPairedShell, waitPairedShell, type PairedShell } from './paired-shell.ts';
 import { ClaimWrites } from './claim-writes.ts';
 import { WarmShare } from './warm-share.ts';
 
@@ -144,7 +145,9 @@ export class KubernetesBackend implements Backend, PlacementDriver {
         retryAfter: Math.min(60, 1 + Math.ceil(queued / this.cfg.api.concurrency / 10)),
       });
     }
-    if (this.placer.starting >= this.cfg.maxStartingPods && !this.placer.hasRoom(t[0])) {
+    // A paired shell takes no pod (an ephemeral container of its claw sandbox's).
+    const paired = spec.type === 'shell' && spec.claw_sandbox !== undefined;
+    if (!paired && this.placer.starting >= this.cfg.maxStartingPods && !this.placer.hasRoom(t[0])) {
       throw new GroveError('capacity_exhausted', `${this.placer.starting} sandbox pods are still starting; retry shortly.`, { retryAfter: 5 });
     }
   }
@@ -199,23 +202,45 @@ export class KubernetesBackend implements Backend, PlacementDriver {
       ...(sb.spec.type === 'browser' && sb.spec.record ? { recorded: true as const } : {}),
       ...(sb.spec.type === 'browser' && sb.spec.record_har ? { har: true as const } : {}),
     };
-    const paired = sb.spec.type === 'browser' ? sb.spec.claw_sandbox : undefined;
+    const paired = sb.spec.type === 'browser' || sb.spec.type === 'shell' ? sb.spec.claw_sandbox : undefined;
+    let shell: PairedShell | undefined;
+    if (paired !== undefined && sb.spec.type === 'shell') {
+      // Its own worker in an ephemeral container of the claw sandbox's pod (k8s/paired-shell.ts), recorded there.
+      const name = this.liveClawPod(paired);
+      shell = await addPairedShell(this.pairing, name, sb.id);
+      rec.paired = shell;
+    }
     const name = paired !== undefined ? await this.placeBeside(rec, paired) : await this.placer.place(rec, new Date(this.clock.now() + ttl * 1000).toISOString());
     this.podOf.set(sb.id, name);
     await this.placer.waitReady(name, deadline, sb.aborted.signal);
-    const placement = placementOf(this.cache.get(name)!, this.cfg, this.opts.tokenSecret);
+    const placement = placementOf(this.cache.get(name)!, this.cfg, this.opts.tokenSecret, rec);
     if (!placement) throw new GroveError('worker_lost', `Worker pod ${name} went away as it became ready.`);
+    if (shell) await waitPairedShell(this.pairing, placement, shell, deadline, sb.aborted.signal);
     return placement;
   }
 
-  /** A browser paired with a claw sandbox joins it on its pod (its record written there, so every replica serves
-   * it and the pod is not emptied under it). */
-  private async placeBeside(rec: SandboxRecord, clawId: string): Promise<string> {
+  private get pairing() {
+    return { cfg: this.cfg, api: this.api, cache: this.cache, tokenSecret: this.opts.tokenSecret, now: () => this.clock.now() };
+  }
+
+  /** What a paired shell's worker may be told about its network: the install's (its pod's NetworkPolicy). */
+  get podNetwork(): K8sConfig['network'] {
+    return this.cfg.network;
+  }
+
+  private liveClawPod(clawId: string): string {
     const claw = this.sandboxes.get(clawId);
     const name = claw?.type === 'claw' ? claw.pod : null;
     if (!claw || !name || claw.status === 'closed') {
       throw new GroveError('invalid_request', `claw_sandbox: Sandbox ${clawId.slice(0, 200)} is not a live claw sandbox of this server.`);
     }
+    return name;
+  }
+
+  /** A browser paired with a claw sandbox joins it on its pod (its record written there, so every replica serves
+   * it and the pod is not emptied under it). */
+  private async placeBeside(rec: SandboxRecord, clawId: string): Promise<string> {
+    const name = this.liveClawPod(clawId);
     this.guests.add(rec.id);
     const pod = await updatePod(this.api, this.cache, name, (p) => {
       const host = podRecords(p).get(clawId);
@@ -260,7 +285,15 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     const elsewhere = this.state.closedElsewhere.delete(id);
     const name = placement?.pod ?? this.podOf.get(id) ?? this.state.record(id)?.pod;
     this.podOf.delete(id);
-    const guest = this.guests.delete(id);
+    // A paired shell (its record says so, whichever replica created it) is a guest of the claw sandbox's pod: its
+    // worker is ended (the ephemeral container stops), the pod stays.
+    const paired = name ? podRecords(this.cache.get(name) ?? {}).get(id)?.paired : undefined;
+    const guest = this.guests.delete(id) || paired !== undefined;
+    if (paired && name && !elsewhere) {
+      const pod = this.cache.get(name);
+      const at = pod ? placementOf(pod, this.cfg, this.opts.tokenSecret, { paired }) : null;
+      if (at) await endPairedShell(at, this.cfg.leaseDurationSeconds * 1000);
+    }
     this.placer.claimedLocally.delete(id);
     if (!name || elsewhere) return;
     // The claim and ready writes of a claim from memory land before the record is closed.

@@ -17,13 +17,21 @@ import { shellImageRefusal } from './pod-image.ts';
 
 /**
  * Create options that cannot work when the sandbox runs on a worker pod, refused up front with a stable 400. The
- * offline sites and the Claw apps run beside the sandboxes on their pods (k8s/beside.ts); what needs another pod's
- * apps (a shell paired with a claw sandbox) or a process a pod may not run (bubblewrap) is refused. Everything else
+ * offline sites and the Claw apps run beside the sandboxes on their pods (k8s/beside.ts), a shell paired with a
+ * claw sandbox in an ephemeral container of its pod (k8s/paired-shell.ts); what needs a process a pod may not run
+ * (bubblewrap) is refused. Everything else
  * is relayed (docs/kubernetes.md, "What runs where").
  */
 export function refuseUnrelayable(spec: CreateSandboxBody, config: Pick<K8sConfig, 'network' | 'shellImages'>): void {
-  // First, before the network check a paired shell's opened network would fail: the reason is the pairing.
-  if (spec.type === 'shell' && spec.claw_sandbox !== undefined) throw new GroveError('not_supported_on_backend', SHELL_PAIRING);
+  // A shell paired with a claw sandbox runs in an ephemeral container of the claw sandbox's pod (k8s/paired-shell.ts):
+  // its network is that pod's (the apps on its loopback), not the opened allow list the pairing wrote, and its image
+  // is the worker image.
+  if (spec.type === 'shell' && spec.claw_sandbox !== undefined) {
+    if (spec.image !== undefined) throw new GroveError('not_supported_on_backend', PAIRED_IMAGE);
+    // The pairing opened exactly the claw origin (server/routes/claw.ts); anything more the pod cannot open.
+    if ((spec.allow?.length ?? 0) > 1) throw new GroveError('not_supported_on_backend', podShellRefusal({ allow: spec.allow, block_network: config.network === 'deny' }, config.network)!);
+    return;
+  }
   if (spec.type === 'claw' && (spec as { claw_eval_task?: unknown }).claw_eval_task !== undefined) throw new GroveError('not_supported_on_backend', CLAW_EVAL);
   const network: PodNetwork = config.network;
   // Shell pods are pod-isolated (the restricted defaults forbid bubblewrap): their network is the install's.
@@ -35,17 +43,6 @@ export function refuseUnrelayable(spec: CreateSandboxBody, config: Pick<K8sConfi
   }
 }
 
-// With the pod as the boundary, everything in one pod is one trust domain. A shell's commands run as the worker's
-// user: on the claw sandbox's pod they could read the worker's token and rewrite the apps' state and audit log the
-// grade is computed from (locally bubblewrap keeps the shell away from them); with the apps in the shell's pod, the
-// same. A pod gets no second container after it started, and no pod reaches another pod's loopback.
-const SHELL_PAIRING =
-  'claw_sandbox pairing of shell sandboxes is not available on the kubernetes backend: the pod is the isolation there, ' +
-  "and a shell's commands run as the pod's one user, so in the pod that serves the Claw apps they could read its worker " +
-  'token and rewrite the apps\' state and the audit log the grade is computed from; the apps are not reachable from any ' +
-  'other pod. Drive the apps with the claw tool routes (/sandboxes/{id}/claw/call) or a paired browser, or use the ' +
-  'local backend, where bubblewrap keeps the shell away from them.';
-
 // Claw-Eval's services are the user's checkout (grove serve --claw-eval DIR, on the orchestrator's file system, not
 // in the worker image), started by claw-env/claw-eval in bubblewrap, which a restricted pod (no user namespaces, no
 // capabilities) cannot run. Isolation-wise a pod of their own would do; what is missing is the checkout and its
@@ -55,6 +52,10 @@ const CLAW_EVAL =
   "to this server (--claw-eval DIR), which worker pods do not have, and Grove starts them in bubblewrap, which a pod " +
   'under the restricted Pod Security defaults cannot run (no user namespaces, no capabilities). Use the local backend ' +
   '(grove serve --claw-eval DIR).';
+
+const PAIRED_IMAGE =
+  "image is not available for a shell paired with a claw sandbox on the kubernetes backend: the shell runs in an " +
+  "ephemeral container of the claw sandbox's pod, on the worker image.";
 
 export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnvironments {
   const admit = (spec: CreateSandboxBody) => {

@@ -50,6 +50,7 @@ export function loadKubeConfig(file?: string): k8s.KubeConfig {
 }
 
 const MERGE = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+const STRATEGIC = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);
 
 export class KubeApi {
   readonly throttle: Throttle;
@@ -121,6 +122,15 @@ export class KubeApi {
   ): Promise<V1Pod> {
     const body = { metadata: meta };
     return this.call(() => this.core.patchNamespacedPod({ name, namespace: this.namespace, body }, MERGE), background);
+  }
+
+  /**
+   * Adds an ephemeral container to a running pod (the `ephemeralcontainers` subresource, a strategic-merge patch as
+   * `kubectl debug` sends: the list merges by name). With `resourceVersion`, 409 when the pod changed since it was read.
+   */
+  addEphemeralContainer(name: string, container: k8s.V1EphemeralContainer, resourceVersion?: string): Promise<V1Pod> {
+    const body = { ...(resourceVersion ? { metadata: { resourceVersion } } : {}), spec: { ephemeralContainers: [container] } };
+    return this.call(() => this.core.patchNamespacedPodEphemeralcontainers({ name, namespace: this.namespace, body }, STRATEGIC));
   }
 
   async listPods(labelSelector: string): Promise<{ items: V1Pod[]; resourceVersion: string }> {

@@ -4,6 +4,7 @@ import { stringify } from 'yaml';
 import type { K8sConfig } from './config.ts';
 import { baseLabels, L } from './labels.ts';
 import { WORKER_SERVICE_ACCOUNT, workerLabels, workerPodSpec } from './pods.ts';
+import { MAX_PAIRED_SHELLS } from './paired-shell.ts';
 
 export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } } & Record<string, unknown>;
 
@@ -37,6 +38,8 @@ export function renderManifests(cfg: K8sConfig): Manifest[] {
     metadata: meta(cfg, ORCHESTRATOR, 'orchestrator'),
     rules: [
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'] },
+      // A shell paired with a claw sandbox: its worker is an ephemeral container added to the claw pod (k8s/paired-shell.ts).
+      { apiGroups: [''], resources: ['pods/ephemeralcontainers'], verbs: ['patch'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
     ],
   });
@@ -167,8 +170,17 @@ function networkPolicies(cfg: K8sConfig): Manifest[] {
       spec: {
         podSelector: { matchLabels: workerSelector(cfg) },
         policyTypes: ['Ingress'],
-        // Only the orchestrator may talk to a worker, and only on its port.
-        ingress: [{ from: [{ podSelector: { matchLabels: orchestratorSelector(cfg) } }], ports: [{ protocol: 'TCP', port: cfg.workerPort }] }],
+        // Only the orchestrator may talk to a worker, and only on its port and the ports of the paired shells' workers
+        // (ephemeral containers of a claw pod, k8s/paired-shell.ts).
+        ingress: [
+          {
+            from: [{ podSelector: { matchLabels: orchestratorSelector(cfg) } }],
+            ports: [
+              { protocol: 'TCP', port: cfg.workerPort },
+              { protocol: 'TCP', port: cfg.workerPort + 1, endPort: cfg.workerPort + MAX_PAIRED_SHELLS },
+            ],
+          },
+        ],
       },
     },
   ];

@@ -39,6 +39,9 @@ export const SandboxRecordSchema = z.object({
   har: z.literal(true).optional(),
   /** A shell sandbox's own image: its pod runs it (never a warm pod of the template). */
   image: z.string().min(1).max(256).optional(),
+  /** A shell paired with a claw sandbox: served by its own worker in an ephemeral container of the claw sandbox's
+   * pod (k8s/paired-shell.ts), at this port, with the token derived from `pod/container`. */
+  paired: z.object({ container: z.string().min(1).max(63), port: z.number().int().min(1).max(65535) }).optional(),
   /** Closed records (tombstones, pruned after a while): why and when. */
   reason: z.enum(CLOSE_REASONS).optional(),
   closed: Iso.optional(),

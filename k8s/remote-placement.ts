@@ -23,6 +23,8 @@ export interface PlacementDriver {
   readyDeadline(): number;
   /** The worker created the sandbox (its id there): recorded before the sandbox counts as ready. */
   started?(sandbox: RemoteSandbox, workerId: string): Promise<void>;
+  /** The install's pod network (a paired shell's worker is told it). */
+  readonly podNetwork?: 'deny' | 'internet';
 }
 
 /** A sandbox another replica created: where it runs, learnt from its record (k8s/records.ts) — at once, or once

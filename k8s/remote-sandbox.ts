@@ -138,6 +138,13 @@ export class RemoteSandbox implements Sandbox {
       delete body.episode;
       delete body.claw_sandbox;
     }
+    // A paired shell: its worker runs in the claw sandbox's pod (k8s/paired-shell.ts), whose loopback serves the apps
+    // (CLAW_ORIGIN, CLAW_TOKEN are in its env); its network is that pod's NetworkPolicy, as for any shell pod.
+    if (body.type === 'shell' && body.claw_sandbox !== undefined) {
+      delete body.claw_sandbox;
+      delete body.allow;
+      body.block_network = this.driver.podNetwork !== 'internet';
+    }
     // A shell sandbox's image is its pod's image (k8s/pod-image.ts): the worker runs on it, it has nothing to look up.
     const podImage = body.type === 'shell' && typeof body.image === 'string' ? body.image : null;
     if (podImage) delete body.image;

@@ -16,6 +16,7 @@ import { closedRecord, encodeRecord, isLive, liveCount, podRecords, pruneTombsto
 import { fetchRecordedHar } from './remote-files.ts';
 import type { Placement } from './remote-placement.ts';
 import { placementOf } from './shared.ts';
+import { endPairedShell } from './paired-shell.ts';
 
 export interface ExpiryDeps {
   cfg: K8sConfig;
@@ -52,7 +53,7 @@ function dueReason(r: SandboxRecord, now: number, live: Set<string>): CloseReaso
 
 async function expireOne(d: ExpiryDeps, pod: V1Pod, r: SandboxRecord, reason: CloseReason, live: Set<string>): Promise<boolean> {
   const name = pod.metadata!.name!;
-  const placement = placementOf(pod, d.cfg, d.tokenSecret);
+  const placement = placementOf(pod, d.cfg, d.tokenSecret, r);
   const worker = placement && r.worker ? new GroveClient({ baseUrl: placement.url, apiKey: placement.token, timeoutMs: d.cfg.leaseDurationSeconds * 1000 }) : null;
   try {
     if (reason === 'expired_idle' && worker) {
@@ -81,6 +82,8 @@ async function expireOne(d: ExpiryDeps, pod: V1Pod, r: SandboxRecord, reason: Cl
     // first (also when its pod goes next), then fetch the HAR.
     const har = r.har ? d.harPath?.(r.id) : undefined;
     if (worker && (har || liveCount(after) > 0)) await worker.deleteSandbox(r.worker!).catch(() => undefined);
+    // A paired shell's worker (an ephemeral container of the claw pod, which stays) is ended as its sandbox closes.
+    if (r.paired && placement) await endPairedShell(placement, d.cfg.leaseDurationSeconds * 1000);
     if (har && worker && placement) await fetchHarOfClosed(d, placement, r, har);
     if (liveCount(after) === 0) {
       await d.api.deletePod(name, true, after.metadata!.resourceVersion).catch((err: unknown) => {

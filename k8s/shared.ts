@@ -37,14 +37,15 @@ export interface SharedDeps {
   leading(): boolean;
 }
 
-/** Where a worker pod is reached: its IP, the container's `http` port, the token derived from its name. */
-export function placementOf(pod: V1Pod, cfg: K8sConfig, secret: string): Placement | null {
+/** Where a worker pod is reached: its IP, the container's `http` port, the token derived from its name; a paired
+ * shell's record names its own worker (an ephemeral container's port and token, k8s/paired-shell.ts). */
+export function placementOf(pod: V1Pod, cfg: K8sConfig, secret: string, rec?: Pick<SandboxRecord, 'paired'>): Placement | null {
   const c = podCondition(pod);
   if (c.state !== 'ready') return null;
-  const port = pod.spec?.containers?.[0]?.ports?.find((p) => p.name === 'http')?.containerPort ?? cfg.workerPort;
+  const port = rec?.paired?.port ?? pod.spec?.containers?.[0]?.ports?.find((p) => p.name === 'http')?.containerPort ?? cfg.workerPort;
   const host = c.ip.includes(':') ? `[${c.ip}]` : c.ip;
   const name = pod.metadata!.name!;
-  return { pod: name, url: `http://${host}:${port}`, token: workerToken(secret, name) };
+  return { pod: name, url: `http://${host}:${port}`, token: workerToken(secret, rec?.paired ? `${name}/${rec.paired.container}` : name) };
 }
 
 export class SharedState implements SharedSandboxes {
@@ -103,7 +104,7 @@ export class SharedState implements SharedSandboxes {
     const found = this.record(id);
     if (!found || found.rec.state !== 'ready' || !found.rec.worker) return null;
     const pod = this.d.cache.get(found.pod);
-    const placement = pod ? placementOf(pod, this.d.cfg, this.d.tokenSecret) : null;
+    const placement = pod ? placementOf(pod, this.d.cfg, this.d.tokenSecret, found.rec) : null;
     return placement ? { placement, workerId: found.rec.worker } : null;
   }
 

@@ -30,6 +30,8 @@ export interface StartServerOptions {
   logStream?: NodeJS.WritableStream;
   /** Worker mode (`grove worker`): also serve the routes only an orchestrator calls (server/worker-routes.ts). */
   worker?: boolean;
+  /** Worker mode: serve POST /worker/exit, which calls this (a paired shell's worker, k8s/paired-shell.ts). */
+  workerExit?: () => void;
   /** false: no browser environment, no Chromium started or needed (a server for shell sandboxes, as `grove swe run`
    * embeds); browser sandboxes are then refused as unsupported_sandbox_type. Default true. */
   browser?: boolean;
@@ -78,7 +80,7 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
       };
     });
   const app = await buildApp({ config, environments, logger: true, logStream: opts.logStream });
-  if (opts.worker) registerWorkerRoutes(app, config.recordingsDir);
+  if (opts.worker) registerWorkerRoutes(app, config.recordingsDir, opts.workerExit);
   // Long-polls (/wait up to 600 s) must not be cut by the default request timeout.
   app.server.requestTimeout = 0;
   app.server.keepAliveTimeout = 65_000;

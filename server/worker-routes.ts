@@ -9,6 +9,8 @@
 //                                             screenshot size, grid divisor, pointer): the browser's own, so any
 //                                             orchestrator replica parses as the one that served the observation
 //   /worker/sites...                         the offline sites on the pod's loopback (server/worker-sites.ts)
+//   POST   /worker/exit                      a paired shell's worker only (k8s/paired-shell.ts): ends this worker
+//                                             (its ephemeral container cannot be removed, so it stops instead)
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -31,9 +33,15 @@ function checkName(name: string): string {
   return name;
 }
 
-export function registerWorkerRoutes(app: FastifyInstance, recordingsDir: string): void {
+export function registerWorkerRoutes(app: FastifyInstance, recordingsDir: string, exit?: () => void): void {
   const root = path.resolve(recordingsDir);
   void app.register(async (scope) => {
+    if (exit) {
+      scope.post('/worker/exit', async (_request, reply) => {
+        reply.raw.once('finish', exit);
+        return reply.code(202).send({ exiting: true });
+      });
+    }
     // The body reaches the handler as the raw request stream: a HAR is written to disk as it arrives.
     scope.addContentTypeParser('application/octet-stream', (_req, payload, done) => done(null, payload));
     registerWorkerSites(scope, app);

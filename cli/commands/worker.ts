@@ -19,7 +19,9 @@ export const worker: Command = {
   run: (argv) =>
     runServer(argv, {
       name: 'worker',
-      serverOptions: async () => ({ worker: true }),
+      // A paired shell's worker (k8s/paired-shell.ts) is ended by its orchestrator: a SIGTERM to itself closes it as
+      // a pod's stop would.
+      serverOptions: async () => ({ worker: true, ...(process.env.GROVE_WORKER_EXIT_ROUTE === '1' ? { workerExit: () => process.kill(process.pid, 'SIGTERM') } : {}) }),
       check(config) {
         if (config.apiKeySource === 'generated' || config.authDisabled) {
           throw new ConfigError('a worker needs its token: set GROVE_API_KEY (the orchestrator puts it in the pod spec)');

@@ -184,6 +184,10 @@ export class KubeSim {
       const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
       return answer(reply, this.pods.patch(req.params.ns, req.params.name, type, req.body));
     });
+    app.patch(`${pods}/:name/ephemeralcontainers`, { schema: { params: NAME_PARAMS } }, async (req: NameReq, reply) => {
+      const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
+      return answer(reply, this.pods.patchEphemeral(req.params.ns, req.params.name, type, req.body));
+    });
     const leases = '/apis/coordination.k8s.io/v1/namespaces/:ns/leases';
     app.get<ListReq>(leases, { schema: { params: NS_PARAMS, querystring: LIST_QUERY } }, async (req, reply) => answer(reply, this.leases.list(req.params.ns, req.query.labelSelector)));
     app.post(leases, { schema: { params: NS_PARAMS, body: OBJECT_BODY } }, async (req: NsReq, reply) => answer(reply, this.leases.create(req.params.ns, req.body as Obj)));

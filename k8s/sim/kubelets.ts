@@ -157,6 +157,10 @@ class StubWorker {
   private readonly sandboxes = new Map<string, Obj>();
   /** HARs of closed `record_har` sandboxes, served once by GET /worker/recordings/{id}/har (server/worker-routes.ts). */
   readonly hars = new Map<string, string>();
+  /** The create bodies it was sent, in order. */
+  readonly created: Obj[] = [];
+  /** POST /worker/exit (a paired shell's worker): set for an ephemeral container's worker. */
+  onExit: (() => void) | null = null;
   requests = 0;
 
   /** Sandboxes this worker hosts right now. */
@@ -188,6 +192,10 @@ class StubWorker {
       // The browser's parse context (server/worker-routes.ts): one fixed SoM element, label 3.
       const pc = url.pathname.match(/^\/worker\/sandboxes\/([^/]+)\/parse-context$/);
       if (pc) return this.sandboxes.has(pc[1]!) ? this.reply(res, 200, STUB_PARSE_CONTEXT) : this.reply(res, 404, { error: { code: 'sandbox_not_found', message: pc[1] } });
+      if (url.pathname === '/worker/exit' && req.method === 'POST' && this.onExit) {
+        this.reply(res, 202, { exiting: true });
+        return this.onExit();
+      }
       const har = url.pathname.match(/^\/worker\/recordings\/([^/]+)\/har$/);
       if (har && req.method === 'GET') {
         const text = this.hars.get(har[1]!);
@@ -199,6 +207,7 @@ class StubWorker {
       const [, id, op] = m;
       if (!id && req.method === 'POST') {
         const spec = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+        this.created.push(spec);
         const now = new Date().toISOString();
         const info = { sandbox_id: 'sb_' + randomBytes(8).toString('hex'), type: spec.type, status: 'ready', created_at: now, last_used_at: now, expires_at: now, steps: 0, labels: spec.labels ?? {}, error: null, ...(spec.record_har ? { record_har: true } : {}) };
         this.sandboxes.set(info.sandbox_id, info);
@@ -261,7 +270,30 @@ export class StubKubelet implements Kubelet {
   async stop(pod: Obj): Promise<void> {
     const w = this.workers.get(pod.metadata.name);
     this.workers.delete(pod.metadata.name);
+    for (const c of pod.spec.ephemeralContainers ?? []) await this.stopWorker(`${pod.metadata.name}/${c.name}`);
     if (!w) return;
+    w.server.closeAllConnections();
+    await new Promise((r) => w.server.close(r));
+  }
+
+  /** An ephemeral container: a stub worker on the pod's address at its GROVE_PORT, with its GROVE_API_KEY (under
+   * `pod/container` in `workers`); POST /worker/exit stops it and reports the container's exit. */
+  async startEphemeral(pod: Obj, c: Obj, exited: (code: number) => void): Promise<void> {
+    const env = Object.fromEntries((c.env ?? []).map((e: Obj) => [e.name, e.value])) as Record<string, string>;
+    const key = `${pod.metadata.name}/${c.name}`;
+    const w = new StubWorker(env.GROVE_API_KEY ?? '');
+    w.onExit = () => void this.stopWorker(key).then(() => exited(0));
+    await new Promise<void>((resolve, reject) => {
+      w.server.once('error', reject);
+      w.server.listen(Number(env.GROVE_PORT), pod.status.podIP, () => resolve());
+    });
+    this.workers.set(key, w);
+  }
+
+  private async stopWorker(key: string): Promise<void> {
+    const w = this.workers.get(key);
+    if (!w) return;
+    this.workers.delete(key);
     w.server.closeAllConnections();
     await new Promise((r) => w.server.close(r));
   }

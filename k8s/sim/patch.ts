@@ -26,7 +26,8 @@ function jsonPatch(doc: any, ops: any[]): any {
     let parent = out;
     for (const p of parts) parent = parent?.[p];
     if (parent === undefined) throw new Error(`path ${op.path} does not exist`);
-    if (op.op === 'add' || op.op === 'replace') parent[last] = op.value;
+    if (op.op === 'add' && Array.isArray(parent) && last === '-') parent.push(op.value);
+    else if (op.op === 'add' || op.op === 'replace') parent[last] = op.value;
     else if (op.op === 'remove') delete parent[last];
     else if (op.op === 'test') {
       if (JSON.stringify(parent[last]) !== JSON.stringify(op.value)) throw new Error(`test failed at ${op.path}`);

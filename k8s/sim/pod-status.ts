@@ -8,6 +8,9 @@ export interface Kubelet {
   /** Runs the pod: resolves with its IP, or a failure the pod's status reports. */
   start(pod: Obj): Promise<KubeletResult>;
   stop(pod: Obj): Promise<void>;
+  /** Runs an ephemeral container added to a running pod (k8s/sim/ephemeral.ts): resolves once it runs, rejects when
+   * it cannot start; `exited` is called when it ends. A kubelet without it leaves the container waiting. */
+  startEphemeral?(pod: Obj, container: Obj, exited: (code: number) => void): Promise<void>;
 }
 
 /** The status update for a pod the kubelet started (or failed to). */

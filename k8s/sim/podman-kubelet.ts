@@ -71,10 +71,10 @@ export function cpuCores(q: string): number {
  * address, `podDir` the host folder holding the pod's emptyDirs (shared by its init and main containers, created
  * world-writable as a kubelet does; a sizeLimit is not enforced here, a kubelet evicts for it).
  */
-export function podmanRunArgs(pod: Obj, c: Obj, opts: { name: string; ip: string; run: string; podDir: string }): string[] {
+export function podmanRunArgs(pod: Obj, c: Obj, opts: { name: string; ip: string; run: string; podDir: string; /** an ephemeral container: the pod's main container's */ network?: string }): string[] {
   const spec = pod.spec;
   if (!IMAGE_REF.test(c.image ?? '')) throw new Error(`image reference refused: ${JSON.stringify(c.image)}`);
-  const args = ['run', '--rm', '--pull=never', '--network=host', `--name=${opts.name}`, `--label=${LABEL}=${opts.run}`, `--label=${LABEL}.pid=${process.pid}`, `--label=${LABEL}.pod=${pod.metadata.name}`];
+  const args = ['run', '--rm', '--pull=never', `--network=${opts.network ?? 'host'}`, `--name=${opts.name}`, `--label=${LABEL}=${opts.run}`, `--label=${LABEL}.pid=${process.pid}`, `--label=${LABEL}.pod=${pod.metadata.name}`];
   args.push(`--stop-timeout=${Number(spec.terminationGracePeriodSeconds ?? 30)}`);
   const psc = spec.securityContext ?? {};
   const sc = c.securityContext ?? {};
@@ -133,6 +133,8 @@ interface Running {
   /** The main container's stderr tail (why it exited). */
   stderr: string;
   stopped: boolean;
+  /** Ephemeral containers added to the running pod (`podman run --network container:<main>`), by container name. */
+  ephemeral: Map<string, { name: string; exited: Promise<void> }>;
 }
 
 export class PodmanKubelet implements Kubelet {
@@ -163,7 +165,7 @@ export class PodmanKubelet implements Kubelet {
     for (const c of all) if (!IMAGE_REF.test(c.image ?? '') || (await podman(['image', 'exists', c.image])) !== 0) return { fail: 'image_pull' };
     const podName = pod.metadata.name as string;
     const ip = this.ips.next();
-    const r: Running = { podDir: mkdtempSync(path.join(os.tmpdir(), `grove-pod-${podName}-`)), name: '', proc: null, exited: Promise.resolve(), stderr: '', stopped: false };
+    const r: Running = { podDir: mkdtempSync(path.join(os.tmpdir(), `grove-pod-${podName}-`)), name: '', proc: null, exited: Promise.resolve(), stderr: '', stopped: false, ephemeral: new Map() };
     this.pods.set(podName, r);
     const prefix = `grove-sim-${podName}-${randomBytes(3).toString('hex')}`;
     // Init containers, one after the other, each to a clean exit; then the main container.
@@ -190,6 +192,37 @@ export class PodmanKubelet implements Kubelet {
     return { fail: 'never_ready' };
   }
 
+  /**
+   * An ephemeral container (k8s/sim/ephemeral.ts): `podman run --network container:<the pod's main container>`, so it
+   * shares the pod's network and nothing else (no volume of the pod unless it mounts one, its own user, processes and
+   * root file system). Resolves once its worker answers /health at the pod's address on its GROVE_PORT.
+   */
+  async startEphemeral(pod: Obj, c: Obj, exited: (code: number) => void): Promise<void> {
+    const podName = pod.metadata.name as string;
+    const r = this.pods.get(podName);
+    const main = this.container(podName);
+    if (!r || !main || r.stopped) throw new Error(`pod ${podName} is not running`);
+    if (!IMAGE_REF.test(c.image ?? '') || (await podman(['image', 'exists', c.image])) !== 0) throw new Error(`image ${c.image} is missing`);
+    const name = `${main.slice(0, -'-main'.length)}-eph-${c.name}`;
+    const ip = pod.status.podIP as string;
+    const proc = spawn(PODMAN, podmanRunArgs(pod, c, { name, ip, run: this.run, podDir: r.podDir, network: `container:${main}` }), { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    proc.stderr!.on('data', (d) => (stderr = (stderr + String(d)).slice(-4000)));
+    const code = new Promise<number>((res) => proc.once('close', (n) => res(n ?? 137)));
+    r.ephemeral.set(c.name, { name, exited: code.then(() => undefined) });
+    void code.then((n) => {
+      if (!r.stopped) exited(n);
+    });
+    const port = Number((c.env ?? []).find((e: Obj) => e.name === 'GROVE_PORT')?.value);
+    const end = Date.now() + (this.opts.readyTimeoutMs ?? 180_000);
+    while (Date.now() < end && !r.stopped) {
+      if (proc.exitCode !== null) throw new Error(`ephemeral container ${name} exited: ${stderr}`);
+      if (await fetch(`http://${ip}:${port}/health`, { signal: AbortSignal.timeout(2000) }).then((res) => res.ok, () => false)) return;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    throw new Error(`ephemeral container ${name} did not serve in time`);
+  }
+
   /** Runs one container in the foreground (`podman run --rm`); resolves with its exit code. */
   private runContainer(r: Running, args: string[], name: string): Promise<number | null> {
     const proc = spawn(PODMAN, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -210,6 +243,9 @@ export class PodmanKubelet implements Kubelet {
     this.pods.delete(pod.metadata.name);
     if (!r) return;
     r.stopped = true;
+    const eph = [...r.ephemeral.values()];
+    if (eph.length) await podman(['rm', '-f', '-t', '0', ...eph.map((e) => e.name)]);
+    await Promise.all(eph.map((e) => e.exited));
     if (r.proc) await podman(['rm', '-f', '-t', String(Number(pod.spec.terminationGracePeriodSeconds ?? 30)), r.name]);
     await r.exited;
     rmSync(r.podDir, { recursive: true, force: true });
@@ -228,7 +264,7 @@ export class PodmanKubelet implements Kubelet {
     for (const r of all) r.stopped = true;
     const ids = (await podmanOut(['ps', '-aq', '--filter', `label=${LABEL}=${this.run}`])).split('\n').filter(Boolean);
     if (ids.length) await podman(['rm', '-f', '-t', '0', ...ids]);
-    await Promise.all(all.map((r) => r.exited));
+    await Promise.all(all.flatMap((r) => [r.exited, ...[...r.ephemeral.values()].map((e) => e.exited)]));
     for (const r of all) rmSync(r.podDir, { recursive: true, force: true });
   }
 }

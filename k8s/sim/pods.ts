@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { validateK8sObject, validateWatchEvent } from './schema.ts';
 import { parseSelector, type Selector } from './selector.ts';
 import { applyPatch, PATCH_TYPES } from './patch.ts';
+import { ephemeralStatus, patchedEphemeralContainers } from './ephemeral.ts';
 import { exitedStatus, startedStatus, type Kubelet, type KubeletResult } from './pod-status.ts';
 import { failure, k8sTime, StatusError, type Answer, type Obj, type SimWire } from './wire.ts';
 
@@ -106,6 +107,34 @@ export class SimPods {
     pod.metadata.labels = next.metadata?.labels;
     pod.metadata.annotations = next.metadata?.annotations;
     this.bump(pod, 'MODIFIED');
+    return { code: 200, body: pod };
+  }
+
+  /** PATCH of the ephemeralcontainers subresource: new ephemeral containers are added and started by the kubelet. */
+  patchEphemeral(ns: string, name: string, contentType: string, patch: unknown): Answer {
+    this.wire.note('PATCH pods/ephemeralcontainers');
+    if (!PATCH_TYPES.has(contentType)) throw unsupportedMediaType();
+    const pod = this.find(ns, name);
+    const wanted = contentType === 'application/json-patch+json' ? undefined : (patch as Obj | null)?.metadata?.resourceVersion;
+    if (wanted !== undefined && wanted !== pod.metadata.resourceVersion) {
+      throw new StatusError(409, 'Conflict', `Operation cannot be fulfilled on pods "${name}": the object has been modified; please apply your changes to the latest version and try again`, { name, kind: 'pods' });
+    }
+    const after = patchedEphemeralContainers(pod, contentType, patch);
+    const added = after.slice((pod.spec.ephemeralContainers ?? []).length);
+    if (added.length === 0) return { code: 200, body: pod };
+    pod.spec.ephemeralContainers = after;
+    pod.status.ephemeralContainerStatuses = [...(pod.status.ephemeralContainerStatuses ?? []), ...added.map((c) => ephemeralStatus(c, 'waiting'))];
+    this.bump(pod, 'MODIFIED');
+    const kubelet = this.kubelet();
+    for (const c of added) {
+      if (!kubelet.startEphemeral || pod.status.phase !== 'Running') continue;
+      const set = (state: Parameters<typeof ephemeralStatus>[1]) => {
+        if (this.pods.get(`${ns}/${name}`) !== pod || pod.metadata.deletionTimestamp) return;
+        pod.status.ephemeralContainerStatuses = pod.status.ephemeralContainerStatuses.map((s: Obj) => (s.name === c.name ? ephemeralStatus(c, state) : s));
+        this.bump(pod, 'MODIFIED');
+      };
+      kubelet.startEphemeral(structuredClone(pod), c, (exitCode) => set({ exitCode })).then(() => set('running'), () => set({ exitCode: 128 }));
+    }
     return { code: 200, body: pod };
   }
 

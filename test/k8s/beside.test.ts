@@ -180,13 +180,11 @@ describe('Claw sandboxes on worker pods', () => {
     const clawEval = await inject('POST', '/sandboxes', { type: 'claw', claw_eval_task: 'T01' });
     expect([clawEval.statusCode, clawEval.json().error.code]).toEqual([400, 'not_supported_on_backend']);
     expect(clawEval.json().error.message).toMatch(/checkout .*worker pods do not have.*bubblewrap.*restricted Pod Security/);
-    // A shell cannot be paired: in the apps' pod its commands could rewrite the audit log the grade is computed
-    // from (the pod is the boundary), and no other pod reaches the apps. Refused for that, not for its network.
-    for (const shellBody of [{ claw_sandbox: id }, { claw_sandbox: id, block_network: true }]) {
-      const shell = await inject('POST', '/sandboxes', { type: 'shell', ...shellBody });
-      expect([shell.statusCode, shell.json().error.code]).toEqual([400, 'not_supported_on_backend']);
-      expect(shell.json().error.message).toMatch(/pod's one user.*worker token.*audit log the grade is computed from/);
-    }
+    // A shell is paired in an ephemeral container of this pod (test/k8s/shell-pairing.test.ts), on the worker image:
+    // one with an image of its own cannot be.
+    const shell = await inject('POST', '/sandboxes', { type: 'shell', claw_sandbox: id, image: 'docker.io/library/python:3.12' });
+    expect([shell.statusCode, shell.json().error.code]).toEqual([400, 'not_supported_on_backend']);
+    expect(shell.json().error.message).toMatch(/ephemeral container of the claw sandbox's pod, on the worker image/);
     expect(sim.listPodObjects()).toHaveLength(pods);
     // Pairing with what is not a claw sandbox, or with nothing.
     const nothing = await inject('POST', '/sandboxes', { type: 'browser', claw_sandbox: 'sb_nope' });

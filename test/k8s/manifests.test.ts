@@ -49,7 +49,9 @@ describe.each(Object.entries(CONFIGS))('config %s', (_name, input) => {
     expect(ms.some((m) => m.kind.startsWith('Cluster'))).toBe(false);
     const role = ms.find((m) => m.kind === 'Role') as any;
     expect(role.metadata.namespace).toBe(parseK8sConfig(input).namespace);
-    expect(role.rules.flatMap((r: any) => r.resources).sort()).toEqual(['leases', 'pods']);
+    expect(role.rules.flatMap((r: any) => r.resources).sort()).toEqual(['leases', 'pods', 'pods/ephemeralcontainers']);
+    // Ephemeral containers (a paired shell's worker): added, never anything else.
+    expect(role.rules.find((r: any) => r.resources.includes('pods/ephemeralcontainers')).verbs).toEqual(['patch']);
   });
 
   test('the orchestrator Service needs no session affinity: every replica serves every sandbox', () => {
@@ -79,7 +81,7 @@ describe.each(Object.entries(CONFIGS))('config %s', (_name, input) => {
     const cfg = parseK8sConfig(input);
     const ingress = ms.find((m) => m.metadata.name === 'grove-sandbox-ingress') as any;
     expect(ingress.spec.ingress).toEqual([
-      { from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/instance': cfg.instance, 'app.kubernetes.io/component': 'orchestrator' } } }], ports: [{ protocol: 'TCP', port: cfg.workerPort }] },
+      { from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/instance': cfg.instance, 'app.kubernetes.io/component': 'orchestrator' } } }], ports: [{ protocol: 'TCP', port: cfg.workerPort }, { protocol: 'TCP', port: cfg.workerPort + 1, endPort: cfg.workerPort + 8 }] },
     ]);
     const egress = ms.find((m) => m.metadata.name === 'grove-sandbox-egress') as any;
     expect(egress.spec.policyTypes).toEqual(['Egress']);

@@ -125,8 +125,8 @@ describe('relayed through the kubernetes backend', () => {
   test('options a pod cannot serve answer 400 not_supported_on_backend', async () => {
     const claw = await client.createAndWait({ type: 'claw' } as never, 30);
     for (const body of [
-      // A shell pod is its own; the Claw apps are on the claw sandbox's pod (browsers pair there: beside.slow).
-      { type: 'shell', claw_sandbox: claw.sandbox_id },
+      // A paired shell runs on the worker image, in an ephemeral container of the claw pod (shell-pairing tests).
+      { type: 'shell', claw_sandbox: claw.sandbox_id, image: 'docker.io/library/python:3.12' },
       // Pod-isolated shell pods have the install's network (here: egress denied), no per-sandbox proxy.
       { type: 'shell', block_network: false },
       { type: 'shell', allow: ['example.com'] },

@@ -1,0 +1,203 @@
+// A shell paired with a claw sandbox on the kubernetes backend (k8s/paired-shell.ts), against the simulated API
+// server: its worker is an ephemeral container added to the claw sandbox's running pod by PATCH
+// pods/{name}/ephemeralcontainers (the client library's strategic-merge patch, validated as the real server does),
+// recorded on the pod so any replica serves it, ended when the shell closes while the pod stays. Pods run as the
+// real worker app in this process (the claw pod's apps; the ephemeral container's pod-isolated shell worker).
+// Real containers (the shell's loopback reaching the apps, what it cannot see): shell-pairing-pods.slow.test.ts.
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { KubeSim } from '../../k8s/sim/api-server.ts';
+import { PodIps } from '../../k8s/sim/kubelets.ts';
+import type { Kubelet } from '../../k8s/sim/pod-status.ts';
+import { podRecords } from '../../k8s/records.ts';
+import { loadConfig } from '../../sandbox/config.ts';
+import { silentLogger } from '../../sandbox/log.ts';
+import { buildApp } from '../../server/app.ts';
+import { shellEnvironment } from '../../server/server.ts';
+import { registerWorkerRoutes } from '../../server/worker-routes.ts';
+import { startOrchestrator, until, type Orchestrator } from './harness.ts';
+
+type Obj = Record<string, any>;
+const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-pairing-'));
+const envOf = (c: Obj) => Object.fromEntries((c.env ?? []).map((e: Obj) => [e.name, e.value])) as Record<string, string>;
+
+/** Pods and their ephemeral containers as the real worker app in this process, on the pod's loopback address. */
+class AppKubelet implements Kubelet {
+  readonly ips = new PodIps();
+  readonly apps = new Map<string, { app: FastifyInstance; url: string; token: string }>();
+  readonly exited: string[] = [];
+  private async serve(key: string, env: Record<string, string>, ip: string, port: number, exit?: () => void): Promise<void> {
+    const shell = env.GROVE_SHELL_ISOLATION === 'pod';
+    const flags = { apiKey: env.GROVE_API_KEY, dataDir: path.join(dir, key.replace('/', '_')), reaperIntervalMs: 200, ...(shell ? { shellIsolation: 'pod' as const, shellPodWorkspace: path.join(dir, key.replace('/', '_'), 'ws'), shellPodNetwork: env.GROVE_SHELL_POD_NETWORK as 'deny' } : {}) };
+    const config = loadConfig({ env: {}, flags });
+    const app = await buildApp({ config, environments: shell ? { shell: await shellEnvironment(config, silentLogger, { worker: true }) } : {} });
+    registerWorkerRoutes(app, config.recordingsDir, exit);
+    await app.listen({ host: ip, port });
+    this.apps.set(key, { app, url: `http://${ip}:${(app.server.address() as AddressInfo).port}`, token: env.GROVE_API_KEY! });
+  }
+  async start(pod: Obj): Promise<{ ip: string }> {
+    const ip = this.ips.next();
+    await this.serve(pod.metadata.name, envOf(pod.spec.containers[0]), ip, pod.spec.containers[0].ports[0].containerPort);
+    return { ip };
+  }
+  async startEphemeral(pod: Obj, c: Obj, exited: (code: number) => void): Promise<void> {
+    const key = `${pod.metadata.name}/${c.name}`;
+    const env = envOf(c);
+    await this.serve(key, env, pod.status.podIP, Number(env.GROVE_PORT), () => {
+      const w = this.apps.get(key);
+      this.apps.delete(key);
+      this.exited.push(key);
+      void w?.app.close().then(() => exited(0));
+    });
+  }
+  async stop(pod: Obj): Promise<void> {
+    for (const key of [pod.metadata.name, ...(pod.spec.ephemeralContainers ?? []).map((c: Obj) => `${pod.metadata.name}/${c.name}`)]) {
+      const w = this.apps.get(key);
+      this.apps.delete(key);
+      await w?.app.close();
+    }
+  }
+}
+
+const kubelet = new AppKubelet();
+const sim = new KubeSim(kubelet);
+let orch: Orchestrator;
+let other: Orchestrator;
+const call = (o: Orchestrator, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) => o.app.inject({ method, url, ...(payload === undefined ? {} : { payload: payload as Obj }) });
+const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) => call(orch, method, url, payload);
+const podOf = (id: string) => sim.listPodObjects().find((p) => podRecords(p as never).has(id))!;
+
+const CONFIG = {
+  workerPort: 21000 + Math.floor(Math.random() * 1000),
+  templates: { browser: { type: 'browser' as const, placement: 'shared' as const, maxPerWorker: 4, warmPool: 0 }, shell: { type: 'shell' as const, placement: 'pod' as const, warmPool: 0 } },
+};
+
+async function ready(o: Orchestrator, body: Obj): Promise<Obj> {
+  const created = await call(o, 'POST', '/sandboxes', body);
+  expect(created.statusCode, created.body).toBe(201);
+  const info = (await call(o, 'GET', `/sandboxes/${created.json().sandbox_id}/wait?timeout=20`)).json();
+  expect(info.status, JSON.stringify(info)).toBe('ready');
+  return info;
+}
+
+/** A PATCH of the subresource as a client sends it (bearer token, the media type given). */
+const patchEphemeral = (pod: string, type: string, body: unknown) =>
+  fetch(`${sim.url}/api/v1/namespaces/grove/pods/${pod}/ephemeralcontainers`, { method: 'PATCH', headers: { authorization: `Bearer ${sim.token}`, 'content-type': type }, body: JSON.stringify(body) });
+
+beforeAll(async () => {
+  await sim.start();
+  orch = await startOrchestrator(sim, CONFIG);
+  other = await startOrchestrator(sim, CONFIG, 'orch-b');
+}, 30_000);
+
+afterAll(async () => {
+  await orch?.close();
+  await other?.close();
+  await sim.close();
+  for (const w of kubelet.apps.values()) await w.app.close();
+  rmSync(dir, { recursive: true, force: true });
+  expect(sim.invalid).toEqual([]);
+});
+
+describe('a shell paired with a claw sandbox, on the claw pod', () => {
+  test('an ephemeral container of the claw pod runs its worker; it reaches the apps; closing it ends the worker, the pod stays', async () => {
+    const claw = await ready(orch, { type: 'claw', world_seed: 4, apps: ['todo'] });
+    const pod = podOf(claw.sandbox_id);
+    const shell = await ready(orch, { type: 'shell', claw_sandbox: claw.sandbox_id });
+    expect(sim.count('PATCH pods/ephemeralcontainers')).toBe(1);
+    // No new pod: the shell's record is on the claw pod, naming its own worker there.
+    const after = sim.listPodObjects().find((p) => p.metadata.name === pod.metadata.name)!;
+    expect(sim.listPodObjects().length).toBe(1);
+    const rec = podRecords(after as never).get(shell.sandbox_id)!;
+    expect(rec).toMatchObject({ type: 'shell', state: 'ready', paired: { port: CONFIG.workerPort + 1 } });
+    const [eph] = after.spec.ephemeralContainers;
+    expect(eph.name).toBe(rec.paired!.container);
+    // Nothing of the pod but its network: no volume, another user, no capability, not the worker's token.
+    expect(eph.volumeMounts).toBeUndefined();
+    expect(after.spec.shareProcessNamespace).toBeUndefined();
+    expect(eph.securityContext).toMatchObject({ runAsUser: 10002, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    expect(envOf(eph).GROVE_API_KEY).not.toBe(envOf(after.spec.containers[0]).GROVE_API_KEY);
+    expect(envOf(eph)).toMatchObject({ GROVE_PORT: String(CONFIG.workerPort + 1), GROVE_SHELL_ISOLATION: 'pod', GROVE_MAX_SANDBOXES: '1' });
+    expect(after.status.ephemeralContainerStatuses).toEqual([expect.objectContaining({ name: eph.name, state: { running: expect.anything() } })]);
+
+    // The apps from the shell, with the pairing's environment (here the same loopback; real containers: the slow test).
+    const exec = async (command: string, o = orch) => (await call(o, 'POST', `/sandboxes/${shell.sandbox_id}/exec`, { command, timeout_s: 20 })).json();
+    expect((await exec('echo "$CLAW_ORIGIN"')).stdout.trim()).toBe(claw.claw.origin);
+    const made = await exec(`node -e 'fetch(process.env.CLAW_ORIGIN + "/api/tools/todo_create", { method: "POST", headers: { authorization: "Bearer " + process.env.CLAW_TOKEN, "content-type": "application/json" }, body: JSON.stringify({ title: "from the shell" }) }).then((r) => r.text()).then(console.log)'`);
+    expect(JSON.parse(made.stdout).todo.title, made.stderr).toBe('from the shell');
+    const audit = (await inject('GET', `/sandboxes/${claw.sandbox_id}/claw/audit`)).json().entries;
+    expect(audit.map((e: Obj) => [e.tool, e.status])).toEqual([['todo_create', 200]]);
+
+    // Another replica serves it from its record (the ephemeral container's port and token).
+    expect((await exec('echo other', other)).stdout).toBe('other\n');
+
+    // Closing: the shell's worker ends (its container terminated; it stays in the spec), the pod and the claw stay.
+    expect((await inject('DELETE', `/sandboxes/${shell.sandbox_id}`)).statusCode).toBe(204);
+    await until(() => kubelet.exited.includes(`${pod.metadata.name}/${eph.name}`), 'the shell worker ended');
+    const closed = await until(() => sim.listPodObjects().find((p) => p.metadata.name === pod.metadata.name && p.status.ephemeralContainerStatuses?.[0]?.state?.terminated), 'the container terminated');
+    expect(closed.spec.ephemeralContainers.length).toBe(1);
+    expect(podRecords(closed as never).get(shell.sandbox_id)).toMatchObject({ state: 'closed' });
+    expect((await inject('GET', `/sandboxes/${claw.sandbox_id}/claw/state`)).statusCode).toBe(200);
+
+    // A second shell takes the next port and container; closing the claw sandbox then the shell deletes the pod.
+    const again = await ready(orch, { type: 'shell', claw_sandbox: claw.sandbox_id });
+    expect(podRecords(podOf(again.sandbox_id) as never).get(again.sandbox_id)!.paired!.port).toBe(CONFIG.workerPort + 2);
+    expect((await inject('DELETE', `/sandboxes/${claw.sandbox_id}`)).statusCode).toBe(204);
+    expect(sim.listPodObjects().some((p) => p.metadata.name === pod.metadata.name)).toBe(true);
+    expect((await inject('DELETE', `/sandboxes/${again.sandbox_id}`)).statusCode).toBe(204);
+    await until(() => !sim.listPodObjects().some((p) => p.metadata.name === pod.metadata.name), 'the claw pod deleted');
+  }, 60_000);
+
+  test('the pairings the local backend refuses are refused with the same codes; an image cannot be paired', async () => {
+    const claw = await ready(orch, { type: 'claw', world_seed: 5, apps: ['todo'] });
+    const plainShell = await ready(orch, { type: 'shell' });
+    for (const [body, code] of [
+      [{ claw_sandbox: 'sb_nope' }, 'invalid_request'],
+      [{ claw_sandbox: plainShell.sandbox_id }, 'invalid_request'],
+      [{ claw_sandbox: claw.sandbox_id, image: 'docker.io/library/python:3.12' }, 'not_supported_on_backend'],
+      [{ claw_sandbox: claw.sandbox_id, allow: ['example.com'] }, 'not_supported_on_backend'],
+    ] as Array<[Obj, string]>) {
+      const r = await inject('POST', '/sandboxes', { type: 'shell', ...body });
+      expect([r.statusCode, r.json().error.code], r.body).toEqual([400, code]);
+    }
+    expect((await inject('DELETE', `/sandboxes/${claw.sandbox_id}`)).statusCode).toBe(204);
+    const gone = await inject('POST', '/sandboxes', { type: 'shell', claw_sandbox: claw.sandbox_id });
+    expect([gone.statusCode, gone.json().error.code]).toEqual([400, 'invalid_request']);
+    expect(sim.count('PATCH pods/ephemeralcontainers')).toBe(2);
+    await inject('DELETE', `/sandboxes/${plainShell.sandbox_id}`);
+  }, 60_000);
+});
+
+describe('the ephemeralcontainers subresource of the simulated API server', () => {
+  test('strategic merge adds by name; existing containers cannot be removed or changed; forbidden fields, stale versions and media types', async () => {
+    const claw = await ready(orch, { type: 'claw', world_seed: 6, apps: ['todo'] });
+    const pod = podOf(claw.sandbox_id);
+    const name = pod.metadata.name as string;
+    const c = { name: 'debug', image: 'grove-worker:dev', args: ['worker'] };
+    const added = await patchEphemeral(name, 'application/strategic-merge-patch+json', { spec: { ephemeralContainers: [c] } });
+    expect(added.status).toBe(200);
+    expect((await added.json()).spec.ephemeralContainers).toEqual([c]);
+    const again = await patchEphemeral(name, 'application/strategic-merge-patch+json', { spec: { ephemeralContainers: [c] } });
+    expect(again.status).toBe(200); // the same container merged onto itself: no change
+    for (const [type, body, status] of [
+      ['application/merge-patch+json', { spec: { ephemeralContainers: [] } }, 422], // removal
+      ['application/strategic-merge-patch+json', { spec: { ephemeralContainers: [{ ...c, image: 'other:1' }] } }, 422], // change
+      ['application/strategic-merge-patch+json', { spec: { ephemeralContainers: [{ name: 'p', image: 'x:1', ports: [{ containerPort: 1 }] }] } }, 422],
+      ['application/strategic-merge-patch+json', { spec: { ephemeralContainers: [{ name: 'r', image: 'x:1', resources: { limits: { cpu: '1' } } }] } }, 422],
+      ['application/strategic-merge-patch+json', { spec: { ephemeralContainers: [{ name: 'worker', image: 'x:1' }] } }, 422], // the pod's container's name
+      ['application/strategic-merge-patch+json', { metadata: { resourceVersion: '1' }, spec: { ephemeralContainers: [{ name: 'late', image: 'x:1' }] } }, 409],
+      ['application/yaml', { spec: {} }, 415],
+    ] as Array<[string, Obj, number]>) {
+      const r = await patchEphemeral(name, type, body);
+      expect([r.status, (await r.json()).kind], JSON.stringify(body)).toEqual([status, 'Status']);
+    }
+    const listed = await patchEphemeral(name, 'application/json-patch+json', [{ op: 'add', path: '/spec/ephemeralContainers/-', value: { name: 'second', image: 'x:1' } }]);
+    expect(listed.status).toBe(200);
+    expect((await listed.json()).spec.ephemeralContainers.map((e: Obj) => e.name)).toEqual(['debug', 'second']);
+    expect((await inject('DELETE', `/sandboxes/${claw.sandbox_id}`)).statusCode).toBe(204);
+  }, 60_000);
+});
