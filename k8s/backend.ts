@@ -21,6 +21,7 @@ import type { Attach, Placement, PlacementDriver } from './remote-placement.ts';
 import { RemoteSandbox } from './remote-sandbox.ts';
 import { RemoteShellSandbox } from './remote-shell.ts';
 import { RemoteClawSandbox } from './remote-claw.ts';
+import { RemoteClawEvalSandbox, type ClawEvalOnOrchestrator } from './remote-claw-eval.ts';
 import { placementOf, SharedState } from './shared.ts';
 import { addPairedShell, endPairedShell, waitPairedShell, type PairedShell } from './paired-shell.ts';
 import { ClaimWrites } from './claim-writes.ts';
@@ -130,6 +131,9 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     return this.state;
   }
 
+  /** The orchestrator's Claw-Eval checkout, judge and user model, for episodes on claw-eval pods (set before serving). */
+  clawEval?: ClawEvalOnOrchestrator;
+
   supports(type: CreateSandboxBody['type']): boolean {
     return templateFor(this.cfg, type, undefined) !== null;
   }
@@ -137,7 +141,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
   /** Back-pressure before a sandbox is accepted: 503 + Retry-After when the API or the cluster is saturated. */
   admit(spec: CreateSandboxBody): void {
     if (this.stopped) throw new GroveError('shutting_down');
-    const t = templateFor(this.cfg, spec.type, spec.labels);
+    const t = templateFor(this.cfg, spec.type, spec.labels, isClawEval(spec));
     if (!t) throw new GroveError('invalid_request', `No kubernetes template "${spec.labels?.template}" for ${spec.type} sandboxes (templates: ${Object.keys(this.cfg.templates).join(', ')}).`);
     const queued = this.api.throttle.queued;
     if (queued >= this.cfg.api.maxQueue) {
@@ -155,7 +159,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
   async create(id: string, spec: CreateSandboxBody, extras: { har?: RemoteHar } = {}): Promise<Sandbox> {
     if (this.stopped) throw new GroveError('shutting_down');
     await this.start();
-    const t = templateFor(this.cfg, spec.type, spec.labels);
+    const t = templateFor(this.cfg, spec.type, spec.labels, isClawEval(spec));
     if (!t) throw new GroveError('unsupported_sandbox_type', `No kubernetes template for ${spec.type} sandboxes.`);
     this.deadlines.set(id, this.clock.now() + this.cfg.readyTimeoutSeconds * 1000);
     const more = { ...extras, log: this.log };
@@ -166,6 +170,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
 
   private remoteOf(id: string, spec: CreateSandboxBody, template: string, extras: ConstructorParameters<typeof RemoteSandbox>[4]): RemoteSandbox {
     if (spec.type === 'shell') return new RemoteShellSandbox(id, spec, template, this, extras);
+    if (spec.type === 'claw' && this.cfg.templates[template]?.type === 'claw-eval') return Object.assign(new RemoteClawEvalSandbox(id, spec, template, this, extras), { hooks: this.clawEval });
     if (spec.type === 'claw') return new RemoteClawSandbox(id, spec, template, this, extras);
     return new RemoteSandbox(id, spec, template, this, extras);
   }
@@ -370,4 +375,9 @@ export class KubernetesBackend implements Backend, PlacementDriver {
       k8s_sandboxes_expired: this.reconciler.sandboxesExpired,
     };
   }
+}
+
+/** A claw sandbox of a Claw-Eval task: placed on a claw-eval template's pod. */
+function isClawEval(spec: CreateSandboxBody): boolean {
+  return spec.type === 'claw' && (spec as { claw_eval_task?: unknown }).claw_eval_task !== undefined;
 }

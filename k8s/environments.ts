@@ -14,6 +14,7 @@ import type { RemoteHar } from './remote-files.ts';
 import type { K8sConfig } from './config.ts';
 import { loadKubeConfig } from './kube.ts';
 import { shellImageRefusal } from './pod-image.ts';
+import { admitClawEval, type ClawEvalOnOrchestrator } from './remote-claw-eval.ts';
 
 /**
  * Create options that cannot work when the sandbox runs on a worker pod, refused up front with a stable 400. The
@@ -22,7 +23,7 @@ import { shellImageRefusal } from './pod-image.ts';
  * (bubblewrap) is refused. Everything else
  * is relayed (docs/kubernetes.md, "What runs where").
  */
-export function refuseUnrelayable(spec: CreateSandboxBody, config: Pick<K8sConfig, 'network' | 'shellImages'>): void {
+export function refuseUnrelayable(spec: CreateSandboxBody, config: Pick<K8sConfig, 'network' | 'shellImages' | 'templates'>, clawEval?: ClawEvalOnOrchestrator): void {
   // A shell paired with a claw sandbox runs in an ephemeral container of the claw sandbox's pod (k8s/paired-shell.ts):
   // its network is that pod's (the apps on its loopback), not the opened allow list the pairing wrote, and its image
   // is the worker image.
@@ -32,7 +33,8 @@ export function refuseUnrelayable(spec: CreateSandboxBody, config: Pick<K8sConfi
     if ((spec.allow?.length ?? 0) > 1) throw new GroveError('not_supported_on_backend', podShellRefusal({ allow: spec.allow, block_network: config.network === 'deny' }, config.network)!);
     return;
   }
-  if (spec.type === 'claw' && (spec as { claw_eval_task?: unknown }).claw_eval_task !== undefined) throw new GroveError('not_supported_on_backend', CLAW_EVAL);
+  // On a claw-eval template's pod, graded here (k8s/remote-claw-eval.ts).
+  if (spec.type === 'claw' && spec.claw_eval_task !== undefined) admitClawEval(spec, config.templates, clawEval);
   const network: PodNetwork = config.network;
   // Shell pods are pod-isolated (the restricted defaults forbid bubblewrap): their network is the install's.
   const why = spec.type === 'shell' ? podShellRefusal(spec, network) : null;
@@ -43,23 +45,13 @@ export function refuseUnrelayable(spec: CreateSandboxBody, config: Pick<K8sConfi
   }
 }
 
-// Claw-Eval's services are the user's checkout (grove serve --claw-eval DIR, on the orchestrator's file system, not
-// in the worker image), started by claw-env/claw-eval in bubblewrap, which a restricted pod (no user namespaces, no
-// capabilities) cannot run. Isolation-wise a pod of their own would do; what is missing is the checkout and its
-// Python environment in that pod.
-const CLAW_EVAL =
-  "claw_eval_task is not available on the kubernetes backend: a Claw-Eval task's services come from the checkout given " +
-  "to this server (--claw-eval DIR), which worker pods do not have, and Grove starts them in bubblewrap, which a pod " +
-  'under the restricted Pod Security defaults cannot run (no user namespaces, no capabilities). Use the local backend ' +
-  '(grove serve --claw-eval DIR).';
-
 const PAIRED_IMAGE =
   "image is not available for a shell paired with a claw sandbox on the kubernetes backend: the shell runs in an " +
   "ephemeral container of the claw sandbox's pod, on the worker image.";
 
 export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnvironments {
   const admit = (spec: CreateSandboxBody) => {
-    refuseUnrelayable(spec, backend.config);
+    refuseUnrelayable(spec, backend.config, backend.clawEval);
     backend.admit(spec);
   };
   const browser: EnvironmentFactory<BrowserCreateOptions> & { create(id: string, spec: BrowserCreateOptions, extras?: unknown): Promise<Sandbox> } = {

@@ -40,7 +40,15 @@ export interface StartServerOptions {
 export async function startServer(config: GroveConfig, opts: StartServerOptions = {}): Promise<RunningServer> {
   // Environments handed in (e.g. the kubernetes backend's worker pods) need no Chromium in this process, nor does a
   // shell pod's worker (`pod` isolation: the pod serves its one shell sandbox, often on an image without Chromium).
-  const shellPod = opts.worker === true && config.shellIsolation === 'pod';
+  // Claw-Eval services without bubblewrap: a Claw-Eval worker pod only (the pod is their boundary), never a server a
+  // client talks to directly, and with no override (a create body cannot ask for it: it is this setting alone).
+  const clawEvalPod = config.clawEvalIsolation === 'pod';
+  if (clawEvalPod && opts.worker !== true) {
+    throw new ConfigError('clawEvalIsolation "pod" is for Claw-Eval worker pods (grove worker in a pod the orchestrator made), where the pod is the services\' boundary; here they would run unconfined as this server\'s user. Use bwrap (the default).');
+  }
+  if (clawEvalPod && !config.clawEval) throw new ConfigError('clawEvalIsolation "pod" needs the checkout (--claw-eval DIR) in the pod.');
+  // A shell pod's or a Claw-Eval pod's worker needs no browser (their images may lack Chromium).
+  const shellPod = opts.worker === true && (config.shellIsolation === 'pod' || clawEvalPod);
   const browser = opts.browser !== false && !shellPod;
   if (!opts.environments && browser) {
     try {
@@ -55,8 +63,11 @@ export async function startServer(config: GroveConfig, opts: StartServerOptions 
   const environments =
     opts.environments ??
     (async (log: Logger): Promise<LocalEnvironments> => {
-      const clawEval = clawEvalHostFor(config, log);
-      const shell = await shellEnvironment(config, log, { worker: opts.worker });
+      // A worker's episodes are graded by its orchestrator, which also answers their simulated users.
+      const clawEval = clawEvalHostFor(config, log, opts.worker ? { gradedElsewhere: true, isolation: config.clawEvalIsolation } : {});
+      // A Claw-Eval pod serves its one episode: no shells beside the services (their commands would share the pod's
+      // user with the services' state and audit the grade reads; sandbox tools get a pod of their own).
+      const shell = clawEvalPod ? undefined : await shellEnvironment(config, log, { worker: opts.worker });
       // the checkout's episodes get this server's shells (sandbox tools) and user model (simulated users)
       if (clawEval) equipClawEvalHost(clawEval, config, shell);
       return {

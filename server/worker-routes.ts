@@ -9,6 +9,7 @@
 //                                             screenshot size, grid divisor, pointer): the browser's own, so any
 //                                             orchestrator replica parses as the one that served the observation
 //   /worker/sites...                         the offline sites on the pod's loopback (server/worker-sites.ts)
+//   /worker/claw-eval/...                    a Claw-Eval episode's conversation and trace (server/worker-claw-eval.ts)
 //   POST   /worker/exit                      a paired shell's worker only (k8s/paired-shell.ts): ends this worker
 //                                             (its ephemeral container cannot be removed, so it stops instead)
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -21,6 +22,7 @@ import { GroveError } from '../protocol/errors.ts';
 import { harPathFor } from '../recording/har.ts';
 import { episodeDirFor } from './recording.ts';
 import { registerWorkerSites } from './worker-sites.ts';
+import { registerWorkerClawEval } from './worker-claw-eval.ts';
 import { browserSandbox } from './routes/common.ts';
 
 /** Largest HAR accepted (the same bound a replay HAR has on the orchestrator). */
@@ -45,6 +47,7 @@ export function registerWorkerRoutes(app: FastifyInstance, recordingsDir: string
     // The body reaches the handler as the raw request stream: a HAR is written to disk as it arrives.
     scope.addContentTypeParser('application/octet-stream', (_req, payload, done) => done(null, payload));
     registerWorkerSites(scope, app);
+    registerWorkerClawEval(scope, app);
 
     scope.put<{ Params: { name: string } }>('/worker/har/:name', async (request) => {
       const name = checkName(request.params.name);

@@ -80,7 +80,13 @@ async function kubernetesEnvironmentsFor(config: GroveConfig) {
     defaultIdleSeconds: config.idleTimeoutSeconds,
     log: stderrLogger('kubernetes'),
   });
-  return kubernetesEnvironments(backend);
+  // Claw-Eval episodes on claw-eval pods: checked, graded and their simulated users answered here (its checkout).
+  const clawEval = config.clawEval ? (await import('../../server/claw-eval-pods.ts')).clawEvalOnOrchestrator(config, stderrLogger('claw-eval')) : undefined;
+  backend.clawEval = clawEval;
+  const envs = kubernetesEnvironments(backend);
+  const claw = envs.claw;
+  if (clawEval && claw) envs.claw = { ...claw, shutdown: () => claw.shutdown().finally(() => clawEval.close()) };
+  return envs;
 }
 
 /** Warnings and errors of the backend as JSON lines on stderr (the app's logger does not exist yet at this point). */

@@ -175,11 +175,11 @@ describe('Claw sandboxes on worker pods', () => {
     expect(JSON.stringify(call)).not.toMatch(/127\.\d+\.\d+\.\d+:\d+|stack/);
     const unknownTool = await inject('POST', `/sandboxes/${id}/claw/call`, { tool: 'rm -rf /', arguments: {} });
     expect(unknownTool.statusCode).toBeLessThan(500);
-    // A Claw-Eval checkout's services need the checkout and bubblewrap, which worker pods have neither of.
+    // A Claw-Eval task needs the orchestrator's checkout (and a claw-eval template: test/k8s/claw-eval-pods.test.ts).
     const pods = sim.listPodObjects().length;
     const clawEval = await inject('POST', '/sandboxes', { type: 'claw', claw_eval_task: 'T01' });
-    expect([clawEval.statusCode, clawEval.json().error.code]).toEqual([400, 'not_supported_on_backend']);
-    expect(clawEval.json().error.message).toMatch(/checkout .*worker pods do not have.*bubblewrap.*restricted Pod Security/);
+    expect([clawEval.statusCode, clawEval.json().error.code]).toEqual([400, 'invalid_request']);
+    expect(clawEval.json().error.message).toMatch(/no Claw-Eval checkout/);
     // A shell is paired in an ephemeral container of this pod (test/k8s/shell-pairing.test.ts), on the worker image:
     // one with an image of its own cannot be.
     const shell = await inject('POST', '/sandboxes', { type: 'shell', claw_sandbox: id, image: 'docker.io/library/python:3.12' });
