@@ -12,7 +12,11 @@ import { defineRoute, type RouteContext } from '../route.ts';
 export async function createOne(ctx: RouteContext, body: CreateSandboxBody): Promise<SandboxInfo> {
   // A Claw sandbox's spec (task, fixture) is checked now, and a paired browser gets exactly its origin.
   if (body.type === 'claw') resolveClawSpec(body);
-  if (body.type === 'shell' && body.claw_sandbox !== undefined) pairShellWithClaw(body, ctx);
+  if (body.type === 'shell' && body.claw_sandbox !== undefined) {
+    // As for a browser (below): another server sharing the sandboxes may hold the claw sandbox.
+    await ctx.registry.sync(body.claw_sandbox);
+    pairShellWithClaw(body, ctx);
+  }
   if (body.type !== 'browser') return ctx.registry.create(body);
   // A scheme no sandbox may open (file:, chrome:, javascript:…) is a 400 now, not a sandbox that failed to start.
   checkStartUrl(body.start_url);

@@ -167,8 +167,25 @@ describe('a shell paired with a claw sandbox, on the claw pod', () => {
     expect((await inject('DELETE', `/sandboxes/${claw.sandbox_id}`)).statusCode).toBe(204);
     const gone = await inject('POST', '/sandboxes', { type: 'shell', claw_sandbox: claw.sandbox_id });
     expect([gone.statusCode, gone.json().error.code]).toEqual([400, 'invalid_request']);
-    expect(sim.count('PATCH pods/ephemeralcontainers')).toBe(2);
+    expect(sim.count('PATCH pods/ephemeralcontainers')).toBe(2); // the two shells of the test before
     await inject('DELETE', `/sandboxes/${plainShell.sandbox_id}`);
+  }, 60_000);
+});
+
+describe('a paired shell through another replica, and expired', () => {
+  test('a replica that did not create the claw sandbox pairs a shell with it; a paired shell that expires has its worker ended', async () => {
+    const claw = await ready(orch, { type: 'claw', world_seed: 7, apps: ['todo'] });
+    const pod = podOf(claw.sandbox_id);
+    const shell = await ready(other, { type: 'shell', claw_sandbox: claw.sandbox_id, ttl_seconds: 3 });
+    expect(podOf(shell.sandbox_id).metadata.name).toBe(pod.metadata.name);
+    const seen = await call(other, 'POST', `/sandboxes/${shell.sandbox_id}/exec`, { command: 'echo "$CLAW_ORIGIN"', timeout_s: 20 });
+    expect(seen.json().stdout.trim()).toBe(claw.claw.origin);
+    // Its TTL ends it (whichever replica closes it first): the worker in the container is ended, the pod stays.
+    const eph = podOf(shell.sandbox_id).spec.ephemeralContainers.at(-1).name as string;
+    await until(() => kubelet.exited.includes(`${pod.metadata.name}/${eph}`), 'the expired shell worker ended', 30_000);
+    expect((await inject('GET', `/sandboxes/${claw.sandbox_id}/claw/state`)).statusCode).toBe(200);
+    expect((await inject('DELETE', `/sandboxes/${claw.sandbox_id}`)).statusCode).toBe(204);
+    await until(() => !sim.listPodObjects().some((p) => p.metadata.name === pod.metadata.name), 'the claw pod deleted', 30_000);
   }, 60_000);
 });
 
