@@ -172,6 +172,10 @@ export class RemoteSandbox implements Sandbox {
                 ? { ...w.shell, image: podImage, rootfs: 'image', notes: [...w.shell.notes, `image "${podImage}" is the pod's image: commands run on its file system`] }
                 : w.shell,
             };
+            if (this.spec.type === 'shell' && this.spec.claw_sandbox !== undefined) {
+              const note = `paired with claw sandbox ${this.spec.claw_sandbox}: runs in an ephemeral container of its pod, whose loopback serves its apps (CLAW_ORIGIN, CLAW_TOKEN); the pod's own network otherwise`;
+              this.detailsOf = { shell: { ...this.detailsOf.shell!, notes: [...this.detailsOf.shell!.notes, note] } };
+            }
           }
           break;
         }

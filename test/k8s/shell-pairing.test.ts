@@ -109,6 +109,7 @@ describe('a shell paired with a claw sandbox, on the claw pod', () => {
     const pod = podOf(claw.sandbox_id);
     const shell = await ready(orch, { type: 'shell', claw_sandbox: claw.sandbox_id });
     expect(sim.count('PATCH pods/ephemeralcontainers')).toBe(1);
+    expect(shell.shell.notes.join(' ')).toContain(`paired with claw sandbox ${claw.sandbox_id}: runs in an ephemeral container of its pod`);
     // No new pod: the shell's record is on the claw pod, naming its own worker there.
     const after = sim.listPodObjects().find((p) => p.metadata.name === pod.metadata.name)!;
     expect(sim.listPodObjects().length).toBe(1);
