@@ -23,7 +23,7 @@ import { RemoteShellSandbox } from './remote-shell.ts';
 import { RemoteClawSandbox } from './remote-claw.ts';
 import { RemoteClawEvalSandbox, type ClawEvalOnOrchestrator } from './remote-claw-eval.ts';
 import { placementOf, SharedState } from './shared.ts';
-import { addPairedShell, endPairedShell, waitPairedShell, type PairedShell } from './paired-shell.ts';
+import { addPairedShell, checkPairedShellRoom, endPairedShell, waitPairedShell, type PairedShell } from './paired-shell.ts';
 import { ClaimWrites } from './claim-writes.ts';
 import { WarmShare } from './warm-share.ts';
 
@@ -149,8 +149,9 @@ export class KubernetesBackend implements Backend, PlacementDriver {
         retryAfter: Math.min(60, 1 + Math.ceil(queued / this.cfg.api.concurrency / 10)),
       });
     }
-    // A paired shell takes no pod (an ephemeral container of its claw sandbox's).
+    // A paired shell takes no pod (an ephemeral container of its claw sandbox's), one of the pod's few.
     const paired = spec.type === 'shell' && spec.claw_sandbox !== undefined;
+    if (paired) checkPairedShellRoom(this.cache.get(this.liveClawPod(spec.claw_sandbox!)));
     if (!paired && this.placer.starting >= this.cfg.maxStartingPods && !this.placer.hasRoom(t[0])) {
       throw new GroveError('capacity_exhausted', `${this.placer.starting} sandbox pods are still starting; retry shortly.`, { retryAfter: 5 });
     }

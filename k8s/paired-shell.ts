@@ -75,6 +75,13 @@ export interface PairingDeps {
   now(): number;
 }
 
+/** 400 when the claw pod has had all its paired shells (their containers stay: the ports are taken for good). */
+export function checkPairedShellRoom(pod: V1Pod | undefined): void {
+  if ((pod?.spec?.ephemeralContainers?.length ?? 0) >= MAX_PAIRED_SHELLS) {
+    throw new GroveError('invalid_request', `claw_sandbox: the claw sandbox has had ${MAX_PAIRED_SHELLS} paired shells (each stays in its pod until the claw sandbox closes); create another claw sandbox.`);
+  }
+}
+
 /** Adds the shell's ephemeral container to the claw pod (a guarded patch: two pairings never take one port). */
 export async function addPairedShell(d: PairingDeps, podName: string, sandboxId: string): Promise<PairedShell> {
   const container = `shell-${safeName(sandboxId).toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 63).replace(/-+$/, '');
@@ -82,10 +89,8 @@ export async function addPairedShell(d: PairingDeps, podName: string, sandboxId:
   for (let attempt = 0; attempt < 8; attempt++) {
     if (!pod) pod = await fresh(d.api, d.cache, podName);
     if (!pod || podCondition(pod).state !== 'ready') throw new GroveError('invalid_request', `claw_sandbox: the claw sandbox's pod ${podName} is not running.`);
+    checkPairedShellRoom(pod);
     const taken = pod.spec?.ephemeralContainers ?? [];
-    if (taken.length >= MAX_PAIRED_SHELLS) {
-      throw new GroveError('invalid_request', `claw_sandbox: the claw sandbox has had ${MAX_PAIRED_SHELLS} paired shells (each stays in its pod until the claw sandbox closes); create another claw sandbox.`);
-    }
     const shell = { container: taken.some((c) => c.name === container) ? `${container.slice(0, 58)}-${taken.length}` : container, port: d.cfg.workerPort + 1 + taken.length };
     try {
       const spec = pairedShellContainer(d.cfg, pod, shell, workerToken(d.tokenSecret, `${podName}/${shell.container}`));

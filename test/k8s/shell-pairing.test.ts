@@ -190,6 +190,27 @@ describe('a paired shell through another replica, and expired', () => {
   }, 60_000);
 });
 
+describe('a claw pod takes 8 paired shells in its life', () => {
+  test('each one an ephemeral container that stays; the 9th answers 400 invalid_request and adds nothing', async () => {
+    const claw = await ready(orch, { type: 'claw', world_seed: 8, apps: ['todo'] });
+    const pod = podOf(claw.sandbox_id);
+    const ports: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const shell = await ready(orch, { type: 'shell', claw_sandbox: claw.sandbox_id });
+      ports.push(podRecords(podOf(shell.sandbox_id) as never).get(shell.sandbox_id)!.paired!.port);
+      expect((await inject('DELETE', `/sandboxes/${shell.sandbox_id}`)).statusCode).toBe(204);
+    }
+    expect(ports).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => CONFIG.workerPort + n));
+    const before = sim.count('PATCH pods/ephemeralcontainers');
+    const ninth = await inject('POST', '/sandboxes', { type: 'shell', claw_sandbox: claw.sandbox_id });
+    expect([ninth.statusCode, ninth.json().error.code]).toEqual([400, 'invalid_request']);
+    expect(ninth.json().error.message).toMatch(/has had 8 paired shells/);
+    expect(sim.count('PATCH pods/ephemeralcontainers')).toBe(before);
+    expect(sim.listPodObjects().find((p) => p.metadata.name === pod.metadata.name)!.spec.ephemeralContainers).toHaveLength(8);
+    expect((await inject('DELETE', `/sandboxes/${claw.sandbox_id}`)).statusCode).toBe(204);
+  }, 90_000);
+});
+
 describe('the ephemeralcontainers subresource of the simulated API server', () => {
   test('strategic merge adds by name; existing containers cannot be removed or changed; forbidden fields, stale versions and media types', async () => {
     const claw = await ready(orch, { type: 'claw', world_seed: 6, apps: ['todo'] });
