@@ -80,7 +80,9 @@ export function kubernetesEnvironments(backend: KubernetesBackend): LocalEnviron
   const shell: NonNullable<LocalEnvironments['shell']> = plain();
   const claw: NonNullable<LocalEnvironments['claw']> = plain();
   // The records every replica shares: sandboxes created on another replica are served here too.
-  const browsers = backend.supports('browser') ? { browser, claw } : {};
+  // Claw sandboxes run on browser workers; Claw-Eval episodes on claw-eval pods (either template makes `claw` served).
+  const clawEvalPods = Object.values(backend.config.templates).some((t) => t.type === 'claw-eval');
+  const browsers = { ...(backend.supports('browser') ? { browser } : {}), ...(backend.supports('browser') || clawEvalPods ? { claw } : {}) };
   return { ...browsers, ...(backend.supports('shell') ? { shell } : {}), shared: backend.shared };
 }
 

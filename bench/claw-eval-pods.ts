@@ -1,0 +1,163 @@
+// A real Claw-Eval checkout's tasks on the kubernetes backend with real containers (`npm run bench:claw-eval-pods --
+// --claw-eval DIR`): the simulated API server with the podman kubelet, each episode's pod a container of the image
+// scripts/claw-eval-image.sh built from DIR (its services without bubblewrap, as the pod's user), the orchestrator in
+// this process with DIR as its own checkout (grading, judge, simulated user). The same scripted trajectories
+// (bench/claw-eval-agreement.ts's: every read tool without required arguments once, then an answer; and doing
+// nothing) are driven over REST through the orchestrator and through a local server (`grove serve --claw-eval DIR`,
+// the services in bubblewrap): printed, the trials whose task_score and scores are equal on both, and errors.
+// Tasks with the sandbox tools are refused on pods (400 not_supported_on_backend) and left out here.
+//
+//   npm run bench:claw-eval-pods -- --claw-eval DIR [--image IMAGE] [--limit N] [--ids ID,…] [--kinds services,judged,user_agent]
+//       [--concurrency N] [--cache DIR] [--index-url URL]
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startEmbeddedGrove } from '../cli/commands/run-embedded.ts';
+import type { ClawEvalTask } from '../claw-env/claw-eval/checkout.ts';
+import { ClawEvalHost, prepareClawEvalCheckout } from '../claw-env/claw-eval/host.ts';
+import { KubernetesBackend } from '../k8s/backend.ts';
+import { parseK8sConfig } from '../k8s/config.ts';
+import { kubernetesEnvironments } from '../k8s/environments.ts';
+import { KubeSim } from '../k8s/sim/api-server.ts';
+import { PodmanKubelet, podmanImageMissing } from '../k8s/sim/podman-kubelet.ts';
+import { loadConfig } from '../sandbox/config.ts';
+import { buildApp } from '../server/app.ts';
+import { clawEvalPodHooks } from '../server/claw-eval-pods.ts';
+import { equipClawEvalHost } from '../server/claw-eval.ts';
+
+const { values } = parseArgs({ options: { 'claw-eval': { type: 'string' }, image: { type: 'string' }, limit: { type: 'string' }, ids: { type: 'string' }, kinds: { type: 'string' }, concurrency: { type: 'string' }, cache: { type: 'string' }, 'index-url': { type: 'string' } } });
+if (!values['claw-eval']) throw new Error('--claw-eval DIR is required');
+const dir = path.resolve(values['claw-eval']);
+const image = values.image ?? `localhost/grove-claw-eval-${path.basename(dir).toLowerCase().replace(/[_A-Z]/g, '-').replace(/[^a-z0-9.-]/g, '')}:dev`;
+const missing = podmanImageMissing(image);
+if (missing) throw new Error(`${missing} (scripts/claw-eval-image.sh ${dir})`);
+const kinds = new Set((values.kinds ?? 'services,judged').split(','));
+const concurrency = Number(values.concurrency ?? 2);
+const cacheDir = values.cache ?? path.join(os.homedir(), '.cache', 'grove');
+const indexUrl = values['index-url'];
+const READ = /(list|get|search|query|read|view|fetch|check|find|lookup)/i;
+const GO_ON = 'Please go on with what you have.';
+const TOKEN_SECRET = 'claw-eval-pods-bench-token-secret-0123';
+
+/** The judge ({"score": 0.5}) and the simulated user (asks once to go on, then [DONE]), in OpenAI's wire format. */
+function startModelServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { model?: string; messages?: unknown };
+      const user = body.model === 'sim-user';
+      const content = user ? (JSON.stringify(body.messages).includes(GO_ON) ? 'Thanks, that is all. [DONE]' : GO_ON) : '{"score": 0.5, "reasoning": "scripted judge"}';
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'chatcmpl-sim', object: 'chat.completion', created: 0, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, close: () => new Promise((r) => server.close(() => r())) })));
+}
+
+type Api = (method: string, url: string, body?: unknown) => Promise<{ status: number; json: any; text: string }>;
+const httpApi = (base: string, key: string): Api => async (method, url, body) => {
+  const res = await fetch(base + url, { method, headers: { 'x-api-key': key, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined, text };
+};
+
+/** One trial over REST: create, calls, (a user_agent task: a reply, then as long as the user answers), grade. */
+async function trial(api: Api, t: ClawEvalTask, n: number): Promise<{ task_score: number; scores: Record<string, number> } | string> {
+  const c = await api('POST', '/sandboxes', { type: 'claw', claw_eval_task: t.id });
+  if (c.status !== 201) return `create ${c.status}: ${c.text.slice(0, 200)}`;
+  const id = c.json.sandbox_id as string;
+  try {
+    const w = await api('GET', `/sandboxes/${id}/wait?timeout=300`);
+    if (w.json?.status !== 'ready') return `start: ${w.text.slice(0, 300)}`;
+    const calls = n === 0 ? t.tools.filter((x) => READ.test(x.name) && !((x.input_schema as { required?: unknown[] }).required?.length)) : [];
+    for (const x of calls) {
+      const r = await api('POST', `/sandboxes/${id}/claw-eval/call`, { tool: x.name, arguments: {} });
+      if (r.status !== 200) return `call ${x.name} ${r.status}: ${r.text.slice(0, 200)}`;
+    }
+    const answer = n === 0 ? 'Here is what I found; nothing was changed.' : 'I cannot do that.';
+    if (t.user_agent) {
+      for (let done = false, i = 0; !done && i < 10; i++) {
+        const r = await api('POST', `/sandboxes/${id}/claw-eval/reply`, { text: answer });
+        if (r.status !== 200) return `reply ${r.status}: ${r.text.slice(0, 200)}`;
+        done = r.json.done;
+      }
+    }
+    const g = await api('POST', `/sandboxes/${id}/claw-eval/grade`, t.user_agent ? {} : { answer });
+    if (g.status !== 200) return `grade ${g.status}: ${g.text.slice(0, 200)}`;
+    return g.json.score === null ? `grader errored: ${String(g.json.error).slice(0, 200)}` : { task_score: g.json.task_score, scores: g.json.scores };
+  } finally {
+    await api('DELETE', `/sandboxes/${id}`);
+  }
+}
+
+async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<void>): Promise<void> {
+  let i = 0;
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
+    while (i < items.length) await fn(items[i++]!);
+  }));
+}
+
+const p = await prepareClawEvalCheckout({ dir, cacheDir, indexUrl });
+const model = await startModelServer();
+const kind = (t: ClawEvalTask) => t.status === 'ready' && !t.sandbox && (!t.needs_judge || kinds.has('judged')) && (t.user_agent ? kinds.has('user_agent') : kinds.has('services') || t.needs_judge);
+const tasks = p.tasks.filter((t) => (values.ids ? values.ids.split(',').includes(t.id) && t.status === 'ready' : kind(t))).slice(0, Number(values.limit ?? 1e9));
+const flags = { clawEvalUserUrl: model.url, clawEvalUserModel: 'sim-user', judgeUrl: model.url, judgeModel: 'sim-judge' };
+// one machine: grove serve --claw-eval DIR (services in bubblewrap)
+const local = await startEmbeddedGrove({ maxSandboxes: 8, flags: { clawEval: dir, clawEvalCache: cacheDir, ...(indexUrl ? { clawEvalIndexUrl: indexUrl } : {}), ...flags } });
+// pods: the simulated API server, podman containers of the image, this process as the orchestrator
+const kubelet = new PodmanKubelet({ readyTimeoutMs: 300_000 });
+const sim = new KubeSim(kubelet);
+kubelet.sim = sim;
+await sim.start();
+const config = loadConfig({ env: {}, flags: { authDisabled: true, maxSandboxes: 64, dataDir: path.join(os.tmpdir(), 'grove-claw-eval-pods-bench'), ...flags } });
+const backend = new KubernetesBackend({
+  config: parseK8sConfig({ readyTimeoutSeconds: 300, workerPort: 23000 + Math.floor(Math.random() * 1000), templates: { 'claw-eval': { type: 'claw-eval', placement: 'pod', warmPool: 0, image, clawEval: dir } } }),
+  kubeConfig: sim.kubeConfig(),
+  replicaId: 'bench',
+  tokenSecret: TOKEN_SECRET,
+  defaultTtlSeconds: 3600,
+});
+await backend.start();
+const host = new ClawEvalHost({ dir, cacheDir, indexUrl, judge: undefined });
+equipClawEvalHost(host, config, undefined);
+// the judge as grove serve gives it (its --judge-url/--judge-model)
+const { clawEvalJudgeRelay } = await import('../judges/claw-eval.ts');
+host.o.judge = clawEvalJudgeRelay(model.url, 'sim-judge', undefined);
+backend.clawEval = clawEvalPodHooks(host);
+const app = await buildApp({ config, environments: kubernetesEnvironments(backend) });
+await app.listen({ host: '127.0.0.1', port: 0 });
+const orchUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+const onPods = httpApi(orchUrl, '');
+const onLocal = httpApi(local.url, local.apiKey);
+const t0 = Date.now();
+let equal = 0;
+const differ: string[] = [];
+const errors: string[] = [];
+let done = 0;
+try {
+  await pool(tasks.flatMap((t) => [0, 1].map((n) => ({ t, n }))), concurrency, async ({ t, n }) => {
+    const [a, b] = await Promise.all([trial(onPods, t, n), trial(onLocal, t, n)]);
+    done++;
+    if (typeof a === 'string' || typeof b === 'string') errors.push(`${t.id}#${n}: pods ${typeof a === 'string' ? a : 'ok'} | local ${typeof b === 'string' ? b : 'ok'}`);
+    else if (JSON.stringify([a.task_score, a.scores]) === JSON.stringify([b.task_score, b.scores])) equal++;
+    else differ.push(`${t.id}#${n}: pods ${JSON.stringify(a)} local ${JSON.stringify(b)}`);
+    process.stderr.write(`[${done}/${tasks.length * 2}] ${t.id}#${n} pods ${typeof a === 'string' ? a.slice(0, 120) : a.task_score} local ${typeof b === 'string' ? b.slice(0, 120) : b.task_score}\n`);
+  });
+} finally {
+  await app.close();
+  await kubelet.removeAll();
+  await sim.close();
+  await local.close();
+  await host.close();
+  await model.close();
+  const { rmSync } = await import('node:fs');
+  rmSync(p.tmp, { recursive: true, force: true });
+}
+const load = (await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ');
+console.log(`claw-eval on pods: ${tasks.length} tasks (${[...kinds].join(',')}), ${tasks.length * 2} trials in ${((Date.now() - t0) / 1000).toFixed(0)} s at concurrency ${concurrency}, load ${load}`);
+console.log(`  trials graded equal on pods and on one machine (task_score and every score): ${equal}/${tasks.length * 2}`);
+console.log(`  differ: ${differ.length}; errored: ${errors.length}`);
+for (const d of [...differ, ...errors]) console.log(`    ${d}`);
