@@ -49,8 +49,10 @@ export class RemoteClawEvalSandbox extends RemoteSandbox {
   /** Set by the backend when this orchestrator has the checkout (server/claw-eval-pods.ts). */
   hooks?: ClawEvalOnOrchestrator;
 
+  /** The task: from the create body, or (adopted from another replica, whose records hold no spec) as the worker's
+   * episode names it. */
   get taskId(): string {
-    return (this.spec as { claw_eval_task?: string }).claw_eval_task ?? '';
+    return (this.spec as { claw_eval_task?: string }).claw_eval_task ?? this.details().claw_eval?.task_id ?? '';
   }
 
   protected override async started(client: GroveClient, wid: string): Promise<void> {
