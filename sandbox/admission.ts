@@ -14,12 +14,25 @@
 //   sandboxes, it carries at most max(maxStarting, 3/4 N) until a window passes without a miss; and a create that
 //   waited in the queue while a capture missed is refused when its turn comes (it fails with `overloaded`)
 //   instead of joining a machine that already cannot serve its episodes.
+// - the start limit is learned (additive increase, multiplicative decrease), as the capture gate's: it begins at
+//   `maxStarting`, its ceiling; a start that took more than half of its deadline (`startDeadlineMs`) halves it
+//   (once per round: starts that began before the last cut do not cut again), as does a queued create refused when its turn comes
+//   (the machine cannot serve more episodes: starting them faster does not help), and a start that took less than
+//   an eighth of it while others waited for a slot raises it by one. Within [1, `maxStarting`]: a starved machine
+//   starts one at a time instead of running several past their deadline together, and a machine that recovered
+//   starts `maxStarting` at once again. (A ceiling above it was measured: with 4 × maxStarting the overload bench's
+//   32 and 64 episodes completed fewer episodes, more refused after queueing: starts are fast at the beginning of a
+//   burst, and what the machine then cannot carry is the episodes' captures, not their starts.)
 // Knows nothing of HTTP; the registry calls admit() and startSlot(), the step route reports steps.
 import { GroveError } from '../protocol/errors.ts';
 
 export interface AdmissionOptions {
-  /** Sandboxes started at once; more wait for a slot. */
+  /** Sandboxes started at once at most (the learned start limit's ceiling and first value); more wait for a slot. */
   maxStarting: number;
+  /** false: the start limit stays at maxStarting (nothing learned). Default true. */
+  learnStarts?: boolean;
+  /** A browser start's deadline (ms): a start past half of it lowers the start limit, one under an eighth raises it. */
+  startDeadlineMs: number;
   /** Creates waiting for a start slot at most; beyond it creates are refused. */
   startQueue: number;
   /** Refuse creates while the event loop runs this late (ms, 90th percentile of 100 ms ticks over the window; 0: never).
@@ -38,11 +51,13 @@ export interface AdmissionOptions {
   now?: () => number;
 }
 
-export const DEFAULT_ADMISSION: AdmissionOptions = { maxStarting: 4, startQueue: 32, loopLagMs: 500, captureMs: 2500, stepShare: 0.5, windowMs: 30_000 };
+export const DEFAULT_ADMISSION: AdmissionOptions = { maxStarting: 4, startDeadlineMs: 30_000, startQueue: 32, loopLagMs: 500, captureMs: 2500, stepShare: 0.5, windowMs: 30_000 };
 
 /** The measurements behind admission, as /metrics and the overload bench read them. */
 export interface Pressure {
   starting: number;
+  /** The learned start limit now. */
+  startLimit: number;
   queued: number;
   /** p90 of capture ms, of step ms / step deadline ms and of the loop's lateness (ms), over the window (0 when none). */
   captureP90: number;
@@ -100,6 +115,9 @@ export class Admission {
   /** The learned bound on live browser sandboxes (Infinity: none), and when a capture last missed. */
   private liveCap = Infinity;
   private lastMiss = -Infinity;
+  /** The learned start limit, and when it was last cut (starts that began before then do not cut it again). */
+  private startLimit: number;
+  private startCutAt = -Infinity;
 
   constructor(opts: Partial<AdmissionOptions> = {}) {
     this.opts = { ...DEFAULT_ADMISSION, ...opts };
@@ -109,6 +127,27 @@ export class Admission {
     this.steps = new Window(w);
     this.loop = new Window(w);
     this.starts = new Window(w * 4);
+    this.startLimit = this.opts.maxStarting;
+  }
+
+  /** Whether the start limit is learned or fixed at maxStarting. */
+  private get learns(): boolean {
+    return this.opts.learnStarts !== false;
+  }
+
+  /** Halves the start limit for a start (or a wait) that began at `t0`, unless the limit was cut since. */
+  private cutStarts(t0: number): void {
+    if (t0 < this.startCutAt || !this.learns) return;
+    this.startLimit = Math.max(1, Math.floor(this.startLimit / 2));
+    this.startCutAt = this.now();
+  }
+
+  /** A start that began at `t0` took `ms` (its slot's time): the start limit learns from it. */
+  private startTook(t0: number, ms: number): void {
+    if (!this.learns) return;
+    const deadline = this.opts.startDeadlineMs;
+    if (ms > deadline / 2) this.cutStarts(t0);
+    else if (ms < deadline / 8 && this.queue.length > 0 && this.startLimit < this.opts.maxStarting) this.startLimit++;
   }
 
   /** Starts measuring the event loop's lateness (a timer that keeps nothing alive). */
@@ -167,14 +206,14 @@ export class Admission {
     if (o.loopLagMs > 0 && loopLagP90 >= o.loopLagMs) overloaded = `the server's event loop runs ${Math.round(loopLagP90)} ms late (p90; limit ${o.loopLagMs} ms)`;
     else if (o.captureMs > 0 && captureP90 >= o.captureMs) overloaded = `screenshot captures take ${Math.round(captureP90)} ms (p90; limit ${o.captureMs} ms)`;
     else if (o.stepShare > 0 && stepShareP90 >= o.stepShare) overloaded = `steps use ${Math.round(stepShareP90 * 100)} % of their deadline (p90; limit ${Math.round(o.stepShare * 100)} %)`;
-    return { starting: this.starting, queued: this.queue.length, captureP90, stepShareP90, loopLagP90, loopLagMax, overloaded };
+    return { starting: this.starting, startLimit: this.startLimit, queued: this.queue.length, captureP90, stepShareP90, loopLagP90, loopLagMax, overloaded };
   }
 
   /** Seconds a refused client should wait: the measurements' window drains, or the queue ahead starts. */
   private retryAfter(queueFull: boolean): number {
     if (!queueFull) return Math.max(1, Math.min(30, Math.ceil(this.opts.windowMs / 4000)));
     const startMs = this.starts.p(this.now(), 0.5) || 2000;
-    const rounds = Math.ceil((this.queue.length + 1) / this.opts.maxStarting);
+    const rounds = Math.ceil((this.queue.length + 1) / this.startLimit);
     return Math.max(1, Math.min(60, Math.ceil((rounds * startMs) / 1000)));
   }
 
@@ -196,7 +235,7 @@ export class Admission {
     if (p?.overloaded) {
       throw new GroveError('overloaded', `The server is at capacity: ${p.overloaded}; retry later.`, { retryAfter: this.retryAfter(false) });
     }
-    if (this.starting >= this.opts.maxStarting && this.queue.length >= this.opts.startQueue) {
+    if (this.starting >= this.startLimit && this.queue.length >= this.opts.startQueue) {
       throw new GroveError(
         'overloaded',
         `The server is at capacity: ${this.starting} sandboxes are starting and ${this.queue.length} are waiting to start (limit ${this.opts.startQueue}); retry later.`,
@@ -211,7 +250,7 @@ export class Admission {
    * the sandboxes the server holds (this one and those still queued included), for the capture capacity.
    */
   async startSlot(signal?: AbortSignal, live?: () => number): Promise<() => void> {
-    if (this.starting < this.opts.maxStarting && this.queue.length === 0) this.starting++;
+    if (this.starting < this.startLimit && this.queue.length === 0) this.starting++;
     else {
       const queuedAt = this.now();
       await new Promise<void>((resolve, reject) => {
@@ -240,8 +279,10 @@ export class Admission {
             ? `while this sandbox waited to start, its browsers came to serve screenshots for ${served} sandboxes at once and ${started - 1} hold them`
             : null;
       if (why) {
+        // Starting more at once does not help a machine that cannot serve the episodes it has: fewer at once.
+        this.cutStarts(queuedAt);
         this.starting--;
-        this.queue.shift()?.();
+        this.grant();
         throw new GroveError('overloaded', `The server is at capacity: ${why}; retry later.`, { retryAfter: this.retryAfter(false) });
       }
     }
@@ -250,9 +291,16 @@ export class Admission {
     return () => {
       if (released) return;
       released = true;
-      this.starts.add(this.now(), this.now() - t0);
+      const ms = this.now() - t0;
+      this.starts.add(this.now(), ms);
+      this.startTook(t0, ms);
       this.starting--;
-      this.queue.shift()?.();
+      this.grant();
     };
+  }
+
+  /** Waiting starts get the slots free under the start limit now (it may have grown or shrunk meanwhile). */
+  private grant(): void {
+    while (this.starting < this.startLimit && this.queue.length > 0) this.queue.shift()!();
   }
 }

@@ -1,6 +1,7 @@
 // Admission control on its own measurements (sandbox/admission.ts): creates are refused with 503 overloaded and a
 // Retry-After while the measured pressure is past its limits or the start queue is full, and admitted again once
-// the window has drained; starts beyond maxStarting wait for a slot in order.
+// the window has drained; starts beyond the start limit wait for a slot in order; the start limit is learned from
+// start latency against the start deadline.
 import { describe, expect, it } from 'vitest';
 import { GroveError } from '../../protocol/errors.ts';
 import { Admission } from '../../sandbox/admission.ts';
@@ -125,7 +126,8 @@ describe('Admission: capture capacity (browser-env/capture-gate.ts measures it)'
   it('refuses a queued start whose turn comes when the sandboxes started meanwhile use the capacity (the next queued one too); with capacity back a queued one starts', async () => {
     let served: number | undefined;
     let live = 0;
-    const a = new Admission({ maxStarting: 2, startQueue: 8, captureCapacity: () => served });
+    // A fixed start limit: this test is about the capacity, not the limit's learning.
+    const a = new Admission({ maxStarting: 2, learnStarts: false, startQueue: 8, captureCapacity: () => served });
     // As the registry counts: a create is live from its admission until it fails.
     const slot = () => {
       live++;
@@ -154,6 +156,88 @@ describe('Admission: capture capacity (browser-env/capture-gate.ts measures it)'
     const r4 = await last;
     r3();
     r4();
+    expect(a.pressure()).toMatchObject({ starting: 0, queued: 0 });
+  });
+});
+
+describe('Admission: the start limit is learned from start latency against the start deadline', () => {
+  it('a slow start halves it (once per round, never below 1); fast starts while others wait raise it by one each, up to its ceiling', async () => {
+    let now = 0;
+    const a = new Admission({ maxStarting: 4, startDeadlineMs: 40_000, startQueue: 64, now: () => now });
+    expect(a.pressure().startLimit).toBe(4);
+    const four = await Promise.all([a.startSlot(), a.startSlot(), a.startSlot(), a.startSlot()]);
+    const waiting = Array.from({ length: 6 }, () => a.startSlot());
+    expect(a.pressure()).toMatchObject({ starting: 4, queued: 6 });
+    // Two starts of the same round past half the deadline: one cut, not two.
+    now += 20_001;
+    four[0]();
+    four[1]();
+    expect(a.pressure()).toMatchObject({ startLimit: 2, starting: 2, queued: 6 });
+    // The round's other starts were slow too; they began before the cut and do not cut again. Their slots go to the
+    // waiting ones only as far as the new limit allows.
+    four[2]();
+    expect(a.pressure()).toMatchObject({ startLimit: 2, starting: 2, queued: 5 });
+    four[3]();
+    expect(a.pressure()).toMatchObject({ startLimit: 2, starting: 2, queued: 4 });
+    // The next round is slow as well: the limit halves again, and never goes below 1.
+    const [w0, w1] = await Promise.all([waiting[0], waiting[1]]);
+    now += 30_000;
+    w0();
+    expect(a.pressure().startLimit).toBe(1);
+    w1();
+    const [w2] = await Promise.all([waiting[2]]);
+    now += 30_000;
+    w2();
+    expect(a.pressure()).toMatchObject({ startLimit: 1, starting: 1, queued: 2 });
+    // Fast starts (under an eighth of the deadline) while others wait: +1 each.
+    const w3 = await waiting[3];
+    now += 1000;
+    w3();
+    expect(a.pressure()).toMatchObject({ startLimit: 2, starting: 2, queued: 0 });
+    const [w4, w5] = await Promise.all([waiting[4], waiting[5]]);
+    // A fast start with nobody waiting says nothing about more at once: no raise.
+    w4();
+    expect(a.pressure().startLimit).toBe(2);
+    w5();
+    // Bounded above: a long run of fast, contended starts stops at maxStarting.
+    for (let round = 0; round < 10; round++) {
+      const running = Array.from({ length: 12 }, () => a.startSlot());
+      for (let i = 0; i < 12; i++) (await running[i])();
+    }
+    expect(a.pressure()).toMatchObject({ startLimit: 4, starting: 0, queued: 0 });
+    // At the ceiling, that many start at once and the next waits.
+    const slots = await Promise.all(Array.from({ length: 4 }, () => a.startSlot()));
+    const fifth = a.startSlot();
+    expect(a.pressure()).toMatchObject({ starting: 4, queued: 1 });
+    slots.forEach((r) => r());
+    (await fifth)();
+  });
+
+  it('a queued create refused when its turn comes (the machine cannot serve more episodes) halves it', async () => {
+    let now = 0;
+    const a = new Admission({ maxStarting: 4, startQueue: 8, windowMs: 10_000, now: () => now });
+    const four = await Promise.all(Array.from({ length: 4 }, () => a.startSlot()));
+    const queued = a.startSlot();
+    now += 5;
+    a.observeCaptureMiss(6);
+    four[0]();
+    await expect(queued).rejects.toMatchObject({ code: 'overloaded' });
+    expect(a.pressure()).toMatchObject({ startLimit: 2, starting: 3, queued: 0 });
+    for (const r of four.slice(1)) r();
+  });
+
+  it('learnStarts false is a fixed limit (neither fast nor slow starts move it); a full queue is judged against it', async () => {
+    let now = 0;
+    const a = new Admission({ maxStarting: 2, learnStarts: false, startQueue: 1, now: () => now });
+    const r = await Promise.all([a.startSlot(), a.startSlot()]);
+    const next = [a.startSlot()];
+    now += 60_000;
+    r[0]();
+    expect(a.pressure()).toMatchObject({ startLimit: 2, starting: 2, queued: 0 });
+    next.push(a.startSlot());
+    expect(refusal(() => a.admit(4))).toMatchObject({ code: 'overloaded' });
+    r[1]();
+    for (const p of next) (await p)();
     expect(a.pressure()).toMatchObject({ starting: 0, queued: 0 });
   });
 });
