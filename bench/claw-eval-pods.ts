@@ -9,6 +9,7 @@
 //
 //   npm run bench:claw-eval-pods -- --claw-eval DIR [--image IMAGE] [--limit N] [--ids ID,…] [--kinds services,judged,user_agent]
 //       [--concurrency N] [--cache DIR] [--index-url URL]
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -112,7 +113,8 @@ const kubelet = new PodmanKubelet({ readyTimeoutMs: 300_000 });
 const sim = new KubeSim(kubelet);
 kubelet.sim = sim;
 await sim.start();
-const config = loadConfig({ env: {}, flags: { authDisabled: true, maxSandboxes: 64, dataDir: path.join(os.tmpdir(), 'grove-claw-eval-pods-bench'), ...flags } });
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-claw-eval-pods-bench-'));
+const config = loadConfig({ env: {}, flags: { authDisabled: true, maxSandboxes: 64, dataDir: dataDir, ...flags } });
 const backend = new KubernetesBackend({
   config: parseK8sConfig({ readyTimeoutSeconds: 300, workerPort: 23000 + Math.floor(Math.random() * 1000), templates: { 'claw-eval': { type: 'claw-eval', placement: 'pod', warmPool: 0, image, clawEval: dir } } }),
   kubeConfig: sim.kubeConfig(),
@@ -153,8 +155,8 @@ try {
   await local.close();
   await host.close();
   await model.close();
-  const { rmSync } = await import('node:fs');
   rmSync(p.tmp, { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
 }
 const load = (await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ');
 console.log(`claw-eval on pods: ${tasks.length} tasks (${[...kinds].join(',')}), ${tasks.length * 2} trials in ${((Date.now() - t0) / 1000).toFixed(0)} s at concurrency ${concurrency}, load ${load}`);
