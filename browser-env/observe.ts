@@ -8,6 +8,7 @@ import type { ResizeOptions } from '../protocol/sandbox.ts';
 import type { Size } from './coords.ts';
 import { encode, imageSize, MIME } from './resize.ts';
 import { somOverlaySvg } from './som.ts';
+import { onFreshStack } from './util.ts';
 
 export interface RawCapture {
   /** Decoded from `base64` on first use. */
@@ -32,7 +33,8 @@ export async function sendCapture(cdp: CDPSession, format: ImageFormat, quality:
     optimizeForSpeed: true,
   };
   if (format !== 'png') params.quality = quality;
-  const res = await cdp.send('Page.captureScreenshot', params);
+  // On a fresh stack: Playwright's per-call stack capture walks 2 frames, not the step's chain (util.ts).
+  const res = await onFreshStack(() => cdp.send('Page.captureScreenshot', params));
   return withLazyBytes({ base64: res.data, format, ms: Date.now() - t0 });
 }
 

@@ -14,7 +14,7 @@ import { settle, type SettleHost } from './settle.ts';
 import { actionMs as actionBudgetMs, OBSERVE_MS, observeBudgetMs, recoveryMs, stepBudgetMs } from './step-budget.ts';
 import type { Tabs } from './tabs.ts';
 import type { StepOptions } from './types.ts';
-import { TimeoutError } from './util.ts';
+import { onFreshStack, TimeoutError } from './util.ts';
 
 export class StepPipeline {
   constructor(
@@ -70,7 +70,8 @@ export class StepPipeline {
       try {
         // Out of time, the action is cancelled (ad's signal aborts: its cleanups stop a navigation, typing stops
         // between keys), not left running into the settle and the next step.
-        const r = await ad.race(actionDef(a.action).run(this.host(ad), a, rec), `action ${a.action}`);
+        // On a fresh stack: the Playwright calls inside capture 2 frames each, not this step's whole chain.
+        const r = await ad.race(onFreshStack(() => actionDef(a.action).run(this.host(ad), a, rec)), `action ${a.action}`);
         if (r?.done) {
           done = true;
           answer = r.answer;

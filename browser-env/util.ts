@@ -30,3 +30,22 @@ export function errMessage(e: unknown): string {
 export function inPage<A>(fn: (arg: A) => unknown, arg: A): string {
   return `(() => { const __name = (f) => f; return (${fn.toString()})(${JSON.stringify(arg)}); })()`;
 }
+
+/**
+ * `f()` started on a fresh stack (the loop's next check phase) instead of at the end of the step's await chain.
+ * Playwright captures a stack for every API call (Error.stack, up to 50 frames with the async ones, each
+ * source-mapped in a process running under tsx, then parsed): from inside a step that is the whole chain of
+ * route → sandbox → pipeline → observer, from here two frames (issue 35: the step path's Node CPU per step).
+ * An error of `f` keeps its message, name and class; its stack lacks the step's frames.
+ */
+export function onFreshStack<T>(f: () => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    setImmediate(() => {
+      try {
+        f().then(resolve, reject);
+      } catch (e) {
+        reject(e);
+      }
+    });
+  });
+}
