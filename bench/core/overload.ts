@@ -3,7 +3,7 @@
 // refusal is what is measured), wait for ready, 10 click steps, delete. Printed: accepted, refused with 503,
 // completed, screenshots missing (target 0: a step answers its screenshot or 503 capture_timeout, both counted
 // here as missing), the worst step past its deadline (target 0; the deadline of a 1-click step is computed as
-// browser-env/step-budget.ts does) and the server's worst event-loop delay from /metrics.
+// browser-env/step-budget.ts does) and the server's worst event-loop delay and its stalls from /metrics.
 import type { Action } from '../../protocol/action.ts';
 import { GroveApiError } from '../../client/index.ts';
 import { BrowserCreateOptions } from '../../protocol/sandbox.ts';
@@ -75,14 +75,15 @@ async function episode(s: Server, fixture: Fixture, deadlineMs: number, t: Tally
  * exported), the captures that waited for their turn on a browser (browser-env/capture-gate.ts) and the capture
  * capacity admission counted last (absent while no gate was full).
  */
-async function serverFigures(s: Server): Promise<{ loop: number | null; queued: number | null; capacity: number | null }> {
+async function serverFigures(s: Server): Promise<{ loop: number | null; stalls: number | null; queued: number | null; capacity: number | null }> {
   const text = await (await fetch(`${s.url}/metrics`, { headers: { 'x-api-key': s.key } })).text();
   const m = /^grove_process_event_loop_\w*max\w*\s+([0-9.e+-]+)$/m.exec(text);
+  const st = /^grove_process_event_loop_stalls_total\s+([0-9.e+-]+)$/m.exec(text);
   const stat = (name: string) => {
     const v = new RegExp(`^grove_backend\\{backend="local",stat="${name}"\\} ([0-9.e+-]+)$`, 'm').exec(text);
     return v ? Number(v[1]) : null;
   };
-  return { loop: m ? r2(Number(m[1]) * 1000) : null, queued: stat('browser_captures_queued_total'), capacity: stat('browser_capture_capacity') };
+  return { loop: m ? r2(Number(m[1]) * 1000) : null, stalls: st ? Number(st[1]) : null, queued: stat('browser_captures_queued_total'), capacity: stat('browser_capture_capacity') };
 }
 
 export async function overloadBlock(fixture: Fixture, { results, say }: Report): Promise<void> {
@@ -95,7 +96,7 @@ export async function overloadBlock(fixture: Fixture, { results, say }: Report):
       const t0 = now();
       await Promise.all(Array.from({ length: n }, () => episode(s, fixture, deadlineMs, t)));
       const worst = t.worstPastDeadlineMs === -Infinity ? 0 : Math.max(0, Math.round(t.worstPastDeadlineMs));
-      const { loop, queued, capacity } = await serverFigures(s);
+      const { loop, stalls, queued, capacity } = await serverFigures(s);
       Object.assign(results, {
         [`overload_${n}_accepted`]: t.accepted,
         [`overload_${n}_refused_503`]: t.refused,
@@ -107,7 +108,7 @@ export async function overloadBlock(fixture: Fixture, { results, say }: Report):
       say(
         `overload ${n} episodes at once: accepted ${t.accepted}, refused 503 ${t.refused}, refused after queueing ${t.refusedQueued}, failed starts ${t.failedStart}, ` +
           `completed ${t.completed}, screenshots missing ${t.missingShots} (target 0${t.why.size ? `: ${[...t.why].map(([k, v]) => `${v}× ${k}`).join('; ')}` : ''}), step errors ${t.stepErrors}, ` +
-          `worst step past deadline ${worst} ms (target 0), server loop max ${loop ?? 'n/a'} ms, captures that waited their turn ${queued ?? 'n/a'}, ` +
+          `worst step past deadline ${worst} ms (target 0), server loop max ${loop ?? 'n/a'} ms, stalls >= 1 s ${stalls ?? 'n/a'}, captures that waited their turn ${queued ?? 'n/a'}, ` +
           `capture capacity at the end ${capacity ?? 'not measured'}, ${Math.round((now() - t0) / 1000)} s`,
       );
     } finally {

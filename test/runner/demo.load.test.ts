@@ -15,13 +15,17 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RunSummary } from '../../runner/types.ts';
 import { loadOfflineTasks } from '../../sites/tasks.ts';
-import { machineCpuMs, TreeCpu } from '../support/tree-cpu.ts';
+import { machineCpuMs, rendererCpuMs, TreeCpu } from '../support/tree-cpu.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 /** Demos running beside the one under test. */
 const LOADERS = 2;
 /** The loaders' CPU time at least this share of the demo's own (two demos' worth of load: about 2). */
 const MIN_LOAD_SHARE = 1.5;
+/** Each loader's renderers have run this much CPU (ms) before the demo under test starts: its pages are at work. */
+const RENDERER_READY_MS = 1000;
+/** How long the loaders may take to get there before the test gives up on them (ms). */
+const READY_WAIT_MS = 180_000;
 let tmp = '';
 let stopping = false;
 const loaders = new Set<ChildProcess>();
@@ -77,8 +81,16 @@ describe('the demo on a loaded machine', () => {
     tmp = await mkdtemp(join(tmpdir(), 'grove-demo-load-'));
     const ids = loadOfflineTasks('http://sites.grove.test').map((t) => t.id);
     for (let i = 0; i < LOADERS; i++) loader(i);
-    // The loaders have their browsers up before the demo under test starts.
-    await new Promise((r) => setTimeout(r, 5000));
+    // The loaders' browsers are at work before the demo under test starts: each one's renderers (its episodes'
+    // pages) have run RENDERER_READY_MS of CPU. A condition, not a head start of fixed length: on a loaded machine
+    // Chromium may not even be up after 5 s.
+    const readySince = Date.now();
+    const ready = () => loaders.size === LOADERS && [...loaders].every((c) => rendererCpuMs(c.pid!) >= RENDERER_READY_MS);
+    while (!ready()) {
+      expect(Date.now() - readySince, 'the loaders\' Chromium renderers never got busy').toBeLessThan(READY_WAIT_MS);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    console.log(`loaders busy after ${((Date.now() - readySince) / 1000).toFixed(1)} s`);
 
     main = demo(join(tmp, 'main'));
     const loadCpu = new TreeCpu(() => [...loaders].map((c) => c.pid!));

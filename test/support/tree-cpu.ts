@@ -80,3 +80,30 @@ export class TreeCpu {
     }
   }
 }
+
+/**
+ * CPU ms the Chromium renderers (`--type=renderer`) below `root` have used so far (processes as seen now): over
+ * a few hundred ms they show whether the pages of a browser somebody started are actually running.
+ */
+export function rendererCpuMs(root: number): number {
+  const all = procs();
+  const kids = new Map<number, ProcCpu[]>();
+  for (const p of all) kids.set(p.ppid, [...(kids.get(p.ppid) ?? []), p]);
+  let ms = 0;
+  const stack = all.filter((p) => p.pid === root);
+  while (stack.length) {
+    const p = stack.pop()!;
+    if (isRenderer(p.pid)) ms += p.ms;
+    stack.push(...(kids.get(p.pid) ?? []));
+  }
+  return ms;
+}
+
+function isRenderer(pid: number): boolean {
+  try {
+    // Chromium rewrites its children's command line into one space-separated string.
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/).includes('--type=renderer');
+  } catch {
+    return false;
+  }
+}
