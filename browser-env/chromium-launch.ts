@@ -67,15 +67,6 @@ export class ChromiumLauncher {
 
   /** Launches one Chromium; `marker` is the flag that finds its root process, `artifactsDir` must exist. */
   launch(marker: string, artifactsDir: string): Promise<Browser> {
-    // Page.captureScreenshot as Chromium does it by default: the page redraws (ForceRedraw) and the frame presented
-    // after that is copied, a frame drawn after the request as before. Playwright otherwise enables Chromium's
-    // CDPScreenshotNewSurface, which gives the page a new surface (LocalSurfaceId) per capture: a whole new frame to
-    // draw and composite each time. With 16 pages clicking and capturing at once (issue 35), measured 6-11 % less
-    // Chromium CPU per step, ~3.5 ms of it the GPU process's. Chromium made that feature to avoid a stall when frames
-    // are not presented (a hidden page): a capture here is bounded by the step's deadline and the capture gate's
-    // probe. PLAYWRIGHT_LEGACY_SCREENSHOT is Playwright's switch for it, read as it builds this launch's switches;
-    // set explicitly (even empty), it is left as it is.
-    process.env.PLAYWRIGHT_LEGACY_SCREENSHOT ??= '1';
     return chromium.launch({
       env: this.chromiumEnv(artifactsDir),
       artifactsDir,
