@@ -5,7 +5,7 @@
 # /opt/grove-claw-eval/cache (the template's default `clawEvalCache`) from a local package index (pods have no
 # egress; the build itself needs no PyPI either). Needs root and podman.
 # Usage: scripts/claw-eval-image.sh DIR [-t IMAGE] [--worker IMAGE] [--index URL] [--extra-index URL] [--find-links DIR]
-#   IMAGE default localhost/grove-claw-eval-<basename of DIR>:dev; the worker image default localhost/grove-worker:dev;
+#   IMAGE default localhost/grove-claw-eval-<basename of DIR>:<sha256 of DIR's real path, 12 digits> (k8s/claw-eval-image.ts); the worker image default localhost/grove-worker:dev;
 #   the index default file:///opt/pypi/simple (+ file:///opt/pypi-more/simple, /opt/wheels when present). Local
 #   index folders (file:// URLs, --find-links) are mounted read-only into the build at the same paths.
 set -euo pipefail
@@ -32,7 +32,7 @@ done
 [ -n "$DIR" ] && [ -d "$DIR/tasks" ] || { echo "claw-eval-image: give a Claw-Eval checkout (a folder with tasks/)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "claw-eval-image: needs root (podman storage)" >&2; exit 1; }
 DIR=$(realpath "$DIR")
-[ -n "$TAG" ] || TAG="localhost/grove-claw-eval-$(basename "$DIR" | tr 'A-Z_' 'a-z-' | tr -cd 'a-z0-9.-'):dev"
+[ -n "$TAG" ] || TAG="localhost/grove-claw-eval-$(basename "$DIR" | tr 'A-Z_' 'a-z-' | tr -cd 'a-z0-9.-'):$(printf %s "$DIR" | sha256sum | cut -c1-12)"
 podman image exists "$WORKER" || { echo "claw-eval-image: no worker image $WORKER (scripts/images.sh worker)" >&2; exit 1; }
 t0=$(date +%s)
 ctx=$(mktemp -d /var/tmp/grove-claw-eval-ctx.XXXXXX)

@@ -37,7 +37,7 @@ export interface CoreRun {
   lines: string[];
 }
 
-/** One block alone, for iterating on it: GROVE_BENCH_ONLY=waves, churn or throughput (nothing is saved then). */
+/** One block alone, for iterating on it: GROVE_BENCH_ONLY=waves, churn, overload, throughput or latency (nothing is saved then). */
 const ONLY = process.env.GROVE_BENCH_ONLY;
 
 /** Runs every block (or the one GROVE_BENCH_ONLY names); prints progress to stderr. */
@@ -80,8 +80,9 @@ export async function runCore(): Promise<CoreRun> {
       throw e;
     }
     try {
-      if (ONLY === 'throughput') {
-        await timed('throughput', () => throughputBlock(raw, s, fixture, report));
+      if (ONLY === 'throughput' || ONLY === 'latency') {
+        if (ONLY === 'throughput') await timed('throughput', () => throughputBlock(raw, s, fixture, report));
+        else await timed('latency', () => latencyBlock(raw, s, fixture, report));
         sayRefused(report);
         return { figures: {}, lines };
       }

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ClawEvalHost, prepareClawEvalCheckout, type PreparedCheckout } from '../../claw-env/claw-eval/host.ts';
+import { clawEvalImageName } from '../../k8s/claw-eval-image.ts';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { PodmanKubelet, podmanImageMissing } from '../../k8s/sim/podman-kubelet.ts';
 import { podRecords } from '../../k8s/records.ts';
@@ -27,7 +28,7 @@ import { startOrchestrator, type Orchestrator } from './harness.ts';
 
 type Obj = Record<string, any>;
 const ROOT = path.resolve(__dirname, '../claw-env/fixtures/claw-eval-checkout');
-const IMAGE = 'localhost/grove-claw-eval-claw-eval-checkout:dev';
+const IMAGE = clawEvalImageName(ROOT);
 const INDEX = existsSync('/opt/pypi/simple') ? 'file:///opt/pypi/simple' : undefined;
 const missing = podmanImageMissing(IMAGE);
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-claw-eval-pods-'));
