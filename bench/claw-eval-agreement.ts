@@ -25,8 +25,7 @@
 //       [--concurrency N] [--skip-episodes] [--out DIR] [--index-url URL] [--cache DIR]
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startScriptedModels } from './claw-eval-models.ts';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -55,7 +54,6 @@ const ids = values.ids?.split(',');
 const cacheDir = values.cache ?? path.join(os.homedir(), '.cache', 'grove');
 const indexUrl = values['index-url'];
 const READ = /(list|get|search|query|read|view|fetch|check|find|lookup)/i;
-const GO_ON = 'Please go on with what you have.';
 /** Grades a Grove trace as Claw-Eval's `run` does after its container run (cli.py cmd_run), with the checkout's own
  * functions: argv trace, task folder, env snapshot file, judge config (or ''), 1 to hand the snapshot over. */
 const RUN_PATH_GRADE = String.raw`
@@ -81,25 +79,6 @@ print("\n" + json.dumps({"task_score": compute_task_score(scores), "scores": sco
 `;
 const run = promisify(execFile);
 
-/** The scripted judge and simulated user, in OpenAI's chat-completions wire format. */
-function startModelServer(): Promise<{ url: string; calls: { judge: number; user: number }; close(): Promise<void> }> {
-  const calls = { judge: 0, user: 0 };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { model?: string; messages?: unknown };
-      const user = body.model === 'sim-user';
-      if (user) calls.user++;
-      else calls.judge++;
-      const content = user ? (JSON.stringify(body.messages).includes(GO_ON) ? 'Thanks, that is all. [DONE]' : GO_ON) : '{"score": 0.5, "reasoning": "scripted judge"}';
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'chatcmpl-sim', object: 'chat.completion', created: 0, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, calls, close: () => new Promise((r) => server.close(() => r())) })));
-}
-
 function kindOf(t: ClawEvalTask): boolean {
   if (t.status !== 'ready') return false;
   if (t.needs_judge && !kinds.has('judged')) return false;
@@ -112,7 +91,7 @@ const p = await prepareClawEvalCheckout({ dir: values['claw-eval'], cacheDir, in
 const keep = values.out ? path.resolve(values.out) : undefined;
 if (keep) mkdirSync(keep, { recursive: true });
 const out = keep ?? mkdtempSync(path.join(os.tmpdir(), 'grove-claw-eval-agreement-'));
-const sim = await startModelServer();
+const sim = await startScriptedModels();
 const grove = await startEmbeddedGrove({
   maxSandboxes: 8,
   flags: { clawEval: p.root, clawEvalCache: cacheDir, ...(indexUrl ? { clawEvalIndexUrl: indexUrl } : {}), judgeUrl: sim.url, judgeModel: 'sim-judge', clawEvalUserUrl: sim.url, clawEvalUserModel: 'sim-user' },

@@ -10,7 +10,7 @@
 //   npm run bench:claw-eval-pods -- --claw-eval DIR [--image IMAGE] [--limit N] [--ids ID,…] [--kinds services,judged,user_agent]
 //       [--concurrency N] [--cache DIR] [--index-url URL]
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
+import { startScriptedModels } from './claw-eval-models.ts';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,24 +40,7 @@ const concurrency = Number(values.concurrency ?? 2);
 const cacheDir = values.cache ?? path.join(os.homedir(), '.cache', 'grove');
 const indexUrl = values['index-url'];
 const READ = /(list|get|search|query|read|view|fetch|check|find|lookup)/i;
-const GO_ON = 'Please go on with what you have.';
 const TOKEN_SECRET = 'claw-eval-pods-bench-token-secret-0123';
-
-/** The judge ({"score": 0.5}) and the simulated user (asks once to go on, then [DONE]), in OpenAI's wire format. */
-function startModelServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { model?: string; messages?: unknown };
-      const user = body.model === 'sim-user';
-      const content = user ? (JSON.stringify(body.messages).includes(GO_ON) ? 'Thanks, that is all. [DONE]' : GO_ON) : '{"score": 0.5, "reasoning": "scripted judge"}';
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'chatcmpl-sim', object: 'chat.completion', created: 0, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, close: () => new Promise((r) => server.close(() => r())) })));
-}
 
 type Api = (method: string, url: string, body?: unknown) => Promise<{ status: number; json: any; text: string }>;
 const httpApi = (base: string, key: string): Api => async (method, url, body) => {
@@ -103,7 +86,7 @@ async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<void>): Prom
 }
 
 const p = await prepareClawEvalCheckout({ dir, cacheDir, indexUrl });
-const model = await startModelServer();
+const model = await startScriptedModels();
 const kind = (t: ClawEvalTask) => t.status === 'ready' && !t.sandbox && (!t.needs_judge || kinds.has('judged')) && (t.user_agent ? kinds.has('user_agent') : kinds.has('services') || t.needs_judge);
 const tasks = p.tasks.filter((t) => (values.ids ? values.ids.split(',').includes(t.id) && t.status === 'ready' : kind(t))).slice(0, Number(values.limit ?? 1e9));
 const flags = { clawEvalUserUrl: model.url, clawEvalUserModel: 'sim-user', judgeUrl: model.url, judgeModel: 'sim-judge' };
