@@ -3,23 +3,14 @@
 // process composites in software with --disable-gpu), and its renderers share the same cores: asked for twenty
 // captures at once on a loaded machine, each got a twentieth of it and all of them ran past their 5 s try together
 // (the overload bench at 32 and 64 episodes: 12 and 25 screenshots of admitted episodes missing). Queued, each
-// capture has the machine for its turn; the wait is bounded by the step's deadline (tens of seconds).
+// capture has the machine for its turn; the wait is bounded by the step's deadline (tens of seconds), not by the
+// capture's own try.
 // - The limit adapts (additive increase, multiplicative decrease): it starts at MAX_LIMIT, which a quiet machine
 //   does not reach; it halves when a capture that began after the last cut took longer than TARGET_MS, and grows by
 //   one when a capture took less than half of that while others waited. Never below MIN_LIMIT: a hung renderer's
 //   capture holds one slot, not the process.
-// - Once its turn has come, a capture has the rest of the step's deadline (the Progress handed down), not a try of
-//   its own: on a loaded machine a responsive page's capture can take longer than any fixed try, and cutting it
-//   short only started it again behind the others. What ends it early is the page: every TARGET_MS the capture takes,
-//   the gate probes the page (a tiny evaluate in its renderer). A healthy page on a loaded browser can take seconds
-//   to answer (measured: up to 3.8 s with six 33 M-pixel captures in flight at load ~20: the answers queue behind
-//   the captures' bytes on the same CDP pipe), so a slow answer alone is no verdict; the page is unresponsive when
-//   its probe has gone unanswered for PROBE_MS while the same browser answered another page's probe sent after it
-//   (the pipe and the process work; this renderer does not): CaptureUnresponsive then (the observer's recovery
-//   reopens the page). Without such a comparison the capture keeps the rest of its deadline, and its end is the
-//   explicit error.
 // - A capture that ran out of time is not abandoned while Chromium still works on it: its slot stays taken until
-//   Chromium answers (at most as long again as it ran), so retries do not pile new work on top of it.
+//   Chromium answers (at most one more try's time), so retries do not pile new work on top of it.
 // - What a burst can be served: the captures per second the process achieved while its gate was full (captures in
 //   flight over their time, smoothed) times BURST_MS. Admission counts it as the browser sandboxes the process can
 //   carry (sandbox/admission.ts, through the pool's `capture_capacity` stat). Measured only while the gate is full:
@@ -28,7 +19,6 @@
 //   to spare.
 // Free slots are taken synchronously: a quiet machine's steps pay no wait.
 import { Progress, TimeoutError } from '../sandbox/progress.ts';
-import { PROBE_MS } from './sandbox-state.ts';
 import { OBSERVE_MS } from './step-budget.ts';
 
 /** Captures in flight per process at most (and at first). */
@@ -50,12 +40,6 @@ const ALPHA = 0.2;
 /** The step's deadline ran out while its capture waited for a turn: the machine is overloaded, the page is fine. */
 export class CaptureQueueTimeout extends TimeoutError {}
 
-/** A capture's page stopped answering while Chromium worked on it (a busy renderer): no use waiting for it. */
-export class CaptureUnresponsive extends TimeoutError {}
-
-/** A probe of the page being captured: settles when its renderer answered; rejects when `d` ends first. */
-export type Probe = (d: Progress) => Promise<unknown>;
-
 type Grant = () => void;
 
 export interface CaptureGateStats {
@@ -76,19 +60,16 @@ export class CaptureGate {
   /** Captures per ms, smoothed, and when it was last measured. */
   private rate = 0;
   private sampledAt = -Infinity;
-  /** When the latest-sent probe that got an answer was sent: the browser answers probes sent up to then. */
-  private answeredSent = -Infinity;
   /** Called when a capture has to wait for its turn (the pool counts them). */
   onWait: () => void = () => {};
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /**
-   * Runs `work` (one CDP capture) in its turn: waits for a slot within `d` (CaptureQueueTimeout when `d` runs out),
-   * then gives the capture the rest of `d` (a TimeoutError when it runs out) while its page answers `probe`, sent
-   * every TARGET_MS the capture takes (CaptureUnresponsive when the page does not and the browser does).
+   * Runs `work` (one CDP capture) in its turn: waits for a slot within `d` (CaptureQueueTimeout when `d` runs
+   * out), then gives the capture `tryMs()` (computed once the turn has come) before a TimeoutError.
    */
-  async run<T>(d: Progress, probe: Probe, work: () => Promise<T>): Promise<T> {
+  async run<T>(d: Progress, tryMs: () => number, work: () => Promise<T>): Promise<T> {
     await this.enter(d);
     const t0 = this.now();
     const inFlight = this.active;
@@ -101,59 +82,26 @@ export class CaptureGate {
       this.leave();
       throw e;
     }
-    const capture = d.within(d.remaining(), 'screenshot capture');
-    const watching = this.watch(capture, probe, t0);
+    const ms = tryMs();
+    const limit = Progress.after(ms, 'screenshot capture');
     try {
-      const v = await capture.race(p);
+      const v = await limit.race(p);
       this.measured(t0, inFlight, full);
       this.leave();
       return v;
     } catch (e) {
-      // The watcher's verdict (a race names every timeout alike).
-      const hung = capture.signal.reason instanceof CaptureUnresponsive ? capture.signal.reason : undefined;
       if (e instanceof TimeoutError) {
-        // A hung page's capture says nothing of what the process serves.
-        if (!hung) this.measured(t0, inFlight, full);
-        // Chromium is still working on it: the slot is free when it answers, or after as long again as it ran.
-        const held = Progress.after(Math.max(TARGET_MS, this.now() - t0), 'abandoned screenshot capture');
+        this.measured(t0, inFlight, full);
+        // Chromium is still working on it: the slot is free when it answers, or after one more try's time.
+        const held = Progress.after(ms, 'abandoned screenshot capture');
         void held.race(p).then(
           () => (held.done(), this.leave()),
           () => (held.done(), this.leave()),
         );
       } else this.leave();
-      throw hung ?? e;
+      throw e;
     } finally {
-      // Over: the watcher stops (its sleep or probe ends with the capture's progress).
-      capture.abort(new Error('screenshot capture is over'));
-      await watching;
-    }
-  }
-
-  /**
-   * While `capture` runs: every TARGET_MS a probe of its page. One unanswered for PROBE_MS while the browser
-   * answered a probe sent after it aborts `capture` with CaptureUnresponsive.
-   */
-  private async watch(capture: Progress, probe: Probe, t0: number): Promise<void> {
-    for (;;) {
-      await capture.sleep(TARGET_MS);
-      if (capture.expired) return;
-      const sent = this.now();
-      let answered = false;
-      const answer = probe(capture).then(
-        () => {
-          answered = true;
-          this.answeredSent = Math.max(this.answeredSent, sent);
-        },
-        () => {},
-      );
-      while (!answered) {
-        await Promise.race([answer, capture.sleep(TARGET_MS)]);
-        if (capture.expired) return;
-        if (!answered && this.now() - sent >= PROBE_MS && this.answeredSent > sent) {
-          capture.abort(new CaptureUnresponsive('screenshot capture (the page stopped answering; its browser answers)', this.now() - t0));
-          return;
-        }
-      }
+      limit.done();
     }
   }
 

@@ -7,7 +7,7 @@ import { GroveError } from '../protocol/errors.ts';
 import { Progress } from '../sandbox/progress.ts';
 import { accessibilityText } from './a11y.ts';
 import { FrameCache } from './frame-cache.ts';
-import { CaptureQueueTimeout, CaptureUnresponsive } from './capture-gate.ts';
+import { CaptureQueueTimeout } from './capture-gate.ts';
 import { captureFormat, cdpCapture, finishShot, sendCapture, type EncodedShot, type ShotSettings } from './observe.ts';
 import type { Recovery } from './recovery.ts';
 import { firstLine, PROBE_MS, type SandboxState } from './sandbox-state.ts';
@@ -86,12 +86,11 @@ export class Observer {
         const cdp = await d.race(s.session(pg), 'CDP session');
         // Through the browser process's capture gate (pool contexts have one): a burst is served in order.
         const gate = s.pooled.captures;
-        raw = gate ? await gate.run(d, (pd) => pd.race(pg.evaluate('1'), 'responsiveness probe'), () => sendCapture(cdp, f.format, f.quality)) : await cdpCapture(cdp, f.format, f.quality, budget());
+        raw = gate ? await gate.run(d, budget, () => sendCapture(cdp, f.format, f.quality)) : await cdpCapture(cdp, f.format, f.quality, budget());
         break;
       } catch (e) {
-        // The deadline ran out waiting for a turn: an overloaded machine, not a page to retry or recover. The gate
-        // found the page hung (its browser answered, it did not): recovery's, not another try's.
-        if (e instanceof CaptureQueueTimeout || e instanceof CaptureUnresponsive) throw e;
+        // The deadline ran out waiting for a turn: an overloaded machine, not a page to retry or recover.
+        if (e instanceof CaptureQueueTimeout) throw e;
         if (/Unable to capture screenshot/i.test(errMessage(e)) && tries === 1) {
           // Chromium has no compositor frame yet (seen on a page created a moment ago under load): wait for one
           // animation frame, then capture once more.
@@ -160,7 +159,7 @@ export class Observer {
         const crashed = s.crashed.has(pg);
         // The probe is recovery's first move and has its time (the reserve kept back from d): a capture that used up
         // d on a starved machine must not make a live page look hung for want of time to ask it.
-        if (!crashed && !(e instanceof CaptureUnresponsive) && (await this.recovery.responsive(pg, deadline))) {
+        if (!crashed && (await this.recovery.responsive(pg, deadline))) {
           error ??= observationFailure(e);
           break;
         }
