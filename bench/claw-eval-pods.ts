@@ -100,7 +100,7 @@ await sim.start();
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-claw-eval-pods-bench-'));
 const config = loadConfig({ env: {}, flags: { authDisabled: true, maxSandboxes: 64, dataDir: dataDir, ...flags } });
 const backend = new KubernetesBackend({
-  config: parseK8sConfig({ readyTimeoutSeconds: 300, workerPort: 23000 + Math.floor(Math.random() * 1000), templates: { 'claw-eval': { type: 'claw-eval', placement: 'pod', warmPool: 0, image, clawEval: dir } } }),
+  config: parseK8sConfig({ readyTimeoutSeconds: 300, workerPort: 23000 + Math.floor(Math.random() * 1000), templates: { 'claw-eval': { type: 'claw-eval', placement: 'pod', warmPool: 0, image } } }),
   kubeConfig: sim.kubeConfig(),
   replicaId: 'bench',
   tokenSecret: TOKEN_SECRET,

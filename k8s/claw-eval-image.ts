@@ -1,7 +1,6 @@
-// The default name of a Claw-Eval worker image (scripts/claw-eval-image.sh builds it): the image holds the checkout
-// at the orchestrator's absolute path, so the tag names that path (the first 12 hex digits of its sha256). Two
-// checkouts of one folder name (a developer's tree and CI's clean clone) get two images, never one overwriting the
-// other. scripts/claw-eval-image.sh computes the same name in shell.
+// The default name of a Claw-Eval worker image (scripts/claw-eval-image.sh builds it): the tag names the checkout's
+// real path (the first 12 hex digits of its sha256), so two checkouts of one folder name (a developer's tree and CI's
+// clean clone, whose contents may differ) get two images, never one overwriting the other. scripts/claw-eval-image.sh computes the same name in shell.
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';

@@ -28,14 +28,14 @@ export const TemplateSchema = z
     image: z.string().min(1).optional(),
     /** Shell templates: size limit of the /workspace emptyDir (default 4Gi). */
     workspaceSize: Quantity.optional(),
-    /** claw-eval templates: the checkout's path in the image (the orchestrator's own --claw-eval path: a venv is bound
-     * to its absolute path) and where its built Python environment is (the image's --claw-eval-cache; default
-     * /opt/grove-claw-eval/cache, as scripts/claw-eval-image.sh builds it). */
+    /** claw-eval templates: the checkout's path in the image (default /opt/grove-claw-eval/checkout) and where its built
+     * Python environment is (default /opt/grove-claw-eval/cache), as scripts/claw-eval-image.sh builds them: a venv
+     * is bound to its absolute path, so these are the paths the image was built with. */
     clawEval: z.string().regex(/^(\/[A-Za-z0-9._+-]+)+$/, 'an absolute path').optional(),
     clawEvalCache: z.string().regex(/^(\/[A-Za-z0-9._+-]+)+$/, 'an absolute path').optional(),
   })
   .strict()
-  .refine((t) => t.type !== 'claw-eval' || (t.placement === 'pod' && t.clawEval !== undefined && t.image !== undefined), { message: 'claw-eval templates need placement "pod", `clawEval` (the checkout\'s path in the image) and `image` (scripts/claw-eval-image.sh)', path: ['type'] })
+  .refine((t) => t.type !== 'claw-eval' || (t.placement === 'pod' && t.image !== undefined), { message: 'claw-eval templates need placement "pod" and `image` (scripts/claw-eval-image.sh)', path: ['type'] })
   // A shell pod is its sandbox's isolation boundary (pod isolation: one user, one file system, one network).
   .refine((t) => t.type !== 'shell' || t.placement === 'pod', { message: 'shell templates need placement "pod" (the pod is the shell sandbox\'s isolation boundary)', path: ['placement'] });
 export type Template = z.infer<typeof TemplateSchema>;

@@ -11,7 +11,8 @@ export const WORKER_UID = 10001;
 /** Where a shell pod's workspace emptyDir is mounted (the path the API and commands see). */
 export const SHELL_WORKSPACE = '/workspace';
 
-/** Where scripts/claw-eval-image.sh builds a checkout's Python environment in the image. */
+/** Where scripts/claw-eval-image.sh puts a checkout and its Python environment in a Claw-Eval image. */
+export const CLAW_EVAL_CHECKOUT = '/opt/grove-claw-eval/checkout';
 export const CLAW_EVAL_CACHE = '/opt/grove-claw-eval/cache';
 
 export function workerPodSpec(cfg: K8sConfig, templateName: string, token: string | null): V1PodSpec {
@@ -37,7 +38,7 @@ export function workerPodSpec(cfg: K8sConfig, templateName: string, token: strin
   // claw-env/claw-eval/services.ts), the Python environment built into the image; no judge or user-model setting.
   if (t.type === 'claw-eval') {
     env.push(
-      { name: 'GROVE_CLAW_EVAL', value: t.clawEval! },
+      { name: 'GROVE_CLAW_EVAL', value: t.clawEval ?? CLAW_EVAL_CHECKOUT },
       { name: 'GROVE_CLAW_EVAL_CACHE', value: t.clawEvalCache ?? CLAW_EVAL_CACHE },
       { name: 'GROVE_CLAW_EVAL_ISOLATION', value: 'pod' },
     );

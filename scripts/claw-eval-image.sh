@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A Claw-Eval worker image (k8s/Dockerfile.claw-eval) for the kubernetes backend's `claw-eval` template: FROM the
-# worker image (scripts/images.sh), a copy of the checkout DIR at the same absolute path (the orchestrator's
-# --claw-eval DIR: the template's `clawEval`), and its Python environment built at build time under
-# /opt/grove-claw-eval/cache (the template's default `clawEvalCache`) from a local package index (pods have no
+# worker image (scripts/images.sh), a copy of the checkout DIR at /opt/grove-claw-eval/checkout (the template's
+# default `clawEval`), and its Python environment built at build time under /opt/grove-claw-eval/cache (the
+# template's default `clawEvalCache`) from a local package index (pods have no
 # egress; the build itself needs no PyPI either). Needs root and podman.
 # Usage: scripts/claw-eval-image.sh DIR [-t IMAGE] [--worker IMAGE] [--index URL] [--extra-index URL] [--find-links DIR]
 #   IMAGE default localhost/grove-claw-eval-<basename of DIR>:<sha256 of DIR's real path, 12 digits> (k8s/claw-eval-image.ts); the worker image default localhost/grove-worker:dev;
@@ -53,11 +53,11 @@ for u in "$INDEX" "$EXTRA" "$LINKS"; do
   case "$p" in /*) p=${p%/simple}; [ -d "$p" ] && vols+=(-v "$p:$p:ro") ;; esac
 done
 vols+=(-v "$conf:/run/grove/pip.conf:ro")
-if ! podman build --pull=never --layers --force-rm -f k8s/Dockerfile.claw-eval --build-arg "WORKER=$WORKER" --build-arg "CHECKOUT=$DIR" \
+if ! podman build --pull=never --layers --force-rm -f k8s/Dockerfile.claw-eval --build-arg "WORKER=$WORKER" \
      "${vols[@]}" -t "$TAG" "$ctx" >"$ctx.log" 2>&1; then
   echo "claw-eval-image: build failed:" >&2; tail -30 "$ctx.log" >&2; rm -f "$ctx.log"; exit 1
 fi
 grep -E '^[0-9]+ ready|ready' "$ctx.log" | tail -1 || true
 rm -f "$ctx.log"
 size=$(podman image inspect -f '{{.Size}}' "$TAG")
-echo "claw-eval-image: $TAG ($DIR at the same path, its venv under /opt/grove-claw-eval/cache) $(( size / 1000000 )) MB in $(( $(date +%s) - t0 )) s; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "claw-eval-image: $TAG ($DIR at /opt/grove-claw-eval/checkout, its venv under /opt/grove-claw-eval/cache) $(( size / 1000000 )) MB in $(( $(date +%s) - t0 )) s; load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -31,8 +31,6 @@ const ROOT = path.resolve(__dirname, '../claw-env/fixtures/claw-eval-checkout');
 const IMAGE = clawEvalImageName(ROOT);
 const INDEX = existsSync('/opt/pypi/simple') ? 'file:///opt/pypi/simple' : undefined;
 const missing = podmanImageMissing(IMAGE);
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-claw-eval-pods-'));
-const CACHE = path.join(tmp, 'cache');
 
 const N01: Turn[][] = [
   [{ call: 'notes_list', args: {} }, { call: 'notes_get', args: { note_id: 'n1' } }, { call: 'notes_get', args: { note_id: 'n2' } }, { say: 'Budget review: 120k. Team offsite moved to Friday.' }],
@@ -48,16 +46,20 @@ describe.skipIf(missing !== null)(`Claw-Eval episodes on podman worker pods${mis
   let host: ClawEvalHost;
   let prepared: PreparedCheckout;
   let user: OpenAITestServer;
+  // made here, not at import: a suite skipped (no image) runs no afterAll to remove it
+  let tmp: string | undefined;
   const api = (method: string, url: string, body?: unknown) => orch.app.inject({ method: method as 'GET', url, ...(body === undefined ? {} : { payload: body as Obj }) }).then((r) => ({ status: r.statusCode, json: (r.body ? JSON.parse(r.body) : undefined) as any, text: r.body }));
 
   beforeAll(async () => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-claw-eval-pods-'));
+    const CACHE = path.join(tmp, 'cache');
     user = await startOpenAIServer((req) => (JSON.stringify(req.body.messages).includes('Budget review') ? 'Thanks! [DONE]' : 'The one about money, I think.'));
     prepared = await prepareClawEvalCheckout({ dir: ROOT, cacheDir: CACHE, indexUrl: INDEX });
     await sim.start();
     orch = await startOrchestrator(sim, {
       workerPort: 22000 + Math.floor(Math.random() * 1000),
       readyTimeoutSeconds: 240,
-      templates: { 'claw-eval': { type: 'claw-eval', placement: 'pod', warmPool: 0, image: IMAGE, clawEval: ROOT, resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '1', memory: '1Gi' } } } },
+      templates: { 'claw-eval': { type: 'claw-eval', placement: 'pod', warmPool: 0, image: IMAGE, resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '1', memory: '1Gi' } } } },
     });
     host = new ClawEvalHost({ dir: ROOT, cacheDir: CACHE, indexUrl: INDEX });
     equipClawEvalHost(host, loadConfig({ env: {}, flags: { clawEvalUserUrl: user.url, clawEvalUserModel: 'user-m' } }), undefined);
@@ -71,7 +73,7 @@ describe.skipIf(missing !== null)(`Claw-Eval episodes on podman worker pods${mis
     await host?.close();
     await user?.close();
     if (prepared) rmSync(prepared.tmp, { recursive: true, force: true });
-    rmSync(tmp, { recursive: true, force: true });
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
   async function createEpisode(task: string): Promise<{ id: string; container: string }> {

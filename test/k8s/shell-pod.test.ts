@@ -1,11 +1,13 @@
 // Shell pods under the restricted defaults: pod isolation (no root, no bubblewrap), a writable /workspace emptyDir,
 // the read-only root file system, all capabilities dropped, seccomp RuntimeDefault — rendered and created pods,
 // validated offline against the Kubernetes OpenAPI schema (kubernetes-models), for default and non-default configs.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { V1PodSpec } from '@kubernetes/client-node';
 import { parseK8sConfig, type K8sConfigInput } from '../../k8s/config.ts';
 import { renderManifests } from '../../k8s/manifests.ts';
-import { SHELL_WORKSPACE, workerPod } from '../../k8s/pods.ts';
+import { CLAW_EVAL_CACHE, CLAW_EVAL_CHECKOUT, SHELL_WORKSPACE, workerPod } from '../../k8s/pods.ts';
 import { validateK8sObject } from '../../k8s/sim/schema.ts';
 
 function shellSpecs(input: K8sConfigInput): V1PodSpec[] {
@@ -58,5 +60,20 @@ describe('shell pods', () => {
     const pod = workerPod(cfg, 'browser', 'grove-browser-0123456789', 'gwt_token');
     expect(pod.spec!.containers[0]!.env!.some((e) => e.name === 'GROVE_SHELL_ISOLATION')).toBe(false);
     expect(pod.spec!.volumes!.map((v) => v.name)).toEqual(['tmp', 'dshm']);
+  });
+
+  test('claw-eval pods: the checkout and its venv where scripts/claw-eval-image.sh puts them, never under the /tmp emptyDir', () => {
+    const cfg = parseK8sConfig({ templates: { ce: { type: 'claw-eval', placement: 'pod', image: 'localhost/grove-claw-eval-x:1' } } });
+    const pod = workerPod(cfg, 'ce', 'grove-ce-0123456789', 'gwt_token');
+    validateK8sObject(pod as never);
+    expect(env(pod.spec!)).toMatchObject({ GROVE_CLAW_EVAL: CLAW_EVAL_CHECKOUT, GROVE_CLAW_EVAL_CACHE: CLAW_EVAL_CACHE, GROVE_CLAW_EVAL_ISOLATION: 'pod' });
+    expect(CLAW_EVAL_CHECKOUT.startsWith('/tmp/')).toBe(false);
+    // the Dockerfile's literal paths are these
+    const dockerfile = readFileSync(path.join(__dirname, '../../k8s/Dockerfile.claw-eval'), 'utf8');
+    expect(dockerfile).toContain(`COPY checkout/ ${CLAW_EVAL_CHECKOUT}/`);
+    expect(dockerfile).toContain(`CHECKOUT=${CLAW_EVAL_CHECKOUT} CACHE=${CLAW_EVAL_CACHE}`);
+    expect(pod.spec!.containers[0]!.image).toBe('localhost/grove-claw-eval-x:1');
+    // the image is required: the worker image holds no checkout
+    expect(() => parseK8sConfig({ templates: { ce: { type: 'claw-eval', placement: 'pod' } } })).toThrow(/placement "pod" and `image`/);
   });
 });
