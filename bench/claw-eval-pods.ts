@@ -5,10 +5,13 @@
 // (bench/claw-eval-agreement.ts's: every read tool without required arguments once, then an answer; and doing
 // nothing) are driven over REST through the orchestrator and through a local server (`grove serve --claw-eval DIR`,
 // the services in bubblewrap): printed, the trials whose task_score and scores are equal on both, and errors.
-// Tasks with the sandbox tools are refused on pods (400 not_supported_on_backend) and left out here.
+// Tasks with the sandbox tools (--kinds sandbox) run them on a shell pod of their own, a container of the sandbox
+// image scripts/claw-eval-image.sh builds beside DIR's (k8s/claw-eval-tools.ts), and in a local shell sandbox on one
+// machine; their trajectories: a Bash listing of /workspace, a Glob, a Read of the first file found, then an answer;
+// and a Write then a Bash reading it back.
 //
-//   npm run bench:claw-eval-pods -- --claw-eval DIR [--image IMAGE] [--limit N] [--ids ID,…] [--kinds services,judged,user_agent]
-//       [--concurrency N] [--cache DIR] [--index-url URL]
+//   npm run bench:claw-eval-pods -- --claw-eval DIR [--image IMAGE] [--sandbox-image IMAGE] [--limit N] [--ids ID,…]
+//       [--kinds services,judged,user_agent,sandbox] [--concurrency N] [--cache DIR] [--index-url URL]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { startScriptedModels } from './claw-eval-models.ts';
 import type { AddressInfo } from 'node:net';
@@ -22,20 +25,21 @@ import { KubernetesBackend } from '../k8s/backend.ts';
 import { parseK8sConfig } from '../k8s/config.ts';
 import { kubernetesEnvironments } from '../k8s/environments.ts';
 import { KubeSim } from '../k8s/sim/api-server.ts';
-import { clawEvalImageName } from '../k8s/claw-eval-image.ts';
+import { clawEvalImageName, clawEvalSandboxImageName } from '../k8s/claw-eval-image.ts';
 import { PodmanKubelet, podmanImageMissing } from '../k8s/sim/podman-kubelet.ts';
 import { loadConfig } from '../sandbox/config.ts';
 import { buildApp } from '../server/app.ts';
 import { clawEvalPodHooks } from '../server/claw-eval-pods.ts';
 import { equipClawEvalHost } from '../server/claw-eval.ts';
 
-const { values } = parseArgs({ options: { 'claw-eval': { type: 'string' }, image: { type: 'string' }, limit: { type: 'string' }, ids: { type: 'string' }, kinds: { type: 'string' }, concurrency: { type: 'string' }, cache: { type: 'string' }, 'index-url': { type: 'string' } } });
+const { values } = parseArgs({ options: { 'claw-eval': { type: 'string' }, image: { type: 'string' }, 'sandbox-image': { type: 'string' }, limit: { type: 'string' }, ids: { type: 'string' }, kinds: { type: 'string' }, concurrency: { type: 'string' }, cache: { type: 'string' }, 'index-url': { type: 'string' } } });
 if (!values['claw-eval']) throw new Error('--claw-eval DIR is required');
 const dir = path.resolve(values['claw-eval']);
 const image = values.image ?? clawEvalImageName(dir);
-const missing = podmanImageMissing(image);
-if (missing) throw new Error(`${missing} (scripts/claw-eval-image.sh ${dir})`);
 const kinds = new Set((values.kinds ?? 'services,judged').split(','));
+const sandboxImage = values['sandbox-image'] ?? clawEvalSandboxImageName(dir);
+const missing = podmanImageMissing(image) ?? (kinds.has('sandbox') || values.ids ? podmanImageMissing(sandboxImage) : null);
+if (missing) throw new Error(`${missing} (scripts/claw-eval-image.sh ${dir})`);
 const concurrency = Number(values.concurrency ?? 2);
 const cacheDir = values.cache ?? path.join(os.homedir(), '.cache', 'grove');
 const indexUrl = values['index-url'];
@@ -62,6 +66,10 @@ async function trial(api: Api, t: ClawEvalTask, n: number): Promise<{ task_score
       const r = await api('POST', `/sandboxes/${id}/claw-eval/call`, { tool: x.name, arguments: {} });
       if (r.status !== 200) return `call ${x.name} ${r.status}: ${r.text.slice(0, 200)}`;
     }
+    if (t.sandbox) {
+      const why = await sandboxCalls(api, id, n);
+      if (why) return why;
+    }
     const answer = n === 0 ? 'Here is what I found; nothing was changed.' : 'I cannot do that.';
     if (t.user_agent) {
       for (let done = false, i = 0; !done && i < 10; i++) {
@@ -78,6 +86,31 @@ async function trial(api: Api, t: ClawEvalTask, n: number): Promise<{ task_score
   }
 }
 
+/** A sandbox-tool task's calls: look around /workspace and read the first file (trial 0), or write a file and read
+ * it back through Bash (trial 1). */
+async function sandboxCalls(api: Api, id: string, n: number): Promise<string | null> {
+  const call = async (tool: string, args: Record<string, unknown>) => {
+    const r = await api('POST', `/sandboxes/${id}/claw-eval/call`, { tool, arguments: args });
+    return r.status === 200 ? r.json : `call ${tool} ${r.status}: ${r.text.slice(0, 200)}`;
+  };
+  const steps: Array<[string, Record<string, unknown>]> =
+    n === 0
+      ? [['Bash', { command: 'ls /workspace; find /workspace -maxdepth 3 -type f | sort | head -50' }], ['Glob', { pattern: '**/*' }]]
+      : [['Write', { file_path: 'notes.txt', content: 'draft: nothing done yet\n' }], ['Bash', { command: 'cat notes.txt; wc -c notes.txt' }]];
+  let glob: unknown;
+  for (const [tool, args] of steps) {
+    const r = await call(tool, args);
+    if (typeof r === 'string') return r;
+    if (tool === 'Glob') glob = r.body;
+  }
+  const first = ((glob as { files?: { path?: string }[] } | undefined)?.files ?? []).map((f) => f.path).filter((x): x is string => typeof x === 'string').sort()[0];
+  if (first) {
+    const r = await call('Read', { file_path: first });
+    if (typeof r === 'string') return r;
+  }
+  return null;
+}
+
 async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<void>): Promise<void> {
   let i = 0;
   await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
@@ -87,7 +120,8 @@ async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<void>): Prom
 
 const p = await prepareClawEvalCheckout({ dir, cacheDir, indexUrl });
 const model = await startScriptedModels();
-const kind = (t: ClawEvalTask) => t.status === 'ready' && !t.sandbox && (!t.needs_judge || kinds.has('judged')) && (t.user_agent ? kinds.has('user_agent') : kinds.has('services') || t.needs_judge);
+const kind = (t: ClawEvalTask) =>
+  t.status === 'ready' && (t.sandbox ? kinds.has('sandbox') : (!t.needs_judge || kinds.has('judged')) && (t.user_agent ? kinds.has('user_agent') : kinds.has('services') || t.needs_judge));
 const tasks = p.tasks.filter((t) => (values.ids ? values.ids.split(',').includes(t.id) && t.status === 'ready' : kind(t))).slice(0, Number(values.limit ?? 1e9));
 const flags = { clawEvalUserUrl: model.url, clawEvalUserModel: 'sim-user', judgeUrl: model.url, judgeModel: 'sim-judge' };
 // one machine: grove serve --claw-eval DIR (services in bubblewrap)
@@ -100,7 +134,12 @@ await sim.start();
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-claw-eval-pods-bench-'));
 const config = loadConfig({ env: {}, flags: { authDisabled: true, maxSandboxes: 64, dataDir: dataDir, ...flags } });
 const backend = new KubernetesBackend({
-  config: parseK8sConfig({ readyTimeoutSeconds: 300, workerPort: 23000 + Math.floor(Math.random() * 1000), templates: { 'claw-eval': { type: 'claw-eval', placement: 'pod', warmPool: 0, image } } }),
+  config: parseK8sConfig({
+    readyTimeoutSeconds: 300,
+    workerPort: 23000 + Math.floor(Math.random() * 1000),
+    // the sandbox tools on shell pods of the sandbox image (pod isolation, no egress)
+    templates: { 'claw-eval': { type: 'claw-eval', placement: 'pod', warmPool: 0, image, sandboxTemplate: 'claw-eval-tools' }, 'claw-eval-tools': { type: 'shell', placement: 'pod', warmPool: 0, image: sandboxImage } },
+  }),
   kubeConfig: sim.kubeConfig(),
   replicaId: 'bench',
   tokenSecret: TOKEN_SECRET,

@@ -23,7 +23,10 @@ import { RemoteShellSandbox } from './remote-shell.ts';
 import { RemoteClawSandbox } from './remote-claw.ts';
 import { RemoteClawEvalSandbox, type ClawEvalOnOrchestrator } from './remote-claw-eval.ts';
 import { placementOf, SharedState } from './shared.ts';
-import { addPairedShell, checkPairedShellRoom, endPairedShell, waitPairedShell, type PairedShell } from './paired-shell.ts';
+import type { PairedShell } from './paired-shell.ts';
+import { ClawPairing } from './claw-pairing.ts';
+import { attachToolsShell, dropToolsShells, openToolsShell, type ToolsShell } from './claw-eval-tools.ts';
+import type { ShellCreateOptions } from '../protocol/sandbox.ts';
 import { ClaimWrites } from './claim-writes.ts';
 import { WarmShare } from './warm-share.ts';
 
@@ -59,9 +62,10 @@ export class KubernetesBackend implements Backend, PlacementDriver {
   private readonly deadlines = new Map<string, number>();
   /** The pod each placed sandbox runs on. */
   private readonly podOf = new Map<string, string>();
-  /** Browsers paired with a claw sandbox, placed on its pod (its apps are on that pod's loopback): never their pod's
-   * owner, so closing one never deletes the pod under the claw sandbox. */
-  private readonly guests = new Set<string>();
+  /** Browsers and shells placed beside a claw sandbox, on its pod (claw-pairing.ts). */
+  private readonly pairing: ClawPairing;
+  /** Tools shells being created here, by id: the Claw-Eval episode each runs the sandbox tools of (claw-eval-tools.ts). */
+  private readonly toolsFor = new Map<string, string>();
   private stopped = false;
   private abandoned = false;
   private startup: Promise<void> | null = null;
@@ -75,6 +79,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     this.cache = new PodCache(this.api, workerSelector(this.cfg.instance), this.log);
     const common = { cfg: this.cfg, api: this.api, cache: this.cache, replicaId: opts.replicaId, tokenSecret: opts.tokenSecret, clock: this.clock, log: this.log };
     this.writes = new ClaimWrites(this.api, this.cache);
+    this.pairing = new ClawPairing({ cfg: this.cfg, api: this.api, cache: this.cache, tokenSecret: opts.tokenSecret, now: () => this.clock.now(), held: this.sandboxes });
     this.share = new WarmShare({ ...common, liveReplicas: () => this.reconciler.liveReplicas });
     this.placer = new Placer({
       ...common,
@@ -151,7 +156,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     }
     // A paired shell takes no pod (an ephemeral container of its claw sandbox's), one of the pod's few.
     const paired = spec.type === 'shell' && spec.claw_sandbox !== undefined;
-    if (paired) checkPairedShellRoom(this.cache.get(this.liveClawPod(spec.claw_sandbox!)));
+    if (paired) this.pairing.checkRoom(spec.claw_sandbox!);
     if (!paired && this.placer.starting >= this.cfg.maxStartingPods && !this.placer.hasRoom(t[0])) {
       throw new GroveError('capacity_exhausted', `${this.placer.starting} sandbox pods are still starting; retry shortly.`, { retryAfter: 5 });
     }
@@ -171,7 +176,7 @@ export class KubernetesBackend implements Backend, PlacementDriver {
 
   private remoteOf(id: string, spec: CreateSandboxBody, template: string, extras: ConstructorParameters<typeof RemoteSandbox>[4]): RemoteSandbox {
     if (spec.type === 'shell') return new RemoteShellSandbox(id, spec, template, this, extras);
-    if (spec.type === 'claw' && this.cfg.templates[template]?.type === 'claw-eval') return Object.assign(new RemoteClawEvalSandbox(id, spec, template, this, extras), { hooks: this.clawEval });
+    if (spec.type === 'claw' && this.cfg.templates[template]?.type === 'claw-eval') return new RemoteClawEvalSandbox(id, spec, template, this, extras ?? {}, this.clawEval, (ep, create) => this.clawEvalTools(ep, create));
     if (spec.type === 'claw') return new RemoteClawSandbox(id, spec, template, this, extras);
     return new RemoteSandbox(id, spec, template, this, extras);
   }
@@ -208,52 +213,41 @@ export class KubernetesBackend implements Backend, PlacementDriver {
       ...(sb.spec.type === 'browser' && sb.spec.record ? { recorded: true as const } : {}),
       ...(sb.spec.type === 'browser' && sb.spec.record_har ? { har: true as const } : {}),
     };
-    const paired = sb.spec.type === 'browser' || sb.spec.type === 'shell' ? sb.spec.claw_sandbox : undefined;
-    let shell: PairedShell | undefined;
-    if (paired !== undefined && sb.spec.type === 'shell') {
-      // Its own worker in an ephemeral container of the claw sandbox's pod (k8s/paired-shell.ts), recorded there.
-      const name = this.liveClawPod(paired);
-      shell = await addPairedShell(this.pairing, name, sb.id);
-      rec.paired = shell;
-    }
-    const name = paired !== undefined ? await this.placeBeside(rec, paired) : await this.placer.place(rec, new Date(this.clock.now() + ttl * 1000).toISOString());
+    const of = this.toolsFor.get(sb.id);
+    if (of !== undefined) rec.of = of;
+    const paired = ClawPairing.pairedWith(sb.spec);
+    // A paired shell: its own worker in an ephemeral container of the claw sandbox's pod (k8s/paired-shell.ts).
+    const shell: PairedShell | undefined = paired !== undefined && sb.spec.type === 'shell' ? await this.pairing.addShell(rec, paired) : undefined;
+    const name = paired !== undefined ? await this.pairing.placeBeside(rec, paired) : await this.placer.place(rec, new Date(this.clock.now() + ttl * 1000).toISOString());
     this.podOf.set(sb.id, name);
     await this.placer.waitReady(name, deadline, sb.aborted.signal);
     const placement = placementOf(this.cache.get(name)!, this.cfg, this.opts.tokenSecret, rec);
     if (!placement) throw new GroveError('worker_lost', `Worker pod ${name} went away as it became ready.`);
-    if (shell) await waitPairedShell(this.pairing, placement, shell, deadline, sb.aborted.signal);
+    if (shell) await this.pairing.waitShell(placement, shell, deadline, sb.aborted.signal);
     return placement;
   }
 
-  private get pairing() {
-    return { cfg: this.cfg, api: this.api, cache: this.cache, tokenSecret: this.opts.tokenSecret, now: () => this.clock.now() };
+  /** The shell pod of a Claw-Eval episode's sandbox tools (claw-eval-tools.ts): a new one (`create`, by the replica
+   * creating the episode), else the one its record names (another replica serving the episode). */
+  async clawEvalTools(episode: RemoteSandbox, create: boolean): Promise<ToolsShell> {
+    const d = {
+      cfg: this.cfg,
+      api: this.api,
+      cache: this.cache,
+      tokenSecret: this.opts.tokenSecret,
+      shared: this.state,
+      create: (id: string, spec: ShellCreateOptions, of: string) => {
+        this.toolsFor.set(id, of);
+        return this.remoteOf(id, spec, spec.labels!.template!, { log: this.log }) as RemoteShellSandbox;
+      },
+    };
+    if (!create) return attachToolsShell(d, episode);
+    return openToolsShell(d, episode, episode.spec.ttl_seconds ?? this.opts.defaultTtlSeconds);
   }
 
   /** What a paired shell's worker may be told about its network: the install's (its pod's NetworkPolicy). */
   get podNetwork(): K8sConfig['network'] {
     return this.cfg.network;
-  }
-
-  private liveClawPod(clawId: string): string {
-    const claw = this.sandboxes.get(clawId);
-    const name = claw?.type === 'claw' ? claw.pod : null;
-    if (!claw || !name || claw.status === 'closed') {
-      throw new GroveError('invalid_request', `claw_sandbox: Sandbox ${clawId.slice(0, 200)} is not a live claw sandbox of this server.`);
-    }
-    return name;
-  }
-
-  /** A browser paired with a claw sandbox joins it on its pod (its record written there, so every replica serves
-   * it and the pod is not emptied under it). */
-  private async placeBeside(rec: SandboxRecord, clawId: string): Promise<string> {
-    const name = this.liveClawPod(clawId);
-    this.guests.add(rec.id);
-    const pod = await updatePod(this.api, this.cache, name, (p) => {
-      const host = podRecords(p).get(clawId);
-      return host && isLive(host) ? { annotations: { [recordKey(rec.id)]: encodeRecord(rec) } } : null;
-    });
-    if (!pod || !podRecords(pod).has(rec.id)) throw new GroveError('invalid_request', `claw_sandbox: Sandbox ${clawId.slice(0, 200)} was closed.`);
-    return name;
   }
 
   /** The worker created the sandbox: its record turns `ready` (with the worker's id) before anyone is told. */
@@ -291,14 +285,12 @@ export class KubernetesBackend implements Backend, PlacementDriver {
     const elsewhere = this.state.closedElsewhere.delete(id);
     const name = placement?.pod ?? this.podOf.get(id) ?? this.state.record(id)?.pod;
     this.podOf.delete(id);
-    // A paired shell (its record says so, whichever replica created it) is a guest of the claw sandbox's pod: its
-    // worker is ended (the ephemeral container stops), the pod stays.
-    const paired = name ? podRecords(this.cache.get(name) ?? {}).get(id)?.paired : undefined;
-    const guest = this.guests.delete(id) || paired !== undefined;
-    if (paired && name && !elsewhere) {
-      const pod = this.cache.get(name);
-      const at = pod ? placementOf(pod, this.cfg, this.opts.tokenSecret, { paired }) : null;
-      if (at) await endPairedShell(at, this.cfg.leaseDurationSeconds * 1000);
+    this.toolsFor.delete(id);
+    // A sandbox placed beside a claw sandbox is a guest of its pod (a paired shell's worker is ended), the pod stays.
+    const guest = await this.pairing.release(id, name ? this.cache.get(name) : undefined, elsewhere, this.cfg.leaseDurationSeconds * 1000);
+    // A Claw-Eval episode's tools shell goes with it, whichever replica created it (claw-eval-tools.ts).
+    if (sb instanceof RemoteClawEvalSandbox) {
+      await dropToolsShells(this, id).catch((err: unknown) => this.log.warn({ err: String(err), sandbox_id: id }, 'deleting the sandbox tools\' shell pod failed'));
     }
     this.placer.claimedLocally.delete(id);
     if (!name || elsewhere) return;

@@ -10,3 +10,8 @@ export function clawEvalImageName(checkout: string): string {
   const base = path.basename(dir).toLowerCase().replace(/_/g, '-').replace(/[^a-z0-9.-]/g, '');
   return `localhost/grove-claw-eval-${base}:${createHash('sha256').update(dir).digest('hex').slice(0, 12)}`;
 }
+
+/** The default name of its sandbox tools' image (the shell pods of its episodes; scripts/claw-eval-image.sh). */
+export function clawEvalSandboxImageName(checkout: string): string {
+  return clawEvalImageName(checkout).replace('/grove-claw-eval-', '/grove-claw-eval-sandbox-');
+}

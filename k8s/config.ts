@@ -12,6 +12,8 @@ const Resources = z
   })
   .strict();
 
+const NAME = /^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/;
+
 export const TemplateSchema = z
   .object({
     /** `claw-eval`: pods hosting one Claw-Eval episode each (claw sandboxes with `claw_eval_task`): their image holds the
@@ -33,14 +35,18 @@ export const TemplateSchema = z
      * is bound to its absolute path, so these are the paths the image was built with. */
     clawEval: z.string().regex(/^(\/[A-Za-z0-9._+-]+)+$/, 'an absolute path').optional(),
     clawEvalCache: z.string().regex(/^(\/[A-Za-z0-9._+-]+)+$/, 'an absolute path').optional(),
+    /** claw-eval templates: the shell template whose pods run the sandbox tools (Bash, Read, …) of the tasks that have
+     * them, one shell pod per episode (k8s/claw-eval-tools.ts); absent, those tasks are refused. Its image needs the
+     * Python that runs the checkout's sandbox server (scripts/claw-eval-image.sh builds one), at `sandboxPython`
+     * (default /opt/grove-claw-eval/sandbox/bin/python). */
+    sandboxTemplate: z.string().regex(NAME).optional(),
+    sandboxPython: z.string().regex(/^(\/[A-Za-z0-9._+-]+)+$/, 'an absolute path').optional(),
   })
   .strict()
   .refine((t) => t.type !== 'claw-eval' || (t.placement === 'pod' && t.image !== undefined), { message: 'claw-eval templates need placement "pod" and `image` (scripts/claw-eval-image.sh)', path: ['type'] })
   // A shell pod is its sandbox's isolation boundary (pod isolation: one user, one file system, one network).
   .refine((t) => t.type !== 'shell' || t.placement === 'pod', { message: 'shell templates need placement "pod" (the pod is the shell sandbox\'s isolation boundary)', path: ['placement'] });
 export type Template = z.infer<typeof TemplateSchema>;
-
-const NAME = /^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/;
 
 export const K8sConfigSchema = z
   .object({
@@ -113,7 +119,14 @@ export const K8sConfigSchema = z
     /** A kubeconfig file; absent: in-cluster service account, else $KUBECONFIG / ~/.kube/config. */
     kubeconfig: z.string().min(1).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    for (const [name, t] of Object.entries(c.templates)) {
+      if (t.sandboxTemplate !== undefined && c.templates[t.sandboxTemplate]?.type !== 'shell') {
+        ctx.addIssue({ code: 'custom', path: ['templates', name, 'sandboxTemplate'], message: `"${t.sandboxTemplate}" is not a shell template` });
+      }
+    }
+  });
 
 export type K8sConfig = z.output<typeof K8sConfigSchema>;
 export type K8sConfigInput = z.input<typeof K8sConfigSchema>;

@@ -42,6 +42,9 @@ export const SandboxRecordSchema = z.object({
   /** A shell paired with a claw sandbox: served by its own worker in an ephemeral container of the claw sandbox's
    * pod (k8s/paired-shell.ts), at this port, with the token derived from `pod/container`. */
   paired: z.object({ container: z.string().min(1).max(63), port: z.number().int().min(1).max(65535) }).optional(),
+  /** A shell sandbox that runs the sandbox tools of this Claw-Eval episode (k8s/claw-eval-tools.ts): no sandbox of the
+   * API (never listed, adopted or served by id), closed with its episode. */
+  of: z.string().min(1).max(200).optional(),
   /** Closed records (tombstones, pruned after a while): why and when. */
   reason: z.enum(CLOSE_REASONS).optional(),
   closed: Iso.optional(),

@@ -9,10 +9,18 @@
 // and user model's keys never enter a pod, and a pod never calls the orchestrator. What needs claw-env (the grader,
 // the simulated user, the task as the checkout describes it) is the orchestrator's `ClawEvalOnOrchestrator`
 // (server/claw-eval-pods.ts), which k8s/ may not import.
+// A task with the sandbox tools (Bash, Read, …) gets a shell pod of its own (k8s/claw-eval-tools.ts), opened before
+// the episode counts as ready: those calls run there from here, through the checkout's sandbox server functions, and
+// each is recorded in the worker's trace (POST /worker/claw-eval/{id}/dispatch); at grade time the env snapshot is
+// collected there and handed to the worker with the answer. The agent's shell never runs in the pod holding the
+// services and the trace.
 import type { GroveClient } from '../client/index.ts';
 import { GroveError } from '../protocol/errors.ts';
 import type { SandboxDetails } from '../sandbox/types.ts';
-import { RemoteSandbox } from './remote-sandbox.ts';
+import type { PlacementDriver } from './remote-placement.ts';
+import { RemoteSandbox, type RemoteSandboxExtras } from './remote-sandbox.ts';
+import type { ToolsShell } from './claw-eval-tools.ts';
+import type { CreateSandboxBody } from '../protocol/sandbox.ts';
 
 /** A tool in OpenAI function-calling shape, as the worker's /claw-eval/tools lists it. */
 export interface ClawEvalToolDef {
@@ -28,11 +36,32 @@ export interface ClawEvalConversationCopy {
   over: boolean;
 }
 
+/** One sandbox tool call as Claw-Eval's dispatcher records it, with what the model is shown (claw-env's
+ * SandboxCallResult). */
+export interface ClawEvalSandboxCall {
+  dispatch: { tool_use_id: string; tool_name: string; endpoint_url: string; request_body: Record<string, unknown>; response_status: number; response_body: unknown; latency_ms: number };
+  text: string;
+  is_error: boolean;
+  images: { data: string; mime_type: string }[];
+}
+
+/** The checkout's sandbox server over an episode's tools shell (claw-env's ClawEvalSandbox). */
+export interface ClawEvalPodSandbox {
+  call(name: string, args: Record<string, unknown>): Promise<ClawEvalSandboxCall>;
+  /** The task's sandbox_grader_files put in, then its env snapshot (after the loop). */
+  snapshot(): Promise<Record<string, unknown>>;
+}
+
 /** What the orchestrator adds to a pod's episode (its checkout, judge and user model). */
 export interface ClawEvalOnOrchestrator {
-  /** Refuses (4xx) at creation what cannot run on a pod: unknown or skipped tasks, sandbox tools, a judge or user
-   * model this orchestrator lacks. */
-  admit(taskId: string): void;
+  /** Refuses (4xx) at creation what cannot run on a pod: unknown or skipped tasks, a judge or user model this
+   * orchestrator lacks; says whether the task runs with the sandbox tools. */
+  admit(taskId: string): { sandbox: boolean };
+  /** The names of the sandbox tools the task runs in a shell (none: empty). */
+  sandboxTools(taskId: string): Promise<string[]>;
+  /** The checkout's sandbox server in the episode's tools shell: installed with the task's sandbox_files (`fresh`),
+   * or as another replica installed it. */
+  openSandbox(taskId: string, shell: ToolsShell['shell'], python: string, fresh: boolean): Promise<ClawEvalPodSandbox>;
   /** The task as the orchestrator's checkout describes it, with the episode's tools (what MCP lists). */
   task(taskId: string, tools: { name: string; description: string; input_schema: Record<string, unknown> }[]): unknown;
   /** The simulated user's answer to the agent's `text` (null: no user, out of rounds, or done). */
@@ -41,13 +70,34 @@ export interface ClawEvalOnOrchestrator {
   grade(taskId: string, trace: unknown, signal: AbortSignal): Promise<unknown>;
 }
 
+/** Where an episode's tools shell comes from (KubernetesBackend.clawEvalTools): a new one, or another replica's. */
+export type ClawEvalToolsOpener = (episode: RemoteSandbox, create: boolean) => Promise<ToolsShell>;
+
 export class RemoteClawEvalSandbox extends RemoteSandbox {
   readonly clawEval = true as const;
   private tools: ClawEvalToolDef[] = [];
   private replying = false;
   private graded?: Promise<unknown>;
-  /** Set by the backend when this orchestrator has the checkout (server/claw-eval-pods.ts). */
-  hooks?: ClawEvalOnOrchestrator;
+  /** The sandbox tools' names (empty: the task has none) and their shell, once known. */
+  private sandboxNames = new Set<string>();
+  private toolsShell?: ToolsShell;
+  private sandbox?: Promise<ClawEvalPodSandbox>;
+  private readonly adopted: boolean;
+
+  /** `hooks`: this orchestrator's checkout (server/claw-eval-pods.ts), absent without one; `openTools`: the backend's
+   * tools shells. The base constructor starts the sandbox: started() reads these only after its first await. */
+  constructor(
+    id: string,
+    spec: CreateSandboxBody,
+    template: string,
+    driver: PlacementDriver,
+    extras: RemoteSandboxExtras,
+    private readonly hooks: ClawEvalOnOrchestrator | undefined,
+    private readonly openTools: ClawEvalToolsOpener,
+  ) {
+    super(id, spec, template, driver, extras);
+    this.adopted = extras.attach !== undefined;
+  }
 
   /** The task: from the create body, or (adopted from another replica, whose records hold no spec) as the worker's
    * episode names it. */
@@ -60,6 +110,33 @@ export class RemoteClawEvalSandbox extends RemoteSandbox {
     this.tools = (JSON.parse(await (await client.request('GET', `/sandboxes/${id}/claw-eval/tools`)).text()) as { tools: ClawEvalToolDef[] }).tools;
     const info = JSON.parse(await (await client.request('GET', `/sandboxes/${id}`)).text()) as { claw_eval?: SandboxDetails['claw_eval'] };
     if (info.claw_eval) this.setDetails({ ...this.details(), claw_eval: info.claw_eval });
+    if (!this.hooks) return;
+    this.sandboxNames = new Set(await this.hooks.sandboxTools(this.taskId));
+    // The creating replica opens the tools shell before the episode is ready (a failure fails the create, and the
+    // close that follows deletes both pods); a replica serving it later attaches on the first sandbox-tool call.
+    if (this.sandboxNames.size && !this.adopted) await this.toolsSandbox();
+  }
+
+  /** The checkout's sandbox server in the tools shell (once). */
+  private toolsSandbox(): Promise<ClawEvalPodSandbox> {
+    const on = this.on();
+    this.sandbox ??= (async () => {
+      const t = await this.openTools(this, !this.adopted);
+      this.toolsShell = t;
+      if (this.status === 'closed') throw new GroveError('sandbox_closed');
+      return on.openSandbox(this.taskId, t.shell, t.python, !this.adopted);
+    })();
+    this.sandbox.catch(() => (this.adopted ? (this.sandbox = undefined) : undefined));
+    return this.sandbox;
+  }
+
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      await this.sandbox?.catch(() => undefined);
+      await this.toolsShell?.close().catch(() => undefined);
+    }
   }
 
   private on(): ClawEvalOnOrchestrator {
@@ -79,8 +156,17 @@ export class RemoteClawEvalSandbox extends RemoteSandbox {
     );
   }
 
-  /** One tool call through the worker's services, in the dispatch record's shape (the routes' and MCP's). */
+  /** One tool call through the worker's services, or a sandbox tool in the tools shell recorded on the worker, in
+   * the dispatch record's shape (the routes' and MCP's). */
   async callTool(_endpoints: unknown, id: string, name: string, args: Record<string, unknown>) {
+    if (this.sandboxNames.has(name)) {
+      if (this.graded) throw new GroveError('invalid_request', `The Claw-Eval episode of sandbox ${this.id} was graded: it is over (create a new sandbox for another trial).`);
+      const sandbox = await this.toolsSandbox();
+      const r = await sandbox.call(name, args);
+      const rec = await this.workerCall<{ calls: number }>('POST', 'dispatch', r);
+      this.steps = rec.calls;
+      return r.dispatch;
+    }
     const started = performance.now();
     const r = await this.remote(async (c, wid) => JSON.parse(await (await c.request('POST', `/sandboxes/${encodeURIComponent(wid)}/claw-eval/call`, { tool: name, arguments: args })).text()) as { status: number; body: unknown; calls: number });
     this.steps = r.calls;
@@ -120,7 +206,9 @@ export class RemoteClawEvalSandbox extends RemoteSandbox {
       return Promise.reject(err);
     }
     this.graded ??= (async () => {
-      const trace = await this.workerCall<unknown>('POST', 'finish', answer === undefined ? {} : { answer });
+      // the env snapshot from the tools shell first (sandbox_grader_files put in, commands run, files read)
+      const env_snapshot = this.sandboxNames.size ? await (await this.toolsSandbox()).snapshot() : undefined;
+      const trace = await this.workerCall<unknown>('POST', 'finish', { ...(answer === undefined ? {} : { answer }), ...(env_snapshot ? { env_snapshot } : {}) });
       return on.grade(this.taskId, trace, this.aborted.signal);
     })();
     this.graded.catch(() => undefined);
@@ -133,18 +221,27 @@ export class RemoteClawEvalSandbox extends RemoteSandbox {
 }
 
 /** A claw_eval_task checked at creation, before any pod: what the local server refuses, and what needs a claw-eval
- * template (an image with the checkout) or this orchestrator's checkout. */
-export function admitClawEval(spec: Record<string, unknown>, templates: Record<string, { type: string }>, on: ClawEvalOnOrchestrator | undefined): void {
+ * template (an image with the checkout; for the sandbox tools, a shell template for their pod) or this orchestrator's
+ * checkout. */
+export function admitClawEval(spec: Record<string, unknown>, templates: Record<string, { type: string; sandboxTemplate?: string }>, on: ClawEvalOnOrchestrator | undefined): void {
   const taskId = spec.claw_eval_task as string;
   if (['task_id', 'state', 'world_seed', 'apps', 'tools', 'faults'].some((k) => spec[k] !== undefined)) {
     throw new GroveError('invalid_request', 'claw_eval_task takes its services, tools and faults from the checkout: give none of task_id, state, world_seed, apps, tools, faults with it.');
   }
   if (!on) throw new GroveError('invalid_request', 'This server has no Claw-Eval checkout: start it with --claw-eval DIR to create sandboxes with claw_eval_task.');
-  if (!Object.values(templates).some((t) => t.type === 'claw-eval')) {
+  const wanted = (spec.labels as Record<string, string> | undefined)?.template;
+  const template = Object.entries(templates).find(([name, t]) => t.type === 'claw-eval' && (wanted === undefined || wanted === name))?.[1];
+  if (!template) {
     throw new GroveError(
       'not_supported_on_backend',
       'claw_eval_task needs a `claw-eval` template on the kubernetes backend: pods whose image holds the checkout and its Python environment at this server\'s --claw-eval path (scripts/claw-eval-image.sh; docs/kubernetes.md).',
     );
   }
-  on.admit(taskId);
+  const { sandbox } = on.admit(taskId);
+  if (sandbox && !template.sandboxTemplate) {
+    throw new GroveError(
+      'not_supported_on_backend',
+      `Claw-Eval task ${taskId.slice(0, 200)} runs with the sandbox tools (Bash, Read, …), which run on a shell pod of their own: the claw-eval template names no \`sandboxTemplate\` (a shell template whose image has the sandbox server's Python: scripts/claw-eval-image.sh; docs/kubernetes.md).`,
+    );
+  }
 }

@@ -34,24 +34,34 @@ export interface ExpiryDeps {
 export async function expireRecords(d: ExpiryDeps, live: Set<string>): Promise<number> {
   const now = d.clock.now();
   const jobs: Array<Promise<boolean>> = [];
+  // A Claw-Eval episode's tools shell (`of`, k8s/claw-eval-tools.ts) goes when its episode has no live record left.
+  const episodes = new Set<string>();
+  for (const pod of d.cache.all()) for (const r of podRecords(pod).values()) if (isLive(r)) episodes.add(r.id);
+  const alive = { replicas: live, episodes };
   for (const pod of d.cache.all()) {
     if (pod.metadata?.deletionTimestamp) continue;
     for (const r of podRecords(pod).values()) {
-      const reason = dueReason(r, now, live);
-      if (reason) jobs.push(expireOne(d, pod, r, reason, live).catch((err: unknown) => (d.log.warn({ err: String(err), sandbox_id: r.id }, 'expiring a sandbox failed'), false)));
+      const reason = dueReason(r, now, alive);
+      if (reason) jobs.push(expireOne(d, pod, r, reason, alive).catch((err: unknown) => (d.log.warn({ err: String(err), sandbox_id: r.id }, 'expiring a sandbox failed'), false)));
     }
   }
   return (await Promise.all(jobs)).filter(Boolean).length;
 }
 
-function dueReason(r: SandboxRecord, now: number, live: Set<string>): CloseReason | null {
+interface Alive {
+  replicas: Set<string>;
+  episodes: Set<string>;
+}
+
+function dueReason(r: SandboxRecord, now: number, live: Alive): CloseReason | null {
   if (!isLive(r)) return null;
-  if (r.state === 'creating') return live.has(r.owner) ? null : 'shutdown';
+  if (r.state === 'creating') return live.replicas.has(r.owner) ? null : 'shutdown';
+  if (r.of !== undefined && !live.episodes.has(r.of)) return 'deleted';
   const due = recordDeadline(r);
   return due.at <= now ? due.reason : null;
 }
 
-async function expireOne(d: ExpiryDeps, pod: V1Pod, r: SandboxRecord, reason: CloseReason, live: Set<string>): Promise<boolean> {
+async function expireOne(d: ExpiryDeps, pod: V1Pod, r: SandboxRecord, reason: CloseReason, live: Alive): Promise<boolean> {
   const name = pod.metadata!.name!;
   const placement = placementOf(pod, d.cfg, d.tokenSecret, r);
   const worker = placement && r.worker ? new GroveClient({ baseUrl: placement.url, apiKey: placement.token, timeoutMs: d.cfg.leaseDurationSeconds * 1000 }) : null;

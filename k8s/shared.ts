@@ -76,9 +76,16 @@ export class SharedState implements SharedSandboxes {
     return pod && rec ? { pod, rec } : null;
   }
 
+  /** The shell pod running the sandbox tools of Claw-Eval episode `episode` (its record's `of`), when live. */
+  toolsOf(episode: string): { pod: string; rec: SandboxRecord } | null {
+    for (const [pod, recs] of this.byPod) for (const r of recs.values()) if (r.of === episode && isLive(r)) return { pod, rec: r };
+    return null;
+  }
+
   adopt(id: string): AdoptedSandbox | null {
     const found = this.record(id);
-    if (!found || !isLive(found.rec) || this.d.held.has(id)) return null;
+    // An episode's tools shell (`of`) is no sandbox of the API: never served by its id.
+    if (!found || found.rec.of !== undefined || !isLive(found.rec) || this.d.held.has(id)) return null;
     const { rec, pod } = found;
     const recording = rec.recorded ? { record: true, ...(rec.har ? { record_har: true } : {}) } : {};
     const spec = { type: rec.type, labels: rec.labels, ttl_seconds: rec.ttl, idle_timeout_seconds: rec.idle, ...recording } as CreateSandboxBody;
@@ -157,6 +164,7 @@ export class SharedState implements SharedSandboxes {
 
   /** Waits for the record of a sandbox another replica just accepted (its placement is written right after). */
   appear(id: string, ms: number): Promise<boolean> {
+    if (this.record(id)?.rec.of !== undefined) return Promise.resolve(false);
     if (this.record(id)) return Promise.resolve(true);
     const limit = Math.min(ms, this.d.cfg.leaseDurationSeconds * 1000);
     return new Promise<boolean>((resolve) => {
@@ -168,7 +176,7 @@ export class SharedState implements SharedSandboxes {
         clearTimeout(timer);
         resolve(found);
       };
-      const check = () => void (this.record(id) && done(true));
+      const check = () => void (this.record(id) && done(this.record(id)!.rec.of === undefined));
       const timer = setTimeout(() => done(false), limit);
       waiters.add(check);
     });
@@ -176,7 +184,7 @@ export class SharedState implements SharedSandboxes {
 
   ids(): string[] {
     const out: string[] = [];
-    for (const recs of this.byPod.values()) for (const r of recs.values()) if (isLive(r)) out.push(r.id);
+    for (const recs of this.byPod.values()) for (const r of recs.values()) if (isLive(r) && r.of === undefined) out.push(r.id);
     return out;
   }
 

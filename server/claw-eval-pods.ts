@@ -2,10 +2,14 @@
 // own checkout (--claw-eval DIR, the same one the pods' image holds at the same path) checks a task at creation,
 // describes its tools to MCP, grades the trace the worker hands back with the task's grader.py (the judge is this
 // server's --judge-url/--judge-model) and answers the simulated user of user_agent tasks on this server's user model.
-// None of their keys enters a pod. Tasks with the sandbox tools (Bash, Read, …) are refused on pods: their shell
-// sandbox would have to run the checkout's sandbox server on another pod, which is not built (docs/kubernetes.md).
+// None of their keys enters a pod. Tasks with the sandbox tools (Bash, Read, …) run them here over a shell pod of
+// their own (k8s/claw-eval-tools.ts): the checkout's sandbox server file and the task's files put in, each call its
+// endpoint function run there (claw-env/claw-eval/sandbox.ts, as on one machine), the env snapshot collected there.
+import { randomUUID } from 'node:crypto';
 import { episodeGrade } from '../claw-env/claw-eval/episode.ts';
 import { GRADE_BUDGET_MS, gradeClawEvalTrial, type ClawEvalMessage, type ClawEvalTrace } from '../claw-env/claw-eval/grade.ts';
+import { clawEvalSandboxTools } from '../claw-env/claw-eval/prompt.ts';
+import { ClawEvalSandbox, type ClawEvalShell, type SandboxCallResult } from '../claw-env/claw-eval/sandbox.ts';
 import type { ClawEvalHost } from '../claw-env/claw-eval/host.ts';
 import type { ClawEvalTool } from '../claw-env/claw-eval/checkout.ts';
 import { simulatedUserTurn } from '../claw-env/claw-eval/user-agent.ts';
@@ -18,7 +22,9 @@ import { equipClawEvalHost } from './claw-eval.ts';
 
 /** The shape k8s/remote-claw-eval.ts's ClawEvalOnOrchestrator has (server/ may not import k8s/). */
 export interface ClawEvalPodHooks {
-  admit(taskId: string): void;
+  admit(taskId: string): { sandbox: boolean };
+  sandboxTools(taskId: string): Promise<string[]>;
+  openSandbox(taskId: string, shell: ClawEvalShell, python: string, fresh: boolean): Promise<{ call(name: string, args: Record<string, unknown>): Promise<SandboxCallResult>; snapshot(): Promise<Record<string, unknown>> }>;
   task(taskId: string, tools: ClawEvalTool[]): unknown;
   userTurn(taskId: string, conversation: { messages: unknown[]; user_rounds: number; user_done: boolean }, text: string, signal: AbortSignal): Promise<string | null>;
   grade(taskId: string, trace: unknown, signal: AbortSignal): Promise<unknown>;
@@ -37,14 +43,21 @@ export function clawEvalOnOrchestrator(config: GroveConfig, log: Logger): ClawEv
 export function clawEvalPodHooks(host: ClawEvalHost): ClawEvalPodHooks {
   return {
     admit(taskId) {
-      const t = host.peek(taskId);
-      if (t?.status === 'ready' && t.sandbox) {
-        throw new GroveError(
-          'not_supported_on_backend',
-          `Claw-Eval task ${t.id} runs with the sandbox tools (Bash, Read, …), which are not available on the kubernetes backend: its shell sandbox would run the checkout's sandbox server on a pod of its own, which is not built. Run it on the local backend (grove serve --claw-eval DIR).`,
-        );
-      }
-      host.check(taskId);
+      // the sandbox tools run on a shell pod (the backend's), not a shell of this server
+      return { sandbox: host.check(taskId, { shellsElsewhere: true }).sandbox };
+    },
+    async sandboxTools(taskId) {
+      const { task, prepared } = await host.task(taskId);
+      return task.sandbox ? (await clawEvalSandboxTools(prepared)).map((t) => t.name) : [];
+    },
+    async openSandbox(taskId, shell, python, fresh) {
+      const { task, prepared } = await host.task(taskId);
+      const sb = fresh ? await ClawEvalSandbox.open(shell, { root: prepared.root, python, task }) : ClawEvalSandbox.attach(shell, python);
+      return {
+        // the tool_use id as the local episode's callTool makes it (session.ts)
+        call: (name, args) => sb.call(`toolu_${randomUUID().replace(/-/g, '').slice(0, 24)}`, name, args),
+        snapshot: () => sb.snapshot(prepared.root, task),
+      };
     },
     task(taskId, tools) {
       const t = host.peek(taskId);

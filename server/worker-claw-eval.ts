@@ -6,8 +6,12 @@
 //   GET  /worker/claw-eval/{sandbox}/conversation   the messages so far, the simulated user's rounds, whether over
 //   POST /worker/claw-eval/{sandbox}/turn           {text, user}: the agent's text turn and the user's answer (or
 //                                                   null: the conversation is over), recorded at once
-//   POST /worker/claw-eval/{sandbox}/finish         {answer}: ends the episode (audit read, services stopped) and
-//                                                   answers the trace the grader reads; asked again, the same trace
+//   POST /worker/claw-eval/{sandbox}/dispatch       a sandbox tool call the orchestrator ran on the episode's shell
+//                                                   pod (k8s/claw-eval-tools.ts): its dispatch record and what the
+//                                                   model was shown, recorded in the trace; answers {calls}
+//   POST /worker/claw-eval/{sandbox}/finish         {answer, env_snapshot}: ends the episode (audit read, the shell
+//                                                   pod's env snapshot kept, services stopped) and answers the trace
+//                                                   the grader reads; asked again, the same trace
 // A sandbox that is no Claw-Eval episode answers 409 wrong_sandbox_type; an unknown one 404.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -15,7 +19,25 @@ import { ClawEvalEpisodeSandbox } from '../claw-env/claw-eval/episode.ts';
 import { GroveError } from '../protocol/errors.ts';
 
 const Turn = z.object({ text: z.string().max(1_000_000), user: z.string().max(1_000_000).nullable() }).strict();
-const Finish = z.object({ answer: z.string().max(1_000_000).optional() }).strict();
+const Finish = z.object({ answer: z.string().max(1_000_000).optional(), env_snapshot: z.record(z.string().max(10_000), z.unknown()).optional() }).strict();
+const Dispatch = z
+  .object({
+    dispatch: z
+      .object({
+        tool_use_id: z.string().min(1).max(200),
+        tool_name: z.string().min(1).max(200),
+        endpoint_url: z.string().max(2000),
+        request_body: z.record(z.string(), z.unknown()),
+        response_status: z.number().int().min(0).max(999),
+        response_body: z.unknown(),
+        latency_ms: z.number().min(0),
+      })
+      .strict(),
+    text: z.string(),
+    is_error: z.boolean(),
+    images: z.array(z.object({ data: z.string(), mime_type: z.string().max(200) }).strict()).max(64),
+  })
+  .strict();
 
 function episodeOf(app: FastifyInstance, id: string): ClawEvalEpisodeSandbox {
   const sb = app.grove.registry.use(id);
@@ -42,8 +64,18 @@ export function registerWorkerClawEval(scope: FastifyInstance, app: FastifyInsta
     }
   });
 
+  scope.post<{ Params: { sandbox: string } }>('/worker/claw-eval/:sandbox/dispatch', async (request) => {
+    const r = parse(Dispatch, request.body);
+    const sb = episodeOf(app, request.params.sandbox);
+    try {
+      return sb.recordSandboxCall(r as Parameters<ClawEvalEpisodeSandbox['recordSandboxCall']>[0]);
+    } finally {
+      app.grove.registry.touch(request.params.sandbox);
+    }
+  });
+
   scope.post<{ Params: { sandbox: string } }>('/worker/claw-eval/:sandbox/finish', async (request) => {
-    const { answer } = parse(Finish, request.body);
-    return episodeOf(app, request.params.sandbox).finishForGrade(answer);
+    const { answer, env_snapshot } = parse(Finish, request.body);
+    return episodeOf(app, request.params.sandbox).finishForGrade(answer, env_snapshot);
   });
 }

@@ -15,7 +15,8 @@ import { Progress } from '../../sandbox/progress.ts';
 import { GRADE_BUDGET_MS, gradeClawEvalTrial, type ClawEvalGrade, type ClawEvalMessage, type ClawEvalTrace } from './grade.ts';
 import type { ClawEvalTask } from './checkout.ts';
 import type { ClawEvalHost } from './host.ts';
-import { clawEvalPrompt } from './prompt.ts';
+import { clawEvalPrompt, clawEvalSandboxTools } from './prompt.ts';
+import type { ClawEvalCallResult } from './session.ts';
 import { ClawEvalSession } from './session.ts';
 import { ClawEvalServiceStartError, serviceStartBudgetMs, type DispatchRecord } from './services.ts';
 
@@ -83,8 +84,11 @@ export class ClawEvalEpisodeSandbox implements ClawEvalEpisode {
     const { task, prepared } = await this.host.task(this.taskId);
     const first = await clawEvalPrompt(task, prepared);
     this.prompt = first.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n\n');
-    const sandbox = task.sandbox ? await this.host.sandboxProvider() : undefined;
-    this.session = new ClawEvalSession(task, 0, { root: prepared.root, python: prepared.python, driver: prepared.driver, errorRate: this.host.o.errorRate, sandbox, confine: this.host.o.confine, isolation: this.host.o.isolation }, first);
+    // on a worker pod the sandbox tools are its orchestrator's (a shell pod of their own): only their specs here
+    const elsewhere = task.sandbox && this.host.o.gradedElsewhere;
+    const sandbox = task.sandbox && !elsewhere ? await this.host.sandboxProvider() : undefined;
+    const sandboxElsewhere = elsewhere ? { tools: await clawEvalSandboxTools(prepared) } : undefined;
+    this.session = new ClawEvalSession(task, 0, { root: prepared.root, python: prepared.python, driver: prepared.driver, errorRate: this.host.o.errorRate, sandbox, sandboxElsewhere, confine: this.host.o.confine, isolation: this.host.o.isolation }, first);
     if (this.status === 'closed') return;
     // the task's own startup budget, cut short by close
     const startup = Progress.after(serviceStartBudgetMs(task), `the services of Claw-Eval task ${task.id}`, { signal: this.life.signal });
@@ -224,15 +228,25 @@ export class ClawEvalEpisodeSandbox implements ClawEvalEpisode {
     return { user: msg, done: false, rounds: s.userRounds };
   }
 
+  /** A sandbox tool call the orchestrator ran on the episode's shell pod, recorded in the trace (worker route POST
+   * /worker/claw-eval/{id}/dispatch); answers the calls so far. */
+  recordSandboxCall(r: ClawEvalCallResult): { calls: number } {
+    const s = this.live();
+    if (this.conversationOver) throw new GroveError('invalid_request', `The conversation of Claw-Eval episode ${this.id} is over: grade it.`);
+    s.recordCall(r);
+    return { calls: s.trace.dispatches.length };
+  }
+
   /** Ends the episode for the orchestrator's grade: the answer as the last assistant message, the services' audit
-   * read, the services stopped; the trace (worker route POST /worker/claw-eval/{id}/finish). Asked again, the same. */
-  finishForGrade(answer: string | undefined): Promise<ClawEvalTrace> {
+   * read, the env snapshot the orchestrator collected from the shell pod, the services stopped; the trace (worker
+   * route POST /worker/claw-eval/{id}/finish). Asked again, the same. */
+  finishForGrade(answer: string | undefined, envSnapshot?: Record<string, unknown>): Promise<ClawEvalTrace> {
     const s = this.session;
     if (!s || this.status === 'creating') return Promise.reject(new GroveError('sandbox_not_ready'));
     this.finished ??= (async () => {
       if (!this.conversationOver) s.answer(answer ?? '');
       try {
-        return await s.finish();
+        return await s.finish(envSnapshot);
       } finally {
         await s.close();
       }

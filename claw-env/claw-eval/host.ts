@@ -93,11 +93,12 @@ export class ClawEvalHost {
 
   /** Refuses (4xx) what can never run here, before any sandbox exists: an unknown id, a task skipped at load, a task
    * needing what an episode sandbox does not give (sandbox tools, a simulated user, a judge the server lacks). */
-  check(id: string): ClawEvalTask {
+  check(id: string, o: { shellsElsewhere?: boolean } = {}): ClawEvalTask {
     const t = this.byId.get(id);
     if (!t) throw new GroveError('task_not_found', `No Claw-Eval task "${id.slice(0, 200)}" in the server's checkout (${this.byId.size} tasks; grove claw tasks --claw-eval DIR lists them).`);
     if (t.status !== 'ready') throw new GroveError('invalid_request', `Claw-Eval task ${t.id} cannot run here: ${t.reason}.`);
-    if (t.sandbox && !this.o.openShell) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} runs with the sandbox tools (Bash, Read, …) and this server has no shell sandboxes (root and bubblewrap are needed): run it where they are.`);
+    // an orchestrator of pods runs the sandbox tools on a shell pod, and its worker's episode records them
+    if (t.sandbox && !this.o.openShell && !o.shellsElsewhere && !this.o.gradedElsewhere) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} runs with the sandbox tools (Bash, Read, …) and this server has no shell sandboxes (root and bubblewrap are needed): run it where they are.`);
     if (t.user_agent && !this.o.userModel && !this.o.gradedElsewhere) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} talks with a simulated user (user_agent) and this server has no user model: start it with --claw-eval-user-url and --claw-eval-user-model.`);
     if (t.needs_judge && !this.o.judge && !this.o.gradedElsewhere) throw new GroveError('invalid_request', `Claw-Eval task ${t.id} is graded with a judge and this server has none: start it with --judge-url and --judge-model.`);
     return t;
@@ -139,7 +140,7 @@ export class ClawEvalHost {
 
   /** The task as the prepared checkout sees it (missing_python_dep known only after the probe). */
   async task(id: string): Promise<{ task: ClawEvalTask; prepared: PreparedCheckout }> {
-    this.check(id);
+    this.check(id, { shellsElsewhere: true });
     const prepared = await this.prepare();
     const task = prepared.tasks.find((t) => t.id === id)!;
     if (task.status !== 'ready') throw new GroveError('invalid_request', `Claw-Eval task ${task.id} cannot run here: ${task.reason}.`);

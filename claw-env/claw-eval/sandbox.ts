@@ -96,6 +96,11 @@ export class ClawEvalSandbox {
     private readonly python: string,
   ) {}
 
+  /** A shell sandbox where open() installed the server already (another orchestrator replica did). */
+  static attach(shell: ClawEvalShell, python: string): ClawEvalSandbox {
+    return new ClawEvalSandbox(shell, python);
+  }
+
   /** Installs the checkout's sandbox server in the shell sandbox and puts the task's sandbox_files in /workspace. */
   static async open(shell: ClawEvalShell, o: { root: string; python: string; task: ClawEvalTask }): Promise<ClawEvalSandbox> {
     const server = readFileSync(path.join(o.root, 'src', 'claw_eval', 'sandbox', 'server.py'), 'utf8');

@@ -12,6 +12,7 @@ import { ClawEvalSandbox, localGraderFiles, type ClawEvalShell } from './sandbox
 import { ClawEvalServiceSet, type ClawEvalConfine, type ClawEvalIsolation, type DispatchRecord } from './services.ts';
 import { simulatedUserTurn, type ClawEvalUserModel } from './user-agent.ts';
 import type { Progress } from '../../sandbox/progress.ts';
+import { GroveError } from '../../protocol/errors.ts';
 
 /** Shell sandboxes for the sandbox tools: one per trial, the Python inside that runs the checkout's sandbox server,
  * and the checkout's sandbox tool specs. */
@@ -27,6 +28,9 @@ export interface ClawEvalSessionOptions {
   driver: string;
   errorRate?: number;
   sandbox?: ClawEvalSandboxProvider;
+  /** The sandbox tools run elsewhere (a worker pod's episode: its orchestrator runs them on a shell pod of their own
+   * and records each call here, recordCall, and hands the env snapshot to finish): their specs only. */
+  sandboxElsewhere?: { tools: ClawEvalTool[] };
   /** The services under a shell sandbox's limits (services.ts ClawEvalConfine). */
   confine?: ClawEvalConfine;
   /** `pod`: the services without bubblewrap, in a worker pod (services.ts). */
@@ -61,12 +65,12 @@ export class ClawEvalSession {
     private readonly o: ClawEvalSessionOptions,
     first: ClawEvalPrompt,
   ) {
-    if (task.sandbox && !o.sandbox) throw new Error('the task runs with the sandbox tools and no shell sandbox is configured');
+    if (task.sandbox && !o.sandbox && !o.sandboxElsewhere) throw new Error('the task runs with the sandbox tools and no shell sandbox is configured');
     this.services = task.services.length ? new ClawEvalServiceSet(task, { root: o.root, python: o.python, driver: o.driver, errorRate: o.errorRate, confine: o.confine, isolation: o.isolation }) : undefined;
     this.endpoints = new Map(task.endpoints.map((e) => [e.tool_name, e]));
     // Claw-Eval's --sandbox loop: the task's tools, then the sandbox tools the yaml does not define itself
     const own = new Set(task.tools.map((t) => t.name));
-    const sandboxTools = task.sandbox ? o.sandbox!.tools : [];
+    const sandboxTools = task.sandbox ? (o.sandbox ?? o.sandboxElsewhere)!.tools : [];
     this.tools = [...task.tools, ...sandboxTools.filter((t) => !own.has(t.name))];
     this.sandboxNames = new Set(sandboxTools.map((t) => t.name));
     this.trace = { messages: [{ role: 'user', content: first.content }], dispatches: [], audit_data: {}, media_events: first.media_events };
@@ -76,7 +80,7 @@ export class ClawEvalSession {
    * (the caller's startup deadline; serviceStartBudgetMs is the task's own). */
   async start(progress: Progress): Promise<void> {
     await this.services?.start(progress);
-    if (this.task.sandbox) {
+    if (this.task.sandbox && this.o.sandbox) {
       progress.throwIfAborted();
       const opened = await progress.race(this.o.sandbox!.open({ 'grove.claw-eval.task': this.task.id.slice(0, 60), 'grove.claw-eval.trial': String(this.trial) }), `the shell sandbox of ${this.task.id}`, { dispose: (late) => void late.close() });
       if (this.finished) {
@@ -113,7 +117,8 @@ export class ClawEvalSession {
    * The dispatch is recorded in the trace; the caller records the messages. */
   async call(id: string, name: string, input: Record<string, unknown>): Promise<ClawEvalCallResult> {
     if (this.finished) throw new Error('the episode is over (graded or closed)');
-    if (this.sandbox && this.sandboxNames.has(name)) {
+    if (this.sandboxNames.has(name)) {
+      if (!this.sandbox) throw new GroveError('invalid_request', `${name} is a sandbox tool: it runs where the episode's shell is (its orchestrator), not beside the services.`);
       const r = await this.sandbox.call(id, name, input);
       this.trace.dispatches.push(r.dispatch);
       return r;
@@ -134,10 +139,23 @@ export class ClawEvalSession {
   async callTool(_endpoints: unknown, _id: string, name: string, args: Record<string, unknown>): Promise<DispatchRecord> {
     const id = `toolu_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
     const r = await this.call(id, name, args);
+    this.recordMessages(id, name, args, r);
+    return r.dispatch;
+  }
+
+  /** A sandbox tool call run elsewhere (sandboxElsewhere), recorded as callTool records one. */
+  recordCall(r: ClawEvalCallResult): void {
+    if (this.finished) throw new GroveError('invalid_request', 'the episode is over (graded or closed)');
+    const { tool_use_id: id, tool_name: name, request_body: args } = r.dispatch;
+    if (!this.o.sandboxElsewhere || !this.sandboxNames.has(name)) throw new GroveError('invalid_request', `${name.slice(0, 100)} is no sandbox tool of this episode.`);
+    this.trace.dispatches.push(r.dispatch);
+    this.recordMessages(id, name, args, r);
+  }
+
+  private recordMessages(id: string, name: string, args: Record<string, unknown>, r: ClawEvalCallResult): void {
     this.trace.messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name, input: args }] });
     this.trace.messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: [{ type: 'text', text: r.text }], is_error: r.is_error }] });
     if (r.images.length) this.trace.messages.push({ role: 'user', content: [{ type: 'text', text: `[Visual content from tool results: ${r.images.length} image(s)]` }, ...r.images.map((i) => ({ type: 'image' as const, data: i.data, mime_type: i.mime_type }))] });
-    return r.dispatch;
   }
 
   /** The agent's final answer (an external agent's last text), as Claw-Eval's last assistant message. */
@@ -146,12 +164,14 @@ export class ClawEvalSession {
     this.trace.messages.push(m);
   }
 
-  /** After the loop: each service's audit, the sandbox's env snapshot, the local grader files (once). */
-  async finish(): Promise<ClawEvalTrace> {
+  /** After the loop: each service's audit, the sandbox's env snapshot (or the one collected elsewhere,
+   * sandboxElsewhere), the local grader files (once). */
+  async finish(envSnapshot?: Record<string, unknown>): Promise<ClawEvalTrace> {
     if (this.finished) return this.trace;
     this.finished = true;
     if (this.services) this.trace.audit_data = await this.services.audit();
     if (this.sandbox) this.trace.env_snapshot = await this.sandbox.snapshot(this.o.root, this.task);
+    else if (this.o.sandboxElsewhere && envSnapshot) this.trace.env_snapshot = envSnapshot;
     if (this.task.local_grader_files.length) this.trace.env_snapshot = { ...(this.trace.env_snapshot ?? {}), ...localGraderFiles(this.task) };
     return this.trace;
   }
