@@ -57,11 +57,16 @@ export async function openToolsShell(d: ClawEvalToolsDeps, episode: RemoteSandbo
   const spec = ShellCreateOptions.parse({ type: 'shell', block_network: d.cfg.network !== 'internet', labels: { template: t[0] }, ttl_seconds: ttl, idle_timeout_seconds: ttl });
   const sb = d.create(`cet-${randomUUID()}`, spec, episode.id);
   const close = () => sb.close();
+  // the episode closed while its shell starts: the shell gives up too
+  const onAbort = () => void close();
+  episode.aborted.signal.addEventListener('abort', onAbort, { once: true });
   try {
     await sb.ready();
   } catch (err) {
     await close();
     throw err instanceof GroveError ? err : new GroveError('internal_error', `The sandbox tools' shell of ${episode.id} did not start: ${(err as Error).message}`);
+  } finally {
+    episode.aborted.signal.removeEventListener('abort', onAbort);
   }
   return { shell: { exec: (req) => sb.exec(req as Parameters<RemoteShellSandbox['exec']>[0]), upload: (p, data) => sb.writeFile(p, Buffer.from(data)) }, python: pythonOf(d.cfg, episode.templateName), close };
 }

@@ -5,8 +5,8 @@
 // functions, records it in the worker's trace, collects the env snapshot there, grades: the grade equals the same
 // trajectory graded on one machine (the batch with a local shell sandbox). Both pods go with the episode; a shell
 // pod that cannot start fails the create with nothing left; a replica that did not create the episode runs its tools.
-// Attacks: the agent's shell reaching the services' pod, its token, files and processes, writing outside /workspace,
-// the tools shell through the public API, forged dispatches on the worker-only route.
+// Attacks: the agent's shell reaching the services' pod, its token and files (its processes: the .slow test),
+// writing outside /workspace, the tools shell through the public API, forged dispatches on the worker-only route.
 // The same with podman containers of the images: claw-eval-tools.slow.test.ts.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -207,8 +207,9 @@ describe('Claw-Eval sandbox-tool tasks on pods (the tools on a shell pod of thei
       expect(r.status).toBe(201);
       const w = await api('GET', `/sandboxes/${r.json.sandbox_id}/wait?timeout=120`);
       expect(w.json.status, w.text).toBe('error');
-      await api('DELETE', `/sandboxes/${r.json.sandbox_id}`);
+      // the failed create gives both pods back at once (the registry closes a sandbox whose start failed)
       await until(() => sim.listPodObjects().length === 0, 'no pod left');
+      await api('DELETE', `/sandboxes/${r.json.sandbox_id}`);
     } finally {
       kubelet.failTools = false;
     }
@@ -218,7 +219,7 @@ describe('Claw-Eval sandbox-tool tasks on pods (the tools on a shell pod of thei
     expect(() => parseK8sConfig({ templates: { ce: { type: 'claw-eval', placement: 'pod', image: 'x:1', sandboxTemplate: 'ce' } } })).toThrow(/not a shell template/);
   }, 300_000);
 
-  test('attacker: the agent\'s Bash cannot touch the services\' pod (token, files, processes) nor write outside /workspace; forged dispatches refused', async () => {
+  test('attacker: the agent\'s Bash cannot touch the services\' pod (token, files) nor write outside /workspace; forged dispatches refused', async () => {
     const id = await createEpisode('N05_shell');
     const { episode, tools } = podsOf(id);
     const w = kubelet.workers.get(episode!.metadata.name)!;
