@@ -24,9 +24,11 @@ import type { ClawEvalSandboxProvider } from '../../claw-env/claw-eval/session.t
 import { JudgeModel } from '../../judges/model.ts';
 import { startProxy } from '../../proxy/index.ts';
 import { runClawEval } from '../../runner/claw-eval/run.ts';
-import { chatUserModel, runClawEvalTrial, type ClawEvalPolicy } from '../../runner/claw-eval/trial.ts';
+import { chatUserModel, runClawEvalTrial } from '../../runner/claw-eval/trial.ts';
 import { runHarness } from '../../runner/harness/run.ts';
 import { clientShellProvider } from '../../runner/swe/shell-session.ts';
+import { apiOn } from '../support/http-api.ts';
+import { drive as driveOn, scripted, type Turn } from '../k8s/claw-eval-drive.ts';
 import { startOpenAIServer, type OpenAITestServer } from '../support/openai-server.ts';
 
 const ROOT = path.resolve(__dirname, 'fixtures/claw-eval-checkout');
@@ -52,17 +54,8 @@ const serviceGroups = (controller: string) => {
 };
 const CGROUPS = existsSync('/sys/fs/cgroup/freezer/cgroup.procs');
 
-async function api(method: string, url: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
-  const res = await fetch(grove.url + url, { method, headers: { 'x-api-key': grove.apiKey, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json, text };
-}
+const drive = (id: string, turns: Turn[]) => driveOn(api, id, turns);
+const api = (method: string, url: string, body?: unknown) => apiOn(grove.url, { 'x-api-key': grove.apiKey })(method, url, body);
 
 /** The shell sandboxes the server made for episodes (shell-env's folder per sandbox, named after its id). */
 const episodeShells = () => {
@@ -71,33 +64,6 @@ const episodeShells = () => {
 };
 const task = (id: string) => prepared.tasks.find((t) => t.id === id)!;
 const createEpisode = async (id: string) => (await client.createAndWait({ type: 'claw', claw_eval_task: id, labels: {} } as never, 600)).sandbox_id;
-/** Scripted turns: each a text answer (no tool calls) or one tool call. */
-type Turn = { say: string } | { call: string; args: Record<string, unknown> };
-function scripted(turns: Turn[]): ClawEvalPolicy {
-  return {
-    name: 'scripted-turns',
-    next: async (_m, _t, ctx) => {
-      const t = turns[ctx.turn - 1] ?? { say: '' };
-      return 'say' in t ? { text: t.say, tool_calls: [] } : { text: '', tool_calls: [{ id: `c${ctx.turn}`, name: t.call, arguments: JSON.stringify(t.args) }] };
-    },
-  };
-}
-/** The same turns driven over REST: calls to /call, texts to /reply; then /grade. */
-async function drive(id: string, turns: Turn[]): Promise<{ replies: any[]; grade: any }> {
-  const replies = [];
-  for (const t of turns) {
-    if ('call' in t) expect((await api('POST', `/sandboxes/${id}/claw-eval/call`, { tool: t.call, arguments: t.args })).status).toBe(200);
-    else {
-      const r = await api('POST', `/sandboxes/${id}/claw-eval/reply`, { text: t.say });
-      expect(r.status, r.text).toBe(200);
-      replies.push(r.json);
-    }
-  }
-  const g = await api('POST', `/sandboxes/${id}/claw-eval/grade`, {});
-  expect(g.status, g.text).toBe(200);
-  return { replies, grade: g.json };
-}
-
 // N04: asks, gets the user's answer, lists the notes, answers; the user is then done.
 const CLARIFY: Turn[] = [{ say: 'Which note do you mean?' }, { call: 'notes_list', args: {} }, { say: 'It is the Budget review note.' }];
 

@@ -16,6 +16,7 @@ import { readCalls, startProxy } from '../../proxy/index.ts';
 import { runClawEval } from '../../runner/claw-eval/run.ts';
 import { ScriptedClawEvalPolicy } from '../../runner/claw-eval/trial.ts';
 import { runHarness } from '../../runner/harness/run.ts';
+import { apiOn } from '../support/http-api.ts';
 import { startResponsesServer, type ResponsesServer } from '../support/responses-sse.ts';
 
 const ROOT = path.resolve(__dirname, 'fixtures/claw-eval-checkout');
@@ -35,17 +36,7 @@ const TRAJECTORIES: { calls: Call[]; answer: string }[] = [
   { calls: [{ name: 'notes_get', args: { note_id: { bad: 1 } } }, { name: 'notes_get', args: { note_id: 'n1' } }, { name: 'notes_list', args: {} }], answer: 'Budget only.' },
 ];
 
-async function api(method: string, url: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
-  const res = await fetch(grove.url + url, { method, headers: { 'x-api-key': grove.apiKey, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json, text };
-}
+const api = (method: string, url: string, body?: unknown) => apiOn(grove.url, { 'x-api-key': grove.apiKey })(method, url, body);
 
 function io() {
   const out: string[] = [];

@@ -1,6 +1,7 @@
 // Driving a Claw-Eval episode through an orchestrator's REST routes, and the same turns as a scripted policy of the
 // batch path (one machine): what the claw-eval-pods tests compare.
 import type { ClawEvalPolicy } from '../../runner/claw-eval/trial.ts';
+import type { Answer } from '../support/http-api.ts';
 
 /** Scripted turns: each a text answer (no tool calls) or one tool call. */
 export type Turn = { say: string } | { call: string; args: Record<string, unknown> };
@@ -15,25 +16,12 @@ export function scripted(turns: Turn[]): ClawEvalPolicy {
   };
 }
 
-export type Api = (method: string, url: string, body?: unknown) => Promise<{ status: number; json: any; text: string }>;
-
-export function apiOn(base: string, headers: Record<string, string> = {}): Api {
-  return async (method, url, body) => {
-    const res = await fetch(base + url, { method, headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, json, text };
-  };
-}
+/** What drive calls: an Api (test/support/http-api.ts) or a test's own (an orchestrator's inject). */
+export type Caller = (method: string, url: string, body?: unknown) => Promise<Pick<Answer, 'status' | 'json' | 'text'>>;
 
 /** The turns over REST: calls to /call, texts to /reply, then /grade (the last text, when no reply ended the
  * conversation, is the answer: the batch loop's last assistant message). */
-export async function drive(api: Api, id: string, turns: Turn[]): Promise<{ replies: any[]; calls: number[]; grade: any }> {
+export async function drive(api: Caller, id: string, turns: Turn[]): Promise<{ replies: any[]; calls: number[]; grade: any }> {
   const replies = [];
   const calls = [];
   for (const t of turns) {

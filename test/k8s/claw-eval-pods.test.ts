@@ -25,7 +25,8 @@ import { clawEvalPodHooks } from '../../server/claw-eval-pods.ts';
 import { equipClawEvalHost } from '../../server/claw-eval.ts';
 import { startServer, type RunningServer } from '../../server/server.ts';
 import { startOpenAIServer, type OpenAITestServer } from '../support/openai-server.ts';
-import { apiOn, drive, scripted, type Turn } from './claw-eval-drive.ts';
+import { drive, scripted, type Turn } from './claw-eval-drive.ts';
+import { apiOn } from '../support/http-api.ts';
 import { startOrchestrator, type Orchestrator } from './harness.ts';
 
 type Obj = Record<string, any>;

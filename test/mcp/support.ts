@@ -2,6 +2,7 @@
 // MCP SDK's own client connected to a sandbox's /sandboxes/{id}/mcp with that sandbox's token.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { request, type Answer } from '../support/http-api.ts';
 
 export interface Served {
   url: string;
@@ -38,16 +39,8 @@ export async function connect(url: string, token: string): Promise<Client> {
 }
 
 /** A raw JSON-RPC POST (what an attacker can send). */
-export async function rawPost(url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<{ status: number; json: any; text: string; headers: Headers }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: typeof body === 'string' ? body : new Uint8Array(body) });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json, text, headers: res.headers };
+export function rawPost(url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<Answer> {
+  return request(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: typeof body === 'string' ? body : new Uint8Array(body) });
 }
 
 export const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
