@@ -53,9 +53,7 @@ export class ClawPairing {
 
   /** A paired shell's worker: an ephemeral container added to the claw pod, recorded in `rec` (before placing). */
   async addShell(rec: SandboxRecord, clawId: string): Promise<PairedShell> {
-    const shell = await addPairedShell(this.pairing, this.liveClawPod(clawId), rec.id);
-    rec.paired = shell;
-    return shell;
+    return addPairedShell(this.pairing, this.liveClawPod(clawId), rec, clawId);
   }
 
   /** A paired shell's worker answers (after its pod is ready). */

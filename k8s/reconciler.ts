@@ -14,6 +14,7 @@ import type { PodCache } from './pod-cache.ts';
 import { podCondition } from './pods.ts';
 import { liveCount, podRecords } from './records.ts';
 import { expireRecords } from './sandbox-expiry.ts';
+import { endOrphanShells } from './paired-orphans.ts';
 
 export interface ReconcilerHooks {
   /** Creates one warm pod of the template. */
@@ -38,6 +39,7 @@ export class Reconciler {
   orphansDeleted = 0;
   expiredDeleted = 0;
   sandboxesExpired = 0;
+  orphanShellsEnded = 0;
   passes = 0;
   /** Replicas whose owner Lease is current (this one included), as of the last tick: each reserves its share of the
    * warm pool (warm-share.ts). */
@@ -132,6 +134,8 @@ export class Reconciler {
     }
     this.sandboxesExpired += await expireRecords({ cfg: this.cfg, api: this.api, cache: this.cache, clock: this.clock, log: this.log, tokenSecret: this.hooks.tokenSecret, harPath: this.hooks.harPath }, recent);
     await this.guard(async () => this.hooks.serversChecked?.(recent));
+    // Paired shells whose record is not live (a replica died mid-pairing): their workers are ended.
+    await this.guard(async () => void (this.orphanShellsEnded += await endOrphanShells({ cfg: this.cfg, cache: this.cache, tokenSecret: this.hooks.tokenSecret, log: this.log })));
     const grace = 2 * this.cfg.leaseDurationSeconds * 1000;
     const doomed: Array<{ pod: V1Pod; why: 'orphan' | 'expired' | 'failed' }> = [];
     for (const pod of this.cache.all()) {

@@ -2,6 +2,7 @@
 // template only, and never without its token (GROVE_API_KEY, set by the orchestrator in the pod spec).
 import { ConfigError } from '../../sandbox/config.ts';
 import type { Command } from '../command.ts';
+import { writeFileSync } from 'node:fs';
 import { runServer } from './startup.ts';
 
 const usage = `grove worker [serve options]
@@ -23,6 +24,7 @@ export const worker: Command = {
       // a pod's stop would.
       serverOptions: async () => ({ worker: true, ...(process.env.GROVE_WORKER_EXIT_ROUTE === '1' ? { workerExit: () => process.kill(process.pid, 'SIGTERM') } : {}) }),
       check(config) {
+        oomFirst(process.env.GROVE_OOM_SCORE_ADJ);
         if (config.apiKeySource === 'generated' || config.authDisabled) {
           throw new ConfigError('a worker needs its token: set GROVE_API_KEY (the orchestrator puts it in the pod spec)');
         }
@@ -30,3 +32,19 @@ export const worker: Command = {
       },
     }),
 };
+
+/**
+ * GROVE_OOM_SCORE_ADJ (a paired shell's worker, k8s/paired-shell.ts: 1000): this worker and everything it starts are
+ * the first the kernel kills when their cgroup (the pod's) runs out of memory. Raising one's own score needs no
+ * privilege; a value that cannot be set refuses to start.
+ */
+function oomFirst(value: string | undefined): void {
+  if (value === undefined || value === '') return;
+  const n = /^-?[0-9]{1,4}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= -1000 && n <= 1000)) throw new ConfigError(`GROVE_OOM_SCORE_ADJ must be an integer from -1000 to 1000 (got ${JSON.stringify(value.slice(0, 40))})`);
+  try {
+    writeFileSync('/proc/self/oom_score_adj', String(n));
+  } catch (err) {
+    throw new ConfigError(`GROVE_OOM_SCORE_ADJ=${n} could not be set: ${(err as Error).message}`);
+  }
+}

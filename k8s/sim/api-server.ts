@@ -63,6 +63,9 @@ export class KubeSim {
   /** Most non-watch requests being served at once (the client's concurrency bound shows here). */
   maxInFlight = 0;
   private inFlight = 0;
+  /** A test's hook on each request, once authenticated and its body received, before it is served: awaited; when it
+   * rejects, the request is answered 503 and not served (a test stopping a client between two of its calls). */
+  intercept: ((method: string, path: string) => Promise<void> | void) | null = null;
   url = '';
 
   constructor(
@@ -91,6 +94,13 @@ export class KubeSim {
       json(req, body as string, done);
     });
     app.addHook('onRequest', (req, reply) => this.admit(req, reply));
+    // A test's intercept sees the request whole (its body received), as the server would serve it.
+    app.addHook('preHandler', async (req) => {
+      if (!this.intercept) return;
+      await Promise.resolve(this.intercept(req.method, req.url.split('?')[0]!)).catch((err: unknown) => {
+        throw new StatusError(503, 'ServiceUnavailable', `intercepted: ${String(err)}`);
+      });
+    });
     // Everything sent is checked against the Kubernetes schema on its way out.
     app.addHook('preSerialization', async (_req, _reply, payload: unknown) => {
       this.check(payload as Obj, `response ${(payload as Obj)?.kind}`);

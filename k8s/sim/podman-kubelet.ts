@@ -1,9 +1,9 @@
 // A kubelet that runs each pod as a real container of the pod's image (podman, --pull=never): the end-to-end tests
 // with the images scripts/images.sh builds. Start = `podman run` of the pod's image with the pod's address,
 // environment, user, read-only root, dropped capabilities, no_new_privs, emptyDirs as per-pod folders and resource
-// limits, init containers first; the pod is Ready once GET /health answers on its address. Stop = `podman rm -f`
-// with the pod's grace period; kill = `podman kill` (the pod stays, its status turns Failed as when a node's
-// container dies).
+// limits, init containers first, all below the pod's own cgroup with the pod's limits (pod-cgroup.ts); the pod is
+// Ready once GET /health answers on its address. Stop = `podman rm -f` with the pod's grace period; kill =
+// `podman kill` (the pod stays, its status turns Failed as when a node's container dies).
 // Pods share the host's network namespace, each on a loopback address of its own (127.x.y.z, the pod IP): the
 // pod spec's GROVE_HOST (0.0.0.0 in a pod's own namespace) becomes that address, as it would be on a cluster.
 // Every container carries the label grove.sim=<run> and grove.sim.pid=<this process>; containers of a process
@@ -15,8 +15,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { KubeSim } from './api-server.ts';
 import { PodIps, type PodFate } from './kubelets.ts';
+import { cpuShares, makePodCgroup, removePodCgroup, removeRunCgroup, sweepStaleCgroups } from './pod-cgroup.ts';
+import { cpuCores, memoryBytes } from './quantities.ts';
 import type { Kubelet, KubeletResult } from './pod-status.ts';
 import type { Obj } from './wire.ts';
+
+export { cpuCores, memoryBytes };
 
 const PODMAN = '/usr/bin/podman';
 /** An image reference (registry/path:tag@digest); nothing that podman could read as an option. */
@@ -38,6 +42,7 @@ export function sweepStaleContainers(): void {
   const r = spawnSync(PODMAN, ['ps', '-a', '--filter', `label=${LABEL}`, '--format', `{{.ID}} {{index .Labels "${LABEL}.pid"}}`], { encoding: 'utf8' });
   const stale = (r.stdout ?? '').split('\n').map((l) => l.trim().split(' ')).filter(([id, pid]) => id && !alive(Number(pid))).map(([id]) => id!);
   if (stale.length) spawnSync(PODMAN, ['rm', '-f', '-t', '0', ...stale], { stdio: 'ignore' });
+  sweepStaleCgroups(alive);
 }
 
 function alive(pid: number): boolean {
@@ -50,32 +55,20 @@ function alive(pid: number): boolean {
   }
 }
 
-/** A Kubernetes memory quantity in bytes (Ki/Mi/Gi/Ti binary, k/M/G/T decimal). */
-export function memoryBytes(q: string): number {
-  const m = /^([0-9.]+)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(q);
-  if (!m) throw new Error(`not a memory quantity: ${q}`);
-  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2] ?? ''] ?? 1;
-  return Math.floor(Number(m[1]) * unit);
-}
-
-/** A Kubernetes CPU quantity in cores ("500m" is 0.5). */
-export function cpuCores(q: string): number {
-  const m = /^([0-9.]+)(m)?$/.exec(q);
-  if (!m) throw new Error(`not a CPU quantity: ${q}`);
-  return Number(m[1]) / (m[2] ? 1000 : 1);
-}
-
 /**
  * The `podman run` arguments for one of a pod's containers (everything from the pod spec, checked: a pod this kubelet
  * cannot run faithfully is refused rather than run differently). `name` is the container's name, `ip` the pod's
  * address, `podDir` the host folder holding the pod's emptyDirs (shared by its init and main containers, created
  * world-writable as a kubelet does; a sizeLimit is not enforced here, a kubelet evicts for it).
  */
-export function podmanRunArgs(pod: Obj, c: Obj, opts: { name: string; ip: string; run: string; podDir: string; /** an ephemeral container: the pod's main container's */ network?: string }): string[] {
+export function podmanRunArgs(pod: Obj, c: Obj, opts: { name: string; ip: string; run: string; podDir: string; /** an ephemeral container: the pod's main container's */ network?: string; /** the pod's cgroup (pod-cgroup.ts) */ cgroupParent?: string }): string[] {
   const spec = pod.spec;
   if (!IMAGE_REF.test(c.image ?? '')) throw new Error(`image reference refused: ${JSON.stringify(c.image)}`);
   const args = ['run', '--rm', '--pull=never', `--network=${opts.network ?? 'host'}`, `--name=${opts.name}`, `--label=${LABEL}=${opts.run}`, `--label=${LABEL}.pid=${process.pid}`, `--label=${LABEL}.pod=${pod.metadata.name}`];
   args.push(`--stop-timeout=${Number(spec.terminationGracePeriodSeconds ?? 30)}`);
+  // Below the pod's cgroup (its limits), with the CPU weight of the container's request (none: the minimum).
+  if (opts.cgroupParent) args.push(`--cgroup-parent=${opts.cgroupParent}`);
+  args.push(`--cpu-shares=${cpuShares(c)}`);
   const psc = spec.securityContext ?? {};
   const sc = c.securityContext ?? {};
   const uid = sc.runAsUser ?? psc.runAsUser;
@@ -135,6 +128,8 @@ interface Running {
   stopped: boolean;
   /** Ephemeral containers added to the running pod (`podman run --network container:<main>`), by container name. */
   ephemeral: Map<string, { name: string; exited: Promise<void> }>;
+  /** The pod's cgroup, parent of all its containers (pod-cgroup.ts). */
+  cgroup: string;
 }
 
 export class PodmanKubelet implements Kubelet {
@@ -165,17 +160,17 @@ export class PodmanKubelet implements Kubelet {
     for (const c of all) if (!IMAGE_REF.test(c.image ?? '') || (await podman(['image', 'exists', c.image])) !== 0) return { fail: 'image_pull' };
     const podName = pod.metadata.name as string;
     const ip = this.ips.next();
-    const r: Running = { podDir: mkdtempSync(path.join(os.tmpdir(), `grove-pod-${podName}-`)), name: '', proc: null, exited: Promise.resolve(), stderr: '', stopped: false, ephemeral: new Map() };
+    const r: Running = { podDir: mkdtempSync(path.join(os.tmpdir(), `grove-pod-${podName}-`)), name: '', proc: null, exited: Promise.resolve(), stderr: '', stopped: false, ephemeral: new Map(), cgroup: makePodCgroup(this.run, pod) };
     this.pods.set(podName, r);
     const prefix = `grove-sim-${podName}-${randomBytes(3).toString('hex')}`;
     // Init containers, one after the other, each to a clean exit; then the main container.
     for (const [i, c] of (spec.initContainers ?? []).entries()) {
-      const code = await this.runContainer(r, podmanRunArgs(pod, c, { name: `${prefix}-init${i}`, ip, run: this.run, podDir: r.podDir }), `${prefix}-init${i}`);
+      const code = await this.runContainer(r, podmanRunArgs(pod, c, { name: `${prefix}-init${i}`, ip, run: this.run, podDir: r.podDir, cgroupParent: r.cgroup }), `${prefix}-init${i}`);
       if (r.stopped) return { fail: 'never_ready' };
       if (code !== 0) throw new Error(`init container ${c.name} exited ${code}: ${r.stderr}`);
     }
     const main = `${prefix}-main`;
-    void this.runContainer(r, podmanRunArgs(pod, spec.containers[0], { name: main, ip, run: this.run, podDir: r.podDir }), main).then((code) => {
+    void this.runContainer(r, podmanRunArgs(pod, spec.containers[0], { name: main, ip, run: this.run, podDir: r.podDir, cgroupParent: r.cgroup }), main).then((code) => {
       // A main container that ends on its own (killed, crashed): the pod's status turns Failed.
       if (this.pods.get(podName) !== r || r.stopped) return;
       this.exits.push({ pod: podName, container: main, code, stderr: r.stderr });
@@ -194,7 +189,7 @@ export class PodmanKubelet implements Kubelet {
 
   /**
    * An ephemeral container (k8s/sim/ephemeral.ts): `podman run --network container:<the pod's main container>`, so it
-   * shares the pod's network and nothing else (no volume of the pod unless it mounts one, its own user, processes and
+   * shares the pod's network and its cgroup (the pod's limits, with the smallest CPU weight) and nothing else (no volume of the pod unless it mounts one, its own user, processes and
    * root file system). Resolves once its worker answers /health at the pod's address on its GROVE_PORT.
    */
   async startEphemeral(pod: Obj, c: Obj, exited: (code: number) => void): Promise<void> {
@@ -205,7 +200,7 @@ export class PodmanKubelet implements Kubelet {
     if (!IMAGE_REF.test(c.image ?? '') || (await podman(['image', 'exists', c.image])) !== 0) throw new Error(`image ${c.image} is missing`);
     const name = `${main.slice(0, -'-main'.length)}-eph-${c.name}`;
     const ip = pod.status.podIP as string;
-    const proc = spawn(PODMAN, podmanRunArgs(pod, c, { name, ip, run: this.run, podDir: r.podDir, network: `container:${main}` }), { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(PODMAN, podmanRunArgs(pod, c, { name, ip, run: this.run, podDir: r.podDir, network: `container:${main}`, cgroupParent: r.cgroup }), { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     proc.stderr!.on('data', (d) => (stderr = (stderr + String(d)).slice(-4000)));
     const code = new Promise<number>((res) => proc.once('close', (n) => res(n ?? 137)));
@@ -249,6 +244,7 @@ export class PodmanKubelet implements Kubelet {
     if (r.proc) await podman(['rm', '-f', '-t', String(Number(pod.spec.terminationGracePeriodSeconds ?? 30)), r.name]);
     await r.exited;
     rmSync(r.podDir, { recursive: true, force: true });
+    removePodCgroup(r.cgroup);
   }
 
   /** The main container is SIGKILLed (`podman kill`); the pod stays and its status turns Failed. */
@@ -266,6 +262,7 @@ export class PodmanKubelet implements Kubelet {
     if (ids.length) await podman(['rm', '-f', '-t', '0', ...ids]);
     await Promise.all(all.flatMap((r) => [r.exited, ...[...r.ephemeral.values()].map((e) => e.exited)]));
     for (const r of all) rmSync(r.podDir, { recursive: true, force: true });
+    removeRunCgroup(this.run);
   }
 }
 

@@ -122,15 +122,27 @@ describe('grove worker (the same startup as serve)', () => {
     expect(w.stderr()).toContain('grove worker: a worker needs its token');
   });
 
+  it('refuses an oom_score_adj out of range or not a number (exit 2)', async () => {
+    for (const bad of ['1001', 'lots', '1e3']) {
+      const w = run(['--port', '0'], { GROVE_API_KEY: KEY, GROVE_OOM_SCORE_ADJ: bad });
+      // Accepted by mistake, it would listen: ended at once (the assertion below then fails).
+      w.p.stderr!.on('data', () => /listening on/.test(w.stderr()) && w.p.kill('SIGKILL'));
+      expect(await w.exited).toBe(2);
+      expect(w.stderr()).toContain('GROVE_OOM_SCORE_ADJ must be an integer from -1000 to 1000');
+    }
+  });
+
   it('with its token: listens, and a SIGTERM right after "listening on" is a clean shutdown (exit 0)', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'grove-cli-worker-'));
     dataDirs.push(dataDir);
-    const w = run(['--port', '0', '--data-dir', dataDir, '--browser-processes', '1'], { GROVE_API_KEY: KEY, GROVE_LOG_LEVEL: 'warn' });
+    // A paired shell's worker (k8s/paired-shell.ts) runs with GROVE_OOM_SCORE_ADJ=1000: the pod's first OOM victim.
+    const w = run(['--port', '0', '--data-dir', dataDir, '--browser-processes', '1'], { GROVE_API_KEY: KEY, GROVE_LOG_LEVEL: 'warn', GROVE_OOM_SCORE_ADJ: '1000' });
     try {
       await new Promise<void>((resolve, reject) => {
         w.p.stderr!.on('data', () => /grove worker: listening on http:\/\/\S+/.test(w.stderr()) && resolve());
         void w.exited.then((code) => reject(new Error(`grove worker exited with ${code}: ${w.stderr()}`)));
       });
+      expect(readFileSync(`/proc/${w.p.pid}/oom_score_adj`, 'utf8')).toBe('1000\n');
       w.p.kill('SIGTERM');
       expect(await w.exited).toBe(0);
     } finally {

@@ -9,7 +9,7 @@ import { expect } from 'vitest';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { StubKubelet } from '../../k8s/sim/kubelets.ts';
 
-const TOKEN_SECRET = 'test-worker-token-secret-0123456789';
+export const TOKEN_SECRET = 'test-worker-token-secret-0123456789';
 
 export interface Orchestrator {
   app: FastifyInstance;

@@ -7,6 +7,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { parseK8sConfig } from '../../k8s/config.ts';
 import { workerPod } from '../../k8s/pods.ts';
+import { pairedShellContainer } from '../../k8s/paired-shell.ts';
+import { cpuShares, podLimits } from '../../k8s/sim/pod-cgroup.ts';
 import { cpuCores, memoryBytes, podmanRunArgs } from '../../k8s/sim/podman-kubelet.ts';
 
 const podDir = mkdtempSync(path.join(os.tmpdir(), 'grove-podman-args-'));
@@ -27,6 +29,18 @@ describe('podman kubelet: pod spec to podman run', () => {
     expect(args).toContain(`--volume=${path.join(podDir, 'vol-tmp')}:/tmp:rw`);
     expect(statSync(path.join(podDir, 'vol-tmp')).mode & 0o777).toBe(0o777);
     expect(args.slice(-2)).toEqual(['localhost/grove-worker:dev', 'worker']);
+  });
+
+  test("the pod's cgroup as the kubelet sizes it: its containers' limits summed; an ephemeral container below it with the smallest CPU weight", () => {
+    const pod = podOf('browser');
+    expect(podLimits(pod)).toEqual({ memory: 2 * 2 ** 30, cpus: 2 });
+    expect(podLimits({ spec: { containers: [pod.spec.containers[0], { name: 'x', image: 'x:1' }] } })).toEqual({}); // one without limits: none
+    expect(cpuShares(pod.spec.containers[0])).toBe(1024); // its request, 1 CPU
+    const shell = pairedShellContainer(cfg, pod, { container: 'shell-sb-1', port: cfg.workerPort + 1 }, 'gwt_shell');
+    expect(cpuShares(shell)).toBe(2);
+    const args = podmanRunArgs(pod, shell, { ...opts, name: 'grove-sim-x-eph-shell-sb-1', network: 'container:grove-sim-x-main', cgroupParent: '/grove-sim/run-1/grove-browser-0123456789' });
+    expect(args).toEqual(expect.arrayContaining(['--network=container:grove-sim-x-main', '--cgroup-parent=/grove-sim/run-1/grove-browser-0123456789', '--cpu-shares=2', 'GROVE_OOM_SCORE_ADJ=1000', '--user=10002:10002']));
+    expect(args.some((a) => a.startsWith('--memory') || a.startsWith('--cpus'))).toBe(false);
   });
 
   test('quantities as Kubernetes reads them', () => {

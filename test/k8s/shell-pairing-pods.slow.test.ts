@@ -6,6 +6,11 @@
 // Note: the simulated pods share the host's network namespace (each on a 127.x address), so that another pod's
 // loopback apps are reachable at all here is the simulation's; on a cluster each pod has its own namespace and the
 // NetworkPolicy admits only the orchestrator. What is asserted here is that their tokens still keep the shell out.
+// Limits: the claw pod's cgroup bounds the shell (its ephemeral container runs below it, k8s/sim/pod-cgroup.ts): a
+// memory hog in the shell is killed by the kernel at the pod's limit, the shell's processes first (oom_score_adj
+// 1000), and the claw app answers on.
+import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { L } from '../../k8s/labels.ts';
 import { podRecords } from '../../k8s/records.ts';
@@ -48,7 +53,8 @@ describe.skipIf(missing !== null)(`shell paired with a claw sandbox, on worker c
       workerPort,
       leaseDurationSeconds: 6,
       readyTimeoutSeconds: 240,
-      templates: { browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 0 }, shell: { type: 'shell', placement: 'pod', warmPool: 0 } },
+      // The claw pods' limits (browser workers): 1 GiB, what the memory hog below runs into.
+      templates: { browser: { type: 'browser', placement: 'shared', maxPerWorker: 4, warmPool: 0, resources: { requests: { cpu: '500m', memory: '512Mi' }, limits: { cpu: '2', memory: '1Gi' } } }, shell: { type: 'shell', placement: 'pod', warmPool: 0 } },
     });
   }, 300_000);
 
@@ -131,5 +137,43 @@ describe.skipIf(missing !== null)(`shell paired with a claw sandbox, on worker c
     expect((await api('POST', `/sandboxes/${claw.sandbox_id}/claw/call`, { tool: 'todo_list', arguments: {} })).json.status).toBe(200);
     for (const id of [claw.sandbox_id, other.sandbox_id]) expect((await api('DELETE', `/sandboxes/${id}`)).status).toBe(204);
     await until(() => pods().length === 0, 'the claw pods deleted', 120_000);
+  }, 600_000);
+  test('the shell is bounded by the claw pod: a memory hog is killed at the pod limit (the shell first), the claw app and the shell answer on', async () => {
+    const claw = await ready({ type: 'claw', world_seed: 6, apps: ['todo'] });
+    const podName = podOf(claw.sandbox_id).metadata.name as string;
+    const shell = await ready({ type: 'shell', claw_sandbox: claw.sandbox_id });
+    const exec = async (command: string) => {
+      const r = await api('POST', `/sandboxes/${shell.sandbox_id}/exec`, { command, timeout_s: 180 });
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      return r.json as { exit_code: number; stdout: string; stderr: string };
+    };
+    // Its commands are the pod's first OOM victims.
+    expect((await exec('cat /proc/self/oom_score_adj')).stdout).toBe('1000\n');
+    // Its container runs below the pod's cgroup (the pod's 1 GiB), with the smallest CPU weight (no request).
+    const main = cluster.kubelet.container(podName)!;
+    const ephName = `${main.slice(0, -'-main'.length)}-eph-${podOf(shell.sandbox_id).spec.ephemeralContainers[0].name}`;
+    const pid = spawnSync('podman', ['inspect', '--format', '{{.State.Pid}}', ephName], { encoding: 'utf8' }).stdout.trim();
+    const groups = Object.fromEntries(readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n').map((l) => l.split(':')).map(([, c, p]) => [c || 'unified', p!]));
+    const podGroup = groups.memory!.split('/').slice(0, -1).join('/');
+    expect(podGroup).toMatch(new RegExp(`/grove-sim/${cluster.kubelet.run}/${podName}$`));
+    expect(readFileSync(`/sys/fs/cgroup/memory${podGroup}/memory.limit_in_bytes`, 'utf8').trim()).toBe(String(2 ** 30));
+    expect(readFileSync(`/sys/fs/cgroup/cpu${groups['cpu,cpuacct'] ?? groups.cpu}/cpu.shares`, 'utf8').trim()).toBe('2');
+
+    // A memory hog past the pod's limit: the kernel kills it (SIGKILL, 137); the worker, its apps and the shell live.
+    const t0 = Date.now();
+    const hog = await exec(`node -e 'const a = []; for (;;) a.push(Buffer.alloc(64 << 20, 1))'; echo "exit=$?"`);
+    expect(hog.stdout, hog.stderr).toBe('exit=137\n');
+    // The kernel's OOM kill, counted on the victim's cgroup (the shell's container), for the pod's limit.
+    expect(readFileSync(`/sys/fs/cgroup/memory${groups.memory}/memory.oom_control`, 'utf8')).toMatch(/oom_kill [1-9]/);
+    const peak = Number(readFileSync(`/sys/fs/cgroup/memory${podGroup}/memory.max_usage_in_bytes`, 'utf8'));
+    expect(peak).toBeLessThanOrEqual(2 ** 30);
+    console.log(`memory hog in the paired shell killed after ${Date.now() - t0} ms; the pod's peak ${Math.round(peak / 2 ** 20)} MiB of its 1024`);
+    expect((await api('POST', `/sandboxes/${claw.sandbox_id}/claw/call`, { tool: 'todo_list', arguments: {} })).json.status).toBe(200);
+    expect((await exec('echo still here')).stdout).toBe('still here\n');
+    expect(cluster.kubelet.exits).toEqual([]);
+    expect(podOf(claw.sandbox_id).status.phase).toBe('Running');
+    for (const id of [shell.sandbox_id, claw.sandbox_id]) expect((await api('DELETE', `/sandboxes/${id}`)).status).toBe(204);
+    await until(() => pods().length === 0, 'the claw pod deleted', 120_000);
+    await until(() => !existsSync(`/sys/fs/cgroup/memory${podGroup}`), "the pod's cgroup removed");
   }, 600_000);
 });

@@ -4,66 +4,20 @@
 // recorded on the pod so any replica serves it, ended when the shell closes while the pod stays. Pods run as the
 // real worker app in this process (the claw pod's apps; the ephemeral container's pod-isolated shell worker).
 // Real containers (the shell's loopback reaching the apps, what it cannot see): shell-pairing-pods.slow.test.ts.
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
-import { PodIps } from '../../k8s/sim/kubelets.ts';
-import type { Kubelet } from '../../k8s/sim/pod-status.ts';
 import { podRecords } from '../../k8s/records.ts';
-import { loadConfig } from '../../sandbox/config.ts';
-import { silentLogger } from '../../sandbox/log.ts';
-import { buildApp } from '../../server/app.ts';
-import { shellEnvironment } from '../../server/server.ts';
-import { registerWorkerRoutes } from '../../server/worker-routes.ts';
+import { AppKubelet } from './app-kubelet.ts';
 import { startOrchestrator, until, type Orchestrator } from './harness.ts';
 
 type Obj = Record<string, any>;
 const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-pairing-'));
 const envOf = (c: Obj) => Object.fromEntries((c.env ?? []).map((e: Obj) => [e.name, e.value])) as Record<string, string>;
 
-/** Pods and their ephemeral containers as the real worker app in this process, on the pod's loopback address. */
-class AppKubelet implements Kubelet {
-  readonly ips = new PodIps();
-  readonly apps = new Map<string, { app: FastifyInstance; url: string; token: string }>();
-  readonly exited: string[] = [];
-  private async serve(key: string, env: Record<string, string>, ip: string, port: number, exit?: () => void): Promise<void> {
-    const shell = env.GROVE_SHELL_ISOLATION === 'pod';
-    const flags = { apiKey: env.GROVE_API_KEY, dataDir: path.join(dir, key.replace('/', '_')), reaperIntervalMs: 200, ...(shell ? { shellIsolation: 'pod' as const, shellPodWorkspace: path.join(dir, key.replace('/', '_'), 'ws'), shellPodNetwork: env.GROVE_SHELL_POD_NETWORK as 'deny' } : {}) };
-    const config = loadConfig({ env: {}, flags });
-    const app = await buildApp({ config, environments: shell ? { shell: await shellEnvironment(config, silentLogger, { worker: true }) } : {} });
-    registerWorkerRoutes(app, config.recordingsDir, exit);
-    await app.listen({ host: ip, port });
-    this.apps.set(key, { app, url: `http://${ip}:${(app.server.address() as AddressInfo).port}`, token: env.GROVE_API_KEY! });
-  }
-  async start(pod: Obj): Promise<{ ip: string }> {
-    const ip = this.ips.next();
-    await this.serve(pod.metadata.name, envOf(pod.spec.containers[0]), ip, pod.spec.containers[0].ports[0].containerPort);
-    return { ip };
-  }
-  async startEphemeral(pod: Obj, c: Obj, exited: (code: number) => void): Promise<void> {
-    const key = `${pod.metadata.name}/${c.name}`;
-    const env = envOf(c);
-    await this.serve(key, env, pod.status.podIP, Number(env.GROVE_PORT), () => {
-      const w = this.apps.get(key);
-      this.apps.delete(key);
-      this.exited.push(key);
-      void w?.app.close().then(() => exited(0));
-    });
-  }
-  async stop(pod: Obj): Promise<void> {
-    for (const key of [pod.metadata.name, ...(pod.spec.ephemeralContainers ?? []).map((c: Obj) => `${pod.metadata.name}/${c.name}`)]) {
-      const w = this.apps.get(key);
-      this.apps.delete(key);
-      await w?.app.close();
-    }
-  }
-}
-
-const kubelet = new AppKubelet();
+const kubelet = new AppKubelet(dir);
 const sim = new KubeSim(kubelet);
 let orch: Orchestrator;
 let other: Orchestrator;
