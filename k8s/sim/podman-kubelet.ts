@@ -16,6 +16,7 @@ import path from 'node:path';
 import type { KubeSim } from './api-server.ts';
 import { PodIps, type PodFate } from './kubelets.ts';
 import { cpuShares, makePodCgroup, removePodCgroup, removeRunCgroup, sweepStaleCgroups } from './pod-cgroup.ts';
+import { PolicyNetworks, sweepStaleNetworks, type PodNetwork } from './pod-network.ts';
 import { cpuCores, memoryBytes } from './quantities.ts';
 import type { Kubelet, KubeletResult } from './pod-status.ts';
 import type { Obj } from './wire.ts';
@@ -43,6 +44,7 @@ export function sweepStaleContainers(): void {
   const stale = (r.stdout ?? '').split('\n').map((l) => l.trim().split(' ')).filter(([id, pid]) => id && !alive(Number(pid))).map(([id]) => id!);
   if (stale.length) spawnSync(PODMAN, ['rm', '-f', '-t', '0', ...stale], { stdio: 'ignore' });
   sweepStaleCgroups(alive);
+  sweepStaleNetworks(alive);
 }
 
 function alive(pid: number): boolean {
@@ -61,10 +63,10 @@ function alive(pid: number): boolean {
  * address, `podDir` the host folder holding the pod's emptyDirs (shared by its init and main containers, created
  * world-writable as a kubelet does; a sizeLimit is not enforced here, a kubelet evicts for it).
  */
-export function podmanRunArgs(pod: Obj, c: Obj, opts: { name: string; ip: string; run: string; podDir: string; /** an ephemeral container: the pod's main container's */ network?: string; /** the pod's cgroup (pod-cgroup.ts) */ cgroupParent?: string }): string[] {
+export function podmanRunArgs(pod: Obj, c: Obj, opts: { name: string; ip: string; run: string; podDir: string; /** an ephemeral container: the pod's main container's */ network?: string; /** the pod's cgroup (pod-cgroup.ts) */ cgroupParent?: string; /** the pod's address on `network` (pod-network.ts) */ staticIp?: string }): string[] {
   const spec = pod.spec;
   if (!IMAGE_REF.test(c.image ?? '')) throw new Error(`image reference refused: ${JSON.stringify(c.image)}`);
-  const args = ['run', '--rm', '--pull=never', `--network=${opts.network ?? 'host'}`, `--name=${opts.name}`, `--label=${LABEL}=${opts.run}`, `--label=${LABEL}.pid=${process.pid}`, `--label=${LABEL}.pod=${pod.metadata.name}`];
+  const args = ['run', '--rm', '--pull=never', `--network=${opts.network ?? 'host'}`, ...(opts.staticIp ? [`--ip=${opts.staticIp}`] : []), `--name=${opts.name}`, `--label=${LABEL}=${opts.run}`, `--label=${LABEL}.pid=${process.pid}`, `--label=${LABEL}.pod=${pod.metadata.name}`];
   args.push(`--stop-timeout=${Number(spec.terminationGracePeriodSeconds ?? 30)}`);
   // Below the pod's cgroup (its limits), with the CPU weight of the container's request (none: the minimum).
   if (opts.cgroupParent) args.push(`--cgroup-parent=${opts.cgroupParent}`);
@@ -130,6 +132,8 @@ interface Running {
   ephemeral: Map<string, { name: string; exited: Promise<void> }>;
   /** The pod's cgroup, parent of all its containers (pod-cgroup.ts). */
   cgroup: string;
+  /** Its own network (network: 'policy', pod-network.ts). */
+  net: PodNetwork | null;
 }
 
 export class PodmanKubelet implements Kubelet {
@@ -142,8 +146,12 @@ export class PodmanKubelet implements Kubelet {
   sim: KubeSim | null = null;
   fate: (pod: Obj) => PodFate = () => 'ok';
 
-  constructor(private readonly opts: { readyTimeoutMs?: number } = {}) {
+  /** Per-pod networks enforcing the worker egress policy (network: 'policy'); else pods share the host's network. */
+  private readonly nets: PolicyNetworks | null;
+
+  constructor(private readonly opts: { readyTimeoutMs?: number; /** 'host' (default): pods on 127.x addresses of the host's network; 'policy': pod-network.ts */ network?: 'host' | 'policy' } = {}) {
     sweepStaleContainers();
+    this.nets = opts.network === 'policy' ? new PolicyNetworks(this.run) : null;
   }
 
   /** The main container running a pod now (undefined before it starts and once it stopped or exited). */
@@ -159,18 +167,21 @@ export class PodmanKubelet implements Kubelet {
     const all: Obj[] = [...(spec.initContainers ?? []), spec.containers[0]];
     for (const c of all) if (!IMAGE_REF.test(c.image ?? '') || (await podman(['image', 'exists', c.image])) !== 0) return { fail: 'image_pull' };
     const podName = pod.metadata.name as string;
-    const ip = this.ips.next();
-    const r: Running = { podDir: mkdtempSync(path.join(os.tmpdir(), `grove-pod-${podName}-`)), name: '', proc: null, exited: Promise.resolve(), stderr: '', stopped: false, ephemeral: new Map(), cgroup: makePodCgroup(this.run, pod) };
+    const r: Running = { podDir: mkdtempSync(path.join(os.tmpdir(), `grove-pod-${podName}-`)), name: '', proc: null, exited: Promise.resolve(), stderr: '', stopped: false, ephemeral: new Map(), cgroup: makePodCgroup(this.run, pod), net: null };
     this.pods.set(podName, r);
+    r.net = this.nets ? await this.nets.create(podName) : null;
+    const ip = r.net?.ip ?? this.ips.next();
+    // On a network of its own the pod listens on its namespace's 0.0.0.0, as in a cluster.
+    const where = r.net ? { ip: '0.0.0.0', network: r.net.name, staticIp: r.net.ip } : { ip };
     const prefix = `grove-sim-${podName}-${randomBytes(3).toString('hex')}`;
     // Init containers, one after the other, each to a clean exit; then the main container.
     for (const [i, c] of (spec.initContainers ?? []).entries()) {
-      const code = await this.runContainer(r, podmanRunArgs(pod, c, { name: `${prefix}-init${i}`, ip, run: this.run, podDir: r.podDir, cgroupParent: r.cgroup }), `${prefix}-init${i}`);
+      const code = await this.runContainer(r, podmanRunArgs(pod, c, { name: `${prefix}-init${i}`, ...where, run: this.run, podDir: r.podDir, cgroupParent: r.cgroup }), `${prefix}-init${i}`);
       if (r.stopped) return { fail: 'never_ready' };
       if (code !== 0) throw new Error(`init container ${c.name} exited ${code}: ${r.stderr}`);
     }
     const main = `${prefix}-main`;
-    void this.runContainer(r, podmanRunArgs(pod, spec.containers[0], { name: main, ip, run: this.run, podDir: r.podDir, cgroupParent: r.cgroup }), main).then((code) => {
+    void this.runContainer(r, podmanRunArgs(pod, spec.containers[0], { name: main, ...where, run: this.run, podDir: r.podDir, cgroupParent: r.cgroup }), main).then((code) => {
       // A main container that ends on its own (killed, crashed): the pod's status turns Failed.
       if (this.pods.get(podName) !== r || r.stopped) return;
       this.exits.push({ pod: podName, container: main, code, stderr: r.stderr });
@@ -241,10 +252,14 @@ export class PodmanKubelet implements Kubelet {
     const eph = [...r.ephemeral.values()];
     if (eph.length) await podman(['rm', '-f', '-t', '0', ...eph.map((e) => e.name)]);
     await Promise.all(eph.map((e) => e.exited));
-    if (r.proc) await podman(['rm', '-f', '-t', String(Number(pod.spec.terminationGracePeriodSeconds ?? 30)), r.name]);
-    await r.exited;
-    rmSync(r.podDir, { recursive: true, force: true });
-    removePodCgroup(r.cgroup);
+    try {
+      if (r.proc) await podman(['rm', '-f', '-t', String(Number(pod.spec.terminationGracePeriodSeconds ?? 30)), r.name]);
+      await r.exited;
+      rmSync(r.podDir, { recursive: true, force: true });
+      removePodCgroup(r.cgroup);
+    } finally {
+      if (r.net) await this.nets?.remove(r.net);
+    }
   }
 
   /** The main container is SIGKILLed (`podman kill`); the pod stays and its status turns Failed. */
@@ -263,6 +278,7 @@ export class PodmanKubelet implements Kubelet {
     await Promise.all(all.flatMap((r) => [r.exited, ...[...r.ephemeral.values()].map((e) => e.exited)]));
     for (const r of all) rmSync(r.podDir, { recursive: true, force: true });
     removeRunCgroup(this.run);
+    for (const r of all) if (r.net) await this.nets?.remove(r.net);
   }
 }
 
