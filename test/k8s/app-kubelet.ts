@@ -57,4 +57,10 @@ export class AppKubelet implements Kubelet {
       await w?.app.close();
     }
   }
+
+  /** Closes the apps still serving (after the API server closed: what its stop left). */
+  async closeAll(): Promise<void> {
+    for (const w of this.apps.values()) await w.app.close();
+    this.apps.clear();
+  }
 }

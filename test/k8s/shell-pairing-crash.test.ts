@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { podRecords } from '../../k8s/records.ts';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { AppKubelet } from './app-kubelet.ts';
-import { startOrchestrator, TOKEN_SECRET, until, type Orchestrator } from './harness.ts';
+import { closeCluster, startOrchestrator, TOKEN_SECRET, until, type Orchestrator } from './harness.ts';
 import { spawnOrchestrator, writeSimConfig } from './orchestrator-process.ts';
 
 type Obj = Record<string, any>;
@@ -68,11 +68,9 @@ beforeAll(async () => {
 afterAll(async () => {
   sim.intercept = null;
   for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-  await orch?.close();
-  await sim.close();
-  for (const w of kubelet.apps.values()) await w.app.close();
+  await closeCluster([orch].filter(Boolean), sim);
+  await kubelet.closeAll();
   rmSync(dir, { recursive: true, force: true });
-  expect(sim.invalid).toEqual([]);
 });
 
 describe('a replica killed mid-pairing leaves no shell running', () => {

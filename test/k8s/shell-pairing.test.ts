@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { podRecords } from '../../k8s/records.ts';
 import { AppKubelet } from './app-kubelet.ts';
-import { startOrchestrator, until, type Orchestrator } from './harness.ts';
+import { closeCluster, startOrchestrator, until, type Orchestrator } from './harness.ts';
 
 type Obj = Record<string, any>;
 const dir = mkdtempSync(path.join(os.tmpdir(), 'grove-k8s-pairing-'));
@@ -49,12 +49,9 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  await orch?.close();
-  await other?.close();
-  await sim.close();
-  for (const w of kubelet.apps.values()) await w.app.close();
+  await closeCluster([orch, other].filter(Boolean), sim);
+  await kubelet.closeAll();
   rmSync(dir, { recursive: true, force: true });
-  expect(sim.invalid).toEqual([]);
 });
 
 describe('a shell paired with a claw sandbox, on the claw pod', () => {
