@@ -182,7 +182,7 @@ try {
   rmSync(dataDir, { recursive: true, force: true });
 }
 const load = (await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ');
-console.log(`claw-eval on pods: ${tasks.length} tasks (${[...kinds].join(',')}), ${tasks.length * 2} trials in ${((Date.now() - t0) / 1000).toFixed(0)} s at concurrency ${concurrency}, load ${load}`);
+console.log(`claw-eval on pods: ${tasks.length} tasks (${values.ids ? `--ids, ${tasks.filter((t) => t.sandbox).length} with the sandbox tools` : [...kinds].join(',')}), ${tasks.length * 2} trials in ${((Date.now() - t0) / 1000).toFixed(0)} s at concurrency ${concurrency}, load ${load}`);
 console.log(`  trials graded equal on pods and on one machine (task_score and every score): ${equal}/${tasks.length * 2}`);
 console.log(`  differ: ${differ.length}; errored: ${errors.length}`);
 for (const d of [...differ, ...errors]) console.log(`    ${d}`);
