@@ -73,7 +73,15 @@ export function removePodCgroup(parent: string): void {
 
 /** Removes the folders of a kubelet's run (its pods' folders once they are empty: its removeAll). */
 export function removeRunCgroup(run: string): void {
-  for (const root of V2 ? [path.join(FS, ROOT)] : readdirSync(FS).map((c) => path.join(FS, c, ROOT))) removeTree(path.join(root, run));
+  for (const root of V2 ? [path.join(FS, ROOT)] : readdirSync(FS).map((c) => path.join(FS, c, ROOT))) {
+    removeTree(path.join(root, run));
+    // The common folder too once no other run uses it (rmdir refuses while one does).
+    try {
+      rmdirSync(root);
+    } catch {
+      // another run's folders are in it, or it is gone
+    }
+  }
 }
 
 /** Removes the cgroup folders of kubelet runs whose process is gone (their names hold its pid: run-<pid>-...). */
