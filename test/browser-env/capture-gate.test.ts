@@ -4,7 +4,7 @@
 // and the capacity it reports comes from the times it measured while full. The work is a promise the test settles
 // (what Chromium's Page.captureScreenshot answer is to the gate); the gate's clock is the test's.
 import { describe, expect, it } from 'vitest';
-import { BURST_MS, CaptureGate, CaptureQueueTimeout, MAX_LIMIT, MIN_LIMIT } from '../../browser-env/capture-gate.ts';
+import { BURST_MS, CaptureGate, CaptureQueueTimeout, MAX_LIMIT, MIN_LIMIT, START_LIMIT } from '../../browser-env/capture-gate.ts';
 import { Progress, TimeoutError } from '../../sandbox/progress.ts';
 
 /** A capture the test answers: `done()` settles it. */
@@ -23,41 +23,58 @@ const tick = () => new Promise((r) => setImmediate(r));
 const long = () => Progress.after(60_000, 'step');
 
 describe('CaptureGate', () => {
-  it('runs MAX_LIMIT captures at once without a wait, queues the next ones and serves them in order', async () => {
+  it('runs START_LIMIT captures at once without a wait, queues the next ones and serves them in order', async () => {
     let now = 0;
     const g = new CaptureGate(() => now);
     let waits = 0;
     g.onWait = () => waits++;
-    const caps = Array.from({ length: MAX_LIMIT + 3 }, capture);
+    const caps = Array.from({ length: START_LIMIT + 3 }, capture);
     const order: number[] = [];
     const runs = caps.map((c, i) => g.run(long(), () => 60_000, c.work).then((v) => (order.push(i), v)));
     await tick();
-    expect(caps.map((c) => c.started())).toEqual(caps.map((_, i) => i < MAX_LIMIT));
+    expect(caps.map((c) => c.started())).toEqual(caps.map((_, i) => i < START_LIMIT));
     expect(waits).toBe(3);
-    expect(g.stats()).toMatchObject({ limit: MAX_LIMIT, active: MAX_LIMIT, queued: 3 });
+    expect(g.stats()).toMatchObject({ limit: START_LIMIT, active: START_LIMIT, queued: 3 });
     // Fast answers (100 ms by the gate's clock) while others wait: each frees its slot for the next in line.
     for (let i = 0; i < caps.length; i++) {
       now += 100;
       caps[i].done();
       await tick();
-      if (i + MAX_LIMIT < caps.length) expect(caps[i + MAX_LIMIT].started()).toBe(true);
+      if (i + START_LIMIT < caps.length) expect(caps[i + START_LIMIT].started()).toBe(true);
     }
     expect(await Promise.all(runs)).toEqual(caps.map(() => 'shot'));
     expect(order).toEqual(caps.map((_, i) => i));
-    expect(g.stats()).toMatchObject({ active: 0, queued: 0, limit: MAX_LIMIT });
+    // The first two answers came while others waited: each grew the limit by one (past START_LIMIT, up to MAX_LIMIT).
+    expect(g.stats()).toMatchObject({ active: 0, queued: 0, limit: START_LIMIT + 2 });
+  });
+
+  it('grows the limit no further than MAX_LIMIT', async () => {
+    let now = 0;
+    const g = new CaptureGate(() => now);
+    const caps = Array.from({ length: 3 * MAX_LIMIT }, capture);
+    const runs = caps.map((c) => g.run(long(), () => 60_000, c.work));
+    await tick();
+    for (const c of caps) {
+      now += 10;
+      c.done();
+      await tick();
+      expect(g.stats().limit).toBeLessThanOrEqual(MAX_LIMIT);
+    }
+    await Promise.all(runs);
+    expect(g.stats().limit).toBe(MAX_LIMIT);
   });
 
   it('halves the limit once per cohort of slow captures, never below MIN_LIMIT, and grows it back on fast ones', async () => {
     let now = 0;
     const g = new CaptureGate(() => now);
     // A cohort of 8 begun together, all slow: one cut (8 -> 4), not eight.
-    const first = Array.from({ length: MAX_LIMIT }, capture);
+    const first = Array.from({ length: START_LIMIT }, capture);
     const firstRuns = first.map((c) => g.run(long(), () => 60_000, c.work));
     await tick();
     now += 1500;
     for (const c of first) c.done();
     await Promise.all(firstRuns);
-    expect(g.stats().limit).toBe(MAX_LIMIT / 2);
+    expect(g.stats().limit).toBe(START_LIMIT / 2);
     // Begun after the cut and slow again: 4 -> 2, then it stays at MIN_LIMIT.
     for (let round = 0; round < 3; round++) {
       const c = capture();
@@ -95,21 +112,21 @@ describe('CaptureGate', () => {
       await r;
     }
     expect(g.capacity()).toBeUndefined();
-    // Full (MAX_LIMIT in flight, two waiting): every capture took 800 ms -> MAX_LIMIT / 800 captures per ms.
-    const caps = Array.from({ length: MAX_LIMIT + 2 }, capture);
+    // Full (START_LIMIT in flight, two waiting): every capture took 800 ms -> START_LIMIT / 800 captures per ms.
+    const caps = Array.from({ length: START_LIMIT + 2 }, capture);
     const runs = caps.map((c) => g.run(long(), () => 60_000, c.work));
     await tick();
     now += 800;
-    for (const c of caps.slice(0, MAX_LIMIT)) c.done();
+    for (const c of caps.slice(0, START_LIMIT)) c.done();
     await tick();
     now += 800;
-    for (const c of caps.slice(MAX_LIMIT)) c.done();
+    for (const c of caps.slice(START_LIMIT)) c.done();
     await Promise.all(runs);
     const cap = g.capacity();
     expect(cap).toBeGreaterThan(0);
-    // Sampled while full: the capture that filled the gate (MAX_LIMIT in flight, 800 ms); the two served after it may
+    // Sampled while full: the capture that filled the gate (START_LIMIT in flight, 800 ms); the two served after it may
     // count too, with fewer in flight.
-    expect(cap).toBeLessThanOrEqual(Math.floor((MAX_LIMIT / 800) * BURST_MS));
+    expect(cap).toBeLessThanOrEqual(Math.floor((START_LIMIT / 800) * BURST_MS));
     expect(cap).toBeGreaterThanOrEqual(Math.floor((2 / 800) * BURST_MS));
     expect(g.stats().capacity).toBe(cap);
     now += 30_001;
@@ -119,7 +136,7 @@ describe('CaptureGate', () => {
   it('a capture whose deadline runs out in the queue gets CaptureQueueTimeout and leaves the queue; the line moves on', async () => {
     // The gate's clock stands still: no capture is slow to it, whatever this machine's timers do.
     const g = new CaptureGate(() => 0);
-    const busy = Array.from({ length: MAX_LIMIT }, capture);
+    const busy = Array.from({ length: START_LIMIT }, capture);
     const busyRuns = busy.map((c) => g.run(long(), () => 60_000, c.work));
     const late = capture();
     const lateRun = g.run(Progress.after(30, 'step'), () => 60_000, late.work);
@@ -142,7 +159,7 @@ describe('CaptureGate', () => {
 
   it('a capture that ran out of time keeps its slot until Chromium answers it (bounded by one more try)', async () => {
     const g = new CaptureGate(() => 0);
-    const slow = Array.from({ length: MAX_LIMIT }, capture);
+    const slow = Array.from({ length: START_LIMIT }, capture);
     const slowRuns = slow.map((c) => g.run(long(), () => 300, c.work).catch((e: unknown) => e));
     const waiting = capture();
     const waitingRun = g.run(long(), () => 60_000, waiting.work);
@@ -150,12 +167,12 @@ describe('CaptureGate', () => {
     await tick();
     // Timed out, still held: Chromium works on them yet.
     expect(waiting.started()).toBe(false);
-    expect(g.stats().active).toBe(MAX_LIMIT);
+    expect(g.stats().active).toBe(START_LIMIT);
     // One answers late: its slot goes to the waiter.
     slow[0].done();
     await tick();
     expect(waiting.started()).toBe(true);
-    expect(g.stats().active).toBe(MAX_LIMIT);
+    expect(g.stats().active).toBe(START_LIMIT);
     // The rest never answer: their slots come back after one more try's time (300 ms).
     await new Promise((r) => setTimeout(r, 1000));
     expect(g.stats().active).toBe(1);
