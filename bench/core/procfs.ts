@@ -75,6 +75,22 @@ export function chromiumPidsUnder(root: number): number[] {
   });
 }
 
+/** A Chromium process's type: its --type= flag (renderer, gpu-process, utility, zygote), or 'browser' for the root. */
+export function chromiumType(pid: number): string {
+  // Chromium rewrites its children's argv into one space-separated string: the executable is its first word.
+  const argv = cmdline(pid).join(' ');
+  if (argv.split(' ')[0].includes('crashpad')) return 'crashpad';
+  const m = / --type=([a-z-]+)/.exec(argv);
+  return m ? m[1] : 'browser';
+}
+
+/** CPU ms of `pids` summed by Chromium process type. */
+export function cpuMsByType(pids: number[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const p of pids) m.set(chromiumType(p), (m.get(chromiumType(p)) ?? 0) + cpuMs(p));
+  return m;
+}
+
 export function allChromiumPids(): number[] {
   return pids().filter((p) => {
     try { return readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('/usr/lib/chromium/chromium'); } catch { return false; }

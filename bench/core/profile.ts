@@ -20,7 +20,7 @@ import { StepChannel } from '../../client/step-channel.ts';
 import type { Action } from '../../protocol/action.ts';
 import { startFixture } from './fixture.ts';
 import { N_CONC, startRaw } from './raw.ts';
-import { chromiumPidsUnder, cpuMs } from './procfs.ts';
+import { chromiumPidsUnder, cpuMs, cpuMsByType } from './procfs.ts';
 import { clickAction, createBody, createReady, ROOT, startServer } from './server.ts';
 
 const argv = process.argv.slice(2);
@@ -34,6 +34,12 @@ const SELF = argv.includes('--self');
 const GC = argv.includes('--gc');
 const STEPS = Number(argv[argv.indexOf('--steps') + 1]) || 30;
 const N = Number(argv[argv.indexOf('--n') + 1]) || 16;
+/** Chromium's CPU ms per step by process type (browser, gpu-process, renderer, ...), from two cpuMsByType readings. */
+function byType(before: Map<string, number>, after: Map<string, number>, steps: number): string {
+  return [...after].map(([t, ms]) => [t, (ms - (before.get(t) ?? 0)) / steps] as const).filter(([, ms]) => ms >= 0.05)
+    .sort((a, b) => b[1] - a[1]).map(([t, ms]) => `${t} ${ms.toFixed(2)}`).join('  ');
+}
+
 /** The measured steps, in µs of the monotonic clock V8's profiler stamps samples with. */
 let window: [number, number] = [0, Infinity];
 
@@ -46,6 +52,7 @@ async function rawRun(): Promise<void> {
     await raw.concurrent(3);
     const chrome = chromiumPidsUnder(process.pid);
     const c0 = chrome.reduce((a, p) => a + cpuMs(p), 0);
+    const types0 = cpuMsByType(chrome);
     const self0 = process.cpuUsage();
     const inspector = SELF ? new Session() : undefined;
     if (inspector) {
@@ -62,11 +69,12 @@ async function rawRun(): Promise<void> {
       report(path.join(dir, 'raw.cpuprofile.json'));
     }
     const total = N_CONC * STEPS;
-    const chromeMs = (chromiumPidsUnder(process.pid).reduce((a, p) => a + cpuMs(p), 0) - c0) / total;
+    const chrome1 = chromiumPidsUnder(process.pid);
+    const chromeMs = (chrome1.reduce((a, p) => a + cpuMs(p), 0) - c0) / total;
     const u = process.cpuUsage(self0);
     process.stdout.write(
       `raw ${total} steps at ${N_CONC}: ${(total / (wall / 1000)).toFixed(1)} steps/s; CPU ms per step: ` +
-        `chromium ${chromeMs.toFixed(2)}  client ${((u.user + u.system) / 1000 / total).toFixed(2)}  (load ${os.loadavg()[0].toFixed(2)})\n`,
+        `chromium ${chromeMs.toFixed(2)} (${byType(types0, cpuMsByType(chrome1), total)})  client ${((u.user + u.system) / 1000 / total).toFixed(2)}  (load ${os.loadavg()[0].toFixed(2)})\n`,
     );
   } finally {
     await raw.close();
@@ -95,7 +103,7 @@ async function main(): Promise<void> {
       }));
     await run(3);
     const chrome = chromiumPidsUnder(s.proc.pid!);
-    const c0 = { server: cpuMs(s.proc.pid!), chrome: chrome.reduce((a, p) => a + cpuMs(p), 0), self: process.cpuUsage() };
+    const c0 = { server: cpuMs(s.proc.pid!), chrome: chrome.reduce((a, p) => a + cpuMs(p), 0), types: cpuMsByType(chrome), self: process.cpuUsage() };
     const t0 = performance.now();
     const h0 = process.hrtime.bigint();
     const inspector = SELF ? new Session() : undefined;
@@ -120,7 +128,7 @@ async function main(): Promise<void> {
     const self = (selfU.user + selfU.system) / 1000 / total;
     process.stdout.write(
       `${WS ? 'step channel' : BINARY ? 'binary' : 'json'} ${total} steps at ${N}: ${(total / (wall / 1000)).toFixed(1)} steps/s; CPU ms per step: ` +
-        `server ${server.toFixed(2)}  chromium ${chromeMs.toFixed(2)}  client ${self.toFixed(2)}  (load ${os.loadavg()[0].toFixed(2)})\n`,
+        `server ${server.toFixed(2)}  chromium ${chromeMs.toFixed(2)} (${byType(c0.types, cpuMsByType(chrome1), total)})  client ${self.toFixed(2)}  (load ${os.loadavg()[0].toFixed(2)})\n`,
     );
     await channel?.close();
     await Promise.all(ids.map((id) => client.deleteSandbox(id)));
