@@ -96,6 +96,13 @@ describe.skipIf(missing !== null)(`the worker egress policy enforced on containe
     expect(seen["the host's loopback (the pod's own)"]).toMatch(/^blocked/);
     expect(seen["another pod's worker"]).toMatch(/^blocked/);
     expect(seen["the pod's own worker over its loopback"]).toMatch(/^reached/);
+    // The control: without pod A's rule the same probes reach the orchestrator and pod B, so the policy (not a route
+    // or a firewall of this machine) is what stopped them.
+    const ruleA = ours('rules').split('\n').find((l) => l.includes(`-s ${ipA}/32`));
+    expect(ruleA, ours('rules')).toBeDefined();
+    expect(spawnSync('iptables', ['-t', 'mangle', ...ruleA!.replace(/^-A /, '-D ').replace(/"/g, '').split(' ')]).status).toBe(0);
+    expect(await probe(`http://${hostOnA}:${orchPort}/health`)).toBe('reached 200');
+    expect(await probe(`http://${ipB}:${workerPort}/health`)).toMatch(/^reached/);
     // Pod B is served too (the orchestrator's connections into each pod pass).
     expect((await api('POST', `/sandboxes/${b}/exec`, { command: 'echo b', timeout_s: 30 })).json.stdout).toBe('b\n');
     for (const id of [a, b]) expect((await api('DELETE', `/sandboxes/${id}`)).status).toBe(204);
