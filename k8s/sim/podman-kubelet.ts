@@ -10,7 +10,7 @@
 // that is gone are removed when the next kubelet starts, so a crashed test run leaks nothing for long.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { KubeSim } from './api-server.ts';
@@ -38,11 +38,15 @@ export function podmanImageMissing(image: string): string | null {
   return v.status === 0 ? null : `image ${image} is missing: run scripts/images.sh`;
 }
 
-/** Removes the containers of kubelets whose process is gone (a test run that crashed). */
+/** Removes the containers, pod folders, cgroups and networks of kubelets whose process is gone (a test run that crashed). */
 export function sweepStaleContainers(): void {
   const r = spawnSync(PODMAN, ['ps', '-a', '--filter', `label=${LABEL}`, '--format', `{{.ID}} {{index .Labels "${LABEL}.pid"}}`], { encoding: 'utf8' });
   const stale = (r.stdout ?? '').split('\n').map((l) => l.trim().split(' ')).filter(([id, pid]) => id && !alive(Number(pid))).map(([id]) => id!);
   if (stale.length) spawnSync(PODMAN, ['rm', '-f', '-t', '0', ...stale], { stdio: 'ignore' });
+  for (const f of readdirSync(os.tmpdir())) {
+    const pid = /^grove-pod-(\d+)-/.exec(f)?.[1];
+    if (pid && !alive(Number(pid))) rmSync(path.join(os.tmpdir(), f), { recursive: true, force: true });
+  }
   sweepStaleCgroups(alive);
   sweepStaleNetworks(alive);
 }
@@ -167,7 +171,7 @@ export class PodmanKubelet implements Kubelet {
     const all: Obj[] = [...(spec.initContainers ?? []), spec.containers[0]];
     for (const c of all) if (!IMAGE_REF.test(c.image ?? '') || (await podman(['image', 'exists', c.image])) !== 0) return { fail: 'image_pull' };
     const podName = pod.metadata.name as string;
-    const r: Running = { podDir: mkdtempSync(path.join(os.tmpdir(), `grove-pod-${podName}-`)), name: '', proc: null, exited: Promise.resolve(), stderr: '', stopped: false, ephemeral: new Map(), cgroup: makePodCgroup(this.run, pod), net: null };
+    const r: Running = { podDir: mkdtempSync(path.join(os.tmpdir(), `grove-pod-${process.pid}-${podName}-`)), name: '', proc: null, exited: Promise.resolve(), stderr: '', stopped: false, ephemeral: new Map(), cgroup: makePodCgroup(this.run, pod), net: null };
     this.pods.set(podName, r);
     r.net = this.nets ? await this.nets.create(podName) : null;
     const ip = r.net?.ip ?? this.ips.next();
