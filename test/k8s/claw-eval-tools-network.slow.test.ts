@@ -15,6 +15,7 @@ import { podRecords } from '../../k8s/records.ts';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { PodmanKubelet, podmanImageMissing } from '../../k8s/sim/podman-kubelet.ts';
 import { clawEvalPodHooks } from '../../server/claw-eval-pods.ts';
+import { createReady, injectCaller, type Caller } from './claw-eval-drive.ts';
 import { startOrchestrator, until, type Orchestrator } from './harness.ts';
 
 type Obj = Record<string, any>;
@@ -31,7 +32,7 @@ describe.skipIf(missing !== null)(`the sandbox tools' Bash on networked pods${mi
   let tmp: string | undefined;
   let orchPort = 0;
   const workerPort = 25000 + Math.floor(Math.random() * 1000);
-  const api = (method: string, url: string, body?: unknown) => orch.app.inject({ method: method as 'GET', url, ...(body === undefined ? {} : { payload: body as Obj }) }).then((r) => ({ status: r.statusCode, json: (r.body ? JSON.parse(r.body) : undefined) as any, text: r.body }));
+  const api: Caller = (method, url, body) => injectCaller(orch.app)(method, url, body);
   const small = { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '1', memory: '1Gi' } };
 
   beforeAll(async () => {
@@ -64,11 +65,7 @@ describe.skipIf(missing !== null)(`the sandbox tools' Bash on networked pods${mi
   }, 120_000);
 
   test('Bash cannot reach the services\' pod nor the orchestrator; the orchestrator drives both pods', async () => {
-    const r = await api('POST', '/sandboxes', { type: 'claw', claw_eval_task: 'N05_shell' });
-    expect(r.status, r.text).toBe(201);
-    const id = r.json.sandbox_id;
-    const w = await api('GET', `/sandboxes/${id}/wait?timeout=240`);
-    expect(w.json.status, w.text).toBe('ready');
+    const id = await createReady(api, 'N05_shell');
     const pods = sim.listPodObjects() as Obj[];
     const episodeIp = pods.find((p) => podRecords(p as never).has(id))!.status.podIP as string;
     const toolsIp = pods.find((p) => [...podRecords(p as never).values()].some((x) => x.of === id))!.status.podIP as string;

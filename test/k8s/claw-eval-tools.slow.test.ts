@@ -11,20 +11,15 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { GroveClient } from '../../client/index.ts';
 import { ClawEvalHost, prepareClawEvalCheckout, type PreparedCheckout } from '../../claw-env/claw-eval/host.ts';
-import { clawEvalSandboxTools } from '../../claw-env/claw-eval/prompt.ts';
-import { ensureClawEvalSandboxPython } from '../../claw-env/claw-eval/pyenv.ts';
 import { clawEvalImageName, clawEvalSandboxImageName } from '../../k8s/claw-eval-image.ts';
 import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { PodmanKubelet, podmanImageMissing } from '../../k8s/sim/podman-kubelet.ts';
 import { podRecords } from '../../k8s/records.ts';
-import { runClawEval } from '../../runner/claw-eval/run.ts';
-import { clientShellProvider } from '../../runner/swe/shell-session.ts';
 import { loadConfig } from '../../sandbox/config.ts';
 import { clawEvalPodHooks } from '../../server/claw-eval-pods.ts';
 import { startServer, type RunningServer } from '../../server/server.ts';
-import { drive, scripted, type Turn } from './claw-eval-drive.ts';
+import { createReady, drive, injectCaller, oneMachineWithTools, type Caller, type Turn } from './claw-eval-drive.ts';
 import { startOrchestrator, until, type Orchestrator } from './harness.ts';
 
 type Obj = Record<string, any>;
@@ -45,7 +40,7 @@ describe.skipIf(missing !== null)(`Claw-Eval sandbox tools on podman pods${missi
   let prepared: PreparedCheckout;
   let local: RunningServer;
   let tmp: string | undefined;
-  const api = (method: string, url: string, body?: unknown) => orch.app.inject({ method: method as 'GET', url, ...(body === undefined ? {} : { payload: body as Obj }) }).then((r) => ({ status: r.statusCode, json: (r.body ? JSON.parse(r.body) : undefined) as any, text: r.body }));
+  const api: Caller = (method, url, body) => injectCaller(orch.app)(method, url, body);
   const small = { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '1', memory: '1Gi' } };
 
   beforeAll(async () => {
@@ -75,28 +70,10 @@ describe.skipIf(missing !== null)(`Claw-Eval sandbox tools on podman pods${missi
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
-  async function oneMachine(task: string, turns: Turn[]): Promise<[number, Record<string, number>]> {
-    const client = new GroveClient({ baseUrl: local.url, apiKey: 'local-key-0123456789abcdef' });
-    try {
-      const sandboxPy = await ensureClawEvalSandboxPython(ROOT, { indexUrl: INDEX });
-      const provider = clientShellProvider(client, { block_network: true });
-      const b = await runClawEval({
-        root: prepared.root, python: prepared.python, driver: prepared.driver, tasks: [prepared.tasks.find((t) => t.id === task)!], trials: 1, concurrency: 1, policy: scripted(turns),
-        sandbox: { python: sandboxPy.python, tools: await clawEvalSandboxTools(prepared), open: async (labels) => provider.open(labels) },
-      });
-      const g = b.results[0]!.grade!;
-      return [g.task_score, g.scores];
-    } finally {
-      client.close();
-    }
-  }
+  const oneMachine = (task: string, turns: Turn[]) => oneMachineWithTools({ url: local.url, apiKey: 'local-key-0123456789abcdef' }, { root: ROOT, prepared, indexUrl: INDEX }, task, turns);
 
   test('Bash, Write, Read on the tools container; graded as one machine grades; the agent\'s shell holds no checkout, sees no service, writes only /workspace', async () => {
-    const r = await api('POST', '/sandboxes', { type: 'claw', claw_eval_task: 'N05_shell' });
-    expect(r.status, r.text).toBe(201);
-    const id = r.json.sandbox_id;
-    const w = await api('GET', `/sandboxes/${id}/wait?timeout=240`);
-    expect(w.json.status, w.text).toBe('ready');
+    const id = await createReady(api, 'N05_shell');
     const pods = sim.listPodObjects() as Obj[];
     const episodePod = pods.find((p) => podRecords(p as never).has(id))!;
     const toolsPod = pods.find((p) => [...podRecords(p as never).values()].some((x) => x.of === id))!;

@@ -12,9 +12,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { GroveClient } from '../../client/index.ts';
 import { ClawEvalHost, prepareClawEvalCheckout, type PreparedCheckout } from '../../claw-env/claw-eval/host.ts';
-import { clawEvalSandboxTools } from '../../claw-env/claw-eval/prompt.ts';
 import { ensureClawEvalSandboxPython } from '../../claw-env/claw-eval/pyenv.ts';
 import { parseK8sConfig } from '../../k8s/config.ts';
 import { L } from '../../k8s/labels.ts';
@@ -23,12 +21,11 @@ import { KubeSim } from '../../k8s/sim/api-server.ts';
 import { PodIps, ProcessKubelet } from '../../k8s/sim/kubelets.ts';
 import type { Kubelet } from '../../k8s/sim/pod-status.ts';
 import { podRecords } from '../../k8s/records.ts';
-import { runClawEval } from '../../runner/claw-eval/run.ts';
-import { clientShellProvider } from '../../runner/swe/shell-session.ts';
 import { loadConfig } from '../../sandbox/config.ts';
 import { clawEvalPodHooks } from '../../server/claw-eval-pods.ts';
 import { startServer, type RunningServer } from '../../server/server.ts';
-import { drive, scripted, type Turn } from './claw-eval-drive.ts';
+import { apiOn } from '../support/http-api.ts';
+import { drive, injectCaller, oneMachineWithTools, type Caller, type Turn } from './claw-eval-drive.ts';
 import { startOrchestrator, until, type Orchestrator } from './harness.ts';
 
 type Obj = Record<string, any>;
@@ -36,12 +33,6 @@ const ROOT = path.resolve(__dirname, '../claw-env/fixtures/claw-eval-checkout');
 const INDEX = existsSync('/opt/pypi/simple') ? 'file:///opt/pypi/simple' : undefined;
 const devNull = { write: () => true } as unknown as NodeJS.WritableStream;
 const isTools = (pod: Obj) => pod.metadata.labels?.[L.template] === 'tools';
-/** Calls to a worker (or any server) at `base`, with these headers. */
-const apiOn = (base: string, headers: Record<string, string> = {}) => async (method: string, url: string, body?: unknown) => {
-  const res = await fetch(base + url, { method, headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, text, json: (text ? JSON.parse(text) : undefined) as any };
-};
 
 /** Claw-eval pods as `grove worker` servers in this process (as claw-eval-pods.test.ts); shell pods as real worker
  * processes (ProcessKubelet); `failTools` makes a shell pod's image unpullable. */
@@ -81,7 +72,7 @@ describe('Claw-Eval sandbox-tool tasks on pods (the tools on a shell pod of thei
   let prepared: PreparedCheckout;
   let local: RunningServer;
   let config: Parameters<typeof startOrchestrator>[1];
-  const api = (method: string, url: string, body?: unknown) => orch.app.inject({ method: method as 'GET', url, ...(body === undefined ? {} : { payload: body as Obj }) }).then((r) => ({ status: r.statusCode, json: (r.body ? JSON.parse(r.body) : undefined) as any, text: r.body }));
+  const api: Caller = (method, url, body) => injectCaller(orch.app)(method, url, body);
   const podsOf = (id: string) => {
     const all = sim.listPodObjects() as Obj[];
     const episode = all.find((p) => podRecords(p as never).has(id));
@@ -128,21 +119,7 @@ describe('Claw-Eval sandbox-tool tasks on pods (the tools on a shell pod of thei
     return r.json.sandbox_id;
   }
 
-  async function oneMachine(task: string, turns: Turn[]): Promise<[number, Record<string, number>]> {
-    const client = new GroveClient({ baseUrl: local.url, apiKey: 'local-key-0123456789abcdef' });
-    try {
-      const sandboxPy = await ensureClawEvalSandboxPython(ROOT, { indexUrl: INDEX });
-      const provider = clientShellProvider(client, { block_network: true });
-      const b = await runClawEval({
-        root: prepared.root, python: prepared.python, driver: prepared.driver, tasks: [prepared.tasks.find((t) => t.id === task)!], trials: 1, concurrency: 1, policy: scripted(turns),
-        sandbox: { python: sandboxPy.python, tools: await clawEvalSandboxTools(prepared), open: async (labels) => provider.open(labels) },
-      });
-      const g = b.results[0]!.grade!;
-      return [g.task_score, g.scores];
-    } finally {
-      client.close();
-    }
-  }
+  const oneMachine = (task: string, turns: Turn[]) => oneMachineWithTools({ url: local.url, apiKey: 'local-key-0123456789abcdef' }, { root: ROOT, prepared, indexUrl: INDEX }, task, turns);
 
   test('Bash on the shell pod, recorded in the worker\'s trace, the env snapshot from the shell pod: graded as on one machine; both pods go with the episode', async () => {
     const id = await createEpisode('N05_shell');
