@@ -234,7 +234,7 @@ export function admitClawEval(spec: Record<string, unknown>, templates: Record<s
   if (!template) {
     throw new GroveError(
       'not_supported_on_backend',
-      'claw_eval_task needs a `claw-eval` template on the kubernetes backend: pods whose image holds the checkout and its Python environment at this server\'s --claw-eval path (scripts/claw-eval-image.sh; docs/kubernetes.md).',
+      'claw_eval_task needs a `claw-eval` template on the kubernetes backend: pods whose image holds a copy of this server\'s --claw-eval checkout and its Python environment (scripts/claw-eval-image.sh; docs/kubernetes.md).',
     );
   }
   const { sandbox } = on.admit(taskId);

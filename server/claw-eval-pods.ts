@@ -1,5 +1,5 @@
 // The orchestrator's part of a Claw-Eval episode on a worker pod (kubernetes backend, k8s/remote-claw-eval.ts): its
-// own checkout (--claw-eval DIR, the same one the pods' image holds at the same path) checks a task at creation,
+// own checkout (--claw-eval DIR, a copy of which the pods' image holds at /opt/grove-claw-eval/checkout) checks a task at creation,
 // describes its tools to MCP, grades the trace the worker hands back with the task's grader.py (the judge is this
 // server's --judge-url/--judge-model) and answers the simulated user of user_agent tasks on this server's user model.
 // None of their keys enters a pod. Tasks with the sandbox tools (Bash, Read, …) run them here over a shell pod of
