@@ -21,6 +21,7 @@ import type { PlacementDriver } from './remote-placement.ts';
 import { RemoteSandbox, type RemoteSandboxExtras } from './remote-sandbox.ts';
 import type { ToolsShell } from './claw-eval-tools.ts';
 import type { CreateSandboxBody } from '../protocol/sandbox.ts';
+import type { ClawEvalSandboxCall } from '../protocol/claw.ts';
 
 /** A tool in OpenAI function-calling shape, as the worker's /claw-eval/tools lists it. */
 export interface ClawEvalToolDef {
@@ -34,15 +35,6 @@ export interface ClawEvalConversationCopy {
   user_rounds: number;
   user_done: boolean;
   over: boolean;
-}
-
-/** One sandbox tool call as Claw-Eval's dispatcher records it, with what the model is shown (claw-env's
- * SandboxCallResult). */
-export interface ClawEvalSandboxCall {
-  dispatch: { tool_use_id: string; tool_name: string; endpoint_url: string; request_body: Record<string, unknown>; response_status: number; response_body: unknown; latency_ms: number };
-  text: string;
-  is_error: boolean;
-  images: { data: string; mime_type: string }[];
 }
 
 /** The checkout's sandbox server over an episode's tools shell (claw-env's ClawEvalSandbox). */

@@ -126,6 +126,33 @@ export const ClawGradeRequest = z.object({
   answer: z.string().max(1_000_000).default(''),
 });
 
+/** A tool call as Claw-Eval's dispatcher records it in the trace. */
+export const ClawEvalDispatch = z.strictObject({
+  tool_use_id: z.string().min(1).max(200),
+  tool_name: z.string().min(1).max(200),
+  endpoint_url: z.string().max(2000),
+  request_body: z.record(z.string(), z.unknown()),
+  response_status: z.number().int().min(0).max(999),
+  response_body: z.unknown(),
+  latency_ms: z.number().min(0),
+});
+export type ClawEvalDispatch = z.infer<typeof ClawEvalDispatch>;
+
+/**
+ * One call of a sandbox tool (Bash, file tools: the checkout's sandbox server): the dispatcher's record and what the
+ * model is shown. On one machine claw-env makes it; on pods the orchestrator makes it over the episode's tools
+ * shell and posts it to the worker holding the trace (`/worker/claw-eval/{id}/dispatch`).
+ */
+export const ClawEvalSandboxCall = z.strictObject({
+  dispatch: ClawEvalDispatch,
+  /** The tool_result text (frames left out of media answers, as Claw-Eval's dispatcher does). */
+  text: z.string(),
+  is_error: z.boolean(),
+  /** Frames of a media answer: images shown to the model after the tool results. */
+  images: z.array(z.strictObject({ data: z.string(), mime_type: z.string().max(200) })).max(64),
+});
+export type ClawEvalSandboxCall = z.infer<typeof ClawEvalSandboxCall>;
+
 /** A call of a Claw-Eval task's tool (`/sandboxes/{id}/claw-eval/call`). */
 export const ClawEvalCallRequest = z.strictObject({
   tool: z.string().min(1).max(200),

@@ -17,28 +17,10 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ClawEvalEpisodeSandbox } from '../claw-env/claw-eval/episode.ts';
 import { GroveError } from '../protocol/errors.ts';
+import { ClawEvalSandboxCall } from '../protocol/claw.ts';
 
 const Turn = z.object({ text: z.string().max(1_000_000), user: z.string().max(1_000_000).nullable() }).strict();
 const Finish = z.object({ answer: z.string().max(1_000_000).optional(), env_snapshot: z.record(z.string().max(10_000), z.unknown()).optional() }).strict();
-const Dispatch = z
-  .object({
-    dispatch: z
-      .object({
-        tool_use_id: z.string().min(1).max(200),
-        tool_name: z.string().min(1).max(200),
-        endpoint_url: z.string().max(2000),
-        request_body: z.record(z.string(), z.unknown()),
-        response_status: z.number().int().min(0).max(999),
-        response_body: z.unknown(),
-        latency_ms: z.number().min(0),
-      })
-      .strict(),
-    text: z.string(),
-    is_error: z.boolean(),
-    images: z.array(z.object({ data: z.string(), mime_type: z.string().max(200) }).strict()).max(64),
-  })
-  .strict();
-
 function episodeOf(app: FastifyInstance, id: string): ClawEvalEpisodeSandbox {
   const sb = app.grove.registry.use(id);
   if (!(sb instanceof ClawEvalEpisodeSandbox)) throw new GroveError('wrong_sandbox_type', `Sandbox ${id.slice(0, 100)} is no Claw-Eval episode of this worker.`);
@@ -65,7 +47,7 @@ export function registerWorkerClawEval(scope: FastifyInstance, app: FastifyInsta
   });
 
   scope.post<{ Params: { sandbox: string } }>('/worker/claw-eval/:sandbox/dispatch', async (request) => {
-    const r = parse(Dispatch, request.body);
+    const r = parse(ClawEvalSandboxCall, request.body);
     const sb = episodeOf(app, request.params.sandbox);
     try {
       return sb.recordSandboxCall(r as Parameters<ClawEvalEpisodeSandbox['recordSandboxCall']>[0]);

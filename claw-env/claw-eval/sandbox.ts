@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { ExecInput, ExecResult } from '../../protocol/shell.ts';
 import type { ClawEvalTask } from './checkout.ts';
 import type { DispatchRecord } from './services.ts';
+import type { ClawEvalSandboxCall } from '../../protocol/claw.ts';
 
 /** What the sandbox tools need of a shell sandbox: the shell-env API's exec and upload (GroveClient or a ShellSandbox). */
 export interface ClawEvalShell {
@@ -63,14 +64,8 @@ if route is not None:
 sys.stdout.write("\n" + json.dumps(out, ensure_ascii=False, default=str) + "\n")
 `;
 
-export interface SandboxCallResult {
-  dispatch: DispatchRecord;
-  /** The tool_result text (frames left out of media answers, as Claw-Eval's dispatcher does). */
-  text: string;
-  is_error: boolean;
-  /** Frames of a media answer: images shown to the model after the tool results. */
-  images: { data: string; mime_type: string }[];
-}
+/** A sandbox tool call's record and what the model is shown (protocol/claw.ts). */
+export type SandboxCallResult = ClawEvalSandboxCall;
 
 /** Claw-Eval's client-to-server parameter names (its _translate_payload). */
 export function translatePayload(name: string, input: Record<string, unknown>): Record<string, unknown> {

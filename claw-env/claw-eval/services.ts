@@ -31,6 +31,7 @@ import type { ClawEvalEndpoint, ClawEvalService, ClawEvalTask } from './checkout
 import type { ClawEvalPython } from './pyenv.ts';
 import { TimeoutError, type Progress } from '../../sandbox/progress.ts';
 import { clawEvalTempDir } from './tmp.ts';
+import type { ClawEvalDispatch } from '../../protocol/claw.ts';
 
 /** A health check's own wait (Claw-Eval's probe waits 2 s), and the pause between checks. */
 const HEALTH_PROBE_MS = 2000;
@@ -54,15 +55,8 @@ export function serviceStartBudgetMs(task: ClawEvalTask): number {
   return Math.max(task.timeout_s, ...task.services.map((s) => s.ready_timeout_s)) * 1000;
 }
 
-export interface DispatchRecord {
-  tool_use_id: string;
-  tool_name: string;
-  endpoint_url: string;
-  request_body: Record<string, unknown>;
-  response_status: number;
-  response_body: unknown;
-  latency_ms: number;
-}
+/** A tool call as the dispatcher records it (protocol/claw.ts). */
+export type DispatchRecord = ClawEvalDispatch;
 
 export interface ServiceSetOptions {
   root: string;
