@@ -30,6 +30,7 @@ export interface ActionRecord {
   to_css?: XY;
   scrolled?: { dx: number; dy: number };
   field_value?: string;
+  inserted_chars?: number;
 }
 
 interface ActionResult {
@@ -81,7 +82,8 @@ async function withModifiers<T>(page: Page, mods: readonly string[] | undefined,
 
 /** Types a type / type_label action's text and records the field's value afterwards. */
 async function typeAndRead(h: ActionHost, a: { text: string; clear?: boolean; submit?: boolean }, rec: ActionRecord): Promise<void> {
-  await typeText(h.page, a.text, a.clear, a.submit, h.progress);
+  const inserted = await typeText(h.page, a.text, a.clear, a.submit, h.progress);
+  if (inserted > 0) rec.inserted_chars = inserted;
   const value = await fieldValue(h.page, h.progress);
   if (value !== undefined) rec.field_value = value;
 }

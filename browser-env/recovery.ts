@@ -8,7 +8,7 @@ import { ActionFailure } from './actions.ts';
 import { contextOptions, prepareContext } from './context.ts';
 import { newPageWithin } from './new-page.ts';
 import type { PageEvents } from './page-events.ts';
-import { firstLine, PROBE_MS, type SandboxState } from './sandbox-state.ts';
+import { firstLine, probeMs, type SandboxState } from './sandbox-state.ts';
 import { recoveryMs } from './step-budget.ts';
 import type { Tabs } from './tabs.ts';
 import { errMessage, quietly, TimeoutError } from './util.ts';
@@ -181,7 +181,10 @@ export class Recovery {
 
   async responsive(pg: Page, d: Progress): Promise<boolean> {
     try {
-      await d.within(Math.min(PROBE_MS, this.s.T / 4)).race(pg.evaluate('1'), 'responsiveness probe');
+      // Longer than on an idle machine only within half of what is left: a page found hung still needs the time to
+      // be reopened.
+      const ms = Math.max(probeMs(this.s.T, 1), Math.min(probeMs(this.s.T), d.remaining() / 2));
+      await d.within(ms).race(pg.evaluate('1'), 'responsiveness probe');
       return true;
     } catch {
       return false;

@@ -1,6 +1,7 @@
 // What one browser sandbox knows, shared by its parts (tabs.ts, page-events.ts, recovery.ts, observer.ts,
 // step.ts, sandbox.ts): the current episode (episode-state.ts, replaced whole on reset), the context and its tabs,
 // and the sandbox's own settings. Each part owns the behaviour; this holds the state and the few helpers all need.
+import os from 'node:os';
 import { Progress } from '../sandbox/progress.ts';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { GroveError } from '../protocol/errors.ts';
@@ -19,6 +20,22 @@ import { errMessage } from './util.ts';
 // Generous: on a loaded 2-core machine a healthy renderer can take over a second to answer; a
 // busy-looping one never does, so a longer probe only delays the (rare) hang verdict.
 export const PROBE_MS = 3000;
+
+/** How much longer than on an idle machine a responsiveness probe may take, at most (see probeMs). */
+const STARVED_PROBE_FACTOR = 4;
+
+/**
+ * The responsiveness probe's time for a sandbox whose action timeout is `actionTimeoutMs`: min(PROBE_MS, T/4) on a
+ * machine with a core to spare, and up to STARVED_PROBE_FACTOR times that while the run queue is longer than the
+ * cores (the 1-minute load average per core): there a live renderer waits its turn behind the others, and a page
+ * declared hung is reopened on its last URL, losing what the episode typed and chose (at load ~50 a form's
+ * earlier fields went with a reopen that a probe of 2.5 s had called a hang). A busy-looping page never answers:
+ * the longer probe only delays its verdict. `loadPerCore` is for tests.
+ */
+export function probeMs(actionTimeoutMs: number, loadPerCore = os.loadavg()[0] / os.availableParallelism()): number {
+  const base = Math.min(PROBE_MS, actionTimeoutMs / 4);
+  return base * Math.min(STARVED_PROBE_FACTOR, Math.max(1, loadPerCore));
+}
 
 /** Where a gate registration reports blocked requests and upstream failures. */
 export interface GateSinks {

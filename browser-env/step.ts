@@ -90,9 +90,13 @@ export class StepPipeline {
         s.episode.settledTitle = title;
         settleMs += st.ms;
         settled = mergeSettle(settled, st);
-        // Settling to the cap may mean a busy page (the input was acknowledged before the script spun).
+        // Settling to the cap may mean a busy page (the input was acknowledged before the script spun): one that
+        // fails a second probe too is reopened (page_unresponsive). One that answers the second was only slow (a
+        // loaded machine): the action was delivered, so it is no error. Reported as `timeout`, it made a policy
+        // take a click again whose effect had landed (the demo's "Add to cart" twice at load ~40).
         if (st.stopped === 'cap' && !(await this.recovery.responsive(s.page, recovery))) {
-          err = await this.recovery.classifyFailure(new TimeoutError(`settle after ${a.action}`, s.options.settle_max_ms), recovery);
+          const e = await this.recovery.classifyFailure(new TimeoutError(`settle after ${a.action}`, s.options.settle_max_ms), recovery);
+          err = e.code === 'timeout' ? null : e;
         }
       } else s.net.end();
       resolved.push({ action: a, ...rec, error: err, ms });

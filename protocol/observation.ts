@@ -151,6 +151,12 @@ export const ResolvedAction = z.object({
   scrolled: z.object({ dx: z.number(), dy: z.number() }).optional(),
   /** type / type_label: the focused field's value after typing (its value, or an editable element's text). */
   field_value: z.string().optional(),
+  /**
+   * type / type_label: characters that went in as one text insertion (`input` events, no key events) instead of key
+   * by key: a text over 300 characters, or the rest of one whose keys would not have fitted in the action's time
+   * at the pace they were going (a loaded machine). Absent when every character was typed as a key.
+   */
+  inserted_chars: z.number().int().optional(),
   error: ActionError.nullable(),
   ms: z.number(),
 });

@@ -33,6 +33,8 @@ export interface ScriptedPolicyOptions {
  * or the action or its settle ran out of time (a loaded machine: a type may have typed half its text).
  */
 const UNCERTAIN = new Set(['page_unresponsive', 'page_crashed', 'timeout', 'action_failed']);
+/** Of those, the errors after which the page was reopened on its last URL: what was typed and chosen there is gone. */
+const REOPENED = new Set(['page_unresponsive', 'page_crashed']);
 
 const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
 
@@ -82,6 +84,16 @@ export class ScriptedPolicy implements Policy {
   private dismissals = 0;
   /** The plan step the last page action came from, while its effect is unconfirmed. */
   private acted: number | null = null;
+  /** The page's URL when that action was decided: a different URL after it means it took effect. */
+  private actedUrl = '';
+  /** The URL of the failed step's page. */
+  private failedUrl = '';
+  /** The failed step's page was reopened (its earlier inputs are gone). */
+  private failedReopened = false;
+  /** The URL each plan step acted on. */
+  private actedAt = new Map<number, string>();
+  /** Observations in which neither the failed step's target nor the next one's was on screen. */
+  private looks = 0;
   private redos = new Map<number, number>();
   /** The plan step being typed again: its field is cleared first (it may hold half the text). */
   private retype: number | null = null;
@@ -113,8 +125,9 @@ export class ScriptedPolicy implements Policy {
     this.dismissals = 0;
     this.acted = null;
     this.retype = null;
-    this.failed = null;
+    this.judged();
     this.redos.clear();
+    this.actedAt.clear();
     const extraDismiss = Array.isArray(task.extra?.dismiss) ? (task.extra.dismiss as unknown[]).map(String) : [];
     this.dismissTexts = [...(this.opts.dismissTexts ?? DEFAULT_DISMISS_TEXTS), ...extraDismiss];
   }
@@ -142,24 +155,49 @@ export class ScriptedPolicy implements Policy {
    * The last action failed in a way that leaves its effect unknown (a hang or crash reopened the page on its last
    * URL; the action or its settle ran out of time). A type is typed again into its cleared field (typing again
    * is idempotent). Otherwise, when the next step's target is on screen the action took effect; else, when the
-   * acted-on step's target is back (or it had none: a key, a tab switch), that step is taken again. Bounded.
+   * acted-on step's target is back (or it had none: a key, a tab switch), that step is taken again. Neither on
+   * screen, on the same URL: a reopened page may still be loading, so look again (true: wait), a bounded number
+   * of times, before going on as if it took effect. Redos are bounded too.
    */
-  private redoAfterFailure(som: SomElement[]): void {
+  private redoAfterFailure(som: SomElement[], url: string): boolean {
     const from = this.failed;
-    this.failed = null;
-    if (from === null) return;
+    if (from === null) return false;
+    // The page moved on since the action (a link followed, a form submitted, "?added=1"): it took effect, and
+    // taking it again would do it twice (an "Add to cart" whose button stays on the page).
+    if (url !== this.failedUrl) return this.judged();
     const step = this.plan[from];
     const prev = this.targetOf(step);
     const typed = step !== undefined && 'type' in step;
     const next = this.targetOf(this.plan[this.index]);
-    if (!typed && next && findTarget(som, next.target, next.tags)) return;
-    if (prev && !findTarget(som, prev.target, prev.tags)) return;
+    if (!typed && next && findTarget(som, next.target, next.tags)) return this.judged();
+    if (prev && !findTarget(som, prev.target, prev.tags)) {
+      this.looks += 1;
+      return this.looks <= this.patience ? true : this.judged();
+    }
+    this.judged();
     const n = (this.redos.get(from) ?? 0) + 1;
-    if (n > this.maxRedos) return;
+    if (n > this.maxRedos) return false;
     this.redos.set(from, n);
-    this.index = from;
+    // A reopened page lost what the steps before it typed and chose on this URL (a form half filled): take them
+    // again too, back along the run of steps that acted on it while their targets are on screen again. A step whose
+    // target is gone stops it: its effect outlived the reopen ("Clear list" on an emptied list).
+    let first = from;
+    const onScreen = (i: number) => {
+      const t = this.targetOf(this.plan[i]);
+      return t !== undefined && findTarget(som, t.target, t.tags) !== undefined;
+    };
+    while (this.failedReopened && first > 0 && this.actedAt.get(first - 1) === url && onScreen(first - 1)) first -= 1;
+    this.index = first;
     if (typed) this.retype = from;
     this.found();
+    return false;
+  }
+
+  /** The failed step is judged: no more looks for it. */
+  private judged(): false {
+    this.failed = null;
+    this.looks = 0;
+    return false;
   }
 
   async next(obs: Observation, ctx: PolicyStepContext): Promise<PolicyDecision> {
@@ -175,22 +213,37 @@ export class ScriptedPolicy implements Policy {
     this.blind = 0;
     const som = obs.som;
     const err = ctx.lastActions?.find((a) => a.error)?.error ?? obs.last_action_error;
-    if (this.acted !== null && err && UNCERTAIN.has(err.code)) this.failed = this.acted;
+    if (this.acted !== null && err && UNCERTAIN.has(err.code)) {
+      this.failed = this.acted;
+      this.failedUrl = this.actedUrl;
+      this.failedReopened = REOPENED.has(err.code);
+    }
 
     // Popups first: a modal covers the page, so its targets are not in the SoM list anyway (a failed step is
     // judged once the popup is closed).
     const popup = som.find((e) => e.tag === 'button' && this.dismissTexts.some((d) => norm(d) === norm(e.text)));
     if (popup && this.dismissals < 5) {
+      // A popup right after a page action may have taken it (a modal parsed after the SoM list was read, under the
+      // click's point): the action's effect is unknown, judged once the popup is closed.
+      if (this.acted !== null && this.failed === null) {
+        this.failed = this.acted;
+        this.failedUrl = this.actedUrl;
+        this.failedReopened = false;
+      }
       this.dismissals += 1;
       return decide(`A popup is open; close it with "${popup.text}".`, { action: 'click', ...centre(popup), space: 'css_px' });
     }
     this.dismissals = 0;
-    this.redoAfterFailure(som);
+    if (this.redoAfterFailure(som, obs.url)) {
+      return decide('The page was reopened after the last action and is not shown yet; wait for it.', { action: 'wait', ms: this.waitMs * Math.min(this.looks * 2, 5) });
+    }
 
     const step = this.plan[this.index];
     // Page actions stay unconfirmed until the next observation comes back without a hang or crash.
     const act = (thought: string, action: Action): PolicyDecision => {
       this.acted = this.index;
+      this.actedUrl = obs.url;
+      this.actedAt.set(this.index, obs.url);
       this.index += 1;
       this.found();
       return decide(thought, action);
@@ -231,7 +284,7 @@ export class ScriptedPolicy implements Policy {
       if (isType) {
         const t = step.type;
         const clear = t.clear || this.retype === this.index;
-        this.retype = null;
+        if (this.retype === this.index) this.retype = null;
         return act(`Type "${t.value}" into "${el.text}" (label ${el.label}).`, {
           action: 'type', text: t.value, x: p.x, y: p.y, space: 'css_px', ...(clear ? { clear: true } : {}), ...(t.submit ? { submit: true } : {}),
         });

@@ -23,6 +23,11 @@ beforeAll(async () => {
       }, 300);
     },
     '/hang': html(`<button style="${BTN}" onclick="while (true) {}">hang</button>`, '<script>document.title = "hang page"</script>'),
+    // Busy for 1.8 s, 50 ms after the click: past the settle's cap and the first responsiveness probe, not the second.
+    '/busy-after': html(
+      `<button style="${BTN}" onclick="setTimeout(() => { const t = Date.now(); while (Date.now() - t < 1800) {} document.title = 'done'; }, 50)">go</button>`,
+      '<script>document.title = "busy page"</script>',
+    ),
     '/ok': html(`<button style="${BTN}" onclick="document.title = 'clicked ' + Date.now()">ok</button>`, '<script>document.title = "ok page"</script>'),
     '/error': (_req, res) => {
       res.writeHead(500, { 'content-type': 'text/plain' });
@@ -222,6 +227,20 @@ describe('crash and hang recovery', () => {
     expect(o.title).toBe('ok page');
     await sb.close();
   }, 240_000);
+
+  it('a page busy past the settle cap but answering again is no error: the click was delivered', async () => {
+    // action_timeout_ms 4000: each probe waits 1 s. Settle caps at 300 ms, the first probe (busy) fails, the second
+    // is answered when the script ends. The page is neither reopened nor the click reported as failed.
+    const sb = await te.create({ start_url: fx.url('/busy-after'), network: net(), action_timeout_ms: 4000, settle_max_ms: 300 });
+    await sb.observe();
+    const r = await sb.step([{ action: 'click', x: 100, y: 30 }], { screenshot: 'none' });
+    expect(r.observation.settle?.stopped).toBe('cap');
+    expect(r.actions[0].error).toBeNull();
+    expect(r.observation.last_action_error).toBeNull();
+    expect(r.observation.events.some((e) => e.type === 'crash')).toBe(false);
+    await expect.poll(async () => (await sb.observe({ screenshot: 'none' })).title, { timeout: 10_000 }).toBe('done');
+    await sb.close();
+  });
 
   it('a hung page answers within the action timeout while another sandbox keeps working', async () => {
     const hung = await te.create({ start_url: fx.url('/hang'), network: net(), action_timeout_ms: 4000 });

@@ -71,6 +71,22 @@ async function stopLoaders(): Promise<void> {
   await Promise.all([...loaders].map(stop));
 }
 
+/** Each failed episode's recorded steps, one line each: thought, error, URL, step time. */
+async function failedTrails(out: string): Promise<string> {
+  const summary = RunSummary.safeParse(JSON.parse(await readFile(join(out, 'summary.json'), 'utf8').catch(() => 'null')));
+  if (!summary.success) return '\n(no summary.json)';
+  const lines: string[] = [];
+  for (const e of summary.data.episodes.filter((x) => x.success !== true)) {
+    lines.push(`steps of ${e.task_id}:`);
+    const steps = await readFile(join(out, 'episodes', e.task_id, 'steps.jsonl'), 'utf8').catch(() => '');
+    for (const l of steps.split('\n').filter(Boolean)) {
+      const s = JSON.parse(l) as { step: number; thought?: string; url?: string; last_action_error?: { code: string } | null; timings?: { total?: number } };
+      lines.push(`  ${s.step} ${s.thought ?? ''} | ${s.last_action_error?.code ?? 'ok'} | ${s.url ?? ''} | ${s.timings?.total ?? '?'} ms`);
+    }
+  }
+  return lines.length ? `\n${lines.join('\n')}` : '';
+}
+
 afterAll(async () => {
   await Promise.all([stopLoaders(), main && stop(main)]);
   if (tmp) await rm(tmp, { recursive: true, force: true });
@@ -116,7 +132,8 @@ describe('the demo on a loaded machine', () => {
         `(${(loadMs / Math.max(1, mainMs)).toFixed(2)}×), machine busy ${(busy * 100).toFixed(0)} %; loader runs ${loaderRuns}`,
     );
 
-    const tail = out.split('\n').slice(-40).join('\n');
+    // A failed episode's steps (its recording is removed with tmp): what it saw and did, for the next diagnosis.
+    const tail = out.split('\n').slice(-40).join('\n') + (await failedTrails(join(tmp, 'main')));
     expect(code, tail).toBe(0);
     expect(out).toMatch(new RegExp(`demo finished in [0-9.]+ s: ${ids.length}/${ids.length} episodes succeeded`));
     // None lost: every task once in summary.json, each finished and succeeded.

@@ -132,6 +132,85 @@ describe('ScriptedPolicy', () => {
     expect(d.actions![0]).toMatchObject({ action: 'type', text: 'Maria' });
   });
 
+  it('does not click again when the page moved on after a click whose effect was unknown (add to cart once)', async () => {
+    const p = new ScriptedPolicy();
+    p.start(task([{ click: { text: 'Add to cart' } }, { answer: 'ok' }]));
+    await p.next({ ...obs([el(0, 'button', 'Add to cart')]), url: 'http://x/p/1' }, ctx);
+    const err = { code: 'timeout', message: 'action click did not finish within 7000 ms' };
+    // The button stays on the page; the URL says the add went through.
+    const moved = await p.next({ ...obs([el(0, 'button', 'Add to cart')]), url: 'http://x/p/1?added=1', last_action_error: err }, ctx);
+    expect(moved.actions![0]).toMatchObject({ action: 'answer' });
+    // The same page with the same URL: the effect is unknown and the click is taken again.
+    const q = new ScriptedPolicy();
+    q.start(task([{ click: { text: 'Add to cart' } }, { answer: 'ok' }]));
+    await q.next({ ...obs([el(0, 'button', 'Add to cart')]), url: 'http://x/p/1' }, ctx);
+    const same = await q.next({ ...obs([el(0, 'button', 'Add to cart')]), url: 'http://x/p/1', last_action_error: err }, ctx);
+    expect(same.actions![0]).toMatchObject({ action: 'click' });
+  });
+
+  it('waits for a reopened page still loading, then types again (search lost with the hung page)', async () => {
+    const p = new ScriptedPolicy();
+    p.start(task([{ type: { text: 'Search products', value: 'headphones', submit: true } }, { click: { text: 'Sonora' } }, { answer: 'ok' }]));
+    const search = el(0, 'input', 'Search products');
+    const typed = (await p.next(obs([search]), ctx)).actions![0];
+    const err = { code: 'page_unresponsive', message: 'The page did not respond within 10000 ms (busy script?); it was reopened.' };
+    // Reopened on its last URL and still parsing: nothing in the SoM list yet.
+    const first = await p.next({ ...obs([]), last_action_error: err }, { ...ctx, lastActions: [{ action: typed, error: err, ms: 10_000 }] });
+    expect(first.actions![0]).toMatchObject({ action: 'wait' });
+    expect((await p.next(obs([]), ctx)).actions![0]).toMatchObject({ action: 'wait' });
+    // Loaded: the search box is back, the results are not: type again into the cleared field.
+    expect((await p.next(obs([search]), ctx)).actions![0]).toEqual({ ...typed, clear: true });
+  });
+
+  it('after a reopen, fills the form again from the first step taken on its URL (the reopen emptied it)', async () => {
+    const p = new ScriptedPolicy();
+    p.start(task([{ click: { text: 'Book a room' } }, { click: { text: 'Board room' } }, { type: { text: 'Date', value: '2026-12-09' } }, { type: { text: 'Duration', value: '2' } }, { answer: 'ok' }]));
+    const form = [el(0, 'button', 'Board room'), el(1, 'input', 'Date'), el(2, 'input', 'Duration')];
+    const at = (som: SomElement[], url: string, extra: Partial<Observation> = {}) => ({ ...obs(som), url, ...extra });
+    await p.next(at([el(0, 'a', 'Book a room')], 'http://x/'), ctx);
+    expect((await p.next(at(form, 'http://x/booking'), ctx)).actions![0]).toMatchObject({ action: 'click', x: 140, y: 110 });
+    expect((await p.next(at(form, 'http://x/booking'), ctx)).actions![0]).toMatchObject({ action: 'type', text: '2026-12-09' });
+    expect((await p.next(at(form, 'http://x/booking'), ctx)).actions![0]).toMatchObject({ action: 'type', text: '2' });
+    const err = { code: 'page_unresponsive', message: 'The page did not respond; it was reopened.' };
+    // Reopened on /booking: the room, the date and the duration are gone. Taken again in order, the failed type cleared first.
+    const again = [];
+    again.push((await p.next(at(form, 'http://x/booking', { last_action_error: err }), ctx)).actions![0]);
+    for (let i = 0; i < 3; i++) again.push((await p.next(at(form, 'http://x/booking'), ctx)).actions![0]);
+    expect(again.map((a) => a.action)).toEqual(['click', 'type', 'type', 'answer']);
+    expect(again[2]).toMatchObject({ text: '2', clear: true });
+    // A step before it whose target is gone after the reopen (its effect was kept: a list cleared) is not taken again.
+    const r = new ScriptedPolicy();
+    r.start(task([{ click: { text: 'Clear list' } }, { type: { text: 'Search', value: 'Shakshuka' } }, { answer: 'ok' }]));
+    await r.next(at([el(0, 'button', 'Clear list'), el(1, 'input', 'Search')], 'http://x/list'), ctx);
+    await r.next(at([el(1, 'input', 'Search')], 'http://x/list'), ctx);
+    const only = (await r.next(at([el(1, 'input', 'Search')], 'http://x/list', { last_action_error: err }), ctx)).actions![0];
+    expect(only).toMatchObject({ action: 'type', text: 'Shakshuka', clear: true });
+    // A timeout (page kept) takes only the failed step again.
+    const q = new ScriptedPolicy();
+    q.start(task([{ click: { text: 'Board room' } }, { type: { text: 'Duration', value: '2' } }, { answer: 'ok' }]));
+    await q.next(at(form, 'http://x/booking'), ctx);
+    await q.next(at(form, 'http://x/booking'), ctx);
+    const t = (await q.next(at(form, 'http://x/booking', { last_action_error: { code: 'timeout', message: 'slow' } }), ctx)).actions![0];
+    expect(t).toMatchObject({ action: 'type', text: '2', clear: true });
+  });
+
+  it('clicks again when a popup that came right after the click took it (same URL, its target still there)', async () => {
+    const p = new ScriptedPolicy();
+    p.start(task([{ click: { text: 'Banana Bread' } }, { click: { text: 'Download recipe card' } }, { answer: 'ok' }]));
+    const link = el(0, 'a', 'Banana Bread');
+    const click = (await p.next({ ...obs([link]), url: 'http://x/browse' }, ctx)).actions![0];
+    const dismiss = (await p.next({ ...obs([link, el(1, 'button', 'No thanks', 300, 300)]), url: 'http://x/browse' }, ctx)).actions![0];
+    expect(dismiss).toMatchObject({ action: 'click', x: 340, y: 310 });
+    expect((await p.next({ ...obs([link]), url: 'http://x/browse' }, ctx)).actions![0]).toEqual(click);
+    // Had the click navigated before the popup, the next step goes on.
+    const q = new ScriptedPolicy();
+    q.start(task([{ click: { text: 'Banana Bread' } }, { click: { text: 'Download recipe card' } }, { answer: 'ok' }]));
+    await q.next({ ...obs([link]), url: 'http://x/browse' }, ctx);
+    await q.next({ ...obs([el(1, 'button', 'No thanks', 300, 300)]), url: 'http://x/r/banana-bread' }, ctx);
+    expect((await q.next({ ...obs([el(2, 'a', 'Download recipe card (PDF)')]), url: 'http://x/r/banana-bread' }, ctx)).actions![0]).toMatchObject({ action: 'click' });
+    expect(q.progress.done).toBe(2);
+  });
+
   it('takes a step again at most maxRedos times', async () => {
     const p = new ScriptedPolicy({ maxRedos: 2 });
     p.start(task([{ click: { text: 'Go' } }, { click: { text: 'Done' } }, { answer: 'ok' }]));
