@@ -35,7 +35,8 @@ export interface EnvironmentParts {
   /** Memory budget of the warm contexts the pool learns from waves of creates, MiB (0: only `warmPool`). */
   warmPoolMaxMb?: number;
   limits?: SandboxLimits;
-  /** The frame cache for sandboxes that do not say (`frame_cache`); default on. */
+  /** The frame cache for sandboxes that do not say (`frame_cache`); on when not given (the server gives its
+   * `frameCache` setting, off by default: sandbox/config.ts). */
   frameCache?: boolean;
   log: Logger;
 }

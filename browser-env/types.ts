@@ -96,7 +96,8 @@ export interface BrowserEnvironmentConfig {
   extraArgs: string[];
   /** Per-sandbox limits (defaults: browser-env/limits.ts). */
   limits?: Partial<SandboxLimits>;
-  /** The frame cache for sandboxes that do not say (`frame_cache`); default on (browser-env/frame-cache.ts). */
+  /** The frame cache for sandboxes that do not say (`frame_cache`); on when not given (browser-env/frame-cache.ts);
+   * the server gives its `frameCache` setting, off by default (sandbox/config.ts). */
   frameCache?: boolean;
 }
 

@@ -71,7 +71,7 @@ export const BrowserCreateOptions = z.strictObject({
   screenshot_format: ImageFormat.default('jpeg'),
   screenshot_quality: z.number().int().min(1).max(100).default(80),
   resize: ResizeOptions.optional(),
-  /** Frame cache (default on; the server's `frameCache` setting, GROVE_FRAME_CACHE=0, changes the default): while
+  /** Frame cache (default: the server's `frameCache` setting, off unless GROVE_FRAME_CACHE=1 or a config file turns it on): while
    * nothing has painted since the last capture (no compositor frame, the same layer tree, nothing animating, no
    * animated image in the document), an observation answers that capture again, marked `timings.cached`
    * (browser-env/frame-cache.ts). `false`: every observation is a capture. */
