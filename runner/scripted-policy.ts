@@ -84,13 +84,9 @@ export class ScriptedPolicy implements Policy {
   private dismissals = 0;
   /** The plan step the last page action came from, while its effect is unconfirmed. */
   private acted: number | null = null;
-  /** The page's URL when that action was decided: a different URL after it means it took effect. */
-  private actedUrl = '';
-  /** The URL of the failed step's page. */
-  private failedUrl = '';
   /** The failed step's page was reopened (its earlier inputs are gone). */
   private failedReopened = false;
-  /** The URL each plan step acted on. */
+  /** The URL each plan step last acted on: a different URL after a failed action means it took effect. */
   private actedAt = new Map<number, string>();
   /** Observations in which neither the failed step's target nor the next one's was on screen. */
   private looks = 0;
@@ -164,7 +160,7 @@ export class ScriptedPolicy implements Policy {
     if (from === null) return false;
     // The page moved on since the action (a link followed, a form submitted, "?added=1"): it took effect, and
     // taking it again would do it twice (an "Add to cart" whose button stays on the page).
-    if (url !== this.failedUrl) return this.judged();
+    if (url !== this.actedAt.get(from)) return this.judged();
     const step = this.plan[from];
     const prev = this.targetOf(step);
     const typed = step !== undefined && 'type' in step;
@@ -193,6 +189,13 @@ export class ScriptedPolicy implements Policy {
     return false;
   }
 
+  /** The last page action's effect is unknown (`reopened`: its page was reopened): judged at the next look. */
+  private suspect(reopened: boolean): void {
+    if (this.acted === null) return;
+    this.failed = this.acted;
+    this.failedReopened = reopened;
+  }
+
   /** The failed step is judged: no more looks for it. */
   private judged(): false {
     this.failed = null;
@@ -213,11 +216,7 @@ export class ScriptedPolicy implements Policy {
     this.blind = 0;
     const som = obs.som;
     const err = ctx.lastActions?.find((a) => a.error)?.error ?? obs.last_action_error;
-    if (this.acted !== null && err && UNCERTAIN.has(err.code)) {
-      this.failed = this.acted;
-      this.failedUrl = this.actedUrl;
-      this.failedReopened = REOPENED.has(err.code);
-    }
+    if (err && UNCERTAIN.has(err.code)) this.suspect(REOPENED.has(err.code));
 
     // Popups first: a modal covers the page, so its targets are not in the SoM list anyway (a failed step is
     // judged once the popup is closed).
@@ -225,24 +224,19 @@ export class ScriptedPolicy implements Policy {
     if (popup && this.dismissals < 5) {
       // A popup right after a page action may have taken it (a modal parsed after the SoM list was read, under the
       // click's point): the action's effect is unknown, judged once the popup is closed.
-      if (this.acted !== null && this.failed === null) {
-        this.failed = this.acted;
-        this.failedUrl = this.actedUrl;
-        this.failedReopened = false;
-      }
+      if (this.failed === null) this.suspect(false);
       this.dismissals += 1;
       return decide(`A popup is open; close it with "${popup.text}".`, { action: 'click', ...centre(popup), space: 'css_px' });
     }
     this.dismissals = 0;
     if (this.redoAfterFailure(som, obs.url)) {
-      return decide('The page was reopened after the last action and is not shown yet; wait for it.', { action: 'wait', ms: this.waitMs * Math.min(this.looks * 2, 5) });
+      return decide('The page after the last action is not shown yet; wait for it.', { action: 'wait', ms: this.waitMs * Math.min(this.looks * 2, 5) });
     }
 
     const step = this.plan[this.index];
     // Page actions stay unconfirmed until the next observation comes back without a hang or crash.
     const act = (thought: string, action: Action): PolicyDecision => {
       this.acted = this.index;
-      this.actedUrl = obs.url;
       this.actedAt.set(this.index, obs.url);
       this.index += 1;
       this.found();
