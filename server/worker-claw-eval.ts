@@ -50,7 +50,7 @@ export function registerWorkerClawEval(scope: FastifyInstance, app: FastifyInsta
     const r = parse(ClawEvalSandboxCall, request.body);
     const sb = episodeOf(app, request.params.sandbox);
     try {
-      return sb.recordSandboxCall(r as Parameters<ClawEvalEpisodeSandbox['recordSandboxCall']>[0]);
+      return sb.recordSandboxCall(r);
     } finally {
       app.grove.registry.touch(request.params.sandbox);
     }

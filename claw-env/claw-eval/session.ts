@@ -13,6 +13,7 @@ import { ClawEvalServiceSet, type ClawEvalConfine, type ClawEvalIsolation, type 
 import { simulatedUserTurn, type ClawEvalUserModel } from './user-agent.ts';
 import type { Progress } from '../../sandbox/progress.ts';
 import { GroveError } from '../../protocol/errors.ts';
+import type { ClawEvalSandboxCall } from '../../protocol/claw.ts';
 
 /** Shell sandboxes for the sandbox tools: one per trial, the Python inside that runs the checkout's sandbox server,
  * and the checkout's sandbox tool specs. */
@@ -37,14 +38,9 @@ export interface ClawEvalSessionOptions {
   isolation?: ClawEvalIsolation;
 }
 
-export interface ClawEvalCallResult {
-  dispatch: DispatchRecord;
-  /** The tool_result text the model is shown. */
-  text: string;
-  is_error: boolean;
-  /** Frames of a media answer (sandbox tools): images shown to the model after the tool results. */
-  images: { data: string; mime_type: string }[];
-}
+/** A tool call's record and what the model is shown: service and sandbox tools alike (protocol/claw.ts; frames only
+ * from media answers of the sandbox tools). */
+export type ClawEvalCallResult = ClawEvalSandboxCall;
 
 export class ClawEvalSession {
   readonly trace: ClawEvalTrace;

@@ -13,6 +13,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseStepsJsonl } from '../../recording/reader.ts';
 import { RunSummary } from '../../runner/types.ts';
 import { loadOfflineTasks } from '../../sites/tasks.ts';
 import { machineCpuMs, rendererCpuMs, TreeCpu } from '../support/tree-cpu.ts';
@@ -78,11 +79,8 @@ async function failedTrails(out: string): Promise<string> {
   const lines: string[] = [];
   for (const e of summary.data.episodes.filter((x) => x.success !== true)) {
     lines.push(`steps of ${e.task_id}:`);
-    const steps = await readFile(join(out, 'episodes', e.task_id, 'steps.jsonl'), 'utf8').catch(() => '');
-    for (const l of steps.split('\n').filter(Boolean)) {
-      const s = JSON.parse(l) as { step: number; thought?: string; url?: string; last_action_error?: { code: string } | null; timings?: { total?: number } };
-      lines.push(`  ${s.step} ${s.thought ?? ''} | ${s.last_action_error?.code ?? 'ok'} | ${s.url ?? ''} | ${s.timings?.total ?? '?'} ms`);
-    }
+    const { steps } = parseStepsJsonl(await readFile(join(out, 'episodes', e.task_id, 'steps.jsonl'), 'utf8').catch(() => ''));
+    for (const s of steps) lines.push(`  ${s.step} ${s.thought ?? ''} | ${s.last_action_error?.code ?? 'ok'} | ${s.url} | ${s.timings.total ?? '?'} ms`);
   }
   return lines.length ? `\n${lines.join('\n')}` : '';
 }
